@@ -1,0 +1,11 @@
+import { checkHealth } from "@/lib/health";
+import { json, withProblems } from "@/lib/http";
+import { getServices } from "@/lib/services";
+
+export const dynamic = "force-dynamic";
+
+export const GET = withProblems(async () => {
+  const services = getServices();
+  const health = await checkHealth(services);
+  return json(health, health.status === "ok" ? 200 : 503);
+});

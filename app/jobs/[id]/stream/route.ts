@@ -1,0 +1,19 @@
+import { authenticate } from "@/lib/auth";
+import { withProblems } from "@/lib/http";
+import { jobNotFound, parseJobId, parseResumePoint } from "@/lib/jobs/job-id";
+import { readJob } from "@/lib/jobs/read-job";
+import { replayDeltas } from "@/lib/jobs/replay-deltas";
+import { getServices } from "@/lib/services";
+import { eventStreamResponse } from "@/lib/sse";
+
+export const dynamic = "force-dynamic";
+
+export const GET = withProblems(async (request: Request, { params }: { params: Promise<{ id: string }> }) => {
+  const services = getServices();
+  const { tenantId } = authenticate(request, services.keys);
+  const jobId = parseJobId((await params).id);
+  const after = parseResumePoint(request);
+  if (!(await readJob(services.redis, tenantId, jobId))) throw jobNotFound();
+  const deps = { redis: services.redis, hub: services.hub() };
+  return eventStreamResponse((signal) => replayDeltas(deps, jobId, after, signal), request.signal);
+});

@@ -1,0 +1,2 @@
+export { POST } from "../../../../jobs/[id]/cancel/route";
+export const dynamic = "force-dynamic";

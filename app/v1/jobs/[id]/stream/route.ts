@@ -1,0 +1,2 @@
+export { GET } from "../../../../jobs/[id]/stream/route";
+export const dynamic = "force-dynamic";

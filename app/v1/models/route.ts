@@ -1,0 +1,12 @@
+import { authenticate } from "@/lib/auth";
+import { json, withProblems } from "@/lib/http";
+import { listModels } from "@/lib/jobs/models";
+import { getServices } from "@/lib/services";
+
+export const dynamic = "force-dynamic";
+
+export const GET = withProblems(async (request: Request) => {
+  const services = getServices();
+  authenticate(request, services.keys);
+  return json({ data: listModels(services.config) });
+});

@@ -1,0 +1,132 @@
+import { createHash } from "node:crypto";
+import { z } from "zod";
+
+/**
+ * The environment, validated once. `npm start` fills REDIS_URL, KAFKA_BROKERS and API_KEYS with
+ * its embedded parts before it starts the web server and the workers, so here they are required.
+ */
+const tenantId = z.string().regex(/^[A-Za-z0-9._-]{1,128}$/, "tenant ids are 1-128 of [A-Za-z0-9._-]");
+
+const apiKeys = z
+  .string()
+  .min(1)
+  .transform((value, ctx) => {
+    const pairs: { tenantId: string; key: string }[] = [];
+    for (const item of value.split(",").map((s) => s.trim()).filter(Boolean)) {
+      const at = item.indexOf(":");
+      const tenant = item.slice(0, at);
+      const key = item.slice(at + 1);
+      if (at < 1 || !tenantId.safeParse(tenant).success || key.length < 16) {
+        ctx.addIssue({ code: "custom", message: `"${tenant || item.slice(0, 8)}…" is not tenant_id:key with a key of 16+ characters` });
+        return z.NEVER;
+      }
+      pairs.push({ tenantId: tenant, key });
+    }
+    return pairs;
+  });
+
+const reelAccounts = z.string().transform((value, ctx) => {
+  const accounts: ReelAccount[] = [];
+  for (const item of value.split(",").map((s) => s.trim()).filter(Boolean)) {
+    const [tenant, accountId, accessToken, ...rest] = item.split(":");
+    if (!tenant || !accountId || !accessToken || rest.length > 0 || !/^[0-9A-Za-z_-]{1,64}$/.test(accountId)) {
+      ctx.addIssue({ code: "custom", message: "expected tenant_id:account_id:access_token triples, comma separated" });
+      return z.NEVER;
+    }
+    accounts.push({ tenantId: tenant, accountId, accessToken });
+  }
+  return accounts;
+});
+
+const boolean = z
+  .enum(["true", "false", "1", "0", "yes", "no"])
+  .transform((v) => v === "true" || v === "1" || v === "yes");
+
+const envSchema = z.object({
+  NODE_ENV: z.string().default("production"),
+  PORT: z.coerce.number().int().min(1).max(65535).default(3000),
+  REDIS_URL: z.string().url({ message: "REDIS_URL must be a redis:// URL (npm start sets it when it runs the embedded Redis)" }),
+  KAFKA_BROKERS: z
+    .string()
+    .min(1, "KAFKA_BROKERS must list host:port bootstrap servers (npm start sets it when it runs the embedded broker)")
+    .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean)),
+  KAFKA_EMBEDDED: boolean.default(false),
+  API_KEYS: apiKeys,
+  WORKERS: z.coerce.number().int().min(1).max(64).default(1),
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
+  WORKER_ID: z.string().min(1).optional(),
+  MAX_PROMPT_CHARS: z.coerce.number().int().min(1).max(1_000_000).default(32768),
+  GRAPH_URL: z.string().url().optional(),
+  GRAPH_VERSION: z.string().regex(/^v\d+\.\d+$/, "GRAPH_VERSION looks like v21.0").default("v21.0"),
+  REEL_ACCOUNTS: reelAccounts.optional(),
+  REEL_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(600_000).default(5000),
+  REEL_POLL_ATTEMPTS: z.coerce.number().int().min(1).max(10_000).default(30),
+  SANDBOX_PROCESSING_MS: z.coerce.number().int().min(0).max(3_600_000).default(3000),
+  SANDBOX_PUBLISH_LIMIT: z.coerce.number().int().min(1).max(10_000).default(100),
+  ALLOW_PRIVATE_VIDEO_URLS: boolean.default(false),
+  LOCAL_MODEL_TOKENS_PER_SECOND: z.coerce.number().min(0.1).max(100_000).default(40),
+  LLM_BASE_URL: z.string().url().optional(),
+  LLM_API_KEY: z.string().optional(),
+  LLM_MODELS: z
+    .string()
+    .optional()
+    .transform((v) => (v ? v.split(",").map((s) => s.trim()).filter(Boolean) : [])),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
+  DATA_DIR: z.string().default(".data"),
+});
+
+export interface ReelAccount {
+  tenantId: string;
+  accountId: string;
+  accessToken: string;
+}
+
+export type Config = Omit<z.infer<typeof envSchema>, "REEL_ACCOUNTS" | "GRAPH_URL"> & {
+  GRAPH_URL: string;
+  /** True when GRAPH_URL points at the built-in sandbox of this same server. */
+  GRAPH_SANDBOX: boolean;
+  REEL_ACCOUNTS: ReelAccount[];
+};
+
+export class ConfigError extends Error {}
+
+/** Parses an environment; throws a ConfigError whose message names every bad variable. */
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const result = envSchema.safeParse(cleaned);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join(".") || "(env)"}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
+  }
+  const parsed = result.data;
+  const sandboxUrl = `http://127.0.0.1:${parsed.PORT}/graph`;
+  const graphUrl = (parsed.GRAPH_URL ?? sandboxUrl).replace(/\/+$/, "");
+  const tenants = new Set(parsed.API_KEYS.map((k) => k.tenantId));
+  const accounts = parsed.REEL_ACCOUNTS ?? defaultSandboxAccounts(parsed.API_KEYS);
+  const stranger = accounts.find((a) => !tenants.has(a.tenantId));
+  if (stranger) throw new ConfigError(`Invalid configuration:\n  REEL_ACCOUNTS: tenant "${stranger.tenantId}" has no API key`);
+  const ids = accounts.map((a) => a.accountId);
+  if (new Set(ids).size !== ids.length) throw new ConfigError("Invalid configuration:\n  REEL_ACCOUNTS: an account belongs to one tenant only");
+  return { ...parsed, GRAPH_URL: graphUrl, GRAPH_SANDBOX: graphUrl === sandboxUrl || graphUrl === `http://localhost:${parsed.PORT}/graph`, REEL_ACCOUNTS: accounts };
+}
+
+/** One sandbox account per tenant; id and token derive from the tenant's key so they are stable across restarts. */
+function defaultSandboxAccounts(keys: { tenantId: string; key: string }[]): ReelAccount[] {
+  const seen = new Set<string>();
+  return keys
+    .filter((k) => !seen.has(k.tenantId) && seen.add(k.tenantId))
+    .map((k) => {
+      const digest = createHash("sha256").update(`sandbox-account:${k.key}`).digest();
+      const accountId = `1784140${digest.readUInt32BE(0).toString().padStart(10, "0")}`;
+      const accessToken = `SANDBOX${createHash("sha256").update(`sandbox-token:${k.key}`).digest("hex").slice(0, 40)}`;
+      return { tenantId: k.tenantId, accountId, accessToken };
+    });
+}
+
+let cached: Config | undefined;
+
+/** The process's configuration, parsed on first use. */
+export function getConfig(): Config {
+  cached ??= parseConfig(process.env);
+  return cached;
+}

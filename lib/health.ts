@@ -1,0 +1,38 @@
+import type { Kafka } from "kafkajs";
+import type { Redis } from "./redis";
+import { TOPICS } from "./topics";
+import { liveWorkers } from "./workers";
+
+const withTimeout = <T>(promise: Promise<T>, ms: number, what: string) =>
+  Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms))]);
+
+type Part = { ok: true; latency_ms: number } | { ok: false; error: string };
+
+async function probe(what: string, check: () => Promise<unknown>): Promise<Part> {
+  const started = Date.now();
+  try {
+    await withTimeout(check(), 2000, what);
+    return { ok: true, latency_ms: Date.now() - started };
+  } catch (error) {
+    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/** Whether this server can reach Redis and the broker, and which workers were seen lately. */
+export async function checkHealth(deps: { redis: Redis; kafka: Kafka }) {
+  const [redis, kafka] = await Promise.all([
+    probe("redis", () => deps.redis.ping()),
+    probe("kafka", async () => {
+      const admin = deps.kafka.admin();
+      try {
+        await admin.connect();
+        await admin.fetchTopicMetadata({ topics: [TOPICS.requests.name] });
+      } finally {
+        await admin.disconnect().catch(() => {});
+      }
+    }),
+  ]);
+  const workers = redis.ok ? await liveWorkers(deps.redis).catch(() => []) : [];
+  const failing = [!redis.ok && "redis", !kafka.ok && "kafka"].filter(Boolean) as string[];
+  return { status: failing.length ? ("unavailable" as const) : ("ok" as const), failing, redis, kafka, workers: { count: workers.length, seen: workers } };
+}

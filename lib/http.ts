@@ -1,0 +1,83 @@
+import type { z } from "zod";
+import { ApiError, toProblem, zodIssues } from "./errors";
+
+/** Helpers for route handlers, on the web-standard Request/Response so lib stays framework-free. */
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", "cache-control": "no-store", ...headers } });
+}
+
+export function problemResponse(error: unknown, log?: (e: unknown) => void): Response {
+  const { problem, headers } = toProblem(error);
+  if (problem.status >= 500 && !(error instanceof ApiError)) log?.(error);
+  return new Response(JSON.stringify(problem), {
+    status: problem.status,
+    headers: { "content-type": "application/problem+json", "cache-control": "no-store", ...headers },
+  });
+}
+
+/** Reads a JSON body: 415 unless JSON, 413 past the size limit, 400 if it does not parse, 422 if the schema says no. */
+export async function readJsonBody<S extends z.ZodType>(request: Request, schema: S, maxBytes = MAX_BODY_BYTES): Promise<z.infer<S>> {
+  const type = request.headers.get("content-type") ?? "";
+  if (!/^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type)) {
+    throw new ApiError("unsupported-media-type", "Send the body as application/json.");
+  }
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (declared > maxBytes) throw new ApiError("too-large", `The body is over ${maxBytes} bytes.`);
+  const bytes = await readLimited(request, maxBytes);
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new ApiError("bad-json", "The body is not valid UTF-8.");
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new ApiError("bad-json", `The body is not valid JSON: ${(error as Error).message}`);
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new ApiError("validation", "The request does not match the schema.", zodIssues(parsed.error));
+  return parsed.data;
+}
+
+async function readLimited(request: Request, maxBytes: number): Promise<Uint8Array> {
+  if (!request.body) return new Uint8Array();
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw new ApiError("too-large", `The body is over ${maxBytes} bytes.`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** Validates route params or a query string with zod; a failure is a 422 (or 404 for ids, at the caller's choice). */
+export function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new ApiError("validation", "The request does not match the schema.", zodIssues(parsed.error));
+  return parsed.data;
+}
+
+type Handler<C> = (request: Request, context: C) => Promise<Response>;
+
+/** Wraps a route handler so every thrown error leaves as problem+json (500s logged, never shown). */
+export function withProblems<C>(handler: Handler<C>, log?: (e: unknown) => void): Handler<C> {
+  return async (request, context) => {
+    try {
+      return await handler(request, context);
+    } catch (error) {
+      return problemResponse(error, log ?? ((e) => process.stderr.write(`${JSON.stringify({ level: "error", message: "unhandled route error", error: String((e as Error)?.stack ?? e) })}\n`)));
+    }
+  };
+}

@@ -1,0 +1,38 @@
+import { randomUUID } from "node:crypto";
+import { z } from "zod";
+
+export const DEFAULT_MAX_PROMPT_CHARS = 32768;
+
+const uuid = z
+  .string()
+  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, "must be a canonical lowercase UUID");
+
+export const tenantIdSchema = z.string().regex(/^[A-Za-z0-9._-]{1,128}$/, "must be 1-128 characters of A-Z a-z 0-9 . _ -");
+
+const isoUtc = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/, "must be an ISO 8601 UTC time like 2026-01-01T12:00:00Z")
+  .refine((s) => !Number.isNaN(Date.parse(s)), "is not a real date");
+
+/** The generation command as a client sends it: strict, so an unknown field is an error. */
+export function commandInputSchema(maxPromptChars = DEFAULT_MAX_PROMPT_CHARS) {
+  return z.strictObject({
+    job_id: uuid.optional(),
+    tenant_id: tenantIdSchema,
+    model_name: z.string().min(1).max(200),
+    prompt: z.string().min(1, "must not be empty").max(maxPromptChars, `must be at most ${maxPromptChars} characters`),
+    temperature: z.number().min(0).max(2).default(0.2),
+    max_tokens: z.number().int().min(1).max(32768).default(2048),
+    timestamp: isoUtc.optional(),
+  });
+}
+
+export type CommandInput = z.infer<ReturnType<typeof commandInputSchema>>;
+
+/** The command as it travels on ai.generation.requests: every default filled in. */
+export const generationCommandSchema = commandInputSchema(Number.MAX_SAFE_INTEGER).required({ job_id: true, timestamp: true });
+export type GenerationCommand = z.infer<typeof generationCommandSchema>;
+
+export function completeCommand(input: CommandInput, now: Date): GenerationCommand {
+  return { ...input, job_id: input.job_id ?? randomUUID(), timestamp: input.timestamp ?? now.toISOString() };
+}

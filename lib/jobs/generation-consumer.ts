@@ -1,0 +1,85 @@
+import type { Consumer } from "kafkajs";
+import type { RunningConsumer, WorkerContext } from "../worker-context";
+import { CONSUMER_GROUPS, TOPICS } from "../topics";
+import { createSubscriber } from "../redis";
+import { generationCommandSchema } from "./command";
+import { CANCEL_CHANNEL } from "./keys";
+import { listModels } from "./models";
+import { createProviders } from "./providers";
+import { runGeneration, type GenerationDeps } from "./run-generation";
+
+/**
+ * The worker's side of generation jobs: a member of the `ai-generation-workers` group that runs
+ * up to WORKER_CONCURRENCY partitions at once (one job at a time per partition keeps a tenant's
+ * commands in order) and commits a partition's offset only once its job is final. A command that
+ * is not a valid command goes to the DLQ and its offset is committed, so it never blocks.
+ */
+export async function startGenerationConsumer(ctx: WorkerContext): Promise<RunningConsumer> {
+  const { config, kafka, producer, redis, log, workerId } = ctx;
+  const shutdown = new AbortController();
+  const running = new Map<string, AbortController>();
+  const deps: GenerationDeps = { redis, producer, log, workerId, models: listModels(config), providerFor: createProviders(config), running };
+
+  const cancels = createSubscriber(config.REDIS_URL);
+  cancels.on("error", () => {});
+  cancels.on("message", (_channel: string, jobId: string) => running.get(jobId)?.abort(new Error("cancelled")));
+  await cancels.subscribe(CANCEL_CHANNEL);
+
+  const consumer: Consumer = kafka.consumer({
+    groupId: CONSUMER_GROUPS.generation,
+    sessionTimeout: 10_000,
+    rebalanceTimeout: 30_000,
+    heartbeatInterval: 1_000,
+    allowAutoTopicCreation: false,
+    maxWaitTimeInMs: 250,
+    retry: { initialRetryTime: 200, retries: 1_000_000, maxRetryTime: 2000 },
+  });
+  await consumer.connect();
+  await consumer.subscribe({ topic: TOPICS.requests.name, fromBeginning: true });
+  await consumer.run({
+    autoCommit: false,
+    partitionsConsumedConcurrently: config.WORKER_CONCURRENCY,
+    eachMessage: async ({ topic, partition, message, heartbeat }) => {
+      const commit = () => consumer.commitOffsets([{ topic, partition, offset: (BigInt(message.offset) + 1n).toString() }]);
+      const parsed = parseCommand(message.value);
+      if (!parsed.success) {
+        log("warn", "poison command sent to the DLQ", { partition, offset: message.offset, reason: parsed.reason });
+        await producer.send({
+          topic: TOPICS.dlq.name,
+          acks: -1,
+          messages: [{ key: message.key, value: message.value, headers: { reason: parsed.reason, source_partition: String(partition), source_offset: message.offset } }],
+        });
+        await commit();
+        return;
+      }
+      const outcome = await runGeneration(deps, parsed.command, { heartbeat, shutdown: shutdown.signal });
+      if (outcome !== "handed-back") await commit();
+    },
+  });
+  log("info", "generation consumer started", { workerId, concurrency: config.WORKER_CONCURRENCY });
+
+  return {
+    async stop(graceMs = 5000) {
+      // Take no new work; let jobs in flight finish for a moment, then hand the rest back
+      // uncommitted so the group gives them to another worker.
+      consumer.pause([{ topic: TOPICS.requests.name }]);
+      const deadline = Date.now() + graceMs;
+      while (running.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      shutdown.abort();
+      await consumer.disconnect();
+      await cancels.quit().catch(() => {});
+    },
+  };
+}
+
+function parseCommand(value: Buffer | null): { success: true; command: ReturnType<typeof generationCommandSchema.parse> } | { success: false; reason: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(value?.toString("utf8") ?? "");
+  } catch {
+    return { success: false, reason: "not JSON" };
+  }
+  const result = generationCommandSchema.safeParse(json);
+  if (!result.success) return { success: false, reason: result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ") };
+  return { success: true, command: result.data };
+}

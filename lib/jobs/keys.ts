@@ -1,0 +1,24 @@
+/** Redis key names of a job, in one place. Every key of a job gets the same expiry. */
+export const jobKeys = {
+  state: (jobId: string) => `job:state:${jobId}`,
+  /** Pub/sub channel of live deltas. */
+  stream: (jobId: string) => `job:stream:${jobId}`,
+  /** Every stream message of the job, in seq order, for replay to late or returning clients. */
+  events: (jobId: string) => `job:events:${jobId}`,
+  /** The worker holding the job, renewed while it generates. */
+  lease: (jobId: string) => `job:lease:${jobId}`,
+  /** The tenant's jobs by creation time, for GET /v1/jobs. */
+  tenantIndex: (tenantId: string) => `tenant:jobs:${tenantId}`,
+};
+
+/** One channel tells every worker which job to stop. */
+export const CANCEL_CHANNEL = "jobs:cancel";
+
+/** Expiry of every key of a finished job (spec: 86400 s after the final delta). */
+export const FINISHED_JOB_TTL_S = 86400;
+/** A safety expiry for jobs not yet finished, so nothing is kept for ever. */
+export const OPEN_JOB_TTL_S = 7 * 86400;
+
+export const JOB_STATUSES = ["QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED"] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+export const isFinal = (status: string | undefined) => status === "COMPLETED" || status === "FAILED" || status === "CANCELLED";

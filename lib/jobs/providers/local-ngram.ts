@@ -1,0 +1,155 @@
+import { readFileSync, readdirSync, existsSync } from "node:fs";
+import path from "node:path";
+import { decodeTokens, encodeTokens } from "../tokens";
+import type { GenerationChunk, GenerationRequest, Provider } from "./provider";
+
+/**
+ * `local-ngram`: a trigram language model over BPE tokens with back-off to bigrams and unigrams.
+ * It is trained at start-up on the text Dispatch ships (its own docs) and, per job, on the prompt,
+ * which it weighs more. It is small and honest: it continues text in the style of what it read,
+ * it does not follow instructions.
+ */
+const END = -1;
+const PROMPT_WEIGHT = 3;
+
+type Counts = Map<number, number>;
+
+class NgramTable {
+  readonly unigrams: Counts = new Map();
+  readonly bigrams = new Map<number, Counts>();
+  readonly trigrams = new Map<string, Counts>();
+
+  add(tokens: number[], weight: number): void {
+    for (let i = 0; i < tokens.length; i++) {
+      const next = tokens[i];
+      bump(this.unigrams, next, weight);
+      if (i >= 1) bump(child(this.bigrams, tokens[i - 1]), next, weight);
+      if (i >= 2) bump(child(this.trigrams, `${tokens[i - 2]},${tokens[i - 1]}`), next, weight);
+    }
+  }
+}
+
+function bump(counts: Counts, token: number, weight: number) {
+  counts.set(token, (counts.get(token) ?? 0) + weight);
+}
+function child<K>(map: Map<K, Counts>, key: K): Counts {
+  let counts = map.get(key);
+  if (!counts) map.set(key, (counts = new Map()));
+  return counts;
+}
+
+/** Paragraphs become token sequences that end with END, so the model learns where text stops. */
+function paragraphs(text: string): number[][] {
+  return text
+    .split(/\n\s*\n/)
+    .map((p) => p.trim())
+    .filter((p) => p.length > 0)
+    .map((p) => [...encodeTokens(p), END]);
+}
+
+export function trainNgram(texts: string[]): NgramTable {
+  const table = new NgramTable();
+  for (const text of texts) for (const tokens of paragraphs(text)) table.add(tokens, 1);
+  return table;
+}
+
+/** The project's own docs: README.md and docs/*.md next to the running code. */
+export function readShippedCorpus(root = process.cwd()): string[] {
+  const files = [path.join(root, "README.md")];
+  const docs = path.join(root, "docs");
+  if (existsSync(docs)) for (const f of readdirSync(docs).sort()) if (f.endsWith(".md")) files.push(path.join(docs, f));
+  return files.filter((f) => existsSync(f)).map((f) => readFileSync(f, "utf8"));
+}
+
+/** Picks the next token from weighted counts at a temperature; 0 is greedy. */
+export function sampleToken(candidates: Counts[], temperature: number, random: () => number): number {
+  const merged: Counts = new Map();
+  for (const counts of candidates) for (const [token, n] of counts) bump(merged, token, n);
+  if (merged.size === 0) return END;
+  if (temperature <= 0) {
+    let best = END;
+    let bestCount = -1;
+    for (const [token, n] of merged) if (n > bestCount) [best, bestCount] = [token, n];
+    return best;
+  }
+  const weights: [number, number][] = [];
+  let total = 0;
+  for (const [token, n] of merged) {
+    const w = Math.pow(n, 1 / temperature);
+    weights.push([token, w]);
+    total += w;
+  }
+  let r = random() * total;
+  for (const [token, w] of weights) if ((r -= w) <= 0) return token;
+  return weights[weights.length - 1][0];
+}
+
+export interface LocalNgramOptions {
+  corpus: string[];
+  tokensPerSecond: number;
+  random?: () => number;
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+export function createLocalNgram(options: LocalNgramOptions): Provider {
+  const base = trainNgram(options.corpus);
+  const random = options.random ?? Math.random;
+  const sleep = options.sleep ?? abortableSleep;
+  const interval = 1000 / options.tokensPerSecond;
+
+  return {
+    async *generate(request: GenerationRequest): AsyncIterable<GenerationChunk> {
+      const promptTokens = encodeTokens(request.prompt);
+      const local = new NgramTable();
+      local.add(promptTokens, PROMPT_WEIGHT);
+      const context = [...promptTokens];
+      const emitted: number[] = [];
+      let text = "";
+      const started = Date.now();
+      for (let i = 0; i < request.maxTokens; i++) {
+        request.signal.throwIfAborted();
+        const token = nextToken(context, [base, local], request.temperature, random);
+        if (token === END) break;
+        context.push(token);
+        emitted.push(token);
+        // Decode the whole tail so a character split across tokens is emitted whole, once.
+        const decoded = decodeTokens(emitted);
+        if (decoded.endsWith("\uFFFD")) continue;
+        const delta = decoded.slice(text.length);
+        text = decoded;
+        const due = started + (i + 1) * interval - Date.now();
+        if (due > 0) await sleep(due, request.signal);
+        if (delta) yield { delta };
+      }
+    },
+  };
+}
+
+function nextToken(context: number[], tables: NgramTable[], temperature: number, random: () => number): number {
+  const n = context.length;
+  if (n >= 2) {
+    const key = `${context[n - 2]},${context[n - 1]}`;
+    const found = tables.map((t) => t.trigrams.get(key)).filter((c): c is Counts => !!c);
+    if (found.length) return sampleToken(found, temperature, random);
+  }
+  if (n >= 1) {
+    const found = tables.map((t) => t.bigrams.get(context[n - 1])).filter((c): c is Counts => !!c);
+    if (found.length) return sampleToken(found, temperature, random);
+  }
+  return sampleToken(tables.map((t) => t.unigrams), temperature, random);
+}
+
+export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -1,0 +1,26 @@
+/** A model provider streams text deltas; it may report usage at the end (the worker counts tokens itself otherwise). */
+export interface GenerationRequest {
+  model: string;
+  prompt: string;
+  temperature: number;
+  maxTokens: number;
+  signal: AbortSignal;
+}
+
+export type GenerationChunk = { delta: string } | { usage: { prompt_tokens: number; completion_tokens: number } };
+
+export interface ModelInfo {
+  id: string;
+  provider: "local" | "openai-compatible";
+  version: string;
+  description: string;
+  /** USD per million tokens; 0 for the local model. */
+  price: { input_per_million: number; output_per_million: number };
+}
+
+export interface Provider {
+  generate(request: GenerationRequest): AsyncIterable<GenerationChunk>;
+}
+
+/** A failure that retrying will not fix (bad model, refused prompt): the job fails at once. */
+export class PermanentProviderError extends Error {}

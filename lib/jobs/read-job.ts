@@ -1,0 +1,92 @@
+import type { Redis } from "../redis";
+import { isFinal, jobKeys, type JobStatus } from "./keys";
+import { parseStreamMessage } from "./stream-message";
+
+export interface JobView {
+  job_id: string;
+  tenant_id: string;
+  model_name: string;
+  status: JobStatus;
+  prompt: string;
+  temperature: number;
+  max_tokens: number;
+  output: string;
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null;
+  cost: { currency: string; amount: number } | null;
+  created_at: string;
+  started_at: string | null;
+  completed_at: string | null;
+  ttft_ms: number | null;
+  tokens_per_second: number | null;
+  attempts: number;
+  error: string | null;
+  stream_url: string;
+}
+
+const num = (v: string | undefined) => (v === undefined || v === "" ? null : Number(v));
+const parsed = <T>(v: string | undefined): T | null => (v ? (JSON.parse(v) as T) : null);
+
+export function toJobView(state: Record<string, string>, output: string): JobView {
+  return {
+    job_id: state.job_id,
+    tenant_id: state.tenant_id,
+    model_name: state.model_name,
+    status: state.status as JobStatus,
+    prompt: state.prompt ?? "",
+    temperature: Number(state.temperature),
+    max_tokens: Number(state.max_tokens),
+    output,
+    usage: parsed(state.usage),
+    cost: parsed(state.cost),
+    created_at: state.created_at,
+    started_at: state.started_at || null,
+    completed_at: state.completed_at || null,
+    ttft_ms: num(state.ttft_ms),
+    tokens_per_second: num(state.tokens_per_second),
+    attempts: Number(state.attempts ?? 0),
+    error: state.error || null,
+    stream_url: `/jobs/${state.job_id}/stream`,
+  };
+}
+
+/** The text the current attempt has produced so far: deltas after the last restart. */
+export function outputFromEvents(raw: string[]): string {
+  let text = "";
+  for (const line of raw) {
+    const message = parseStreamMessage(line);
+    if (!message) continue;
+    if (message.reset) text = "";
+    else text += message.delta;
+  }
+  return text;
+}
+
+/** A tenant's job, or undefined when it does not exist, has expired or is another tenant's. */
+export async function readJob(redis: Redis, tenantId: string, jobId: string): Promise<JobView | undefined> {
+  const state = await redis.hgetall(jobKeys.state(jobId));
+  if (!state.job_id || state.tenant_id !== tenantId || state.submitting === "1") return undefined;
+  const output = isFinal(state.status) ? (state.output ?? "") : outputFromEvents(await redis.lrange(jobKeys.events(jobId), 0, -1));
+  return toJobView(state, output);
+}
+
+/** The tenant's jobs, newest first; `cursor` is the created-at (ms) of the last job of the previous page. */
+export async function listJobs(redis: Redis, tenantId: string, opts: { limit: number; cursor?: number }) {
+  const max = opts.cursor === undefined ? "+inf" : `(${opts.cursor}`;
+  const ids = await redis.zrevrangebyscore(jobKeys.tenantIndex(tenantId), max, "-inf", "WITHSCORES", "LIMIT", 0, opts.limit + 1);
+  const entries: { id: string; score: number }[] = [];
+  for (let i = 0; i < ids.length; i += 2) entries.push({ id: ids[i], score: Number(ids[i + 1]) });
+  const page = entries.slice(0, opts.limit);
+  const pipeline = redis.pipeline();
+  for (const { id } of page) pipeline.hgetall(jobKeys.state(id));
+  const states = ((await pipeline.exec()) ?? []).map(([, s]) => s as Record<string, string>);
+  const expired = page.filter((_, i) => !states[i]?.job_id).map((e) => e.id);
+  if (expired.length) await redis.zrem(jobKeys.tenantIndex(tenantId), ...expired);
+  const data = states
+    .filter((s) => s?.job_id && s.submitting !== "1")
+    .map((s) => {
+      const view = toJobView(s, s.output ?? "");
+      return { ...view, output: view.output.slice(0, 280) };
+    });
+  const next = entries.length > opts.limit ? String(page[page.length - 1].score) : null;
+  return { data, next_cursor: next };
+}

@@ -1,0 +1,234 @@
+import type { Producer } from "kafkajs";
+import type { Log } from "../log";
+import type { Redis } from "../redis";
+import { TOPICS } from "../topics";
+import type { GenerationCommand } from "./command";
+import { FINISHED_JOB_TTL_S, isFinal, jobKeys, type JobStatus } from "./keys";
+import { costOf } from "./models";
+import { PermanentProviderError, type ModelInfo, type Provider } from "./providers/provider";
+import { StreamWriter } from "./stream-writer";
+import { countTokens } from "./tokens";
+import { abortableSleep } from "./providers/local-ngram";
+
+export interface GenerationDeps {
+  redis: Redis;
+  producer: Producer;
+  log: Log;
+  workerId: string;
+  models: ModelInfo[];
+  providerFor(modelName: string): Provider | undefined;
+  /** Running jobs by id, so a cancel message can stop the right one. */
+  running: Map<string, AbortController>;
+  leaseMs?: number;
+  providerRetries?: number;
+  now?: () => number;
+}
+
+export type GenerationOutcome = "finished" | "skipped" | "handed-back";
+
+class HandBack extends Error {}
+
+// Takes the job's lease, or says who holds it.
+const TAKE_LEASE = `
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then return holder end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return ''`;
+const RENEW_LEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
+const RELEASE_LEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
+/**
+ * Runs one command to a final state, at least once and with one outcome: a job already final is
+ * not generated again (its audit event is produced if a crash lost it); a job another live worker
+ * holds is waited for; a new attempt of a job whose earlier worker died starts the stream over
+ * with a reset message. `heartbeat` keeps the consumer's group membership during long generations;
+ * `shutdown` hands the job back (no final state, offset not committed) for another worker.
+ */
+export async function runGeneration(
+  deps: GenerationDeps,
+  command: GenerationCommand,
+  control: { heartbeat: () => Promise<void>; shutdown: AbortSignal },
+): Promise<GenerationOutcome> {
+  const { redis, log } = deps;
+  const now = deps.now ?? Date.now;
+  const leaseMs = deps.leaseMs ?? 10_000;
+  const stateKey = jobKeys.state(command.job_id);
+  const leaseKey = jobKeys.lease(command.job_id);
+
+  for (;;) {
+    const state = await redis.hgetall(stateKey);
+    if (!state.job_id) {
+      log("warn", "skipping a command with no job record (not acknowledged to its client, or expired)", { job_id: command.job_id });
+      return "skipped";
+    }
+    if (isFinal(state.status)) {
+      if (state.audited !== "1") await emitAudit(deps, command.job_id, state);
+      return "skipped";
+    }
+    const holder = (await redis.eval(TAKE_LEASE, 1, leaseKey, deps.workerId, leaseMs)) as string;
+    if (!holder) break;
+    // Another worker is on it (a rebalance gave us its partition): wait for it to finish or die.
+    await control.heartbeat();
+    await abortableSleep(Math.min(500, leaseMs / 4), control.shutdown).catch(() => {});
+    if (control.shutdown.aborted) return "handed-back";
+  }
+
+  const controller = new AbortController();
+  deps.running.set(command.job_id, controller);
+  const onShutdown = () => controller.abort(new HandBack("worker shutting down"));
+  control.shutdown.addEventListener("abort", onShutdown);
+  const keepAlive = setInterval(() => {
+    control.heartbeat().catch(() => {});
+    redis
+      .eval(RENEW_LEASE, 1, leaseKey, deps.workerId, leaseMs)
+      .then((renewed) => {
+        if (!renewed) controller.abort(new HandBack("lease lost"));
+      })
+      .catch(() => {});
+  }, Math.max(50, Math.floor(leaseMs / 3)));
+
+  try {
+    return await generate(deps, command, controller.signal, now);
+  } finally {
+    clearInterval(keepAlive);
+    control.shutdown.removeEventListener("abort", onShutdown);
+    deps.running.delete(command.job_id);
+    await redis.eval(RELEASE_LEASE, 1, leaseKey, deps.workerId).catch(() => {});
+  }
+}
+
+async function generate(deps: GenerationDeps, command: GenerationCommand, signal: AbortSignal, now: () => number): Promise<GenerationOutcome> {
+  const { redis } = deps;
+  const stateKey = jobKeys.state(command.job_id);
+  const writer = await StreamWriter.open(redis, command.job_id);
+  const provider = deps.providerFor(command.model_name);
+  const model = deps.models.find((m) => m.id === command.model_name);
+  const maxTries = 1 + (deps.providerRetries ?? 2);
+  let lastError = "";
+
+  for (let tryNo = 1; tryNo <= maxTries; tryNo++) {
+    const attempt = await redis.hincrby(stateKey, "attempts", 1);
+    const startedAt = now();
+    await redis.hset(stateKey, { status: "RUNNING", worker_id: deps.workerId, attempt_started_at: new Date(startedAt).toISOString() });
+    await redis.hsetnx(stateKey, "started_at", new Date(startedAt).toISOString());
+    if (writer.written > 0) await writer.reset(attempt);
+    if (!provider) {
+      return finish(deps, command, writer, "FAILED", { error: `unknown model "${command.model_name}"`, startedAt, now, model, attempt });
+    }
+    if ((await redis.hget(stateKey, "cancel_requested")) === "1") {
+      return finish(deps, command, writer, "CANCELLED", { output: "", startedAt, now, model, attempt });
+    }
+
+    let output = "";
+    let firstTokenAt: number | undefined;
+    let reported: { prompt_tokens: number; completion_tokens: number } | undefined;
+    try {
+      for await (const chunk of provider.generate({ model: command.model_name, prompt: command.prompt, temperature: command.temperature, maxTokens: command.max_tokens, signal })) {
+        if ("usage" in chunk) {
+          reported = chunk.usage;
+          continue;
+        }
+        firstTokenAt ??= now();
+        output += chunk.delta;
+        await writer.delta(chunk.delta);
+      }
+      signal.throwIfAborted();
+      return finish(deps, command, writer, "COMPLETED", { output, startedAt, firstTokenAt, reported, now, model, attempt });
+    } catch (error) {
+      const reason = signal.reason ?? error;
+      if (reason instanceof HandBack) {
+        deps.log("info", "handing a job back", { job_id: command.job_id, reason: reason.message });
+        return "handed-back";
+      }
+      if (signal.aborted) return finish(deps, command, writer, "CANCELLED", { output, startedAt, firstTokenAt, now, model, attempt });
+      lastError = error instanceof Error ? error.message : String(error);
+      deps.log("warn", "generation failed", { job_id: command.job_id, attempt, error: lastError });
+      if (error instanceof PermanentProviderError) break;
+      if (tryNo < maxTries) await abortableSleep(250 * 2 ** tryNo, signal).catch(() => {});
+      if (signal.aborted) return signal.reason instanceof HandBack ? "handed-back" : finish(deps, command, writer, "CANCELLED", { output: "", startedAt, now, model, attempt });
+    }
+  }
+  const attempt = Number(await redis.hget(stateKey, "attempts"));
+  return finish(deps, command, writer, "FAILED", { error: `the model failed: ${lastError}`, startedAt: now(), now, model, attempt });
+}
+
+interface FinishFacts {
+  output?: string;
+  error?: string;
+  startedAt: number;
+  firstTokenAt?: number;
+  reported?: { prompt_tokens: number; completion_tokens: number };
+  now: () => number;
+  model: ModelInfo | undefined;
+  attempt: number;
+}
+
+/** Final state, final stream message and expiry of every key in one MULTI; then the audit event. */
+async function finish(deps: GenerationDeps, command: GenerationCommand, writer: StreamWriter, status: JobStatus, facts: FinishFacts): Promise<GenerationOutcome> {
+  const { redis } = deps;
+  const id = command.job_id;
+  const end = facts.now();
+  const output = facts.output ?? "";
+  const usageCounts = facts.reported ?? { prompt_tokens: countTokens(command.prompt), completion_tokens: countTokens(output) };
+  const usage = { ...usageCounts, total_tokens: usageCounts.prompt_tokens + usageCounts.completion_tokens };
+  const generationMs = end - facts.startedAt;
+  const ttftMs = facts.firstTokenAt === undefined ? null : facts.firstTokenAt - facts.startedAt;
+  const tokensPerSecond = generationMs > 0 ? Math.round((usage.completion_tokens / generationMs) * 1000 * 10) / 10 : null;
+  const createdAt = Date.parse((await redis.hget(jobKeys.state(id), "created_at")) ?? "") || facts.startedAt;
+  const fields: Record<string, string> = {
+    status,
+    output,
+    usage: JSON.stringify(usage),
+    cost: JSON.stringify(costOf(facts.model, usage)),
+    completed_at: new Date(end).toISOString(),
+    generation_ms: String(generationMs),
+    queued_ms: String(Math.max(0, facts.startedAt - createdAt)),
+    ttft_ms: ttftMs === null ? "" : String(ttftMs),
+    tokens_per_second: tokensPerSecond === null ? "" : String(tokensPerSecond),
+    model_version: facts.model?.version ?? command.model_name,
+  };
+  if (facts.error) fields.error = facts.error;
+  const multi = redis.multi().hset(jobKeys.state(id), fields);
+  writer.final(multi, status);
+  for (const key of [jobKeys.state(id), jobKeys.events(id)]) multi.expire(key, FINISHED_JOB_TTL_S);
+  await multi.exec();
+  if (status === "FAILED") {
+    await deps.producer.send({
+      topic: TOPICS.dlq.name,
+      acks: -1,
+      messages: [{ key: command.tenant_id, value: JSON.stringify(command), headers: { reason: facts.error ?? "failed", worker_id: deps.workerId } }],
+    });
+  }
+  await emitAudit(deps, id, await redis.hgetall(jobKeys.state(id)));
+  return "finished";
+}
+
+/** One event per finished job on ai.generation.completed: the audit log. */
+async function emitAudit(deps: GenerationDeps, jobId: string, state: Record<string, string>): Promise<void> {
+  const usage = state.usage ? JSON.parse(state.usage) : null;
+  const event = {
+    job_id: jobId,
+    tenant_id: state.tenant_id,
+    model_name: state.model_name,
+    model_version: state.model_version ?? state.model_name,
+    prompt: state.prompt,
+    parameters: { temperature: Number(state.temperature), max_tokens: Number(state.max_tokens) },
+    output: state.output ?? "",
+    status: state.status,
+    error: state.error || null,
+    usage,
+    cost: state.cost ? JSON.parse(state.cost) : null,
+    timing: {
+      queued_ms: Number(state.queued_ms ?? 0),
+      ttft_ms: state.ttft_ms ? Number(state.ttft_ms) : null,
+      generation_ms: Number(state.generation_ms ?? 0),
+      tokens_per_second: state.tokens_per_second ? Number(state.tokens_per_second) : null,
+    },
+    worker_id: deps.workerId,
+    attempt: Number(state.attempts ?? 1),
+    submitted_at: state.created_at,
+    completed_at: state.completed_at,
+  };
+  await deps.producer.send({ topic: TOPICS.completed.name, acks: -1, messages: [{ key: state.tenant_id, value: JSON.stringify(event) }] });
+  await deps.redis.hset(jobKeys.state(jobId), "audited", "1");
+}

@@ -1,0 +1,24 @@
+import type { JobStatus } from "./keys";
+
+/**
+ * What a job's stream carries, on the pub/sub channel and in the replay list alike. `seq` counts
+ * from 1 over the whole job; a `reset` message says a new attempt started over, and the client
+ * drops the text it had; the message with `is_final` true ends the stream and names the status.
+ */
+export interface StreamMessage {
+  seq: number;
+  delta: string;
+  is_final: boolean;
+  reset?: true;
+  attempt?: number;
+  status?: JobStatus;
+}
+
+export function parseStreamMessage(raw: string): StreamMessage | undefined {
+  try {
+    const value = JSON.parse(raw) as StreamMessage;
+    return typeof value.seq === "number" && typeof value.delta === "string" ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}

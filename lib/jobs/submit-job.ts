@@ -1,0 +1,114 @@
+import { createHash } from "node:crypto";
+import type { Producer } from "kafkajs";
+import { ApiError } from "../errors";
+import type { Redis } from "../redis";
+import { TOPICS } from "../topics";
+import { completeCommand, type CommandInput, type GenerationCommand } from "./command";
+import { jobKeys, OPEN_JOB_TTL_S } from "./keys";
+import type { ModelInfo } from "./providers/provider";
+import { readJob, toJobView, type JobView } from "./read-job";
+
+export interface SubmitDeps {
+  redis: Redis;
+  producer: () => Promise<Producer>;
+  models: ModelInfo[];
+  now?: () => Date;
+}
+
+export type SubmitResult = { created: true; job: JobView } | { created: false; job: JobView };
+
+/** Seconds a client should wait before trying again when the broker is away. */
+export const BROKER_RETRY_AFTER_S = 2;
+
+// Creates the state record only if the job id is new; otherwise returns the stored fingerprint.
+const CLAIM_JOB = `
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return {0, redis.call('HGET', KEYS[1], 'fingerprint') or '', redis.call('HGET', KEYS[1], 'tenant_id') or ''}
+end
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+return {1, '', ''}`;
+
+// Takes back a claim whose command never reached the broker, unless something else moved it on.
+const RELEASE_CLAIM = `
+if redis.call('HGET', KEYS[1], 'submitting') == '1' and redis.call('HGET', KEYS[1], 'status') == 'QUEUED' then
+  return redis.call('DEL', KEYS[1])
+end
+return 0`;
+
+/** What makes two submissions "the same body": the fields the client chose, not the defaults we filled. */
+function fingerprintOf(input: CommandInput): string {
+  const chosen = [input.tenant_id, input.model_name, input.prompt, input.temperature, input.max_tokens, input.timestamp ?? null];
+  return createHash("sha256").update(JSON.stringify(chosen)).digest("hex");
+}
+
+/**
+ * Accepts a command: claims its job id in Redis, produces it to ai.generation.requests keyed by
+ * tenant with acks -1, and only then reports it queued. If the broker does not acknowledge, the
+ * claim is taken back and the caller gets a 503: no job id is handed out for a command not logged.
+ */
+export async function submitJob(deps: SubmitDeps, tenantId: string, input: CommandInput): Promise<SubmitResult> {
+  if (input.tenant_id !== tenantId) throw new ApiError("forbidden", "tenant_id does not match the API key's tenant.");
+  if (!deps.models.some((m) => m.id === input.model_name)) {
+    throw new ApiError("validation", "The request does not match the schema.", [
+      { path: "model_name", message: `unknown model; one of: ${deps.models.map((m) => m.id).join(", ")}` },
+    ]);
+  }
+  const now = (deps.now ?? (() => new Date()))();
+  const command = completeCommand(input, now);
+  const fingerprint = fingerprintOf(input);
+  const state = initialState(command, fingerprint, now);
+  const stateKey = jobKeys.state(command.job_id);
+
+  const [claimed, storedFingerprint, storedTenant] = (await deps.redis.eval(
+    CLAIM_JOB,
+    1,
+    stateKey,
+    OPEN_JOB_TTL_S,
+    ...Object.entries(state).flat(),
+  )) as [number, string, string];
+  if (!claimed) {
+    const existing = storedTenant === tenantId && storedFingerprint === fingerprint ? await readJob(deps.redis, tenantId, command.job_id) : undefined;
+    if (!existing) throw new ApiError("conflict", `job_id ${command.job_id} is already used by a different command.`);
+    return { created: false, job: existing };
+  }
+
+  try {
+    const producer = await deps.producer();
+    await producer.send({
+      topic: TOPICS.requests.name,
+      acks: -1,
+      messages: [{ key: command.tenant_id, value: JSON.stringify(command), headers: { "content-type": "application/json" } }],
+    });
+  } catch {
+    await deps.redis.eval(RELEASE_CLAIM, 1, stateKey).catch(() => {});
+    throw new ApiError("unavailable", "The job log is unreachable right now; the job was not accepted. Try again shortly.", undefined, {
+      "Retry-After": String(BROKER_RETRY_AFTER_S),
+    });
+  }
+  await deps.redis
+    .multi()
+    .hdel(stateKey, "submitting")
+    .zadd(jobKeys.tenantIndex(tenantId), now.getTime(), command.job_id)
+    .expire(jobKeys.tenantIndex(tenantId), OPEN_JOB_TTL_S)
+    .exec();
+  const { submitting: _, ...visible } = state;
+  return { created: true, job: toJobView(visible, "") };
+}
+
+function initialState(command: GenerationCommand, fingerprint: string, now: Date): Record<string, string> {
+  return {
+    job_id: command.job_id,
+    tenant_id: command.tenant_id,
+    model_name: command.model_name,
+    prompt: command.prompt,
+    temperature: String(command.temperature),
+    max_tokens: String(command.max_tokens),
+    timestamp: command.timestamp,
+    status: "QUEUED",
+    created_at: now.toISOString(),
+    attempts: "0",
+    fingerprint,
+    submitting: "1",
+  };
+}

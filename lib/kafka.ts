@@ -1,0 +1,51 @@
+import { Kafka, logLevel, type Admin, type Producer, type ITopicConfig } from "kafkajs";
+import { ALL_TOPICS } from "./topics";
+
+export type Log = (level: "info" | "warn" | "error", message: string, fields?: Record<string, unknown>) => void;
+
+/** kafkajs tuned to fail within seconds when the broker is away, so the API can answer 503 quickly. */
+export function createKafka(brokers: string[], clientId: string): Kafka {
+  return new Kafka({
+    clientId,
+    brokers,
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 1000,
+    requestTimeout: 5000,
+    retry: { initialRetryTime: 100, retries: 3, maxRetryTime: 1000 },
+  });
+}
+
+/**
+ * A producer that waits for every in-sync replica (acks -1 on each send). It is not idempotent:
+ * the embedded mock broker refuses idempotent producers; duplicates are handled by consumers keyed
+ * on job_id instead.
+ */
+export function createProducer(kafka: Kafka): Producer {
+  return kafka.producer({ allowAutoTopicCreation: false, idempotent: false, retry: { initialRetryTime: 100, retries: 2, maxRetryTime: 800 } });
+}
+
+/**
+ * Creates Dispatch's topics on a real cluster with infinite retention (the completed topic is the
+ * audit log). The mock broker has no controller and already made them: say so once and go on.
+ */
+export async function ensureTopics(kafka: Kafka, log: Log): Promise<void> {
+  const admin: Admin = kafka.admin();
+  try {
+    await admin.connect();
+    const existing = new Set(await admin.listTopics());
+    const missing: ITopicConfig[] = ALL_TOPICS.filter((t) => !existing.has(t.name)).map((t) => ({
+      topic: t.name,
+      numPartitions: t.partitions,
+      configEntries: [{ name: "retention.ms", value: "-1" }],
+    }));
+    if (missing.length === 0) return;
+    await admin.createTopics({ topics: missing, waitForLeaders: true });
+    log("info", "created Kafka topics", { topics: missing.map((t) => t.topic) });
+  } catch (error) {
+    log("warn", "could not create Kafka topics; the broker must already have them (the embedded mock broker does)", {
+      error: error instanceof Error ? error.message : String(error),
+    });
+  } finally {
+    await admin.disconnect().catch(() => {});
+  }
+}

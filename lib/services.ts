@@ -1,0 +1,73 @@
+import type { Kafka, Producer } from "kafkajs";
+import { KeyRing } from "./auth";
+import { getConfig, type Config } from "./config";
+import { createKafka, createProducer, ensureTopics } from "./kafka";
+import { createLog, type Log } from "./log";
+import { StreamHub } from "./jobs/stream-hub";
+import { createRedis, createSubscriber, type Redis } from "./redis";
+
+/**
+ * The web server's long-lived clients, made once per process (kept on globalThis so the dev
+ * server's module reloads do not open new connections). The worker builds its own in worker/.
+ */
+export interface Services {
+  config: Config;
+  keys: KeyRing;
+  redis: Redis;
+  kafka: Kafka;
+  log: Log;
+  /** A connected producer; reconnects on the next call after a failure. */
+  producer(): Promise<Producer>;
+  /** The process's one subscriber connection, shared by every stream client. */
+  hub(): StreamHub;
+}
+
+const holder = globalThis as unknown as { __dispatchServices?: Services };
+
+export function getServices(): Services {
+  holder.__dispatchServices ??= createServices(getConfig());
+  return holder.__dispatchServices;
+}
+
+function createServices(config: Config): Services {
+  const log = createLog("web");
+  const kafka = createKafka(config.KAFKA_BROKERS, "dispatch-web");
+  const redis = createRedis(config.REDIS_URL);
+  redis.on("error", () => {}); // reconnection is automatic; failures surface on the commands that need Redis
+  let connecting: Promise<Producer> | undefined;
+  let topicsChecked = false;
+  let hub: StreamHub | undefined;
+  return {
+    config,
+    keys: new KeyRing(config.API_KEYS),
+    redis,
+    kafka,
+    log,
+    producer() {
+      connecting ??= (async () => {
+        if (!topicsChecked) {
+          topicsChecked = true;
+          await ensureTopics(kafka, log);
+        }
+        const producer = createProducer(kafka);
+        await producer.connect();
+        producer.on(producer.events.DISCONNECT, () => {
+          connecting = undefined;
+        });
+        return producer;
+      })().catch((error) => {
+        connecting = undefined;
+        throw error;
+      });
+      return connecting;
+    },
+    hub() {
+      if (!hub) {
+        const subscriber = createSubscriber(config.REDIS_URL);
+        subscriber.on("error", () => {});
+        hub = new StreamHub(subscriber);
+      }
+      return hub;
+    },
+  };
+}

@@ -1,0 +1,50 @@
+import { hostname } from "node:os";
+import { getConfig } from "../lib/config";
+import { startGenerationConsumer } from "../lib/jobs/generation-consumer";
+import { createKafka, createProducer, ensureTopics } from "../lib/kafka";
+import { createLog } from "../lib/log";
+import { createRedis } from "../lib/redis";
+import { registerWorker } from "../lib/workers";
+import type { RunningConsumer, StartConsumer, WorkerContext } from "../lib/worker-context";
+
+/** The consumers this worker runs, by name. */
+const consumers: Record<string, StartConsumer> = {
+  generation: startGenerationConsumer,
+};
+
+async function main() {
+  const config = getConfig();
+  const workerId = config.WORKER_ID ?? `${hostname()}-${process.pid}`;
+  const log = createLog(`worker:${workerId}`);
+  const redis = createRedis(config.REDIS_URL);
+  redis.on("error", () => {});
+  const kafka = createKafka(config.KAFKA_BROKERS, `dispatch-worker-${workerId}`);
+  await ensureTopics(kafka, log);
+  const producer = createProducer(kafka);
+  await producer.connect();
+  const ctx: WorkerContext = { config, redis, kafka, producer, log, workerId };
+
+  const started: [string, RunningConsumer][] = [];
+  for (const [name, start] of Object.entries(consumers)) started.push([name, await start(ctx)]);
+  const presence = registerWorker(redis, workerId, Object.keys(consumers));
+  log("info", "worker ready", { consumers: Object.keys(consumers) });
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log("info", "stopping", { signal });
+    await Promise.all(started.map(([, c]) => c.stop().catch((e) => log("error", "consumer did not stop cleanly", { error: String(e) }))));
+    await presence.stop();
+    await producer.disconnect().catch(() => {});
+    await redis.quit().catch(() => {});
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});
