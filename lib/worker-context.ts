@@ -2,6 +2,7 @@ import type { Kafka, Producer } from "kafkajs";
 import type { Config } from "./config";
 import type { Log } from "./log";
 import type { Redis } from "./redis";
+import type { WorkerPresence } from "./workers";
 
 /** What a worker consumer gets from worker/index.ts: connected clients, shared by every consumer. */
 export interface WorkerContext {
@@ -11,6 +12,7 @@ export interface WorkerContext {
   producer: Producer;
   log: Log;
   workerId: string;
+  presence: WorkerPresence;
 }
 
 /** A running consumer; stop() finishes or hands back in-flight work, then leaves the group. */

@@ -4,26 +4,56 @@ const WORKERS_KEY = "workers:seen";
 const BEAT_MS = 2000;
 const ALIVE_MS = 6000;
 
-/** A worker says it is alive every 2 s; health and the system page count the ones seen lately. */
-export function registerWorker(redis: Redis, workerId: string, consumers: string[]): { stop(): Promise<void> } {
-  const beat = () => redis.zadd(WORKERS_KEY, Date.now(), JSON.stringify({ id: workerId, consumers, pid: process.pid })).catch(() => {});
-  void beat();
-  const timer = setInterval(beat, BEAT_MS);
+export interface WorkerPresence {
+  /** Records which partitions a consumer of this worker holds now (after each rebalance). */
+  setAssignment(consumer: string, partitions: number[]): void;
+  stop(): Promise<void>;
+}
+
+interface Beat {
+  id: string;
+  pid: number;
+  assignments: Record<string, number[]>;
+}
+
+/**
+ * A worker says it is alive every 2 s, with the partitions it holds; health and the system page
+ * count the ones seen lately. One hash field per worker, so a beat replaces the last one.
+ */
+export function registerWorker(redis: Redis, workerId: string): WorkerPresence {
+  const beat: Beat = { id: workerId, pid: process.pid, assignments: {} };
+  const send = () => redis.hset(WORKERS_KEY, workerId, JSON.stringify({ ...beat, at: Date.now() })).catch(() => {});
+  void send();
+  const timer = setInterval(send, BEAT_MS);
   return {
+    setAssignment(consumer, partitions) {
+      beat.assignments[consumer] = [...partitions].sort((a, b) => a - b);
+      void send();
+    },
     async stop() {
       clearInterval(timer);
-      await redis.zrem(WORKERS_KEY, JSON.stringify({ id: workerId, consumers, pid: process.pid })).catch(() => {});
+      await redis.hdel(WORKERS_KEY, workerId).catch(() => {});
     },
   };
 }
 
-export async function liveWorkers(redis: Redis, now = Date.now()): Promise<{ id: string; consumers: string[]; last_seen: string }[]> {
-  await redis.zremrangebyscore(WORKERS_KEY, "-inf", now - 10 * ALIVE_MS);
-  const raw = await redis.zrangebyscore(WORKERS_KEY, now - ALIVE_MS, "+inf", "WITHSCORES");
-  const workers = [];
-  for (let i = 0; i < raw.length; i += 2) {
-    const { id, consumers } = JSON.parse(raw[i]) as { id: string; consumers: string[] };
-    workers.push({ id, consumers, last_seen: new Date(Number(raw[i + 1])).toISOString() });
+export interface SeenWorker {
+  id: string;
+  last_seen: string;
+  /** The consumers it runs, and the partitions each holds. */
+  consumers: string[];
+  assignments: Record<string, number[]>;
+}
+
+export async function liveWorkers(redis: Redis, now = Date.now()): Promise<SeenWorker[]> {
+  const all = await redis.hgetall(WORKERS_KEY);
+  const live: SeenWorker[] = [];
+  const gone: string[] = [];
+  for (const [id, raw] of Object.entries(all)) {
+    const beat = JSON.parse(raw) as Beat & { at: number };
+    if (now - beat.at > 10 * ALIVE_MS) gone.push(id);
+    else if (now - beat.at <= ALIVE_MS) live.push({ id, last_seen: new Date(beat.at).toISOString(), consumers: Object.keys(beat.assignments), assignments: beat.assignments });
   }
-  return workers;
+  if (gone.length) await redis.hdel(WORKERS_KEY, ...gone);
+  return live.sort((a, b) => a.id.localeCompare(b.id));
 }

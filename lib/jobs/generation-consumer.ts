@@ -34,6 +34,9 @@ export async function startGenerationConsumer(ctx: WorkerContext): Promise<Runni
     maxWaitTimeInMs: 250,
     retry: { initialRetryTime: 200, retries: 1_000_000, maxRetryTime: 2000 },
   });
+  consumer.on(consumer.events.GROUP_JOIN, (event) => {
+    ctx.presence.setAssignment("generation", event.payload.memberAssignment[TOPICS.requests.name] ?? []);
+  });
   await consumer.connect();
   await consumer.subscribe({ topic: TOPICS.requests.name, fromBeginning: true });
   await consumer.run({

@@ -1,0 +1,96 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import path from "node:path";
+import { Kafka, logLevel, type KafkaMessage } from "kafkajs";
+
+export const ROOT = path.resolve(__dirname, "..");
+
+/** Polls `check` until it returns a truthy value or the deadline passes. */
+export async function waitFor<T>(check: () => Promise<T> | T, { timeoutMs = 30_000, intervalMs = 50, what = "condition" } = {}): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value) return value as NonNullable<T>;
+    } catch (error) {
+      last = error;
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+}
+
+export interface WorkerProcess {
+  id: string;
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
+}
+
+/** A real worker process (worker/index.ts), as npm start runs it. */
+export function spawnWorker(env: Record<string, string>, id = `test-worker-${randomUUID().slice(0, 8)}`): WorkerProcess {
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "worker/index.ts")], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, WORKER_ID: id },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout!.on("data", (d) => (output += d));
+  child.stderr!.on("data", (d) => (output += d));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return { id, child, output: () => output, exited };
+}
+
+/** Reads a whole topic from the beginning with a throw-away group until `done` says it has what it needs. */
+export async function readTopic(
+  brokers: string,
+  topic: string,
+  done: (messages: KafkaMessage[]) => boolean,
+  timeoutMs = 30_000,
+): Promise<KafkaMessage[]> {
+  const kafka = new Kafka({ clientId: "test-reader", brokers: brokers.split(","), logLevel: logLevel.NOTHING });
+  const consumer = kafka.consumer({ groupId: `test-reader-${randomUUID()}`, sessionTimeout: 10_000, heartbeatInterval: 1000, maxWaitTimeInMs: 100 });
+  const messages: KafkaMessage[] = [];
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  await consumer.run({ eachMessage: async ({ message }) => void messages.push(message) });
+  try {
+    await waitFor(() => done(messages), { timeoutMs, intervalMs: 100, what: `messages on ${topic}` });
+  } finally {
+    await consumer.disconnect();
+  }
+  return messages;
+}
+
+/** Parses a text/event-stream body into events. */
+export function parseSse(text: string): { id?: string; event: string; data: string }[] {
+  return text
+    .split("\n\n")
+    .filter((block) => block.split("\n").some((l) => l.startsWith("data:")))
+    .map((block) => {
+      const fields: Record<string, string> = {};
+      for (const line of block.split("\n")) {
+        const at = line.indexOf(":");
+        if (at > 0) fields[line.slice(0, at)] = line.slice(at + 1).trimStart();
+      }
+      return { id: fields.id, event: fields.event ?? "message", data: fields.data };
+    });
+}
+
+/** Reads an SSE response to its end (or until `stop`) and returns the events. */
+export async function readSse(response: Response, stop?: (events: ReturnType<typeof parseSse>) => boolean): Promise<ReturnType<typeof parseSse>> {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+    if (stop?.(parseSse(text))) {
+      await reader.cancel();
+      break;
+    }
+  }
+  return parseSse(text);
+}

@@ -1,0 +1,185 @@
+import { writeFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import Redis from "ioredis";
+import { readSse, readTopic, spawnWorker, waitFor, type WorkerProcess } from "../helpers";
+
+/**
+ * Generation jobs end to end on the real services: route handlers in this process, real worker
+ * processes (worker/index.ts) in the consumer group, the real Redis and Kafka-protocol broker.
+ */
+const KEY = "tenant-key-0123456789abcdef";
+const tenants = ["ordered", ...Array.from({ length: 8 }, (_, i) => `spread-${i}`)];
+const CYCLE = "one two three four five six seven eight nine ten ".repeat(3).trim();
+let env: Record<string, string>;
+let redis: Redis;
+const workers: WorkerProcess[] = [];
+let routes: { jobs: typeof import("@/app/v1/jobs/route"); stream: typeof import("@/app/jobs/[id]/stream/route"); job: typeof import("@/app/jobs/[id]/route") };
+
+beforeAll(async () => {
+  env = {
+    REDIS_URL: inject("redisUrl"),
+    KAFKA_BROKERS: inject("kafkaBrokers"),
+    KAFKA_EMBEDDED: "true",
+    API_KEYS: tenants.map((t) => `${t}:${t}-${KEY}`).join(","),
+    LOCAL_MODEL_TOKENS_PER_SECOND: "25",
+    WORKER_CONCURRENCY: "6",
+  };
+  Object.assign(process.env, env);
+  redis = new Redis(env.REDIS_URL);
+  routes = { jobs: await import("@/app/v1/jobs/route"), stream: await import("@/app/jobs/[id]/stream/route"), job: await import("@/app/jobs/[id]/route") };
+  workers.push(spawnWorker(env, "worker-a"), spawnWorker(env, "worker-b"));
+  await waitForBalancedGroup();
+});
+
+afterAll(async () => {
+  for (const w of workers) writeFileSync(`.test-data/${w.id}.log`, w.output());
+  for (const w of workers) w.child.kill("SIGTERM");
+  await Promise.all(workers.map((w) => w.exited));
+  const { getServices } = await import("@/lib/services");
+  await (await getServices().producer()).disconnect().catch(() => {});
+  getServices().redis.disconnect();
+  getServices().hub();
+  redis.disconnect();
+});
+
+/** Both workers hold partitions of the requests topic, and together all six. */
+async function waitForBalancedGroup() {
+  await waitFor(
+    async () => {
+      const seen = Object.values(await redis.hgetall("workers:seen")).map((raw) => JSON.parse(raw));
+      const held = seen.filter((w) => workers.some((x) => x.id === w.id)).map((w) => w.assignments.generation ?? []);
+      return held.length === 2 && held.every((p) => p.length > 0) && held.flat().length === 6;
+    },
+    { timeoutMs: 60_000, intervalMs: 200, what: "two workers to share the partitions" },
+  );
+}
+
+const auth = (tenant: string) => ({ authorization: `Bearer ${tenant}-${KEY}` });
+async function submit(tenant: string, body: Record<string, unknown>): Promise<string> {
+  const response = await routes.jobs.POST(
+    new Request("http://x/v1/jobs", { method: "POST", headers: { ...auth(tenant), "content-type": "application/json" }, body: JSON.stringify({ tenant_id: tenant, model_name: "local-ngram", temperature: 0, ...body }) }),
+    undefined,
+  );
+  expect(response.status).toBe(202);
+  return (await response.json()).job_id;
+}
+const state = (id: string) => redis.hgetall(`job:state:${id}`);
+const finished = (id: string, timeoutMs = 60_000): Promise<Record<string, string>> =>
+  waitFor(async () => {
+    const s = await state(id);
+    return ["COMPLETED", "FAILED", "CANCELLED"].includes(s.status) ? s : undefined;
+  }, { timeoutMs, what: `job ${id} to finish` });
+const stream = (tenant: string, id: string, after = 0) =>
+  routes.stream.GET(new Request(`http://x/jobs/${id}/stream?after=${after}`, { headers: auth(tenant) }), { params: Promise.resolve({ id }) });
+const completedEvents = (ids: string[]) =>
+  readTopic(inject("kafkaBrokers"), "ai.generation.completed", (m) => ids.every((id) => m.some((x) => JSON.parse(x.value!.toString()).job_id === id))).then((m) =>
+    m.map((x) => ({ key: x.key?.toString(), ...JSON.parse(x.value!.toString()) })).filter((e) => ids.includes(e.job_id)),
+  );
+
+describe("generation jobs on the real stack", () => {
+  it("streams deltas over time, ends COMPLETED with the full output, a 24 h expiry and one audit event", async () => {
+    const id = await submit("spread-0", { prompt: CYCLE, max_tokens: 30 });
+    const events = await readSse(await stream("spread-0", id));
+    const deltas = events.filter((e) => e.event === "delta").map((e) => ({ id: Number(e.id), ...JSON.parse(e.data) }));
+    expect(deltas.at(-1)).toMatchObject({ is_final: true, status: "COMPLETED" });
+    expect(deltas.map((d) => d.id)).toEqual(deltas.map((_, i) => i + 1));
+    const final = await state(id);
+    expect(final.status).toBe("COMPLETED");
+    expect(final.output).toBe(deltas.map((d) => d.delta).join(""));
+    expect(final.output.length).toBeGreaterThan(20);
+    for (const key of [`job:state:${id}`, `job:events:${id}`]) {
+      const ttl = await redis.ttl(key);
+      expect(ttl).toBeGreaterThan(86_300);
+      expect(ttl).toBeLessThanOrEqual(86_400);
+    }
+    const job = await (await routes.job.GET(new Request(`http://x/jobs/${id}`, { headers: auth("spread-0") }), { params: Promise.resolve({ id }) })).json();
+    expect(job).toMatchObject({ status: "COMPLETED", output: final.output, attempts: 1, error: null });
+    expect(job.usage.completion_tokens).toBeGreaterThan(0);
+    expect(job.usage.total_tokens).toBe(job.usage.prompt_tokens + job.usage.completion_tokens);
+    expect(job.ttft_ms).toBeGreaterThanOrEqual(0);
+
+    const [event] = await completedEvents([id]);
+    expect(event).toMatchObject({
+      key: "spread-0",
+      job_id: id,
+      tenant_id: "spread-0",
+      model_name: "local-ngram",
+      model_version: expect.stringContaining("local-ngram"),
+      prompt: CYCLE,
+      parameters: { temperature: 0, max_tokens: 30 },
+      output: final.output,
+      status: "COMPLETED",
+      usage: job.usage,
+      cost: { currency: "USD", amount: 0 },
+      timing: { queued_ms: expect.any(Number), ttft_ms: expect.any(Number), generation_ms: expect.any(Number), tokens_per_second: expect.any(Number) },
+      worker_id: expect.stringMatching(/^worker-[ab]$/),
+      attempt: 1,
+    });
+  });
+
+  it("runs one tenant's commands in order", async () => {
+    const ids = [];
+    for (let i = 0; i < 4; i++) ids.push(await submit("ordered", { prompt: `${CYCLE} ${i}`, max_tokens: 4 }));
+    const states = [];
+    for (const id of ids) states.push(await finished(id));
+    for (let i = 1; i < states.length; i++) {
+      expect(Date.parse(states[i].started_at)).toBeGreaterThanOrEqual(Date.parse(states[i - 1].completed_at));
+    }
+  });
+
+  it("gives a second subscriber that connects mid-stream the full text exactly once", async () => {
+    const id = await submit("spread-1", { prompt: CYCLE, max_tokens: 60 });
+    const first = stream("spread-1", id).then((r) => readSse(r));
+    await waitFor(async () => (await redis.llen(`job:events:${id}`)) >= 8, { what: "a few deltas" });
+    const second = await readSse(await stream("spread-1", id));
+    const firstEvents = await first;
+    const texts = [firstEvents, second].map((events) => {
+      const seqs = events.map((e) => Number(e.id));
+      expect(new Set(seqs).size).toBe(seqs.length);
+      expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+      return events.map((e) => JSON.parse(e.data).delta).join("");
+    });
+    const final = await state(id);
+    expect(texts).toEqual([final.output, final.output]);
+
+    // A client resuming after seq 5 gets the rest, with no gap and no duplicate.
+    const resumed = await readSse(await stream("spread-1", id, 5));
+    expect(resumed.map((e) => e.id)).toEqual(firstEvents.slice(5).map((e) => e.id));
+    expect(resumed.map((e) => JSON.parse(e.data).delta).join("")).toBe(firstEvents.slice(5).map((e) => JSON.parse(e.data).delta).join(""));
+  });
+
+  it("shares the load between two workers of the group", async () => {
+    const ids = [];
+    for (let i = 0; i < 8; i++) ids.push(await submit(`spread-${i}`, { prompt: `${CYCLE} ${i}`, max_tokens: 10 }));
+    await Promise.all(ids.map((id) => finished(id)));
+    const events = await completedEvents(ids);
+    expect(new Set(events.map((e) => e.job_id)).size).toBe(8);
+    expect(new Set(events.map((e) => e.worker_id))).toEqual(new Set(["worker-a", "worker-b"]));
+  });
+
+  it("finishes a job whose worker is killed mid-generation on the other worker, once", async () => {
+    const id = await submit("spread-2", { prompt: CYCLE, max_tokens: 120 });
+    const running = await waitFor(async () => {
+      const s = await state(id);
+      return s.status === "RUNNING" && (await redis.llen(`job:events:${id}`)) >= 5 ? s : undefined;
+    }, { what: "the job to be generating" });
+    const victim = workers.find((w) => w.id === running.worker_id)!;
+    victim.child.kill("SIGKILL");
+    await victim.exited;
+    writeFileSync(`.test-data/${victim.id}-killed.log`, victim.output());
+
+    const final = await finished(id, 90_000);
+    expect(final.status).toBe("COMPLETED");
+    expect(final.worker_id).not.toBe(victim.id);
+    expect(Number(final.attempts)).toBe(2);
+    const events = (await completedEvents([id]));
+    expect(events).toHaveLength(1);
+
+    // Replay starts from the restart: the client sees a reset, then one clean generation.
+    const replay = await readSse(await stream("spread-2", id));
+    expect(replay[0].event).toBe("reset");
+    expect(replay.slice(1).map((e) => JSON.parse(e.data).delta).join("")).toBe(final.output);
+
+    workers.splice(workers.indexOf(victim), 1);
+  });
+});

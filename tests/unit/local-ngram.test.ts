@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { createLocalNgram, sampleToken } from "@/lib/jobs/providers/local-ngram";
+import { countTokens } from "@/lib/jobs/tokens";
+import type { GenerationChunk } from "@/lib/jobs/providers/provider";
+
+const corpus = ["The broker keeps the log.\n\nThe worker reads the log and writes tokens.\n\nClients read the stream."];
+const noWait = async () => {};
+
+async function run(options: { prompt: string; temperature: number; maxTokens: number }, seed = 1) {
+  let state = seed;
+  const random = () => ((state = (state * 48271) % 2147483647) / 2147483647);
+  const model = createLocalNgram({ corpus, tokensPerSecond: 1000, random, sleep: noWait });
+  const deltas: string[] = [];
+  for await (const chunk of model.generate({ model: "local-ngram", ...options, signal: new AbortController().signal }) as AsyncIterable<GenerationChunk>) {
+    if ("delta" in chunk) deltas.push(chunk.delta);
+  }
+  return deltas;
+}
+
+describe("local-ngram", () => {
+  it("continues text in the style of what it read, and is deterministic at temperature 0", async () => {
+    const a = await run({ prompt: "The worker", temperature: 0, maxTokens: 50 });
+    const b = await run({ prompt: "The worker", temperature: 0, maxTokens: 50 }, 99);
+    expect(a.join("")).toBe(b.join(""));
+    expect(a.join("")).toMatch(/^ reads the log/);
+  });
+
+  it("stops at max_tokens, counted with the BPE tokenizer", async () => {
+    const deltas = await run({ prompt: "The", temperature: 1.5, maxTokens: 5 });
+    expect(countTokens(deltas.join(""))).toBeLessThanOrEqual(6);
+    expect(deltas.length).toBeLessThanOrEqual(5);
+  });
+
+  it("stops at a natural end (the end of a paragraph)", async () => {
+    const deltas = await run({ prompt: "Clients read the", temperature: 0, maxTokens: 500 });
+    expect(deltas.join("")).toBe(" stream.");
+  });
+
+  it("samples by temperature: greedy at 0, spread when hot", () => {
+    const counts = new Map([
+      [1, 9],
+      [2, 1],
+    ]);
+    expect(sampleToken([counts], 0, Math.random)).toBe(1);
+    const picks = new Set(Array.from({ length: 200 }, (_, i) => sampleToken([counts], 2, () => (i + 0.5) / 200)));
+    expect(picks).toEqual(new Set([1, 2]));
+  });
+
+  it("stops when aborted", async () => {
+    const model = createLocalNgram({ corpus, tokensPerSecond: 1000, sleep: noWait });
+    const controller = new AbortController();
+    controller.abort(new Error("cancelled"));
+    const iterator = model.generate({ model: "local-ngram", prompt: "The", temperature: 1, maxTokens: 10, signal: controller.signal })[Symbol.asyncIterator]();
+    await expect(iterator.next()).rejects.toThrow("cancelled");
+  });
+});
