@@ -1,0 +1,14 @@
+/** Next.js start-up hook: resumes sandbox processing that a previous web-server process left IN_PROGRESS. */
+export async function register(): Promise<void> {
+  if (process.env.NEXT_RUNTIME !== "nodejs") return;
+  const { getSandboxDeps, sandboxEnabled } = await import("./lib/reels/sandbox/web-deps");
+  const { resumeSandboxProcessing } = await import("./lib/reels/sandbox/resume-processing");
+  const warn = (error: unknown) =>
+    console.error(JSON.stringify({ time: new Date().toISOString(), level: "warn", component: "web", message: "sandbox resume failed", error: error instanceof Error ? error.message : String(error) }));
+  // Not awaited: start-up does not wait on Redis, and a read of a stale container resumes it anyway.
+  try {
+    if (sandboxEnabled()) resumeSandboxProcessing(getSandboxDeps()).catch(warn);
+  } catch (error) {
+    warn(error);
+  }
+}

@@ -1,0 +1,202 @@
+import { randomBytes } from "node:crypto";
+import { z } from "zod";
+
+/**
+ * Graph's error object, and what a client should do about each code. The sandbox answers with
+ * these; the publish flow reads them back from the real interface or the sandbox alike.
+ */
+
+export type GraphErrorAction = "retry" | "new-container" | "fix-input" | "reconnect-account" | "wait-quota" | "stop";
+
+export interface GraphErrorBody {
+  message: string;
+  type: string;
+  code: number;
+  error_subcode?: number;
+  is_transient: boolean;
+  error_user_title?: string;
+  error_user_msg?: string;
+  fbtrace_id: string;
+}
+
+export interface GraphErrorInfo {
+  code: number;
+  /** Absent: the entry covers the code with any subcode not listed separately. */
+  subcode?: number;
+  meaning: string;
+  action: GraphErrorAction;
+  advice: string;
+  transient: boolean;
+}
+
+/** From graph-reference.md (Meta's error-code reference for content publishing). */
+export const GRAPH_ERRORS: readonly GraphErrorInfo[] = [
+  { code: 1, meaning: "temporary error", action: "retry", advice: "A temporary Graph error; retry with backoff.", transient: true },
+  { code: 2, meaning: "service error", action: "retry", advice: "Graph is temporarily unavailable; retry with backoff.", transient: true },
+  { code: 4, meaning: "application rate limit", action: "wait-quota", advice: "The app made too many calls; back off before calling again.", transient: true },
+  { code: 17, meaning: "user rate limit", action: "wait-quota", advice: "The account made too many calls; back off before calling again.", transient: true },
+  { code: 32, meaning: "page rate limit", action: "wait-quota", advice: "The page made too many calls; back off before calling again.", transient: true },
+  { code: 613, meaning: "custom rate limit", action: "wait-quota", advice: "A rate limit was reached; back off before calling again.", transient: true },
+  { code: 80002, meaning: "Instagram rate limit", action: "wait-quota", advice: "Instagram's rate limit was reached; back off before calling again.", transient: true },
+  { code: 10, meaning: "permission missing", action: "reconnect-account", advice: "The token lacks a permission; reconnect the account with the publishing scopes.", transient: false },
+  { code: 100, meaning: "invalid parameter", action: "fix-input", advice: "A parameter is missing or invalid; fix the request.", transient: false },
+  { code: 190, meaning: "access token invalid or expired", action: "reconnect-account", advice: "The access token is invalid, expired or revoked; reconnect the account.", transient: false },
+  { code: 368, meaning: "blocked for policy", action: "stop", advice: "The action was blocked as a policy violation; do not retry.", transient: false },
+  { code: 2500, meaning: "unknown path", action: "fix-input", advice: "The path or API version does not exist; fix the request.", transient: false },
+  { code: -1, subcode: 2207001, meaning: "server error", action: "retry", advice: "Instagram had a server error; retry.", transient: true },
+  { code: -1, subcode: 2207032, meaning: "could not create the container", action: "retry", advice: "The container could not be created; retry.", transient: true },
+  { code: -1, subcode: 2207053, meaning: "unknown upload error", action: "new-container", advice: "The upload failed; create a new container.", transient: false },
+  { code: -1, meaning: "server error", action: "retry", advice: "Instagram had a server error; retry.", transient: true },
+  { code: -2, subcode: 2207003, meaning: "timed out downloading the media", action: "retry", advice: "Downloading the video timed out; retry, or serve it from a faster host.", transient: true },
+  { code: -2, subcode: 2207020, meaning: "media expired", action: "new-container", advice: "The container expired; create a new one.", transient: false },
+  { code: -2, meaning: "media error", action: "retry", advice: "A temporary media error; retry.", transient: true },
+  { code: 9, subcode: 2207042, meaning: "daily publishing limit reached", action: "wait-quota", advice: "The account reached its publishing limit for the moving 24 hours; wait for the window.", transient: false },
+  { code: 9, meaning: "limit reached", action: "wait-quota", advice: "A limit was reached; wait for the window.", transient: false },
+  { code: 24, subcode: 2207006, meaning: "media not found", action: "new-container", advice: "The container was not found; create a new one.", transient: false },
+  { code: 24, subcode: 2207008, meaning: "temporary publish error", action: "retry", advice: "Retry once or twice within 30 s to 2 min, then create a new container.", transient: true },
+  { code: 25, subcode: 2207050, meaning: "account restricted", action: "stop", advice: "The account is restricted; its owner must act in the Instagram app.", transient: false },
+  { code: 352, subcode: 2207026, meaning: "unsupported video format", action: "fix-input", advice: "The video does not meet the reel specification; fix the video.", transient: false },
+  { code: 9004, subcode: 2207052, meaning: "media could not be fetched from the URL", action: "fix-input", advice: "Make the video URL public and valid (no login wall, no redirect to a page).", transient: false },
+  { code: 9007, subcode: 2207027, meaning: "media not ready for publishing", action: "retry", advice: "Wait until the container is FINISHED, then publish.", transient: false },
+];
+
+const UNKNOWN: Omit<GraphErrorInfo, "code" | "subcode"> = {
+  meaning: "unknown error",
+  action: "stop",
+  advice: "An error this client does not know; read the message.",
+  transient: false,
+};
+
+/** The table entry for a code and subcode: exact pair first, then the code alone. */
+export function describeGraphError(code: number, subcode?: number | null): GraphErrorInfo {
+  const exact = GRAPH_ERRORS.find((e) => e.code === code && e.subcode !== undefined && e.subcode === subcode);
+  if (exact) return exact;
+  const general = GRAPH_ERRORS.find((e) => e.code === code && e.subcode === undefined);
+  if (general) return general;
+  // Subcodes are unique across codes, so a known subcode under an unexpected code still says what happened.
+  const bySubcode = subcode ? GRAPH_ERRORS.find((e) => e.subcode === subcode) : undefined;
+  if (bySubcode) return { ...bySubcode, code };
+  if (code >= 200 && code <= 299) {
+    return { code, meaning: "permission missing", action: "reconnect-account", advice: "The token lacks a permission; reconnect the account with the publishing scopes.", transient: false };
+  }
+  return { code, subcode: subcode ?? undefined, ...UNKNOWN };
+}
+
+/** What to do about a Graph error. An unknown code that Graph marked transient is retried. */
+export function classifyGraphError(code: number, subcode?: number | null, isTransient?: boolean): { action: GraphErrorAction; advice: string } {
+  const info = describeGraphError(code, subcode);
+  if (info.meaning === UNKNOWN.meaning && isTransient) return { action: "retry", advice: "Graph marked this error transient; retry with backoff." };
+  return { action: info.action, advice: info.advice };
+}
+
+/** The table entry for a subcode alone, e.g. the one in a container's ERROR status. */
+export function graphErrorForSubcode(subcode: number): GraphErrorInfo | undefined {
+  return GRAPH_ERRORS.find((e) => e.subcode === subcode);
+}
+
+/** A container's ERROR `status` names its subcode: "Error: ... (2207026)" or "... error code 2207082". */
+export function subcodeFromContainerStatus(status: string | null | undefined): number | undefined {
+  const match = /\b(220\d{4})\b/.exec(status ?? "");
+  return match ? Number(match[1]) : undefined;
+}
+
+/** Graph's trace ids are short opaque strings; support tickets quote them. */
+export function newFbtraceId(): string {
+  return randomBytes(18).toString("base64url").slice(0, 23);
+}
+
+export interface GraphErrorInit {
+  message: string;
+  code: number;
+  subcode?: number;
+  type?: string;
+  /** HTTP status; Graph uses 400 for nearly everything, 500 for its own failures. */
+  status?: number;
+  isTransient?: boolean;
+  userTitle?: string;
+  userMessage?: string;
+  fbtraceId?: string;
+}
+
+export class GraphError extends Error {
+  readonly code: number;
+  readonly subcode: number | undefined;
+  readonly type: string;
+  readonly status: number;
+  readonly isTransient: boolean;
+  readonly userTitle: string | undefined;
+  readonly userMessage: string | undefined;
+  readonly fbtraceId: string;
+
+  constructor(init: GraphErrorInit) {
+    super(init.message);
+    this.name = "GraphError";
+    this.code = init.code;
+    this.subcode = init.subcode;
+    this.type = init.type ?? "OAuthException";
+    this.status = init.status ?? defaultHttpStatus(init.code);
+    this.isTransient = init.isTransient ?? describeGraphError(init.code, init.subcode).transient;
+    this.userTitle = init.userTitle;
+    this.userMessage = init.userMessage;
+    this.fbtraceId = init.fbtraceId ?? newFbtraceId();
+  }
+
+  get action(): GraphErrorAction {
+    return classifyGraphError(this.code, this.subcode, this.isTransient).action;
+  }
+
+  get advice(): string {
+    return classifyGraphError(this.code, this.subcode, this.isTransient).advice;
+  }
+
+  toBody(): { error: GraphErrorBody } {
+    return {
+      error: {
+        message: this.message,
+        type: this.type,
+        code: this.code,
+        ...(this.subcode !== undefined ? { error_subcode: this.subcode } : {}),
+        is_transient: this.isTransient,
+        ...(this.userTitle ? { error_user_title: this.userTitle } : {}),
+        ...(this.userMessage ? { error_user_msg: this.userMessage } : {}),
+        fbtrace_id: this.fbtraceId,
+      },
+    };
+  }
+
+  /** Reads Graph's error object from a response body; undefined when the body is not one. */
+  static fromResponse(body: unknown, status: number): GraphError | undefined {
+    const parsed = graphErrorResponseSchema.safeParse(body);
+    if (!parsed.success) return undefined;
+    const e = parsed.data.error;
+    return new GraphError({
+      message: e.message,
+      code: e.code,
+      subcode: e.error_subcode ?? undefined,
+      type: e.type,
+      status,
+      isTransient: e.is_transient ?? undefined,
+      userTitle: e.error_user_title ?? undefined,
+      userMessage: e.error_user_msg ?? undefined,
+      fbtraceId: e.fbtrace_id ?? "",
+    });
+  }
+}
+
+/** Lenient on purpose: the real interface omits fields and sends numbers as strings now and then. */
+export const graphErrorResponseSchema = z.object({
+  error: z.object({
+    message: z.string(),
+    type: z.string().default("OAuthException"),
+    code: z.coerce.number().int(),
+    error_subcode: z.coerce.number().int().nullish(),
+    is_transient: z.boolean().nullish(),
+    error_user_title: z.string().nullish(),
+    error_user_msg: z.string().nullish(),
+    fbtrace_id: z.string().nullish(),
+  }),
+});
+
+function defaultHttpStatus(code: number): number {
+  return code === 1 || code === 2 || code === -1 ? 500 : 400;
+}

@@ -1,0 +1,165 @@
+import { z } from "zod";
+import { GraphError } from "../graph-error";
+import { limitsOf } from "./deps";
+import { authorize, graphJson, parseParams, pickFields, requestedFields, type GraphCall } from "./graph-request";
+import { FINISHED_STATUS, IN_PROGRESS_STATUS, newAttemptOwner, resumeIfStale, startProcessing } from "./process-container";
+import { sweepVideoFilesNowAndThen } from "./resume-processing";
+import { insertContainer, newGraphId, visibleStatusCode, type ContainerRecord } from "./store";
+
+/** `POST /{ig-user-id}/media` and `GET /{container-id}` for reels. */
+
+export const CAPTION_LIMITS = { maxChars: 2200, maxHashtags: 30, maxMentions: 20 } as const;
+
+const HASHTAG = /(^|[^\p{L}\p{N}_&])#[\p{L}\p{N}_]+/gu;
+const MENTION = /(^|[^\p{L}\p{N}_.])@[A-Za-z0-9._]+/gu;
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === "http:" || url.protocol === "https:";
+  } catch {
+    return false;
+  }
+}
+
+function hasNoCredentials(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return !url.username && !url.password;
+  } catch {
+    return true;
+  }
+}
+
+const required = (name: string) => ({ error: `The parameter ${name} is required` });
+
+const booleanParam = (name: string) =>
+  z
+    .string()
+    .transform((v) => v.toLowerCase())
+    .refine((v) => ["true", "false", "1", "0"].includes(v), `Param ${name} must be a boolean`)
+    .transform((v) => (v === "true" || v === "1" ? "true" : "false"));
+
+/** Create parameters as Graph reads them: strings, unknown ones ignored. */
+export const createContainerParams = z.object({
+  media_type: z
+    .string(required("media_type"))
+    .superRefine((value, ctx) => {
+      if (value === "VIDEO") ctx.addIssue({ code: "custom", message: "The VIDEO media type is no longer supported for publishing. Use media_type=REELS" });
+      else if (value !== "REELS") ctx.addIssue({ code: "custom", message: `Param media_type must be REELS: this sandbox publishes reels only (got "${value.slice(0, 40)}")` });
+    }),
+  video_url: z
+    .string(required("video_url"))
+    .min(1, required("video_url").error)
+    .max(4096, "Param video_url is too long")
+    .refine(isHttpUrl, "Param video_url must be a valid http or https URL")
+    .refine(hasNoCredentials, "Param video_url must not contain a user name or password"),
+  caption: z
+    .string()
+    .default("")
+    .superRefine((caption, ctx) => {
+      const chars = [...caption].length;
+      const hashtags = caption.match(HASHTAG)?.length ?? 0;
+      const mentions = caption.match(MENTION)?.length ?? 0;
+      if (chars > CAPTION_LIMITS.maxChars) ctx.addIssue({ code: "custom", message: `Param caption must be at most ${CAPTION_LIMITS.maxChars} characters long (it has ${chars})` });
+      if (hashtags > CAPTION_LIMITS.maxHashtags) ctx.addIssue({ code: "custom", message: `Param caption may contain at most ${CAPTION_LIMITS.maxHashtags} hashtags (it has ${hashtags})` });
+      if (mentions > CAPTION_LIMITS.maxMentions) ctx.addIssue({ code: "custom", message: `Param caption may contain at most ${CAPTION_LIMITS.maxMentions} @-mentions (it has ${mentions})` });
+    }),
+  share_to_feed: booleanParam("share_to_feed").default("true"),
+  cover_url: z.string().refine(isHttpUrl, "Param cover_url must be a valid http or https URL").optional(),
+  thumb_offset: z.string().regex(/^\d{1,9}$/, "Param thumb_offset must be a non-negative integer (milliseconds)").optional(),
+  audio_name: z.string().max(100, "Param audio_name must be at most 100 characters long").optional(),
+  collaborators: z
+    .string()
+    .refine((v) => {
+      try {
+        const list: unknown = JSON.parse(v);
+        return Array.isArray(list) && list.length <= 3 && list.every((u) => typeof u === "string");
+      } catch {
+        return false;
+      }
+    }, "Param collaborators must be a JSON array of at most 3 user names")
+    .optional(),
+  location_id: z.string().regex(/^\d+$/, "Param location_id must be a page id").optional(),
+  user_tags: z.string().optional(),
+  upload_type: z
+    .string()
+    .refine((v) => v !== "resumable", "Resumable upload is not available in the sandbox; send video_url")
+    .optional(),
+});
+
+export async function createContainer(call: GraphCall, accountId: string): Promise<Response> {
+  authorize(call, accountId);
+  const input = parseParams(createContainerParams, call.params);
+  const { deps } = call;
+  const now = deps.now();
+  const owner = newAttemptOwner();
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const id = newGraphId("179");
+    const outcome = await insertContainer(
+      deps.redis,
+      {
+        id,
+        account_id: accountId,
+        media_type: "REELS",
+        video_url: input.video_url,
+        caption: input.caption,
+        share_to_feed: input.share_to_feed,
+        cover_url: input.cover_url,
+        thumb_offset: input.thumb_offset,
+        audio_name: input.audio_name,
+        collaborators: input.collaborators,
+        location_id: input.location_id,
+        created_at: now,
+        status_code: "IN_PROGRESS",
+        status: IN_PROGRESS_STATUS,
+        owner,
+        heartbeat_at: now,
+        processing_started_at: now,
+        attempts: 1,
+      },
+      limitsOf(deps).containersPer24h,
+    );
+    if (outcome === "limit") throw containerLimitReached(limitsOf(deps).containersPer24h);
+    if (outcome === "created") {
+      startProcessing(deps, id, owner);
+      sweepVideoFilesNowAndThen(deps);
+      deps.log("info", "sandbox container created", { container_id: id, account_id: accountId });
+      return graphJson({ id });
+    }
+  }
+  throw new GraphError({ code: -1, subcode: 2207032, message: "Create container failed. Please try again." });
+}
+
+const CONTAINER_FIELDS = ["id", "status_code", "status", "copyright_check_status"] as const;
+
+const STATUS_TEXT: Record<string, string> = {
+  IN_PROGRESS: IN_PROGRESS_STATUS,
+  FINISHED: FINISHED_STATUS,
+  EXPIRED: "Expired: Media was not published within 24 hours of its creation.",
+  PUBLISHED: "Published: Media has been successfully published.",
+};
+
+/** Reads a container as Graph shows it; a read also revives processing that a dead process left behind. */
+export async function readContainer(call: GraphCall, stored: ContainerRecord): Promise<Response> {
+  authorize(call, stored.account_id);
+  const fields = requestedFields(call, CONTAINER_FIELDS, "ShadowIGMediaBuilder");
+  const { container } = await resumeIfStale(call.deps, stored);
+  const statusCode = visibleStatusCode(container, call.deps.now());
+  const values = {
+    id: container.id,
+    status_code: statusCode,
+    status: statusCode === "ERROR" ? container.status : STATUS_TEXT[statusCode],
+    copyright_check_status: { status: statusCode === "IN_PROGRESS" ? "in_progress" : "completed", matches_found: false },
+  };
+  return graphJson(pickFields(values, fields));
+}
+
+function containerLimitReached(limit: number): GraphError {
+  return new GraphError({
+    code: 9,
+    message: `(#9) The account created the maximum of ${limit} containers allowed in 24 hours`,
+    userTitle: "Too many containers",
+    userMessage: "Wait before creating more media containers.",
+  });
+}

@@ -1,0 +1,49 @@
+import type { LookupAddress } from "node:dns";
+import type { Config } from "../../config";
+import type { Log } from "../../log";
+import type { Redis } from "../../redis";
+
+/** What the sandbox needs from its host process: clients and a clock, passed in so tests use real or fake ones. */
+export interface SandboxDeps {
+  redis: Redis;
+  config: Pick<Config, "GRAPH_VERSION" | "REEL_ACCOUNTS" | "SANDBOX_PROCESSING_MS" | "SANDBOX_PUBLISH_LIMIT" | "ALLOW_PRIVATE_VIDEO_URLS" | "DATA_DIR">;
+  /** Milliseconds since the epoch. Container ages, expiry and quotas follow this clock. */
+  now: () => number;
+  fetch: typeof fetch;
+  log: Log;
+  /** DNS resolution for the private-address check; node:dns lookup when absent. */
+  lookup?: (hostname: string) => Promise<LookupAddress[]>;
+  limits?: Partial<SandboxLimits>;
+}
+
+export interface SandboxLimits {
+  /** Largest video the sandbox downloads (Meta's newer page: 300 MB). */
+  maxVideoBytes: number;
+  /** Whole download, redirects included. */
+  fetchTimeoutMs: number;
+  maxRedirects: number;
+  /** Containers an account may create in a moving 24 h. */
+  containersPer24h: number;
+  /** How often a processing attempt proves it is alive. */
+  heartbeatMs: number;
+  /** An IN_PROGRESS container whose heartbeat is older than this is taken over (its process died). */
+  staleAfterMs: number;
+  /** Attempts before a container that keeps killing its processors ends in ERROR. */
+  maxAttempts: number;
+}
+
+export const DEFAULT_LIMITS: SandboxLimits = {
+  maxVideoBytes: 300 * 1024 * 1024,
+  fetchTimeoutMs: 120_000,
+  maxRedirects: 5,
+  containersPer24h: 400,
+  heartbeatMs: 5_000,
+  staleAfterMs: 20_000,
+  maxAttempts: 5,
+};
+
+export function limitsOf(deps: SandboxDeps): SandboxLimits {
+  return { ...DEFAULT_LIMITS, ...deps.limits };
+}
+
+export const DAY_MS = 24 * 60 * 60 * 1000;

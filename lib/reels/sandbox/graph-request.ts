@@ -1,0 +1,164 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { z } from "zod";
+import type { ReelAccount } from "../../config";
+import { GraphError, newFbtraceId } from "../graph-error";
+import type { SandboxDeps } from "./deps";
+
+/** One Graph call as the sandbox sees it: its parameters merged from query and body, as Graph does. */
+export interface GraphCall {
+  deps: SandboxDeps;
+  request: Request;
+  method: string;
+  params: Record<string, string>;
+  /** Absolute base of the sandbox for URLs it hands out, e.g. http://127.0.0.1:3000/graph. */
+  baseUrl: string;
+  /** The API version segment of the path, e.g. v21.0. */
+  version: string;
+}
+
+const MAX_BODY_BYTES = 1024 * 1024;
+
+/** Query parameters, overlaid on POST by a form, multipart or JSON body. */
+export async function readGraphParams(request: Request): Promise<Record<string, string>> {
+  const params: Record<string, string> = Object.fromEntries(new URL(request.url).searchParams);
+  if (request.method !== "POST" || !request.body) return params;
+  if (Number(request.headers.get("content-length") ?? "0") > MAX_BODY_BYTES) throw invalidParameter("The request body is too large");
+  const type = (request.headers.get("content-type") ?? "").toLowerCase();
+  try {
+    if (type.startsWith("multipart/form-data") || type.startsWith("application/x-www-form-urlencoded")) {
+      for (const [key, value] of await request.formData()) if (typeof value === "string") params[key] = value;
+    } else if (type.startsWith("application/json")) {
+      const body: unknown = JSON.parse(await request.text());
+      if (body && typeof body === "object" && !Array.isArray(body)) {
+        for (const [key, value] of Object.entries(body)) {
+          if (value !== null && value !== undefined) params[key] = typeof value === "string" ? value : JSON.stringify(value);
+        }
+      }
+    } else {
+      // Graph reads an untyped body as a form, the way curl -d sends it.
+      for (const [key, value] of new URLSearchParams(await request.text())) params[key] = value;
+    }
+  } catch {
+    throw invalidParameter("The request body could not be parsed");
+  }
+  return params;
+}
+
+/** The token from `access_token` or an `Authorization: OAuth|Bearer` header. */
+export function accessTokenOf(call: Pick<GraphCall, "params" | "request">): string | undefined {
+  const header = call.request.headers.get("authorization");
+  const fromHeader = header ? /^(?:OAuth|Bearer)\s+(\S+)$/i.exec(header.trim())?.[1] : undefined;
+  return call.params.access_token || fromHeader || undefined;
+}
+
+/** The account whose token this is; compared in constant time, as tokens are secrets. */
+export function accountForToken(accounts: readonly ReelAccount[], token: string | undefined): ReelAccount | undefined {
+  if (!token) return undefined;
+  const digest = sha256(token);
+  let found: ReelAccount | undefined;
+  // Every account is compared, so the time taken does not say which one matched.
+  for (const account of accounts) if (timingSafeEqual(digest, sha256(account.accessToken))) found ??= account;
+  return found;
+}
+
+/** The caller's account when its token is valid and belongs to `ownerAccountId`; Graph's 190 otherwise. */
+export function authorize(call: GraphCall, ownerAccountId: string): ReelAccount {
+  const token = accessTokenOf(call);
+  if (!token) throw missingToken();
+  const account = accountForToken(call.deps.config.REEL_ACCOUNTS, token);
+  if (!account) throw invalidToken();
+  if (account.accountId !== ownerAccountId) throw tokenOfAnotherAccount();
+  return account;
+}
+
+/** A token must be valid before anything else is said about the request, as in Graph. */
+export function requireValidToken(call: GraphCall): ReelAccount {
+  const token = accessTokenOf(call);
+  if (!token) throw missingToken();
+  const account = accountForToken(call.deps.config.REEL_ACCOUNTS, token);
+  if (!account) throw invalidToken();
+  return account;
+}
+
+/** `fields=a,b,owner{id}` → ["a", "b", "owner"]; `fallback` when absent. */
+export function requestedFields(call: GraphCall, allowed: readonly string[], nodeType: string, fallback: readonly string[] = ["id"]): string[] {
+  const raw = call.params.fields;
+  if (!raw) return [...fallback];
+  const fields = raw
+    .replace(/\{[^}]*\}/g, "")
+    .split(",")
+    .map((f) => f.trim())
+    .filter(Boolean);
+  const unknown = fields.find((f) => !allowed.includes(f));
+  if (unknown) throw invalidParameter(`Tried accessing nonexisting field (${unknown}) on node type (${nodeType})`);
+  return [...new Set(fields)];
+}
+
+/** Graph's answer for a node: the requested fields that have values, and always the id. */
+export function pickFields(values: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const field of fields) if (values[field] !== undefined && values[field] !== "") out[field] = values[field];
+  return { ...out, id: values.id };
+}
+
+/** Validates parameters with zod; the first issue becomes Graph's (#100) message. */
+export function parseParams<S extends z.ZodType>(schema: S, params: Record<string, string>): z.infer<S> {
+  const parsed = schema.safeParse(params);
+  if (parsed.success) return parsed.data;
+  throw invalidParameter(parsed.error.issues[0]?.message ?? "Invalid parameter");
+}
+
+export function graphJson(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: {
+      "content-type": "application/json; charset=UTF-8",
+      "cache-control": "private, no-cache, no-store, must-revalidate",
+      "x-fb-trace-id": newFbtraceId(),
+      ...headers,
+    },
+  });
+}
+
+export function graphErrorResponse(error: GraphError): Response {
+  const headers: Record<string, string> = { "x-fb-trace-id": error.fbtraceId };
+  if (error.code === 190) headers["www-authenticate"] = `OAuth "Facebook Platform" "invalid_token" "${error.message.replace(/"/g, "'")}"`;
+  return graphJson(error.toBody(), error.status, headers);
+}
+
+export function invalidParameter(message: string): GraphError {
+  return new GraphError({ code: 100, message: `(#100) ${message}` });
+}
+
+export function missingToken(): GraphError {
+  return new GraphError({ code: 190, message: "An access token is required to request this resource." });
+}
+
+export function invalidToken(): GraphError {
+  return new GraphError({ code: 190, message: "Invalid OAuth access token - Cannot parse access token" });
+}
+
+export function tokenOfAnotherAccount(): GraphError {
+  return new GraphError({
+    code: 190,
+    message: "Error validating access token: the token does not belong to the Instagram account that owns this object.",
+    userTitle: "Wrong account",
+    userMessage: "Use the access token of the account that owns this object.",
+  });
+}
+
+export function unsupportedRequest(method: string, id: string): GraphError {
+  return new GraphError({
+    code: 100,
+    subcode: 33,
+    message: `Unsupported ${method.toLowerCase()} request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation. Please read the Graph API documentation at https://developers.facebook.com/docs/graph-api`,
+  });
+}
+
+export function unknownPath(path: string): GraphError {
+  return new GraphError({ code: 2500, message: `Unknown path components: ${path}` });
+}
+
+function sha256(value: string): Buffer {
+  return createHash("sha256").update(value).digest();
+}

@@ -1,0 +1,113 @@
+import { GraphError } from "../graph-error";
+import { createContainer, readContainer } from "./containers";
+import type { SandboxDeps } from "./deps";
+import {
+  graphErrorResponse,
+  readGraphParams,
+  requireValidToken,
+  unknownPath,
+  unsupportedRequest,
+  type GraphCall,
+} from "./graph-request";
+import { listMedia, readAccount, readMedia, renderPermalinkPage, serveMediaFile } from "./media";
+import { publishContainer, readPublishingLimit } from "./publishing";
+import { readContainerRecord, readMediaRecord } from "./store";
+
+/**
+ * The Graph-compatible sandbox behind `{origin}/graph/...`:
+ *   POST /{version}/{ig-user-id}/media                      create a reel container
+ *   GET  /{version}/{ig-user-id}/media                      the published reels
+ *   POST /{version}/{ig-user-id}/media_publish              publish a FINISHED container
+ *   GET  /{version}/{ig-user-id}/content_publishing_limit   quota usage
+ *   GET  /{version}/{id}                                    an account, container or reel
+ *   GET  /media-files/{media-id}.mp4                        the kept video (Range supported)
+ *   GET  /reel/{shortcode}                                  the permalink page
+ */
+
+export interface GraphRouteOptions {
+  /** Where the sandbox is mounted; "/graph" in the web app. */
+  basePath?: string;
+  /** Origin for the URLs the sandbox hands out; the request's own origin when absent. */
+  origin?: string;
+}
+
+/** Versions Meta served recently; the configured GRAPH_VERSION is always accepted too. */
+export const SUPPORTED_GRAPH_VERSIONS = ["v19.0", "v20.0", "v21.0", "v22.0", "v23.0", "v24.0"] as const;
+
+export async function handleGraphRequest(request: Request, deps: SandboxDeps, options: GraphRouteOptions = {}): Promise<Response> {
+  const basePath = (options.basePath ?? "/graph").replace(/\/+$/, "");
+  const url = new URL(request.url);
+  const method = request.method.toUpperCase();
+  try {
+    if (!url.pathname.startsWith(`${basePath}/`)) throw unknownPath(url.pathname);
+    const rest = url.pathname.slice(basePath.length + 1);
+    const [first = "", ...path] = rest.split("/").filter(Boolean).map(safeDecode);
+    const baseUrl = `${(options.origin ?? requestOrigin(request, url)).replace(/\/+$/, "")}${basePath}`;
+
+    const readOnly = method === "GET" || method === "HEAD";
+    if (first === "media-files" && path.length === 1 && readOnly) return await serveMediaFile(deps, request, path[0] ?? "");
+    if (first === "reel" && path.length === 1 && readOnly) return await renderPermalinkPage(deps, baseUrl, path[0] ?? "");
+    if (!isSupportedVersion(first, deps.config.GRAPH_VERSION)) throw unknownPath(`/${rest}`);
+    if (!readOnly && method !== "POST") throw unsupportedRequest(method, path[0] ?? first);
+
+    const call: GraphCall = { deps, request, method: readOnly ? "GET" : method, params: await readGraphParams(request), baseUrl, version: first };
+    const response = await route(call, path, rest);
+    return method === "HEAD" ? new Response(null, { status: response.status, headers: response.headers }) : response;
+  } catch (error) {
+    if (error instanceof GraphError) return graphErrorResponse(error);
+    deps.log("error", "sandbox request failed", { method, path: url.pathname, error: error instanceof Error ? error.message : String(error) });
+    return graphErrorResponse(new GraphError({ code: 1, message: "An unknown error has occurred.", isTransient: true }));
+  }
+}
+
+export function isSupportedVersion(version: string, configured: string): boolean {
+  return version === configured || (SUPPORTED_GRAPH_VERSIONS as readonly string[]).includes(version);
+}
+
+async function route(call: GraphCall, path: string[], rest: string): Promise<Response> {
+  const [id, edge, ...extra] = path;
+  if (!id || extra.length > 0) throw unknownPath(`/${rest}`);
+  requireValidToken(call); // Graph checks the token before it says anything about the object
+  if (edge === undefined) return readNode(call, id);
+
+  const account = call.deps.config.REEL_ACCOUNTS.find((a) => a.accountId === id);
+  if (!account) throw unsupportedRequest(call.method, id);
+  switch (`${call.method} ${edge}`) {
+    case "POST media":
+      return createContainer(call, id);
+    case "GET media":
+      return listMedia(call, id);
+    case "POST media_publish":
+      return publishContainer(call, id);
+    case "GET content_publishing_limit":
+      return readPublishingLimit(call, id);
+  }
+  if (["media", "media_publish", "content_publishing_limit"].includes(edge)) throw unsupportedRequest(call.method, id);
+  throw unknownPath(`/${edge}`);
+}
+
+async function readNode(call: GraphCall, id: string): Promise<Response> {
+  if (call.method !== "GET") throw unsupportedRequest(call.method, id);
+  const account = call.deps.config.REEL_ACCOUNTS.find((a) => a.accountId === id);
+  if (account) return readAccount(call, account);
+  const container = await readContainerRecord(call.deps.redis, id);
+  if (container) return readContainer(call, container);
+  const media = await readMediaRecord(call.deps.redis, id);
+  if (media) return readMedia(call, media);
+  throw unsupportedRequest(call.method, id);
+}
+
+/** The origin the caller used (frameworks may rewrite request.url's host), so handed-out URLs work for it. */
+function requestOrigin(request: Request, url: URL): string {
+  const host = request.headers.get("x-forwarded-host")?.split(",")[0]?.trim() || request.headers.get("host") || url.host;
+  const proto = request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim() || url.protocol.replace(/:$/, "");
+  return /^[A-Za-z0-9.:[\]-]+$/.test(host) && /^https?$/.test(proto) ? `${proto}://${host}` : url.origin;
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}

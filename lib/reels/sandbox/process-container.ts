@@ -1,0 +1,170 @@
+import { randomBytes } from "node:crypto";
+import { mkdir, rename, unlink } from "node:fs/promises";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { checkReelSpec, probeVideo, VideoProbeError, type VideoProbe } from "../probe-video";
+import { limitsOf, type SandboxDeps } from "./deps";
+import { downloadVideo, VideoFetchError } from "./fetch-video";
+import { beat, claimStaleContainer, finishProcessing, readContainerRecord, videosDir, visibleStatusCode, type ContainerRecord } from "./store";
+
+/**
+ * Processing a container: download the video, probe it, check the reel specification, and settle
+ * the container FINISHED or ERROR, never sooner than SANDBOX_PROCESSING_MS.
+ *
+ * Each attempt has an owner id and beats a heartbeat into the container. An attempt whose process
+ * died stops beating; the next request that reads the container, or the next start-up, takes it
+ * over. Only the owner may settle the container, so a slow old attempt cannot overwrite a new one.
+ */
+
+export const FINISHED_STATUS = "Finished: Media has been uploaded and it is ready to be published.";
+export const IN_PROGRESS_STATUS = "In Progress: Media is still being processed.";
+const GAVE_UP_STATUS = "Error: processing was interrupted too many times (2207001)";
+
+interface Outcome {
+  fields: Record<string, string | number | undefined>;
+  /** The kept video when the container is FINISHED. */
+  file?: string;
+}
+
+const running = new WeakMap<SandboxDeps, Set<Promise<void>>>();
+
+export function newAttemptOwner(): string {
+  return randomBytes(6).toString("hex");
+}
+
+/** Runs processContainer in the background; settleSandboxProcessing waits for it. */
+export function startProcessing(deps: SandboxDeps, containerId: string, owner: string): void {
+  const tasks = running.get(deps) ?? new Set<Promise<void>>();
+  running.set(deps, tasks);
+  const task = processContainer(deps, containerId, owner).catch((error: unknown) => {
+    deps.log("error", "sandbox processing failed", { container_id: containerId, error: error instanceof Error ? error.message : String(error) });
+  });
+  tasks.add(task);
+  void task.finally(() => tasks.delete(task));
+}
+
+/** Waits until the background processing started with these deps has settled (tests, shutdown). */
+export async function settleSandboxProcessing(deps: SandboxDeps): Promise<void> {
+  const tasks = running.get(deps);
+  while (tasks && tasks.size > 0) await Promise.allSettled([...tasks]);
+}
+
+/**
+ * Takes over an IN_PROGRESS container whose processor stopped beating, and answers the record a
+ * reader should see. Cheap when there is nothing to do: a Redis call only for stale containers.
+ */
+export async function resumeIfStale(deps: SandboxDeps, container: ContainerRecord): Promise<{ container: ContainerRecord; resumed: boolean }> {
+  const now = deps.now();
+  const limits = limitsOf(deps);
+  if (visibleStatusCode(container, now) !== "IN_PROGRESS" || container.heartbeat_at > now - limits.staleAfterMs) return { container, resumed: false };
+  const owner = newAttemptOwner();
+  const claim = await claimStaleContainer(deps.redis, container.id, {
+    now,
+    owner,
+    staleAfterMs: limits.staleAfterMs,
+    maxAttempts: limits.maxAttempts,
+    gaveUpStatus: GAVE_UP_STATUS,
+  });
+  if (claim === "claimed") {
+    deps.log("warn", "sandbox container resumed after its processor stopped", { container_id: container.id, attempt: container.attempts + 1 });
+    startProcessing(deps, container.id, owner);
+  }
+  const current = (await readContainerRecord(deps.redis, container.id)) ?? container;
+  return { container: current, resumed: claim === "claimed" };
+}
+
+export async function processContainer(deps: SandboxDeps, containerId: string, owner: string): Promise<void> {
+  const container = await readContainerRecord(deps.redis, containerId);
+  if (!container || container.owner !== owner || container.status_code !== "IN_PROGRESS") return;
+  const limits = limitsOf(deps);
+  const started = performance.now();
+  const lost = new AbortController();
+  const heartbeat = setInterval(() => {
+    beat(deps.redis, containerId, owner, deps.now()).then(
+      (owned) => owned || lost.abort(new Error("another attempt owns the container")),
+      () => {}, // Redis away: keep working; if it stays away, another attempt takes over later
+    );
+  }, limits.heartbeatMs);
+  heartbeat.unref();
+
+  const dir = videosDir(deps);
+  const part = path.join(dir, `${containerId}-${owner}.part`);
+  let outcome: Outcome | undefined;
+  try {
+    await mkdir(dir, { recursive: true });
+    outcome = await fetchAndCheck(deps, container, part, lost.signal);
+    const remaining = deps.config.SANDBOX_PROCESSING_MS - (performance.now() - started);
+    if (remaining > 0) await sleep(remaining, undefined, { signal: lost.signal });
+  } catch (error) {
+    clearInterval(heartbeat);
+    await unlink(part).catch(() => {});
+    if (outcome?.file) await unlink(path.join(dir, outcome.file)).catch(() => {});
+    if (lost.signal.aborted) return; // the new owner settles it
+    deps.log("error", "sandbox processing error", { container_id: containerId, error: error instanceof Error ? error.message : String(error) });
+    outcome = { fields: errorFields(-1, 2207001, "unexpected server error while processing the media") };
+  }
+  clearInterval(heartbeat);
+
+  const saved = await finishProcessing(deps.redis, containerId, owner, { ...outcome.fields, owner: "", settled_at: deps.now() });
+  if (!saved && outcome.file) await unlink(path.join(dir, outcome.file)).catch(() => {});
+  if (saved) {
+    deps.log("info", "sandbox container processed", {
+      container_id: containerId,
+      account_id: container.account_id,
+      status_code: outcome.fields.status_code,
+      error_subcode: outcome.fields.error_subcode,
+      ms: Math.round(performance.now() - started),
+    });
+  }
+}
+
+async function fetchAndCheck(deps: SandboxDeps, container: ContainerRecord, part: string, signal: AbortSignal): Promise<Outcome> {
+  const limits = limitsOf(deps);
+  try {
+    await downloadVideo(container.video_url, part, {
+      fetch: deps.fetch,
+      allowPrivate: deps.config.ALLOW_PRIVATE_VIDEO_URLS,
+      maxBytes: limits.maxVideoBytes,
+      timeoutMs: limits.fetchTimeoutMs,
+      maxRedirects: limits.maxRedirects,
+      lookup: deps.lookup,
+      signal,
+    });
+  } catch (error) {
+    if (!(error instanceof VideoFetchError)) throw error;
+    return error.timedOut
+      ? { fields: errorFields(-2, 2207003, `timed out downloading the media: ${error.message}`) }
+      : { fields: errorFields(9004, 2207052, `media could not be fetched from the URL: ${error.message}`) };
+  }
+
+  let probe: VideoProbe;
+  try {
+    probe = await probeVideo(part);
+  } catch (error) {
+    if (!(error instanceof VideoProbeError)) throw error;
+    await unlink(part).catch(() => {});
+    return { fields: errorFields(352, 2207026, `unsupported video format: ${error.message}`) };
+  }
+  const { problems, warnings } = checkReelSpec(probe);
+  if (problems.length > 0) {
+    await unlink(part).catch(() => {});
+    return { fields: errorFields(352, 2207026, `unsupported video format: ${problems.join("; ")}`) };
+  }
+  const file = `${path.basename(part, ".part")}.${probe.container}`;
+  await rename(part, path.join(path.dirname(part), file));
+  return {
+    file,
+    fields: {
+      status_code: "FINISHED",
+      status: FINISHED_STATUS,
+      file,
+      mime: probe.mimeType,
+      probe: JSON.stringify({ ...probe, warnings }),
+    },
+  };
+}
+
+/** Graph's ERROR status names the subcode in parentheses; the code is kept for the sandbox's own use. */
+function errorFields(code: number, subcode: number, reason: string): Outcome["fields"] {
+  return { status_code: "ERROR", status: `Error: ${reason} (${subcode})`, error_code: code, error_subcode: subcode };
+}

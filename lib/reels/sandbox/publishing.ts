@@ -1,0 +1,76 @@
+import { z } from "zod";
+import { GraphError } from "../graph-error";
+import { DAY_MS } from "./deps";
+import { authorize, graphJson, parseParams, requestedFields, type GraphCall } from "./graph-request";
+import { resumeIfStale } from "./process-container";
+import { countPublishedSince, isGraphId, publishContainerRecord, readContainerRecord } from "./store";
+
+/** `POST /{ig-user-id}/media_publish` and `GET /{ig-user-id}/content_publishing_limit`. */
+
+const publishParams = z.object({
+  creation_id: z
+    .string({ error: "The parameter creation_id is required" })
+    .refine(isGraphId, "Param creation_id must be a valid media container id"),
+});
+
+export async function publishContainer(call: GraphCall, accountId: string): Promise<Response> {
+  authorize(call, accountId);
+  const { creation_id: containerId } = parseParams(publishParams, call.params);
+  const { deps } = call;
+  const quota = deps.config.SANDBOX_PUBLISH_LIMIT;
+  const result = await publishContainerRecord(deps.redis, { containerId, accountId, now: deps.now(), quota });
+  switch (result.kind) {
+    case "published-now":
+      deps.log("info", "sandbox container published", { container_id: containerId, media_id: result.mediaId, account_id: accountId });
+      return graphJson({ id: result.mediaId });
+    case "published":
+      throw notReady("The media has already been published.");
+    case "not-ready": {
+      const stored = await readContainerRecord(deps.redis, containerId);
+      // Touching a container whose processor died revives it, as a status read would.
+      const container = stored ? (await resumeIfStale(deps, stored)).container : undefined;
+      throw notReady(container?.status_code === "ERROR" ? "The media failed processing; create a new container." : undefined);
+    }
+    case "expired":
+      throw new GraphError({
+        code: -2,
+        subcode: 2207020,
+        message: "The media you are trying to access has expired. Please try to upload again.",
+        userTitle: "Media expired",
+        userMessage: "The container was not published within 24 hours; create a new one.",
+      });
+    case "quota":
+      throw new GraphError({
+        code: 9,
+        subcode: 2207042,
+        message: "Application request limit reached",
+        userTitle: "Max. number of posts reached",
+        userMessage: `You reached the maximum of ${quota} posts in 24 hours. Try again later.`,
+      });
+    case "not-found":
+      throw new GraphError({
+        code: 24,
+        subcode: 2207006,
+        message: `The media with id ${containerId} cannot be found`,
+        userTitle: "Media not found",
+        userMessage: "The media container could not be found; create a new one.",
+      });
+  }
+}
+
+function notReady(userMessage = "The media is not ready for publishing, please wait for a moment."): GraphError {
+  return new GraphError({ code: 9007, subcode: 2207027, message: "Media ID is not available", userTitle: "Media Not Ready", userMessage });
+}
+
+const LIMIT_FIELDS = ["quota_usage", "config"] as const;
+
+export async function readPublishingLimit(call: GraphCall, accountId: string): Promise<Response> {
+  authorize(call, accountId);
+  const fields = requestedFields(call, LIMIT_FIELDS, "ContentPublishingLimitResponse", ["quota_usage"]);
+  const { deps } = call;
+  const usage = await countPublishedSince(deps.redis, accountId, deps.now());
+  const entry: Record<string, unknown> = {};
+  if (fields.includes("quota_usage")) entry.quota_usage = usage;
+  if (fields.includes("config")) entry.config = { quota_total: deps.config.SANDBOX_PUBLISH_LIMIT, quota_duration: DAY_MS / 1000 };
+  return graphJson({ data: [entry] });
+}

@@ -1,0 +1,501 @@
+import { randomInt } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { readFile, rm } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { parseConfig } from "@/lib/config";
+import type { Log } from "@/lib/log";
+import { createRedis, type Redis } from "@/lib/redis";
+import { handleGraphRequest, resumeSandboxProcessing, settleSandboxProcessing, type SandboxDeps, type SandboxLimits } from "@/lib/reels/sandbox";
+
+/**
+ * The Graph sandbox called with real Requests, against the real Redis, fetching the committed
+ * sample videos from a real HTTP server on 127.0.0.1. Each sandbox() gets accounts of its own.
+ */
+
+const SAMPLES = path.resolve(__dirname, "../../public/samples");
+const DATA_DIR = path.resolve(__dirname, "../../.test-data/graph-sandbox");
+const DAY = 24 * 60 * 60 * 1000;
+
+let redis: Redis;
+let files: Server;
+let filesOrigin: string;
+let closedPortUrl: string;
+const requested: string[] = [];
+const gates = new Map<string, () => void>();
+const everyDeps: SandboxDeps[] = [];
+const logs: unknown[] = [];
+
+beforeAll(async () => {
+  await rm(DATA_DIR, { recursive: true, force: true });
+  redis = createRedis(inject("redisUrl"));
+  files = await startFileServer();
+  filesOrigin = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+  closedPortUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/samples/reel-valid.mp4`;
+  await new Promise((resolve) => closed.close(resolve));
+});
+
+afterAll(async () => {
+  for (const release of gates.values()) release();
+  await Promise.all(everyDeps.map((deps) => settleSandboxProcessing(deps)));
+  files.closeAllConnections();
+  await new Promise((resolve) => files.close(resolve));
+  await redis.quit();
+  // Tokens never reach the logs.
+  expect(JSON.stringify(logs)).not.toMatch(/token-[0-9]/);
+});
+
+/** Serves the samples, plus the misbehaving hosts the sandbox must survive. */
+function startFileServer(): Promise<Server> {
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://x");
+    requested.push(url.pathname);
+    const sample = (name: string) => {
+      res.writeHead(200, { "content-type": name.endsWith(".webm") ? "video/webm" : "video/mp4" });
+      createReadStream(path.join(SAMPLES, path.basename(name))).on("error", () => res.destroy()).pipe(res);
+    };
+    const [, kind = "", arg = ""] = url.pathname.split("/");
+    if (kind === "samples") return sample(arg);
+    if (kind === "status") return res.writeHead(Number(arg)).end("nope");
+    if (kind === "html") return res.writeHead(200, { "content-type": "text/html" }).end("<html>log in first</html>");
+    if (kind === "redirect-chain") {
+      const left = Number(arg);
+      if (left === 0) return sample("reel-valid.mp4");
+      return res.writeHead(302, { location: `/redirect-chain/${left - 1}` }).end();
+    }
+    if (kind === "redirect-to") return res.writeHead(302, { location: url.searchParams.get("url") ?? "/" }).end();
+    if (kind === "gate") {
+      gates.set(arg, () => {
+        gates.delete(arg);
+        sample("reel-valid.mp4");
+      });
+      return;
+    }
+    if (kind === "hang") return; // never answers
+    res.writeHead(404).end();
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
+
+interface GraphAnswer {
+  status: number;
+  headers: Headers;
+  body: Record<string, unknown> & { error?: Record<string, unknown>; data?: Record<string, unknown>[] };
+}
+
+function sandbox(env: Record<string, string> = {}, extra: Partial<SandboxDeps> & { limits?: Partial<SandboxLimits> } = {}) {
+  const acme = `1784${randomInt(1e9, 1e10)}`;
+  const globex = `1784${randomInt(1e9, 1e10)}`;
+  const tokens = { acme: `acme-token-${acme}`, globex: `globex-token-${globex}` };
+  const config = parseConfig({
+    REDIS_URL: inject("redisUrl"),
+    KAFKA_BROKERS: "127.0.0.1:1",
+    API_KEYS: "acme:acme-key-0123456789abcdef,globex:globex-key-0123456789abcdef",
+    REEL_ACCOUNTS: `acme:${acme}:${tokens.acme},globex:${globex}:${tokens.globex}`,
+    SANDBOX_PROCESSING_MS: "50",
+    ALLOW_PRIVATE_VIDEO_URLS: "true",
+    DATA_DIR,
+    ...env,
+  });
+  const clock: { offset: number; fixed?: number } = { offset: 0 };
+  const log: Log = (level, message, fields) => logs.push({ level, message, ...fields });
+  const deps: SandboxDeps = { redis, config, log, now: () => clock.fixed ?? Date.now() + clock.offset, fetch: (input, init) => fetch(input, init), ...extra };
+  everyDeps.push(deps);
+
+  async function graph(method: "GET" | "POST" | "HEAD", pathAndQuery: string, params: Record<string, string> = {}, token: string | null = tokens.acme): Promise<GraphAnswer> {
+    const url = new URL(`http://sandbox.test/graph/${pathAndQuery}`);
+    const all = { ...params, ...(token === null ? {} : { access_token: token }) };
+    if (method !== "POST") for (const [k, v] of Object.entries(all)) url.searchParams.set(k, v);
+    const init: RequestInit = method === "POST" ? { method, body: new URLSearchParams(all), headers: { "content-type": "application/x-www-form-urlencoded" } } : { method };
+    const response = await handleGraphRequest(new Request(url, init), deps);
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : {} };
+  }
+
+  async function create(videoUrl: string, params: Record<string, string> = {}, account = acme, token = tokens.acme): Promise<string> {
+    const answer = await graph("POST", `v21.0/${account}/media`, { media_type: "REELS", video_url: videoUrl, ...params }, token);
+    expect(answer.body, JSON.stringify(answer.body)).toEqual({ id: expect.stringMatching(/^\d{17}$/) });
+    return answer.body.id as string;
+  }
+
+  async function statusOf(containerId: string, d: SandboxDeps = deps): Promise<{ status_code: string; status: string }> {
+    const url = `http://sandbox.test/graph/v21.0/${containerId}?fields=status_code,status&access_token=${tokens.acme}`;
+    return (await handleGraphRequest(new Request(url), d)).json();
+  }
+
+  /** Polls until the container leaves IN_PROGRESS (no fixed sleeps). */
+  async function settled(containerId: string, d: SandboxDeps = deps): Promise<{ status_code: string; status: string }> {
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const status = await statusOf(containerId, d);
+      if (status.status_code !== "IN_PROGRESS") return status;
+      if (Date.now() > deadline) throw new Error(`container ${containerId} still IN_PROGRESS`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  async function publish(containerId: string, account = acme, token = tokens.acme): Promise<GraphAnswer> {
+    return graph("POST", `v21.0/${account}/media_publish?creation_id=${containerId}`, {}, token);
+  }
+
+  return { deps, acme, globex, tokens, clock, graph, create, statusOf, settled, publish };
+}
+
+const sampleUrl = (name: string) => `${filesOrigin}/samples/${name}`;
+
+function expectGraphError(answer: GraphAnswer, code: number, subcode?: number) {
+  expect(answer.status, JSON.stringify(answer.body)).toBe(code === 1 ? 500 : 400);
+  expect(answer.body.error).toMatchObject({
+    code,
+    type: "OAuthException",
+    message: expect.any(String),
+    is_transient: expect.any(Boolean),
+    fbtrace_id: expect.stringMatching(/^[A-Za-z0-9_-]{10,}$/),
+    ...(subcode === undefined ? {} : { error_subcode: subcode }),
+  });
+  expect(answer.headers.get("x-fb-trace-id")).toBe(answer.body.error?.fbtrace_id);
+}
+
+describe("the happy path", () => {
+  it("creates, processes, publishes, lists and serves a reel", async () => {
+    const s = sandbox();
+    const id = await s.create(sampleUrl("reel-valid.mp4"), { caption: "First reel #sandbox @friend", share_to_feed: "false" });
+    expect(await s.statusOf(id)).toEqual({ id, status_code: "IN_PROGRESS", status: expect.stringMatching(/^In Progress/) });
+    expect(await s.settled(id)).toEqual({ id, status_code: "FINISHED", status: expect.stringMatching(/^Finished/) });
+
+    const published = await s.publish(id);
+    expect(published.status).toBe(200);
+    expect(published.body).toEqual({ id: expect.stringMatching(/^\d{17}$/) });
+    const mediaId = published.body.id as string;
+    expect(await s.statusOf(id)).toMatchObject({ status_code: "PUBLISHED" });
+
+    const fields = "id,media_type,media_product_type,caption,permalink,timestamp,media_url,shortcode,is_shared_to_feed";
+    const list = await s.graph("GET", `v21.0/${s.acme}/media`, { fields });
+    expect(list.body.data).toEqual([
+      {
+        id: mediaId,
+        media_type: "VIDEO",
+        media_product_type: "REELS",
+        caption: "First reel #sandbox @friend",
+        permalink: expect.stringMatching(/^http:\/\/sandbox\.test\/graph\/reel\/[A-Za-z0-9_-]{11}$/),
+        timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0000$/),
+        media_url: `http://sandbox.test/graph/media-files/${mediaId}.mp4`,
+        shortcode: expect.any(String),
+        is_shared_to_feed: false,
+      },
+    ]);
+    const node = await s.graph("GET", `v21.0/${mediaId}`, { fields });
+    expect(node.body).toEqual(list.body.data?.[0]);
+
+    const limit = await s.graph("GET", `v21.0/${s.acme}/content_publishing_limit`, { fields: "quota_usage,config" });
+    expect(limit.body).toEqual({ data: [{ quota_usage: 1, config: { quota_total: 100, quota_duration: 86400 } }] });
+
+    // The kept video plays: whole, by range, by suffix range, and an impossible range.
+    const original = await readFile(path.join(SAMPLES, "reel-valid.mp4"));
+    const mediaUrl = list.body.data?.[0]?.media_url as string;
+    const whole = await handleGraphRequest(new Request(mediaUrl), s.deps);
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get("content-type")).toBe("video/mp4");
+    expect(whole.headers.get("accept-ranges")).toBe("bytes");
+    expect(Buffer.from(await whole.arrayBuffer()).equals(original)).toBe(true);
+
+    const part = await handleGraphRequest(new Request(mediaUrl, { headers: { range: "bytes=100-1099" } }), s.deps);
+    expect(part.status).toBe(206);
+    expect(part.headers.get("content-range")).toBe(`bytes 100-1099/${original.length}`);
+    expect(part.headers.get("content-length")).toBe("1000");
+    expect(Buffer.from(await part.arrayBuffer()).equals(original.subarray(100, 1100))).toBe(true);
+
+    const tail = await handleGraphRequest(new Request(mediaUrl, { headers: { range: "bytes=-10" } }), s.deps);
+    expect(tail.status).toBe(206);
+    expect(Buffer.from(await tail.arrayBuffer()).equals(original.subarray(original.length - 10))).toBe(true);
+
+    const beyond = await handleGraphRequest(new Request(mediaUrl, { headers: { range: `bytes=${original.length}-` } }), s.deps);
+    expect(beyond.status).toBe(416);
+    expect(beyond.headers.get("content-range")).toBe(`bytes */${original.length}`);
+
+    const head = await handleGraphRequest(new Request(mediaUrl, { method: "HEAD" }), s.deps);
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-length")).toBe(String(original.length));
+
+    const page = await handleGraphRequest(new Request(list.body.data?.[0]?.permalink as string), s.deps);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain(`src="${mediaUrl}"`);
+
+    const missing = await handleGraphRequest(new Request("http://sandbox.test/graph/media-files/17800000000000000.mp4"), s.deps);
+    expect(missing.status).toBe(404);
+
+    // Publishing the same container again is refused; the container stays PUBLISHED.
+    expectGraphError(await s.publish(id), 9007, 2207027);
+  });
+
+  it("accepts the token in an Authorization header and a JSON body, as Graph does", async () => {
+    const s = sandbox();
+    const response = await handleGraphRequest(
+      new Request(`http://sandbox.test/graph/v21.0/${s.acme}/media`, {
+        method: "POST",
+        headers: { authorization: `OAuth ${s.tokens.acme}`, "content-type": "application/json" },
+        body: JSON.stringify({ media_type: "REELS", video_url: sampleUrl("reel-valid.mp4"), share_to_feed: true }),
+      }),
+      s.deps,
+    );
+    expect(response.status).toBe(200);
+    const { id } = (await response.json()) as { id: string };
+    expect((await s.settled(id)).status_code).toBe("FINISHED");
+  });
+});
+
+describe("processing errors", () => {
+  it("refuses a video under 3 s with 2207026", async () => {
+    const s = sandbox();
+    const status = await s.settled(await s.create(sampleUrl("reel-too-short.mp4")));
+    expect(status.status_code).toBe("ERROR");
+    expect(status.status).toBe("Error: unsupported video format: the video is 1.5 s long; reels must be 3 s to 15 min (2207026)");
+  });
+
+  it("refuses MPEG-4 Part 2 video and a file that is not MP4 at all with 2207026", async () => {
+    const s = sandbox();
+    const codec = await s.settled(await s.create(sampleUrl("reel-unsupported.mp4")));
+    expect(codec).toMatchObject({ status_code: "ERROR", status: expect.stringMatching(/video codec is mp4v.*\(2207026\)$/) });
+    const notVideo = await s.settled(await s.create(sampleUrl("README.md")));
+    expect(notVideo).toMatchObject({ status_code: "ERROR", status: "Error: unsupported video format: not an MP4 or MOV file (2207026)" });
+  });
+
+  it.each([
+    ["a closed port", () => closedPortUrl, /the request failed \(ECONNREFUSED\)/],
+    ["a 404", () => `${filesOrigin}/status/404`, /answered HTTP 404/],
+    ["a 403", () => `${filesOrigin}/status/403`, /answered HTTP 403/],
+    ["an HTML login wall", () => `${filesOrigin}/html`, /HTML page, not a video/],
+    ["six redirects", () => `${filesOrigin}/redirect-chain/6`, /more than 5 redirects/],
+  ])("gives 2207052 for %s", async (_name, url, reason) => {
+    const s = sandbox();
+    const status = await s.settled(await s.create(url()));
+    expect(status.status_code).toBe("ERROR");
+    expect(status.status).toMatch(/^Error: media could not be fetched from the URL: .* \(2207052\)$/);
+    expect(status.status).toMatch(reason);
+  });
+
+  it("follows five redirects", async () => {
+    const s = sandbox();
+    expect((await s.settled(await s.create(`${filesOrigin}/redirect-chain/5`))).status_code).toBe("FINISHED");
+  });
+
+  it("gives 2207052 for a video over the size cap, and 2207003 when the download times out", async () => {
+    const small = sandbox({}, { limits: { maxVideoBytes: 10_000 } });
+    expect((await small.settled(await small.create(sampleUrl("reel-valid.mp4")))).status).toMatch(/over the 10 KB limit \(2207052\)$/);
+    const slow = sandbox({}, { limits: { fetchTimeoutMs: 300 } });
+    expect((await slow.settled(await slow.create(`${filesOrigin}/hang/forever`))).status).toMatch(/^Error: timed out downloading the media: .* \(2207003\)$/);
+  });
+});
+
+describe("private addresses, with ALLOW_PRIVATE_VIDEO_URLS=false", () => {
+  it("refuses loopback, private DNS answers and a redirect to loopback, without fetching them", async () => {
+    const lookup = async (host: string) => [{ address: host === "internal.example" ? "10.0.0.7" : "93.184.216.34", family: 4 }];
+    // The public host is simulated: its one answer is a redirect to this machine's file server.
+    const fetchImpl: typeof fetch = (input, init) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      if (url.hostname === "public.example") return Promise.resolve(new Response(null, { status: 302, headers: { location: sampleUrl("reel-valid.mp4") } }));
+      return fetch(input, init);
+    };
+    const s = sandbox({ ALLOW_PRIVATE_VIDEO_URLS: "false" }, { lookup, fetch: fetchImpl });
+    const before = requested.length;
+
+    const loopback = await s.settled(await s.create(sampleUrl("reel-valid.mp4")));
+    expect(loopback.status).toBe("Error: media could not be fetched from the URL: 127.0.0.1 is a private address (2207052)");
+    const redirected = await s.settled(await s.create("http://public.example/video.mp4"));
+    expect(redirected.status).toBe("Error: media could not be fetched from the URL: 127.0.0.1 is a private address (2207052)");
+    const internal = await s.settled(await s.create("http://internal.example/video.mp4"));
+    expect(internal.status).toMatch(/internal\.example resolves to a private address \(10\.0\.0\.7\).*\(2207052\)$/);
+    const localhost = await s.settled(await s.create("http://localhost:9/video.mp4"));
+    expect(localhost.status).toMatch(/localhost is a private address.*\(2207052\)$/);
+    const metadata = await s.settled(await s.create("http://169.254.169.254/latest/meta-data"));
+    expect(metadata.status).toMatch(/private address.*\(2207052\)$/);
+
+    expect(requested.length).toBe(before);
+  });
+});
+
+describe("tokens", () => {
+  it("answers 190 for a missing or unknown token, before anything else", async () => {
+    const s = sandbox();
+    for (const token of [null, "not-a-token", `${s.tokens.acme}x`]) {
+      const answer = await s.graph("POST", `v21.0/${s.acme}/media`, { media_type: "REELS", video_url: sampleUrl("reel-valid.mp4") }, token);
+      expectGraphError(answer, 190);
+      expect(answer.headers.get("www-authenticate")).toMatch(/^OAuth "Facebook Platform" "invalid_token"/);
+    }
+    expectGraphError(await s.graph("GET", "v21.0/12345678901234567", {}, "bad"), 190);
+  });
+
+  it("answers 190 for the token of another account", async () => {
+    const s = sandbox();
+    const id = await s.create(sampleUrl("reel-valid.mp4"));
+    expectGraphError(await s.graph("POST", `v21.0/${s.acme}/media`, { media_type: "REELS", video_url: sampleUrl("reel-valid.mp4") }, s.tokens.globex), 190);
+    expectGraphError(await s.graph("GET", `v21.0/${id}`, { fields: "status_code" }, s.tokens.globex), 190);
+    expect((await s.settled(id)).status_code).toBe("FINISHED");
+    expectGraphError(await s.publish(id, s.acme, s.tokens.globex), 190);
+    // Globex may not publish Acme's container through its own account either: it does not exist there.
+    expectGraphError(await s.publish(id, s.globex, s.tokens.globex), 24, 2207006);
+  });
+});
+
+describe("publishing rules", () => {
+  it("refuses to publish before FINISHED with 9007/2207027, then publishes once it is", async () => {
+    const s = sandbox();
+    const gate = `g${randomInt(1e9)}`;
+    const id = await s.create(`${filesOrigin}/gate/${gate}`);
+    const refused = await s.publish(id);
+    expectGraphError(refused, 9007, 2207027);
+    expect(refused.body.error).toMatchObject({ message: "Media ID is not available", error_user_title: "Media Not Ready" });
+    await expect.poll(() => gates.has(gate)).toBe(true);
+    gates.get(gate)?.();
+    expect((await s.settled(id)).status_code).toBe("FINISHED");
+    expect((await s.publish(id)).status).toBe(200);
+  });
+
+  it("enforces the publishing quota over a moving 24 h with 9/2207042", async () => {
+    const s = sandbox({ SANDBOX_PUBLISH_LIMIT: "1" });
+    const first = await s.create(sampleUrl("reel-valid.mp4"));
+    await s.settled(first);
+    expect((await s.publish(first)).status).toBe(200);
+
+    s.clock.offset = 23 * 60 * 60 * 1000;
+    const second = await s.create(sampleUrl("reel-valid.mp4"));
+    expect((await s.settled(second)).status_code).toBe("FINISHED");
+    expectGraphError(await s.publish(second), 9, 2207042);
+    const limit = await s.graph("GET", `v21.0/${s.acme}/content_publishing_limit`, { fields: "quota_usage,config" });
+    expect(limit.body).toEqual({ data: [{ quota_usage: 1, config: { quota_total: 1, quota_duration: 86400 } }] });
+
+    s.clock.offset = DAY + 60_000; // the first post left the window; the second container is 1 h old
+    expect((await s.publish(second)).status).toBe(200);
+  });
+
+  it("caps containers per account per 24 h", async () => {
+    const s = sandbox({}, { limits: { containersPer24h: 2 } });
+    await s.create(sampleUrl("reel-valid.mp4"));
+    await s.create(sampleUrl("reel-valid.mp4"));
+    expectGraphError(await s.graph("POST", `v21.0/${s.acme}/media`, { media_type: "REELS", video_url: sampleUrl("reel-valid.mp4") }), 9);
+    s.clock.offset = DAY;
+    await s.create(sampleUrl("reel-valid.mp4"));
+  });
+
+  it("expires an unpublished container 24 h after creation", async () => {
+    const s = sandbox();
+    const before = Date.now();
+    const id = await s.create(sampleUrl("reel-valid.mp4"));
+    const after = Date.now();
+    expect((await s.settled(id)).status_code).toBe("FINISHED");
+    s.clock.fixed = before + DAY - 1;
+    expect((await s.statusOf(id)).status_code).toBe("FINISHED");
+    s.clock.fixed = after + DAY;
+    expect(await s.statusOf(id)).toEqual({ id, status_code: "EXPIRED", status: expect.stringMatching(/^Expired/) });
+    expectGraphError(await s.publish(id), -2, 2207020);
+  });
+});
+
+describe("parameters and paths", () => {
+  const long = "x".repeat(2201);
+  const tags = Array.from({ length: 31 }, (_, i) => `#tag${i}`).join(" ");
+  const mentions = Array.from({ length: 21 }, (_, i) => `@user${i}`).join(" ");
+  it.each<[string, Record<string, string>, RegExp]>([
+    ["no media_type", { video_url: "https://example.com/v.mp4" }, /media_type is required/],
+    ["media_type=VIDEO", { media_type: "VIDEO", video_url: "https://example.com/v.mp4" }, /VIDEO media type is no longer supported/],
+    ["media_type=IMAGE", { media_type: "IMAGE", video_url: "https://example.com/v.mp4" }, /must be REELS/],
+    ["no video_url", { media_type: "REELS" }, /video_url is required/],
+    ["an ftp video_url", { media_type: "REELS", video_url: "ftp://example.com/v.mp4" }, /valid http or https URL/],
+    ["a video_url with credentials", { media_type: "REELS", video_url: "https://u:p@example.com/v.mp4" }, /user name or password/],
+    ["a 2201-character caption", { media_type: "REELS", video_url: "https://example.com/v.mp4", caption: long }, /at most 2200 characters/],
+    ["31 hashtags", { media_type: "REELS", video_url: "https://example.com/v.mp4", caption: tags }, /at most 30 hashtags/],
+    ["21 mentions", { media_type: "REELS", video_url: "https://example.com/v.mp4", caption: mentions }, /at most 20 @-mentions/],
+    ["share_to_feed=maybe", { media_type: "REELS", video_url: "https://example.com/v.mp4", share_to_feed: "maybe" }, /share_to_feed must be a boolean/],
+  ])("answers 100 for %s", async (_name, params, message) => {
+    const s = sandbox();
+    const answer = await s.graph("POST", `v21.0/${s.acme}/media`, params);
+    expectGraphError(answer, 100);
+    expect(answer.body.error?.message).toMatch(/^\(#100\) /);
+    expect(answer.body.error?.message).toMatch(message);
+  });
+
+  it("accepts a caption at the limits: 2200 characters, 30 hashtags, 20 mentions", async () => {
+    const s = sandbox();
+    const tagsAndMentions = `${tags.replace(/ #tag30$/, "")} ${mentions.replace(/ @user20$/, "")}`;
+    const caption = `${"y".repeat(2200 - tagsAndMentions.length - 1)} ${tagsAndMentions}`;
+    expect([...caption].length).toBe(2200);
+    await s.create(sampleUrl("reel-valid.mp4"), { caption });
+  });
+
+  it("answers 100 for a publish without creation_id, an unknown object and an unknown field", async () => {
+    const s = sandbox();
+    expect((await s.graph("POST", `v21.0/${s.acme}/media_publish`)).body.error).toMatchObject({ code: 100, message: "(#100) The parameter creation_id is required" });
+    expectGraphError(await s.graph("GET", "v21.0/17999999999999999"), 100, 33);
+    expectGraphError(await s.graph("GET", `v21.0/${s.acme}/content_publishing_limit`, { fields: "quota_usage,bogus" }), 100);
+  });
+
+  it("answers 2500 for an unsupported version or an unknown edge", async () => {
+    const s = sandbox();
+    const version = await s.graph("GET", `v99.0/${s.acme}/media`);
+    expectGraphError(version, 2500);
+    expect(version.body.error?.message).toBe(`Unknown path components: /v99.0/${s.acme}/media`);
+    expectGraphError(await s.graph("GET", `v21.0/${s.acme}/stories`), 2500);
+    expect((await s.graph("GET", `v24.0/${s.acme}`, { fields: "id,username" })).body).toEqual({ id: s.acme, username: "sandbox_acme" });
+  });
+});
+
+describe("surviving a restart", () => {
+  /** A process that dies mid-download: its fetch never answers, and it never beats again once replaced. */
+  function dyingProcess(s: ReturnType<typeof sandbox>): SandboxDeps {
+    const hang: typeof fetch = (_input, init) =>
+      new Promise((_resolve, reject) => init?.signal?.addEventListener("abort", () => reject(init.signal?.reason)));
+    const deps: SandboxDeps = { ...s.deps, fetch: hang, limits: { heartbeatMs: 50 } };
+    everyDeps.push(deps);
+    return deps;
+  }
+
+  it("a fresh process takes over a stale IN_PROGRESS container when it is read", async () => {
+    const s = sandbox();
+    const dying = dyingProcess(s);
+    const response = await handleGraphRequest(
+      new Request(`http://sandbox.test/graph/v21.0/${s.acme}/media`, {
+        method: "POST",
+        body: new URLSearchParams({ media_type: "REELS", video_url: sampleUrl("reel-valid.mp4"), access_token: s.tokens.acme }),
+      }),
+      dying,
+    );
+    const { id } = (await response.json()) as { id: string };
+    expect((await s.statusOf(id)).status_code).toBe("IN_PROGRESS");
+
+    // The restarted server: new deps, and a clock past the stale window of the old heartbeat.
+    const restarted: SandboxDeps = { ...s.deps, now: () => Date.now() + 60_000 };
+    everyDeps.push(restarted);
+    expect((await s.statusOf(id, restarted)).status_code).toBe("IN_PROGRESS");
+    expect((await s.settled(id, restarted)).status_code).toBe("FINISHED");
+    await settleSandboxProcessing(dying); // the old attempt noticed it lost the container and stopped
+    expect((await s.statusOf(id)).status_code).toBe("FINISHED");
+  });
+
+  it("resumeSandboxProcessing at start-up finishes stale containers", async () => {
+    const s = sandbox();
+    const dying = dyingProcess(s);
+    const ids: string[] = [];
+    for (const name of ["reel-valid.mp4", "reel-too-short.mp4"]) {
+      const response = await handleGraphRequest(
+        new Request(`http://sandbox.test/graph/v21.0/${s.acme}/media`, {
+          method: "POST",
+          body: new URLSearchParams({ media_type: "REELS", video_url: sampleUrl(name), access_token: s.tokens.acme }),
+        }),
+        dying,
+      );
+      ids.push(((await response.json()) as { id: string }).id);
+    }
+    const restarted: SandboxDeps = { ...s.deps, now: () => Date.now() + 60_000 };
+    everyDeps.push(restarted);
+    const { resumed } = await resumeSandboxProcessing(restarted, { recheck: false });
+    expect(resumed).toBeGreaterThanOrEqual(2);
+    await settleSandboxProcessing(restarted);
+    expect((await s.statusOf(ids[0]!)).status_code).toBe("FINISHED");
+    expect((await s.statusOf(ids[1]!)).status).toMatch(/\(2207026\)$/);
+    await settleSandboxProcessing(dying);
+  });
+});

@@ -1,0 +1,106 @@
+import { describe, expect, it } from "vitest";
+import {
+  classifyGraphError,
+  GraphError,
+  graphErrorForSubcode,
+  subcodeFromContainerStatus,
+  type GraphErrorAction,
+} from "@/lib/reels/graph-error";
+
+describe("classifyGraphError", () => {
+  it.each<[number, number | undefined, GraphErrorAction]>([
+    [1, undefined, "retry"],
+    [2, undefined, "retry"],
+    [4, undefined, "wait-quota"],
+    [17, undefined, "wait-quota"],
+    [32, undefined, "wait-quota"],
+    [613, undefined, "wait-quota"],
+    [80002, undefined, "wait-quota"],
+    [10, undefined, "reconnect-account"],
+    [200, undefined, "reconnect-account"],
+    [299, undefined, "reconnect-account"],
+    [100, undefined, "fix-input"],
+    [100, 33, "fix-input"],
+    [190, undefined, "reconnect-account"],
+    [190, 458, "reconnect-account"],
+    [190, 460, "reconnect-account"],
+    [190, 463, "reconnect-account"],
+    [368, undefined, "stop"],
+    [-1, 2207001, "retry"],
+    [-1, 2207032, "retry"],
+    [-1, 2207053, "new-container"],
+    [-2, 2207003, "retry"],
+    [-2, 2207020, "new-container"],
+    [9, 2207042, "wait-quota"],
+    [24, 2207006, "new-container"],
+    [24, 2207008, "retry"],
+    [25, 2207050, "stop"],
+    [352, 2207026, "fix-input"],
+    [9004, 2207052, "fix-input"],
+    [9007, 2207027, "retry"],
+    [2500, undefined, "fix-input"],
+    [12345, undefined, "stop"],
+  ])("code %s subcode %s → %s", (code, subcode, action) => {
+    const result = classifyGraphError(code, subcode);
+    expect(result.action).toBe(action);
+    expect(result.advice.length).toBeGreaterThan(10);
+  });
+
+  it("retries an unknown code that Graph marked transient", () => {
+    expect(classifyGraphError(12345, undefined, true).action).toBe("retry");
+    expect(classifyGraphError(12345, undefined, false).action).toBe("stop");
+  });
+
+  it("knows a subcode that arrives under an unexpected code", () => {
+    expect(classifyGraphError(-3, 2207026).action).toBe("fix-input");
+  });
+});
+
+describe("container ERROR statuses", () => {
+  it.each([
+    ["Error: unsupported video format: the video is 1.5 s long (2207026)", 2207026, 352],
+    ["Error: Media upload has failed with error code 2207052", 2207052, 9004],
+    ["Finished: Media has been uploaded and it is ready to be published.", undefined, undefined],
+  ])("%s", (status, subcode, code) => {
+    expect(subcodeFromContainerStatus(status)).toBe(subcode);
+    expect(subcode ? graphErrorForSubcode(subcode)?.code : undefined).toBe(code);
+  });
+});
+
+describe("GraphError", () => {
+  it("serialises Graph's error object, with a trace id", () => {
+    const error = new GraphError({ code: 9007, subcode: 2207027, message: "Media ID is not available", userTitle: "Media Not Ready", userMessage: "Wait." });
+    expect(error.toBody()).toEqual({
+      error: {
+        message: "Media ID is not available",
+        type: "OAuthException",
+        code: 9007,
+        error_subcode: 2207027,
+        is_transient: false,
+        error_user_title: "Media Not Ready",
+        error_user_msg: "Wait.",
+        fbtrace_id: expect.stringMatching(/^[A-Za-z0-9_-]{23}$/),
+      },
+    });
+    expect(error.status).toBe(400);
+    expect(error.action).toBe("retry");
+  });
+
+  it("reads a Graph error response back, tolerating missing and stringly fields", () => {
+    const error = GraphError.fromResponse({ error: { message: "Invalid OAuth access token", code: "190", error_subcode: 460, fbtrace_id: "Abc" } }, 400);
+    expect(error).toMatchObject({ code: 190, subcode: 460, type: "OAuthException", status: 400, fbtraceId: "Abc", action: "reconnect-account" });
+    expect(GraphError.fromResponse({ id: "1" }, 200)).toBeUndefined();
+  });
+
+  it("uses 500 for Graph's own failures and marks them transient", () => {
+    const error = new GraphError({ code: 1, message: "An unknown error has occurred." });
+    expect(error.status).toBe(500);
+    expect(error.isTransient).toBe(true);
+  });
+
+  it("gives each error its own trace id", () => {
+    const a = new GraphError({ code: 100, message: "x" });
+    const b = new GraphError({ code: 100, message: "x" });
+    expect(a.fbtraceId).not.toBe(b.fbtraceId);
+  });
+});
