@@ -5,6 +5,7 @@ import { commandInputSchema } from "@/lib/jobs/command";
 import { listModels } from "@/lib/jobs/models";
 import { listJobs } from "@/lib/jobs/read-job";
 import { submitJob } from "@/lib/jobs/submit-job";
+import { enforceRateLimit } from "@/lib/rate-limit";
 import { getServices } from "@/lib/services";
 
 export const dynamic = "force-dynamic";
@@ -13,6 +14,7 @@ export const POST = withProblems(async (request: Request) => {
   const services = getServices();
   const { tenantId } = authenticate(request, services.keys);
   const input = await readJsonBody(request, commandInputSchema(services.config.MAX_PROMPT_CHARS));
+  await enforceRateLimit(services.redis, tenantId, "submit", services.config.RATE_LIMIT_PER_MINUTE);
   const result = await submitJob({ redis: services.redis, producer: services.producer, models: listModels(services.config) }, tenantId, input);
   const { job } = result;
   if (!result.created) return json(job, 200, { location: `/jobs/${job.job_id}` });
