@@ -17,6 +17,16 @@ export function eventStreamResponse(
   requestSignal: AbortSignal,
   heartbeatMs = SSE_HEARTBEAT_MS,
 ): Response {
+  return sseResponse(open, sseFrame, requestSignal, heartbeatMs);
+}
+
+/** The same stream for any kind of item: `frame` turns each one into its SSE text. */
+export function sseResponse<T>(
+  open: (signal: AbortSignal) => AsyncGenerator<T>,
+  frame: (item: T) => string,
+  requestSignal: AbortSignal,
+  heartbeatMs = SSE_HEARTBEAT_MS,
+): Response {
   const abort = new AbortController();
   const onRequestAbort = () => abort.abort();
   requestSignal.addEventListener("abort", onRequestAbort);
@@ -34,7 +44,7 @@ export function eventStreamResponse(
       send("retry: 1000\n\n");
       heartbeat = setInterval(() => send(": keep-alive\n\n"), heartbeatMs);
       try {
-        for await (const message of open(abort.signal)) send(sseFrame(message));
+        for await (const item of open(abort.signal)) send(frame(item));
       } catch (error) {
         if (!abort.signal.aborted) send(`event: error\ndata: ${JSON.stringify({ message: "the stream broke; reconnect to resume" })}\n\n`);
         void error;

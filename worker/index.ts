@@ -4,12 +4,14 @@ import { startGenerationConsumer } from "../lib/jobs/generation-consumer";
 import { createKafka, createProducer, ensureTopics } from "../lib/kafka";
 import { createLog } from "../lib/log";
 import { createRedis } from "../lib/redis";
+import { startPublicationConsumer } from "../lib/reels/publication-consumer";
 import { registerWorker } from "../lib/workers";
 import type { RunningConsumer, StartConsumer, WorkerContext } from "../lib/worker-context";
 
 /** The consumers this worker runs, by name. */
 const consumers: Record<string, StartConsumer> = {
   generation: startGenerationConsumer,
+  reels: startPublicationConsumer,
 };
 
 async function main() {
@@ -22,11 +24,11 @@ async function main() {
   await ensureTopics(kafka, log);
   const producer = createProducer(kafka);
   await producer.connect();
-  const ctx: WorkerContext = { config, redis, kafka, producer, log, workerId };
+  const presence = registerWorker(redis, workerId);
+  const ctx: WorkerContext = { config, redis, kafka, producer, log, workerId, presence };
 
   const started: [string, RunningConsumer][] = [];
   for (const [name, start] of Object.entries(consumers)) started.push([name, await start(ctx)]);
-  const presence = registerWorker(redis, workerId, Object.keys(consumers));
   log("info", "worker ready", { consumers: Object.keys(consumers) });
 
   let stopping = false;

@@ -2,17 +2,21 @@ import type { Consumer } from "kafkajs";
 import type { RunningConsumer, WorkerContext } from "../worker-context";
 import { CONSUMER_GROUPS, TOPICS } from "../topics";
 import { createSubscriber } from "../redis";
-import { generationCommandSchema } from "./command";
+import { PartitionRunner, type RunOutcome } from "../partition-runner";
+import { generationCommandSchema, type GenerationCommand } from "./command";
+import { abortableSleep } from "./providers/local-ngram";
 import { CANCEL_CHANNEL } from "./keys";
 import { listModels } from "./models";
 import { createProviders } from "./providers";
 import { runGeneration, type GenerationDeps } from "./run-generation";
 
 /**
- * The worker's side of generation jobs: a member of the `ai-generation-workers` group that runs
- * up to WORKER_CONCURRENCY partitions at once (one job at a time per partition keeps a tenant's
- * commands in order) and commits a partition's offset only once its job is final. A command that
- * is not a valid command goes to the DLQ and its offset is committed, so it never blocks.
+ * The worker's side of generation jobs: a member of the `ai-generation-workers` group. Each job
+ * runs in the background of its paused partition (see PartitionRunner), so up to
+ * WORKER_CONCURRENCY partitions generate at once, one job at a time per partition keeps a tenant's
+ * commands in order, and a slow job never holds back another partition. A partition's offset is
+ * committed only once its job is final. A command that is not a valid command goes to the DLQ and
+ * its offset is committed, so it never blocks.
  */
 export async function startGenerationConsumer(ctx: WorkerContext): Promise<RunningConsumer> {
   const { config, kafka, producer, redis, log, workerId } = ctx;
@@ -37,13 +41,14 @@ export async function startGenerationConsumer(ctx: WorkerContext): Promise<Runni
   consumer.on(consumer.events.GROUP_JOIN, (event) => {
     ctx.presence.setAssignment("generation", event.payload.memberAssignment[TOPICS.requests.name] ?? []);
   });
+  const runner = new PartitionRunner(consumer, log, config.WORKER_CONCURRENCY);
   await consumer.connect();
   await consumer.subscribe({ topic: TOPICS.requests.name, fromBeginning: true });
   await consumer.run({
     autoCommit: false,
     partitionsConsumedConcurrently: config.WORKER_CONCURRENCY,
-    eachMessage: async ({ topic, partition, message, heartbeat }) => {
-      const commit = () => consumer.commitOffsets([{ topic, partition, offset: (BigInt(message.offset) + 1n).toString() }]);
+    eachMessage: async (payload) => {
+      const { topic, partition, message } = payload;
       const parsed = parseCommand(message.value);
       if (!parsed.success) {
         log("warn", "poison command sent to the DLQ", { partition, offset: message.offset, reason: parsed.reason });
@@ -52,11 +57,10 @@ export async function startGenerationConsumer(ctx: WorkerContext): Promise<Runni
           acks: -1,
           messages: [{ key: message.key, value: message.value, headers: { reason: parsed.reason, source_partition: String(partition), source_offset: message.offset } }],
         });
-        await commit();
+        await consumer.commitOffsets([{ topic, partition, offset: (BigInt(message.offset) + 1n).toString() }]);
         return;
       }
-      const outcome = await runGeneration(deps, parsed.command, { heartbeat, shutdown: shutdown.signal });
-      if (outcome !== "handed-back") await commit();
+      await runner.start(payload, parsed.command.job_id, () => settle(parsed.command, payload.heartbeat));
     },
   });
   log("info", "generation consumer started", { workerId, concurrency: config.WORKER_CONCURRENCY });
@@ -66,16 +70,27 @@ export async function startGenerationConsumer(ctx: WorkerContext): Promise<Runni
       // Take no new work; let jobs in flight finish for a moment, then hand the rest back
       // uncommitted so the group gives them to another worker.
       consumer.pause([{ topic: TOPICS.requests.name }]);
-      const deadline = Date.now() + graceMs;
-      while (running.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      shutdown.abort();
+      await runner.drain(graceMs, () => shutdown.abort());
       await consumer.disconnect();
       await cancels.quit().catch(() => {});
     },
   };
+
+  /** Runs a job until it settles; an infrastructure failure (Redis or the broker away) is tried again with backoff. */
+  async function settle(command: GenerationCommand, heartbeat: () => Promise<void>): Promise<RunOutcome> {
+    for (let failures = 0; ; failures++) {
+      try {
+        return (await runGeneration(deps, command, { heartbeat, shutdown: shutdown.signal })) === "handed-back" ? "handed-back" : "settled";
+      } catch (error) {
+        log("error", "job run failed; trying again", { job_id: command.job_id, error: error instanceof Error ? error.message : String(error) });
+        const stopped = await abortableSleep(Math.min(30_000, 500 * 2 ** failures), shutdown.signal).then(() => false, () => true);
+        if (stopped) return "handed-back";
+      }
+    }
+  }
 }
 
-function parseCommand(value: Buffer | null): { success: true; command: ReturnType<typeof generationCommandSchema.parse> } | { success: false; reason: string } {
+function parseCommand(value: Buffer | null): { success: true; command: GenerationCommand } | { success: false; reason: string } {
   let json: unknown;
   try {
     json = JSON.parse(value?.toString("utf8") ?? "");

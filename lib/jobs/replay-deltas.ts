@@ -12,24 +12,42 @@ import type { StreamHub } from "./stream-hub";
 export async function* replayDeltas(deps: { redis: Redis; hub: StreamHub }, jobId: string, after: number, signal: AbortSignal): AsyncGenerator<StreamMessage> {
   const queue: StreamMessage[] = [];
   let wake: (() => void) | undefined;
-  const onMessage = (raw: string) => {
-    const message = parseStreamMessage(raw);
-    if (!message) return;
-    queue.push(message);
-    wake?.();
+  let resyncs = 0;
+  const listener = {
+    message(raw: string) {
+      const message = parseStreamMessage(raw);
+      if (!message) return;
+      queue.push(message);
+      wake?.();
+    },
+    resync() {
+      resyncs++;
+      wake?.();
+    },
   };
   const onAbort = () => wake?.();
   signal.addEventListener("abort", onAbort);
-  const unsubscribe = await deps.hub.subscribe(jobKeys.stream(jobId), onMessage);
+  const unsubscribe = await deps.hub.subscribe(jobKeys.stream(jobId), listener);
+  const readStored = async () => (await deps.redis.lrange(jobKeys.events(jobId), 0, -1)).map(parseStreamMessage).filter((m): m is StreamMessage => !!m);
   try {
-    const stored = (await deps.redis.lrange(jobKeys.events(jobId), 0, -1)).map(parseStreamMessage).filter((m): m is StreamMessage => !!m);
     let lastSeq = after;
-    for (const message of startAt(stored, after)) {
+    for (const message of startAt(await readStored(), after)) {
       yield message;
       lastSeq = message.seq;
       if (message.is_final) return;
     }
     while (!signal.aborted) {
+      if (resyncs > 0) {
+        // The subscription was lost for a while: catch up from the list, then go on live.
+        try {
+          const missed = startAt(await readStored(), lastSeq);
+          resyncs = 0;
+          queue.unshift(...missed);
+        } catch {
+          await new Promise((r) => setTimeout(r, 200));
+          continue;
+        }
+      }
       const message = queue.shift();
       if (!message) {
         await new Promise<void>((resolve) => (wake = resolve));

@@ -1,6 +1,10 @@
 import type { Redis } from "../redis";
 
-type Listener = (message: string) => void;
+/** Gets each message of the channel; `resync` after a reconnection, when messages may have been missed. */
+export interface Listener {
+  message(raw: string): void;
+  resync?(): void;
+}
 
 /**
  * One Redis subscriber connection shared by every stream client of a process: channels are
@@ -12,12 +16,22 @@ export class StreamHub {
 
   constructor(private readonly subscriber: Redis) {
     subscriber.on("message", (channel: string, message: string) => {
-      for (const listener of this.listeners.get(channel) ?? []) listener(message);
+      for (const listener of this.listeners.get(channel) ?? []) listener.message(message);
+    });
+    // ioredis subscribes again by itself after a reconnection; what was published meanwhile is
+    // only in the replay lists, so every listener is told to read its list again.
+    let lost = false;
+    subscriber.on("close", () => (lost = true));
+    subscriber.on("ready", () => {
+      if (!lost) return;
+      lost = false;
+      for (const set of this.listeners.values()) for (const listener of set) listener.resync?.();
     });
   }
 
   /** Resolves once Redis confirmed the subscription, so nothing published afterwards is missed. */
-  async subscribe(channel: string, listener: Listener): Promise<() => Promise<void>> {
+  async subscribe(channel: string, onMessage: Listener | ((raw: string) => void)): Promise<() => Promise<void>> {
+    const listener: Listener = typeof onMessage === "function" ? { message: onMessage } : onMessage;
     let set = this.listeners.get(channel);
     if (!set) {
       set = new Set();

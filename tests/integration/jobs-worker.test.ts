@@ -1,6 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import Redis from "ioredis";
+import { Partitioners } from "kafkajs";
 import { readSse, readTopic, spawnWorker, waitFor, type WorkerProcess } from "../helpers";
 
 /**
@@ -125,6 +126,23 @@ describe("generation jobs on the real stack", () => {
     for (let i = 1; i < states.length; i++) {
       expect(Date.parse(states[i].started_at)).toBeGreaterThanOrEqual(Date.parse(states[i - 1].completed_at));
     }
+  });
+
+  it("never holds a job back behind a slow one on another partition", async () => {
+    const partitioner = Partitioners.DefaultPartitioner();
+    const partitionMetadata = Array.from({ length: 6 }, (_, i) => ({ partitionId: i, leader: 1, partitionErrorCode: 0, replicas: [1], isr: [1] }));
+    const partitionOf = (tenant: string) => partitioner({ topic: "ai.generation.requests", partitionMetadata, message: { key: tenant, value: "" } });
+    const slowTenant = "spread-3";
+    const slow = await submit(slowTenant, { prompt: CYCLE, max_tokens: 150 });
+    await waitFor(async () => (await state(slow)).status === "RUNNING", { what: "the slow job to start" });
+    const others = tenants.filter((t) => partitionOf(t) !== partitionOf(slowTenant));
+    expect(others.length).toBeGreaterThan(3);
+    const fast = [];
+    for (const t of others) fast.push(await submit(t, { prompt: `${CYCLE} quick`, max_tokens: 3 }));
+    const fastStates = await Promise.all(fast.map((id) => finished(id)));
+    expect((await state(slow)).status).toBe("RUNNING");
+    expect(fastStates.map((s) => s.status)).toEqual(fast.map(() => "COMPLETED"));
+    await finished(slow);
   });
 
   it("gives a second subscriber that connects mid-stream the full text exactly once", async () => {

@@ -1,0 +1,19 @@
+import { authenticate } from "@/lib/auth";
+import { withProblems } from "@/lib/http";
+import { parseResumePoint } from "@/lib/jobs/job-id";
+import { parsePublicationId, publicationNotFound, readPublication } from "@/lib/reels/publication";
+import { publicationEventFrame, replayPublicationEvents } from "@/lib/reels/replay-publication-events";
+import { getServices } from "@/lib/services";
+import { sseResponse } from "@/lib/sse";
+
+export const dynamic = "force-dynamic";
+
+export const GET = withProblems(async (request: Request, { params }: { params: Promise<{ id: string }> }) => {
+  const services = getServices();
+  const { tenantId } = authenticate(request, services.keys);
+  const id = parsePublicationId((await params).id);
+  const after = parseResumePoint(request);
+  if (!(await readPublication(services.redis, tenantId, id))) throw publicationNotFound();
+  const deps = { redis: services.redis, hub: services.hub() };
+  return sseResponse((signal) => replayPublicationEvents(deps, id, after, signal), publicationEventFrame, request.signal);
+});

@@ -1,0 +1,33 @@
+import type { Producer } from "kafkajs";
+import type { Redis } from "../redis";
+import { TOPICS } from "../topics";
+import { publicationKeys, type PublicationMessage } from "./publication";
+
+const SCHEDULER_LOCK = "reels:scheduler:lock";
+const BATCH = 100;
+
+/**
+ * Puts scheduled publications whose publish_at has come on reels.publish.requests again, so the
+ * consumer never sleeps on a partition waiting for a time. One worker at a time does it (a short
+ * lock); the entry leaves the set only after the broker acknowledged, so a crash repeats a message
+ * rather than losing one, and the flow ignores the repeat.
+ */
+export async function enqueueDuePublications(deps: { redis: Redis; producer: Producer; workerId: string; now: number; lockMs: number }): Promise<number> {
+  const { redis } = deps;
+  if (!(await redis.set(SCHEDULER_LOCK, deps.workerId, "PX", deps.lockMs, "NX"))) return 0;
+  const ids = await redis.zrangebyscore(publicationKeys.scheduled, "-inf", deps.now, "LIMIT", 0, BATCH);
+  if (ids.length === 0) return 0;
+  const pipeline = redis.pipeline();
+  for (const id of ids) pipeline.hmget(publicationKeys.state(id), "tenant_id", "account_id", "status");
+  const rows = ((await pipeline.exec()) ?? []).map(([, value]) => value as (string | null)[]);
+  const messages: { key: string; value: string; headers: Record<string, string> }[] = [];
+  ids.forEach((id, i) => {
+    const [tenantId, accountId, status] = rows[i] ?? [];
+    if (!tenantId || !accountId || status !== "SCHEDULED") return;
+    const message: PublicationMessage = { publication_id: id, tenant_id: tenantId, account_id: accountId };
+    messages.push({ key: accountId, value: JSON.stringify(message), headers: { "content-type": "application/json" } });
+  });
+  if (messages.length > 0) await deps.producer.send({ topic: TOPICS.reels.name, acks: -1, messages });
+  await redis.zrem(publicationKeys.scheduled, ...ids);
+  return messages.length;
+}

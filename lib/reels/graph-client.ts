@@ -1,0 +1,210 @@
+import { GraphError, graphErrorResponseSchema } from "./graph-error";
+
+/**
+ * A thin client of the Graph content-publishing contract, the same against the real interface and
+ * the sandbox: POST bodies are form-encoded with `access_token` as a body field, GETs carry it as a
+ * query parameter. Tokens never appear in an error message: messages name the path, not the URL.
+ */
+
+export interface GraphClientOptions {
+  /** GRAPH_URL, without the version segment. */
+  graphUrl: string;
+  version: string;
+  fetch: typeof fetch;
+  /** Per request; a slow Graph is a transient failure, not a hung worker. */
+  timeoutMs?: number;
+}
+
+export interface GraphAccount {
+  accountId: string;
+  accessToken: string;
+}
+
+export interface CreateContainerInput {
+  videoUrl: string;
+  caption?: string;
+  shareToFeed: boolean;
+}
+
+/** The creation answer as Graph sent it: a container id normally, but the flow keeps the whole answer when there is none. */
+export interface CreateContainerAnswer {
+  id: string | null;
+  answer: unknown;
+  fbtraceId: string | null;
+}
+
+/** IN_PROGRESS, FINISHED, ERROR, EXPIRED or PUBLISHED; null when the answer had none. */
+export interface ContainerStatus {
+  id: string | null;
+  statusCode: string | null;
+  status: string | null;
+  fbtraceId: string | null;
+}
+
+export interface MediaItem {
+  id: string;
+  caption?: string;
+  timestamp?: string;
+  permalink?: string;
+  [field: string]: unknown;
+}
+
+/** A failure below Graph's error object: the network, a timeout, or an answer that is not Graph's (a proxy's 502 page). */
+export class GraphTransportError extends Error {
+  constructor(
+    message: string,
+    /** HTTP status, or null when no answer arrived. */
+    readonly status: number | null,
+    readonly isTransient: boolean,
+    readonly fbtraceId: string | null = null,
+  ) {
+    super(message);
+    this.name = "GraphTransportError";
+  }
+}
+
+export interface GraphClient {
+  createContainer(account: GraphAccount, input: CreateContainerInput, signal?: AbortSignal): Promise<CreateContainerAnswer>;
+  readContainer(containerId: string, accessToken: string, signal?: AbortSignal): Promise<ContainerStatus>;
+  publishContainer(account: GraphAccount, containerId: string, signal?: AbortSignal): Promise<{ id: string }>;
+  readMedia(mediaId: string, accessToken: string, fields?: string, signal?: AbortSignal): Promise<MediaItem>;
+  listMedia(account: GraphAccount, fields?: string, limit?: number, signal?: AbortSignal): Promise<MediaItem[]>;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+export function createGraphClient(options: GraphClientOptions): GraphClient {
+  const base = `${options.graphUrl.replace(/\/+$/, "")}/${options.version}`;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+
+  async function call(
+    method: "GET" | "POST",
+    path: string,
+    params: Record<string, string>,
+    accessToken: string,
+    signal?: AbortSignal,
+  ): Promise<{ body: unknown; fbtraceId: string | null }> {
+    const url = new URL(`${base}/${path}`);
+    const init: RequestInit = { method, headers: { accept: "application/json" } };
+    if (method === "GET") {
+      for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+      url.searchParams.set("access_token", accessToken);
+    } else {
+      init.body = new URLSearchParams({ ...params, access_token: accessToken }).toString();
+      init.headers = { ...init.headers, "content-type": "application/x-www-form-urlencoded" };
+    }
+    const timeout = AbortSignal.timeout(timeoutMs);
+    init.signal = signal ? AbortSignal.any([signal, timeout]) : timeout;
+
+    let response: Response;
+    let text: string;
+    try {
+      response = await options.fetch(url, init);
+      text = await response.text();
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      const reason = timeout.aborted ? `no answer within ${timeoutMs} ms` : describeNetworkError(error);
+      throw new GraphTransportError(`${method} /${path} failed: ${reason}`, null, true);
+    }
+
+    const fbtraceId = response.headers.get("x-fb-trace-id");
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // not JSON: kept as text, so a creation answer without an id can still be shown as it was
+    }
+    const graphError = graphErrorResponseSchema.safeParse(body);
+    if (graphError.success) {
+      const e = graphError.data.error;
+      throw new GraphError({
+        message: e.message,
+        code: e.code,
+        subcode: e.error_subcode ?? undefined,
+        type: e.type,
+        status: response.status,
+        isTransient: e.is_transient ?? undefined,
+        userTitle: e.error_user_title ?? undefined,
+        userMessage: e.error_user_msg ?? undefined,
+        fbtraceId: e.fbtrace_id ?? fbtraceId ?? "",
+      });
+    }
+    if (!response.ok) {
+      const transient = response.status >= 500 || response.status === 429;
+      throw new GraphTransportError(`${method} /${path} answered HTTP ${response.status} without a Graph error object`, response.status, transient, fbtraceId);
+    }
+    return { body, fbtraceId };
+  }
+
+  return {
+    async createContainer(account, input, signal) {
+      const params: Record<string, string> = { media_type: "REELS", video_url: input.videoUrl, share_to_feed: String(input.shareToFeed) };
+      if (input.caption) params.caption = input.caption;
+      const { body, fbtraceId } = await call("POST", `${account.accountId}/media`, params, account.accessToken, signal);
+      return { id: idOf(body), answer: body, fbtraceId };
+    },
+
+    async readContainer(containerId, accessToken, signal) {
+      const { body, fbtraceId } = await call("GET", containerId, { fields: "status_code,status" }, accessToken, signal);
+      const record = isRecord(body) ? body : {};
+      return {
+        id: idOf(body),
+        statusCode: typeof record.status_code === "string" ? record.status_code : null,
+        status: typeof record.status === "string" ? record.status : null,
+        fbtraceId,
+      };
+    },
+
+    async publishContainer(account, containerId, signal) {
+      const { body, fbtraceId } = await call("POST", `${account.accountId}/media_publish`, { creation_id: containerId }, account.accessToken, signal);
+      const id = idOf(body);
+      // Whether Graph published is unknown here; the flow reads the container before anything else.
+      if (!id) throw new GraphTransportError(`POST /${account.accountId}/media_publish answered without an id`, 200, true, fbtraceId);
+      return { id };
+    },
+
+    async readMedia(mediaId, accessToken, fields = "id,permalink,timestamp", signal) {
+      const { body } = await call("GET", mediaId, { fields }, accessToken, signal);
+      const id = idOf(body);
+      if (!id || !isRecord(body)) throw new GraphTransportError(`GET /${mediaId} answered without an id`, 200, false);
+      return { ...body, id };
+    },
+
+    async listMedia(account, fields = "id,caption,timestamp,permalink", limit = 25, signal) {
+      const { body } = await call("GET", `${account.accountId}/media`, { fields, limit: String(limit) }, account.accessToken, signal);
+      const data = isRecord(body) && Array.isArray(body.data) ? body.data : [];
+      return data.filter((item): item is MediaItem => isRecord(item) && typeof item.id === "string");
+    },
+  };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Graph ids are strings; a number would lose digits past 2^53, so only strings (or safe integers) count. */
+function idOf(body: unknown): string | null {
+  if (!isRecord(body)) return null;
+  if (typeof body.id === "string" && body.id.length > 0) return body.id;
+  if (typeof body.id === "number" && Number.isSafeInteger(body.id)) return String(body.id);
+  return null;
+}
+
+function describeNetworkError(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
+  if (cause?.code) return cause.code;
+  if (cause?.message) return cause.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Whether a failed Graph call may succeed if made again: the brief's list plus what Graph marks transient. */
+const TRANSIENT_CODES = new Set([1, 2, 4, 17, 32, 613, 80002]);
+const TRANSIENT_SUBCODES = new Set([2207001, 2207003, 2207008, 2207032]);
+
+export function isTransientGraphFailure(error: unknown): boolean {
+  if (error instanceof GraphTransportError) return error.isTransient;
+  if (error instanceof GraphError) {
+    return error.isTransient || TRANSIENT_CODES.has(error.code) || (error.subcode !== undefined && TRANSIENT_SUBCODES.has(error.subcode)) || error.status >= 500;
+  }
+  return false;
+}

@@ -1,0 +1,107 @@
+import type { Consumer } from "kafkajs";
+import { PartitionRunner } from "../partition-runner";
+import { CONSUMER_GROUPS, TOPICS } from "../topics";
+import type { RunningConsumer, StartConsumer, WorkerContext } from "../worker-context";
+import { enqueueDuePublications } from "./enqueue-due-publications";
+import { createGraphClient } from "./graph-client";
+import { publicationMessageSchema } from "./publication";
+import { abortableSleep, runPublication, type PublicationDeps, type PublicationOutcome } from "./run-publication";
+
+const SCHEDULER_TICK_MS = 1000;
+
+/**
+ * The worker's side of reel publishing: a member of `reel-publish-workers` on
+ * reels.publish.requests. A publication runs for minutes (polling), so it runs in the background
+ * of a paused partition (see PartitionRunner): one publication at a time per partition keeps an
+ * account's posts in order without holding back other partitions. A worker that dies leaves the
+ * offset uncommitted: the partition's next owner resumes the publication from Redis.
+ */
+export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext): Promise<RunningConsumer> => {
+  const { config, kafka, producer, redis, log, workerId } = ctx;
+  const shutdown = new AbortController();
+
+  const deps: PublicationDeps = {
+    redis,
+    graph: createGraphClient({ graphUrl: config.GRAPH_URL, version: config.GRAPH_VERSION, fetch: (input, init) => fetch(input, init) }),
+    accounts: config.REEL_ACCOUNTS,
+    log,
+    workerId,
+    pollIntervalMs: config.REEL_POLL_INTERVAL_MS,
+    pollAttempts: config.REEL_POLL_ATTEMPTS,
+  };
+
+  const consumer: Consumer = kafka.consumer({
+    groupId: CONSUMER_GROUPS.reels,
+    sessionTimeout: 10_000,
+    rebalanceTimeout: 30_000,
+    heartbeatInterval: 1_000,
+    allowAutoTopicCreation: false,
+    maxWaitTimeInMs: 250,
+    retry: { initialRetryTime: 200, retries: 1_000_000, maxRetryTime: 2000 },
+  });
+
+  /** Runs until the flow settles or hands back; an infrastructure failure (Redis away) is tried again. */
+  async function settle(publicationId: string, heartbeat: () => Promise<void>): Promise<PublicationOutcome> {
+    for (let failures = 0; ; failures++) {
+      try {
+        return await runPublication(deps, publicationId, { heartbeat, shutdown: shutdown.signal });
+      } catch (error) {
+        log("error", "publication run failed; trying again", { publication_id: publicationId, error: error instanceof Error ? error.message : String(error) });
+        const stopped = await abortableSleep(Math.min(30_000, 500 * 2 ** failures), shutdown.signal).then(
+          () => false,
+          () => true,
+        );
+        if (stopped) return "handed-back";
+      }
+    }
+  }
+
+  consumer.on(consumer.events.GROUP_JOIN, (event) => {
+    ctx.presence.setAssignment("reels", event.payload.memberAssignment[TOPICS.reels.name] ?? []);
+  });
+  const runner = new PartitionRunner(consumer, log, config.WORKER_CONCURRENCY);
+  await consumer.connect();
+  await consumer.subscribe({ topic: TOPICS.reels.name, fromBeginning: true });
+  await consumer.run({
+    autoCommit: false,
+    partitionsConsumedConcurrently: config.WORKER_CONCURRENCY,
+    eachMessage: async (payload) => {
+      const parsed = parseMessage(payload.message.value);
+      if (!parsed) {
+        log("warn", "skipping a message that is not a publication request", { partition: payload.partition, offset: payload.message.offset });
+        await consumer.commitOffsets([{ topic: payload.topic, partition: payload.partition, offset: (BigInt(payload.message.offset) + 1n).toString() }]);
+        return;
+      }
+      await runner.start(payload, parsed.publication_id, async () =>
+        (await settle(parsed.publication_id, payload.heartbeat)) === "handed-back" ? "handed-back" : "settled",
+      );
+    },
+  });
+
+  const scheduler = setInterval(() => {
+    enqueueDuePublications({ redis, producer, workerId, now: Date.now(), lockMs: SCHEDULER_TICK_MS - 100 }).catch((error) =>
+      log("warn", "could not enqueue due publications", { error: error instanceof Error ? error.message : String(error) }),
+    );
+  }, SCHEDULER_TICK_MS);
+  log("info", "publication consumer started", { workerId, concurrency: config.WORKER_CONCURRENCY });
+
+  return {
+    async stop(graceMs = 5000) {
+      // Take no new work; let publications in flight settle for a moment, then hand the rest back
+      // uncommitted so the group gives them to another worker, which resumes them from Redis.
+      clearInterval(scheduler);
+      consumer.pause([{ topic: TOPICS.reels.name }]);
+      await runner.drain(graceMs, () => shutdown.abort());
+      await consumer.disconnect();
+    },
+  };
+};
+
+function parseMessage(value: Buffer | null) {
+  try {
+    const parsed = publicationMessageSchema.safeParse(JSON.parse(value?.toString("utf8") ?? ""));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}

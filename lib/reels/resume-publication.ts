@@ -1,0 +1,55 @@
+import type { Producer } from "kafkajs";
+import { ApiError } from "../errors";
+import type { Redis } from "../redis";
+import { TOPICS } from "../topics";
+import { appendEvent, publicationKeys, readPublication, type PublicationMessage, type PublicationView } from "./publication";
+import { containerAlive } from "./run-publication";
+import { BROKER_RETRY_AFTER_S } from "./submit-publication";
+
+export interface ResumePublicationDeps {
+  redis: Redis;
+  producer: () => Promise<Producer>;
+  now?: () => number;
+}
+
+/**
+ * Polls a TIMED_OUT publication's container again, with a fresh budget of attempts: moves it back
+ * to PROCESSING and puts it on the log for a worker. Only while the container lives (24 h): after
+ * that Graph would answer EXPIRED, and a new publication is the way forward.
+ */
+export async function resumePublication(deps: ResumePublicationDeps, tenantId: string, id: string): Promise<PublicationView | undefined> {
+  const now = (deps.now ?? Date.now)();
+  const view = await readPublication(deps.redis, tenantId, id);
+  if (!view) return undefined;
+  if (view.status !== "TIMED_OUT") throw new ApiError("conflict", `Only a TIMED_OUT publication can be resumed; this one is ${view.status}.`);
+  const state = await deps.redis.hgetall(publicationKeys.state(id));
+  if (!containerAlive(state, now)) throw new ApiError("conflict", "The container has expired (24 h after its creation); publish the video again.");
+
+  const at = new Date(now).toISOString();
+  const moved = await appendEvent(deps.redis, id, {
+    status: "PROCESSING",
+    expectStatus: "TIMED_OUT",
+    body: { kind: "step", step: { at, step: "resumed", detail: `Resumed: polling container ${state.container_id} again.` } },
+    fields: { poll_round_start: state.poll_count ?? "0", error: "" },
+    changes: { error: null },
+  });
+  if (moved <= 0) throw new ApiError("conflict", "The publication changed meanwhile; read it again.");
+
+  const message: PublicationMessage = { publication_id: id, tenant_id: tenantId, account_id: state.account_id };
+  try {
+    const producer = await deps.producer();
+    await producer.send({ topic: TOPICS.reels.name, acks: -1, messages: [{ key: state.account_id, value: JSON.stringify(message), headers: { "content-type": "application/json" } }] });
+  } catch {
+    await appendEvent(deps.redis, id, {
+      status: "TIMED_OUT",
+      expectStatus: "PROCESSING",
+      body: { kind: "step", step: { at: new Date((deps.now ?? Date.now)()).toISOString(), step: "resume_failed", detail: "The publishing log was unreachable; the publication is still TIMED_OUT." } },
+      fields: { error: state.error ?? "" },
+      changes: { error: state.error ? JSON.parse(state.error) : null },
+    }).catch(() => {});
+    throw new ApiError("unavailable", "The publishing log is unreachable right now; the publication was not resumed. Try again shortly.", undefined, {
+      "Retry-After": String(BROKER_RETRY_AFTER_S),
+    });
+  }
+  return readPublication(deps.redis, tenantId, id);
+}

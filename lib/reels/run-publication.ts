@@ -1,0 +1,502 @@
+import type { ReelAccount } from "../config";
+import type { Log } from "../log";
+import type { Redis } from "../redis";
+import { GraphTransportError, isTransientGraphFailure, type ContainerStatus, type GraphAccount, type GraphClient } from "./graph-client";
+import { classifyGraphError, GraphError, graphErrorForSubcode, subcodeFromContainerStatus } from "./graph-error";
+import {
+  appendEvent,
+  CONTAINER_LIFETIME_MS,
+  isSettled,
+  PUBLICATION_TTL_S,
+  publicationKeys,
+  type EventBody,
+  type PublicationChanges,
+  type PublicationError,
+  type PublicationStatus,
+} from "./publication";
+
+export interface RetryPolicy {
+  /** Tries after the first one. */
+  retries: number;
+  baseMs: number;
+  maxMs: number;
+}
+
+export interface PublicationDeps {
+  redis: Redis;
+  graph: GraphClient;
+  accounts: ReelAccount[];
+  log: Log;
+  workerId: string;
+  pollIntervalMs: number;
+  pollAttempts: number;
+  retry?: Partial<RetryPolicy>;
+  leaseMs?: number;
+  /** How long a message may wait for its submitter to finish recording it. */
+  submitSettleMs?: number;
+  now?: () => number;
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+export interface RunControl {
+  /** Keeps the consumer's group membership while the flow runs. */
+  heartbeat: () => Promise<void>;
+  /** Aborts when the worker stops: the publication is handed back, not settled. */
+  shutdown: AbortSignal;
+}
+
+/**
+ * `deferred`, `timed-out`: waiting for a time or a client; `skipped`: nothing to do (already settled
+ * or unknown); `handed-back`: stopped half-way, for another worker to resume. Every outcome but the
+ * last lets the consumer commit the message's offset.
+ */
+export type PublicationOutcome = "published" | "failed" | "timed-out" | "deferred" | "skipped" | "handed-back";
+
+export const DEFAULT_RETRY: RetryPolicy = { retries: 5, baseMs: 1000, maxMs: 30_000 };
+
+class HandBack extends Error {}
+class RecordGone extends Error {}
+
+// Takes the publication's lease, or says who holds it.
+const TAKE_LEASE = `
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then return holder end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return ''`;
+const RENEW_LEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
+const RELEASE_LEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
+/**
+ * Runs one publication as far as it can go: create the container (once), poll it every
+ * `pollIntervalMs` up to `pollAttempts` times, publish it when FINISHED (once). Progress lives in
+ * Redis, so a redelivery after a crash resumes where the last worker stopped: it never creates a
+ * second container while one exists, and it reads the container before any publish it cannot be
+ * sure of. A lease keeps two workers off the same publication.
+ */
+export async function runPublication(deps: PublicationDeps, publicationId: string, control: RunControl): Promise<PublicationOutcome> {
+  const { redis } = deps;
+  const now = deps.now ?? Date.now;
+  const sleep = deps.sleep ?? abortableSleep;
+  const leaseMs = deps.leaseMs ?? 15_000;
+  const stateKey = publicationKeys.state(publicationId);
+  const leaseKey = publicationKeys.lease(publicationId);
+  const settleDeadline = now() + (deps.submitSettleMs ?? 30_000);
+  /** Waits without holding anything; true when the worker is stopping. */
+  const waitFor = async (ms: number) => {
+    await control.heartbeat().catch(() => {});
+    await sleep(ms, control.shutdown).catch(() => {});
+    return control.shutdown.aborted;
+  };
+
+  for (;;) {
+    const state = await redis.hgetall(stateKey);
+    if (!state.publication_id) {
+      deps.log("warn", "skipping a publication with no record (not accepted, or expired)", { publication_id: publicationId });
+      return "skipped";
+    }
+    // The message can overtake the submitter's last write; give it a moment to settle either way.
+    if (state.submitting === "1" && now() < settleDeadline) {
+      if (await waitFor(200)) return "handed-back";
+      continue;
+    }
+    if (isSettled(state.status)) return "skipped";
+    if (state.status === "SCHEDULED" && Date.parse(state.publish_at) > now()) {
+      // Not due: the scheduler enqueues it again at publish_at; the partition is not held meanwhile.
+      await redis.zadd(publicationKeys.scheduled, Date.parse(state.publish_at), publicationId);
+      return "deferred";
+    }
+    const holder = (await redis.eval(TAKE_LEASE, 1, leaseKey, deps.workerId, leaseMs)) as string;
+    if (!holder) break;
+    // Another worker is on it (a rebalance moved the partition): wait for it to finish or for its lease to lapse.
+    if (await waitFor(Math.min(500, leaseMs / 4))) return "handed-back";
+  }
+
+  const controller = new AbortController();
+  const onShutdown = () => controller.abort(new HandBack("worker stopping"));
+  if (control.shutdown.aborted) onShutdown();
+  control.shutdown.addEventListener("abort", onShutdown);
+  const keepAlive = setInterval(
+    () => {
+      control.heartbeat().catch(() => {});
+      redis
+        .eval(RENEW_LEASE, 1, leaseKey, deps.workerId, leaseMs)
+        .then((renewed) => {
+          if (!renewed) controller.abort(new HandBack("lease lost"));
+        })
+        .catch(() => {});
+    },
+    Math.max(50, Math.floor(leaseMs / 3)),
+  );
+
+  try {
+    return await new PublicationRun(deps, publicationId, controller.signal, now, sleep).run();
+  } catch (error) {
+    const reason = controller.signal.reason ?? error;
+    if (reason instanceof HandBack) {
+      deps.log("info", "handing a publication back", { publication_id: publicationId, reason: reason.message });
+      return "handed-back";
+    }
+    if (error instanceof RecordGone) return "skipped";
+    throw error;
+  } finally {
+    clearInterval(keepAlive);
+    control.shutdown.removeEventListener("abort", onShutdown);
+    await redis.eval(RELEASE_LEASE, 1, leaseKey, deps.workerId).catch(() => {});
+  }
+}
+
+type Failure = { ok: false; error: GraphError | GraphTransportError };
+type Attempt<T> = { ok: true; value: T } | Failure;
+
+/** One run of the flow under the lease; every state change goes through `record`. */
+class PublicationRun {
+  private readonly retry: RetryPolicy;
+  private status: PublicationStatus = "QUEUED";
+  private state: Record<string, string> = {};
+  private account!: GraphAccount;
+  private containerId = "";
+  private pollCount = 0;
+
+  constructor(
+    private readonly deps: PublicationDeps,
+    private readonly id: string,
+    private readonly signal: AbortSignal,
+    private readonly now: () => number,
+    private readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>,
+  ) {
+    this.retry = { ...DEFAULT_RETRY, ...deps.retry };
+  }
+
+  async run(): Promise<PublicationOutcome> {
+    const { redis } = this.deps;
+    this.state = await redis.hgetall(publicationKeys.state(this.id));
+    const state = this.state;
+    if (!state.publication_id) return "skipped";
+    if (isSettled(state.status)) return "skipped";
+    this.status = state.status as PublicationStatus;
+    this.containerId = state.container_id ?? "";
+    this.pollCount = Number(state.poll_count ?? 0);
+    if (state.submitting === "1") await this.makeVisible();
+    const interrupted = state.active_run;
+    await redis.hset(publicationKeys.state(this.id), "active_run", this.deps.workerId);
+
+    const account = this.deps.accounts.find((a) => a.accountId === state.account_id && a.tenantId === state.tenant_id);
+    if (!account) {
+      return this.fail({
+        code: null,
+        subcode: null,
+        message: `Account ${state.account_id} is not configured for this tenant any more.`,
+        fbtrace_id: null,
+        classification: "reconnect-account",
+        advice: "Add the account back to REEL_ACCOUNTS with a valid access token, then publish again.",
+      });
+    }
+    this.account = { accountId: account.accountId, accessToken: account.accessToken };
+
+    if (this.status === "SCHEDULED") {
+      await redis.zrem(publicationKeys.scheduled, this.id);
+      await this.step("QUEUED", "due", `publish_at ${state.publish_at} reached.`);
+    } else if (interrupted) {
+      await this.step(this.status, "picked_up", `Picked up again after the worker running it stopped (${this.status.toLowerCase()}${this.containerId ? `, container ${this.containerId}` : ""}).`);
+    }
+
+    if (!this.containerId) {
+      const created = await this.createContainer();
+      if (created !== undefined) return created;
+    }
+    return this.pollAndPublish();
+  }
+
+  private async createContainer(): Promise<PublicationOutcome | undefined> {
+    const { state } = this;
+    await this.step("CREATING", "creating", `Creating a REELS container from ${state.video_url}.`);
+    const attempt = await this.withRetries("Creating the container", () =>
+      this.deps.graph.createContainer(this.account, { videoUrl: state.video_url, caption: state.caption || undefined, shareToFeed: state.share_to_feed !== "false" }, this.signal),
+    );
+    if (!attempt.ok) return this.fail(errorOf(attempt.error));
+    const answer = attempt.value;
+    if (!answer.id) {
+      return this.fail({
+        code: null,
+        subcode: null,
+        message: "Graph answered the container creation without a container id.",
+        fbtrace_id: answer.fbtraceId,
+        classification: "stop",
+        advice: "Nothing was published. Graph's whole answer is kept in `response`; publish again once it is understood.",
+        response: answer.answer,
+      });
+    }
+    this.containerId = answer.id;
+    const createdAt = new Date(this.now()).toISOString();
+    await this.step("PROCESSING", "created", `Container ${answer.id} created; Graph is processing the video.`, { container_id: answer.id, container_created_at: createdAt }, { container_id: answer.id });
+    return undefined;
+  }
+
+  /**
+   * Poll until FINISHED, then publish. After a crash in PUBLISHING (or a failed publish) the
+   * container is read before anything else: PUBLISHED means the earlier publish went through.
+   */
+  private async pollAndPublish(): Promise<PublicationOutcome> {
+    let next = (this.status === "PUBLISHING" ? "check" : "wait-and-poll") as "wait-and-poll" | "check" | "publish";
+    let publishFailures = 0;
+    const roundStart = Number(this.state.poll_round_start ?? 0);
+    for (;;) {
+      if (next === "wait-and-poll") {
+        if (this.pollCount - roundStart >= this.deps.pollAttempts) {
+          return this.timedOut(`The container was not FINISHED after ${this.deps.pollAttempts} polls, ${this.deps.pollIntervalMs} ms apart; it was not published.`, null);
+        }
+        await this.sleep(this.deps.pollIntervalMs, this.signal);
+      }
+      if (next !== "publish") {
+        const read = await this.pollContainer();
+        if (typeof read === "string") return read;
+        switch (read.statusCode) {
+          case "FINISHED":
+            next = "publish";
+            break;
+          case "PUBLISHED":
+            return this.alreadyPublished();
+          case "ERROR":
+            return this.fail(containerError(read));
+          case "EXPIRED":
+            return this.fail(expiredError(read.fbtraceId));
+          default:
+            this.status = "PROCESSING";
+            next = "wait-and-poll";
+            continue;
+        }
+      }
+
+      const outcome = await this.publishContainer();
+      if (outcome === "not-ready") {
+        next = "wait-and-poll";
+        continue;
+      }
+      if (outcome instanceof GraphError || outcome instanceof GraphTransportError) {
+        if (!isTransientGraphFailure(outcome) || publishFailures >= this.retry.retries) return this.fail(errorOf(outcome));
+        publishFailures++;
+        const delay = this.backoff(publishFailures);
+        await this.step("PUBLISHING", "retrying", `Publishing failed (${describe(outcome)}); reading the container again in ${delay} ms before another try.`);
+        await this.sleep(delay, this.signal);
+        next = "check";
+        continue;
+      }
+      return outcome;
+    }
+  }
+
+  /** One status read, recorded as a poll attempt with its time and status_code. */
+  private async pollContainer(): Promise<ContainerStatus | PublicationOutcome> {
+    const attempt = await this.withRetries("Reading the container's status", () => this.deps.graph.readContainer(this.containerId, this.account.accessToken, this.signal));
+    if (!attempt.ok) {
+      if (isTransientGraphFailure(attempt.error)) {
+        return this.timedOut(`Graph kept failing while the container was read (${describe(attempt.error)}); resume to poll again.`, errorOf(attempt.error));
+      }
+      return this.fail(errorOf(attempt.error));
+    }
+    const read = attempt.value;
+    this.pollCount++;
+    const statusCode = read.statusCode ?? "";
+    await this.record(
+      { kind: "poll", poll: { attempt: this.pollCount, at: this.iso(), status_code: read.statusCode, status: read.status } },
+      this.status,
+      { poll_count: String(this.pollCount), last_status_code: statusCode },
+      { last_status_code: statusCode },
+    );
+    return read;
+  }
+
+  /** Records the `publishing` step first, so a worker that takes over knows a publish may have happened. */
+  private async publishContainer(): Promise<PublicationOutcome | "not-ready" | GraphError | GraphTransportError> {
+    await this.step("PUBLISHING", "publishing", `Publishing container ${this.containerId}.`);
+    let postId: string;
+    try {
+      ({ id: postId } = await this.deps.graph.publishContainer(this.account, this.containerId, this.signal));
+    } catch (error) {
+      if (this.signal.aborted) throw this.signal.reason ?? error;
+      if (!(error instanceof GraphError || error instanceof GraphTransportError)) throw error;
+      if (error instanceof GraphError && (error.code === 9007 || error.subcode === 2207027)) {
+        // Not FINISHED after all (or already published): the next poll says which.
+        await this.step("PROCESSING", "not_ready", `Graph refused to publish: ${error.message} (${error.code}/${error.subcode ?? "-"}); polling again.`);
+        return "not-ready";
+      }
+      return error;
+    }
+    // Kept at once: a worker taking over after this point finds the post id without asking Graph.
+    await this.deps.redis.hset(publicationKeys.state(this.id), "post_id", postId);
+    return this.published(postId, undefined, `Published as post ${postId}.`);
+  }
+
+  /** The container says PUBLISHED but this worker has no answer for it: an earlier publish went through. */
+  private async alreadyPublished(): Promise<PublicationOutcome> {
+    const known = await this.deps.redis.hget(publicationKeys.state(this.id), "post_id");
+    if (known) return this.published(known, undefined, `The container was already published as post ${known}; not publishing again.`);
+    const post = await this.findPost();
+    const detail = post
+      ? `The container was already published (an earlier answer was lost); found post ${post.id}. Not publishing again.`
+      : "The container was already published (an earlier answer was lost), but the post could not be identified among the account's media. Not publishing again.";
+    return this.published(post?.id ?? null, post?.permalink ?? null, detail);
+  }
+
+  /** Graph does not link a container to its post: look for a post with this caption made after the container. */
+  private async findPost(): Promise<{ id: string; permalink: string | null } | undefined> {
+    try {
+      const media = await this.deps.graph.listMedia(this.account, "id,caption,timestamp,permalink", 50, this.signal);
+      const since = Date.parse(this.state.container_created_at ?? "") - 60_000;
+      const caption = (this.state.caption ?? "").trim();
+      const matches = media
+        .filter((m) => (m.caption ?? "").trim() === caption && (Number.isNaN(since) || parseGraphTime(m.timestamp) >= since))
+        .sort((a, b) => parseGraphTime(a.timestamp) - parseGraphTime(b.timestamp));
+      const first = matches[0];
+      return first ? { id: first.id, permalink: first.permalink ?? null } : undefined;
+    } catch (error) {
+      if (this.signal.aborted) throw this.signal.reason ?? error;
+      return undefined;
+    }
+  }
+
+  private async published(postId: string | null, permalink: string | null | undefined, detail: string): Promise<PublicationOutcome> {
+    let link = permalink ?? null;
+    if (postId && permalink === undefined) {
+      try {
+        link = (await this.deps.graph.readMedia(postId, this.account.accessToken, "id,permalink", this.signal)).permalink ?? null;
+      } catch (error) {
+        if (this.signal.aborted) throw this.signal.reason ?? error;
+      }
+    }
+    await this.step("PUBLISHED", "published", detail, { post_id: postId ?? "", permalink: link ?? "", active_run: "" }, { post_id: postId ?? undefined, permalink: link });
+    return "published";
+  }
+
+  private async fail(raw: PublicationError): Promise<PublicationOutcome> {
+    const error = this.withoutToken(raw);
+    const code = error.code === null ? "" : ` (${error.code}${error.subcode ? `/${error.subcode}` : ""})`;
+    await this.step("FAILED", "failed", `${error.message}${code} — ${error.advice}`, { error: JSON.stringify(error), active_run: "" }, { error });
+    return "failed";
+  }
+
+  private async timedOut(detail: string, raw: PublicationError | null): Promise<PublicationOutcome> {
+    const error = raw && this.withoutToken(raw);
+    await this.step("TIMED_OUT", "timed_out", detail, { error: error ? JSON.stringify(error) : "", active_run: "" }, { error });
+    return "timed-out";
+  }
+
+  /** What Graph sent back is shown to clients: a token echoed in it (Graph's paging URLs do that) is cut out. */
+  private withoutToken(error: PublicationError): PublicationError {
+    const token = this.account?.accessToken;
+    const text = JSON.stringify(error);
+    return token && text.includes(token) ? (JSON.parse(text.split(token).join("[redacted]")) as PublicationError) : error;
+  }
+
+  /** Transient failures are tried again with exponential backoff, each retry on the timeline; others come back at once. */
+  private async withRetries<T>(what: string, call: () => Promise<T>): Promise<Attempt<T>> {
+    for (let failures = 0; ; ) {
+      try {
+        return { ok: true, value: await call() };
+      } catch (error) {
+        if (this.signal.aborted) throw this.signal.reason ?? error;
+        if (!(error instanceof GraphError || error instanceof GraphTransportError)) throw error;
+        if (!isTransientGraphFailure(error) || failures >= this.retry.retries) return { ok: false, error };
+        failures++;
+        const delay = this.backoff(failures);
+        await this.step(this.status, "retrying", `${what} failed (${describe(error)}); try ${failures + 1} of ${this.retry.retries + 1} in ${delay} ms.`);
+        await this.sleep(delay, this.signal);
+      }
+    }
+  }
+
+  private backoff(failures: number): number {
+    return Math.min(this.retry.maxMs, this.retry.baseMs * 2 ** (failures - 1));
+  }
+
+  private step(status: PublicationStatus, step: string, detail: string, fields: Record<string, string> = {}, changes?: PublicationChanges): Promise<void> {
+    return this.record({ kind: "step", step: { at: this.iso(), step, detail } }, status, fields, changes);
+  }
+
+  private async record(body: EventBody, status: PublicationStatus, fields: Record<string, string>, changes?: PublicationChanges): Promise<void> {
+    // A worker that lost its lease must not write: the one that holds it now owns the timeline.
+    if (this.signal.aborted) throw this.signal.reason;
+    const seq = await appendEvent(this.deps.redis, this.id, { status, body, fields, changes });
+    if (!seq) throw new RecordGone();
+    this.status = status;
+  }
+
+  /** The broker had the message but the submitter never finished (it died, or is slow): show the publication. */
+  private async makeVisible(): Promise<void> {
+    const { redis } = this.deps;
+    const multi = redis
+      .multi()
+      .hdel(publicationKeys.state(this.id), "submitting")
+      .zadd(publicationKeys.tenantIndex(this.state.tenant_id), Date.parse(this.state.created_at) || this.now(), this.id)
+      .expire(publicationKeys.tenantIndex(this.state.tenant_id), PUBLICATION_TTL_S);
+    await multi.exec();
+  }
+
+  private iso(): string {
+    return new Date(this.now()).toISOString();
+  }
+}
+
+/** Graph's error object (or a failure below it) in the publication's error shape, with what to do about it. */
+export function errorOf(error: GraphError | GraphTransportError): PublicationError {
+  if (error instanceof GraphError) {
+    const { action, advice } = classifyGraphError(error.code, error.subcode, error.isTransient);
+    return { code: error.code, subcode: error.subcode ?? null, message: error.message, fbtrace_id: error.fbtraceId || null, classification: action, advice };
+  }
+  return {
+    code: null,
+    subcode: null,
+    message: error.message,
+    fbtrace_id: error.fbtraceId,
+    classification: error.isTransient ? "retry" : "stop",
+    advice: error.isTransient ? "Graph could not be reached or failed on its side; try again later." : "Graph's answer was not understood; check GRAPH_URL and GRAPH_VERSION.",
+  };
+}
+
+/** A container in ERROR names its subcode in `status`; the code comes from the table. */
+function containerError(read: ContainerStatus): PublicationError {
+  const subcode = subcodeFromContainerStatus(read.status);
+  const info = subcode === undefined ? undefined : graphErrorForSubcode(subcode);
+  const message = read.status || "The container's processing failed (status_code ERROR).";
+  if (!info) {
+    return { code: null, subcode: subcode ?? null, message, fbtrace_id: read.fbtraceId, classification: "new-container", advice: "Processing failed; fix the video if the status says why, then publish again with a new container." };
+  }
+  const { action, advice } = classifyGraphError(info.code, subcode);
+  return { code: info.code, subcode: subcode ?? null, message, fbtrace_id: read.fbtraceId, classification: action, advice };
+}
+
+function expiredError(fbtraceId: string | null): PublicationError {
+  const { action, advice } = classifyGraphError(-2, 2207020);
+  return { code: -2, subcode: 2207020, message: "The container expired: it was not published within 24 hours of its creation.", fbtrace_id: fbtraceId, classification: action, advice };
+}
+
+function describe(error: GraphError | GraphTransportError): string {
+  return error instanceof GraphError ? `${error.code}${error.subcode ? `/${error.subcode}` : ""}: ${error.message}` : error.message;
+}
+
+/** Graph writes 2024-05-01T12:00:00+0000, which Date.parse does not read everywhere. */
+function parseGraphTime(value: string | undefined): number {
+  if (!value) return Number.NaN;
+  return Date.parse(value.replace(/([+-]\d{2})(\d{2})$/, "$1:$2"));
+}
+
+/** Whether a TIMED_OUT publication's container may still be published (Graph expires it 24 h after creation). */
+export function containerAlive(state: Record<string, string>, now: number): boolean {
+  const createdAt = Date.parse(state.container_created_at ?? "");
+  return !!state.container_id && !Number.isNaN(createdAt) && now < createdAt + CONTAINER_LIFETIME_MS;
+}
+
+export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}

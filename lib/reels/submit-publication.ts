@@ -1,0 +1,169 @@
+import { createHash, randomUUID } from "node:crypto";
+import type { Producer } from "kafkajs";
+import type { ReelAccount } from "../config";
+import { ApiError } from "../errors";
+import type { Redis } from "../redis";
+import { TOPICS } from "../topics";
+import { findAccount } from "./accounts";
+import {
+  MAX_SCHEDULE_AHEAD_DAYS,
+  PUBLICATION_TTL_S,
+  publicationKeys,
+  readPublication,
+  toPublicationView,
+  type PublicationEvent,
+  type PublicationInput,
+  type PublicationMessage,
+  type PublicationView,
+} from "./publication";
+
+export interface SubmitPublicationDeps {
+  redis: Redis;
+  producer: () => Promise<Producer>;
+  accounts: ReelAccount[];
+  now?: () => Date;
+}
+
+export type SubmitPublicationResult = { created: boolean; publication: PublicationView };
+
+/** Seconds a client should wait before trying again when the broker is away. */
+export const BROKER_RETRY_AFTER_S = 2;
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+// Creates the record (and claims the idempotency key, when given) unless the key is taken.
+const CLAIM_PUBLICATION = `
+if ARGV[2] == '1' then
+  local existing = redis.call('GET', KEYS[3])
+  if existing then return {0, existing} end
+  redis.call('SET', KEYS[3], ARGV[3], 'EX', ARGV[1])
+end
+redis.call('HSET', KEYS[1], unpack(ARGV, 5))
+redis.call('RPUSH', KEYS[2], ARGV[4])
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+redis.call('EXPIRE', KEYS[2], ARGV[1])
+return {1, ARGV[3]}`;
+
+// Takes back a claim whose message never reached the broker, unless a worker already made it visible.
+const RELEASE_CLAIM = `
+if redis.call('HGET', KEYS[1], 'submitting') ~= '1' then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2])
+if redis.call('GET', KEYS[3]) == ARGV[1] then redis.call('DEL', KEYS[3]) end
+return 1`;
+
+/**
+ * Accepts a publication: records it in Redis (QUEUED, or SCHEDULED with a publish_at), produces
+ * it to reels.publish.requests keyed by account with acks -1, and only then makes it visible. If
+ * the broker does not acknowledge, the record is taken back and the caller gets a 503.
+ * The same Idempotency-Key with the same body answers the publication made the first time.
+ */
+export async function submitPublication(
+  deps: SubmitPublicationDeps,
+  tenantId: string,
+  input: PublicationInput,
+  options: { idempotencyKey?: string | null } = {},
+): Promise<SubmitPublicationResult> {
+  const now = (deps.now ?? (() => new Date()))();
+  const idempotencyKey = options.idempotencyKey ?? undefined;
+  if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+    throw new ApiError("validation", "The request does not match the schema.", [{ path: "Idempotency-Key", message: "1-255 visible ASCII characters" }]);
+  }
+  const account = findAccount(deps.accounts, tenantId, input.account_id);
+  if (!account) throw new ApiError("not-found", `No account ${input.account_id} for this API key.`);
+  const publishAt = input.publish_at === undefined ? undefined : checkPublishAt(input.publish_at, now);
+
+  const id = randomUUID();
+  const status = publishAt ? "SCHEDULED" : "QUEUED";
+  const fingerprint = createHash("sha256")
+    .update(JSON.stringify([input.account_id, input.video_url, input.caption ?? "", input.share_to_feed, publishAt?.toISOString() ?? null]))
+    .digest("hex");
+  const state: Record<string, string> = {
+    publication_id: id,
+    tenant_id: tenantId,
+    account_id: account.accountId,
+    video_url: input.video_url,
+    caption: input.caption ?? "",
+    share_to_feed: String(input.share_to_feed),
+    publish_at: publishAt?.toISOString() ?? "",
+    status,
+    created_at: now.toISOString(),
+    updated_at: now.toISOString(),
+    seq: "1",
+    poll_count: "0",
+    poll_round_start: "0",
+    fingerprint,
+    submitting: "1",
+  };
+  const first: PublicationEvent = {
+    seq: 1,
+    kind: "step",
+    status,
+    step: {
+      at: now.toISOString(),
+      step: publishAt ? "scheduled" : "queued",
+      detail: publishAt ? `Accepted; publishes at ${publishAt.toISOString()}.` : "Accepted; waiting for a worker.",
+    },
+  };
+  const idempotencyRedisKey = publicationKeys.idempotency(tenantId, createHash("sha256").update(idempotencyKey ?? "").digest("hex"));
+
+  const [claimed, claimedId] = (await deps.redis.eval(
+    CLAIM_PUBLICATION,
+    3,
+    publicationKeys.state(id),
+    publicationKeys.events(id),
+    idempotencyRedisKey,
+    PUBLICATION_TTL_S,
+    idempotencyKey === undefined ? "0" : "1",
+    id,
+    JSON.stringify(first),
+    ...Object.entries(state).flat(),
+  )) as [number, string];
+  if (!claimed) return { created: false, publication: await existingFor(deps.redis, tenantId, claimedId, fingerprint) };
+
+  const message: PublicationMessage = { publication_id: id, tenant_id: tenantId, account_id: account.accountId };
+  try {
+    const producer = await deps.producer();
+    await producer.send({
+      topic: TOPICS.reels.name,
+      acks: -1,
+      messages: [{ key: account.accountId, value: JSON.stringify(message), headers: { "content-type": "application/json" } }],
+    });
+  } catch {
+    await deps.redis.eval(RELEASE_CLAIM, 3, publicationKeys.state(id), publicationKeys.events(id), idempotencyRedisKey, id).catch(() => {});
+    throw new ApiError("unavailable", "The publishing log is unreachable right now; the publication was not accepted. Try again shortly.", undefined, {
+      "Retry-After": String(BROKER_RETRY_AFTER_S),
+    });
+  }
+
+  const multi = deps.redis
+    .multi()
+    .hdel(publicationKeys.state(id), "submitting")
+    .zadd(publicationKeys.tenantIndex(tenantId), now.getTime(), id)
+    .expire(publicationKeys.tenantIndex(tenantId), PUBLICATION_TTL_S);
+  if (publishAt) multi.zadd(publicationKeys.scheduled, publishAt.getTime(), id);
+  await multi.exec();
+  const { submitting: _, ...visible } = state;
+  return { created: true, publication: toPublicationView(visible, [first]) };
+}
+
+/** publish_at must be ahead of now and at most 75 days ahead (Graph's scheduling window). */
+function checkPublishAt(value: string, now: Date): Date {
+  const at = new Date(value);
+  const problem =
+    at.getTime() <= now.getTime()
+      ? "must be in the future"
+      : at.getTime() > now.getTime() + MAX_SCHEDULE_AHEAD_DAYS * 86400_000
+        ? `must be at most ${MAX_SCHEDULE_AHEAD_DAYS} days ahead`
+        : undefined;
+  if (problem) throw new ApiError("validation", "The request does not match the schema.", [{ path: "publish_at", message: problem }]);
+  return at;
+}
+
+async function existingFor(redis: Redis, tenantId: string, id: string, fingerprint: string): Promise<PublicationView> {
+  const [storedFingerprint, submitting] = await redis.hmget(publicationKeys.state(id), "fingerprint", "submitting");
+  if (submitting === "1") throw new ApiError("conflict", "A request with this Idempotency-Key is still being accepted; try again shortly.");
+  if (storedFingerprint !== fingerprint) throw new ApiError("conflict", "This Idempotency-Key was used with a different body.");
+  const existing = await readPublication(redis, tenantId, id);
+  if (!existing) throw new ApiError("conflict", "This Idempotency-Key was used for a publication that no longer exists.");
+  return existing;
+}

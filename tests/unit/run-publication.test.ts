@@ -1,0 +1,414 @@
+import { randomUUID } from "node:crypto";
+import { rmSync } from "node:fs";
+import type { Producer } from "kafkajs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createRedis, type Redis } from "@/lib/redis";
+import { GraphTransportError, type ContainerStatus, type CreateContainerAnswer, type GraphClient, type MediaItem } from "@/lib/reels/graph-client";
+import { GraphError } from "@/lib/reels/graph-error";
+import { publicationKeys, readPublication, type PublicationView } from "@/lib/reels/publication";
+import { resumePublication } from "@/lib/reels/resume-publication";
+import { runPublication, type PublicationDeps, type PublicationOutcome } from "@/lib/reels/run-publication";
+import { submitPublication } from "@/lib/reels/submit-publication";
+import { startRedis, type RedisServer } from "../../scripts/lib/redis-server";
+
+/**
+ * The publish flow against a scripted fake Graph and a real Redis (the flow's state and its Lua
+ * scripts are the point). Time is a fake clock that sleeps advance, so nothing here waits.
+ */
+
+const TENANT = "acme";
+const ACCOUNT = { tenantId: TENANT, accountId: "17841400000000001", accessToken: "TOKEN-never-shown" };
+const CONTAINER = "17900000000000001";
+const POST = "17800000000000042";
+
+let server: RedisServer;
+let redis: Redis;
+const dir = `.test-data/unit-redis-${process.pid}`;
+
+beforeAll(async () => {
+  server = await startRedis({ dir });
+  redis = createRedis(server.url);
+});
+
+afterAll(async () => {
+  redis?.disconnect();
+  await server?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+type Step<T> = T | Error | (() => T | Promise<T>);
+
+/** A Graph whose answers are scripted per method, in order; a call past the script fails the test. */
+function scriptedGraph(script: { create?: Step<CreateContainerAnswer>[]; read?: Step<ContainerStatus>[]; publish?: Step<{ id: string }>[]; media?: MediaItem[] }) {
+  const calls = { create: 0, read: 0, publish: 0, readMedia: 0, listMedia: 0 };
+  const take = async <T>(queue: Step<T>[] | undefined, name: keyof typeof calls): Promise<T> => {
+    calls[name]++;
+    const next = queue?.shift();
+    if (next === undefined) throw new Error(`unexpected ${name} call #${calls[name]}`);
+    if (next instanceof Error) throw next;
+    return typeof next === "function" ? (next as () => T | Promise<T>)() : next;
+  };
+  const graph: GraphClient = {
+    createContainer: () => take(script.create, "create"),
+    readContainer: () => take(script.read, "read"),
+    publishContainer: () => take(script.publish, "publish"),
+    readMedia: async (id) => {
+      calls.readMedia++;
+      return { id, permalink: `https://sandbox.test/reel/${id}` };
+    },
+    listMedia: async () => {
+      calls.listMedia++;
+      return script.media ?? [];
+    },
+  };
+  return { graph, calls };
+}
+
+const created = (id: string | null = CONTAINER, answer: unknown = { id }): CreateContainerAnswer => ({ id, answer, fbtraceId: "TRACE-C" });
+const status = (statusCode: string, text: string | null = null): ContainerStatus => ({ id: CONTAINER, statusCode, status: text, fbtraceId: "TRACE-S" });
+const times = <T>(n: number, value: T): T[] => Array.from({ length: n }, () => value);
+const graphError = (code: number, subcode?: number, message = "Graph said no") => new GraphError({ message, code, subcode, fbtraceId: "TRACE-E" });
+
+interface Harness {
+  deps: PublicationDeps;
+  sleeps: number[];
+  clock: { now: number };
+}
+
+function harness(graph: GraphClient, over: Partial<PublicationDeps> = {}): Harness {
+  const clock = { now: Date.parse("2030-01-01T00:00:00Z") };
+  const sleeps: number[] = [];
+  const deps: PublicationDeps = {
+    redis,
+    graph,
+    accounts: [ACCOUNT],
+    log: () => {},
+    workerId: `worker-${randomUUID().slice(0, 8)}`,
+    pollIntervalMs: 50,
+    pollAttempts: 5,
+    retry: { retries: 3, baseMs: 100, maxMs: 1000 },
+    now: () => clock.now,
+    sleep: async (ms, signal) => {
+      sleeps.push(ms);
+      clock.now += ms;
+      await Promise.resolve();
+      signal.throwIfAborted();
+    },
+    ...over,
+  };
+  return { deps, sleeps, clock };
+}
+
+const sentMessages: { key: string; value: string }[] = [];
+const fakeProducer = async () =>
+  ({
+    send: async ({ messages }: { messages: { key: string; value: string }[] }) => {
+      sentMessages.push(...messages);
+      return [];
+    },
+  }) as unknown as Producer;
+
+async function newPublication(h: Harness, input: Partial<{ caption: string; publish_at: string }> = {}): Promise<string> {
+  const { publication } = await submitPublication(
+    { redis, producer: fakeProducer, accounts: [ACCOUNT], now: () => new Date(h.clock.now) },
+    TENANT,
+    { account_id: ACCOUNT.accountId, video_url: "https://videos.test/reel.mp4", caption: input.caption ?? `caption ${randomUUID()}`, share_to_feed: true, publish_at: input.publish_at },
+  );
+  return publication.publication_id;
+}
+
+const control = (shutdown = new AbortController().signal) => ({ heartbeat: async () => {}, shutdown });
+const read = async (id: string) => (await readPublication(redis, TENANT, id)) as PublicationView;
+const stepNames = (p: PublicationView) => p.steps.map((s) => s.step);
+
+interface FlowCase {
+  name: string;
+  script: Parameters<typeof scriptedGraph>[0];
+  outcome: PublicationOutcome;
+  expect: (p: PublicationView, calls: ReturnType<typeof scriptedGraph>["calls"], h: Harness) => void;
+}
+
+describe("runPublication", () => {
+  const cases: FlowCase[] = [
+    {
+      name: "FINISHED after polling → published once, every poll recorded",
+      script: { create: [created()], read: [status("IN_PROGRESS"), status("IN_PROGRESS"), status("FINISHED", "Finished: Media has been uploaded.")], publish: [{ id: POST }] },
+      outcome: "published",
+      expect: (p, calls, h) => {
+        expect(p.status).toBe("PUBLISHED");
+        expect(p.container_id).toBe(CONTAINER);
+        expect(p.post_id).toBe(POST);
+        expect(p.permalink).toBe(`https://sandbox.test/reel/${POST}`);
+        expect(p.last_status_code).toBe("FINISHED");
+        expect(p.error).toBeNull();
+        expect(p.polls.map((x) => [x.attempt, x.status_code])).toEqual([
+          [1, "IN_PROGRESS"],
+          [2, "IN_PROGRESS"],
+          [3, "FINISHED"],
+        ]);
+        expect(p.polls[2].status).toBe("Finished: Media has been uploaded.");
+        expect(p.polls.every((x) => !Number.isNaN(Date.parse(x.at)))).toBe(true);
+        expect(stepNames(p)).toEqual(["queued", "creating", "created", "publishing", "published"]);
+        expect(calls).toMatchObject({ create: 1, read: 3, publish: 1 });
+        expect(h.sleeps).toEqual([50, 50, 50]);
+      },
+    },
+    {
+      name: "a creation answer without an id → FAILED, Graph's whole answer kept",
+      script: { create: [created(null, { success: true, note: "no id here" })] },
+      outcome: "failed",
+      expect: (p, calls) => {
+        expect(p.status).toBe("FAILED");
+        expect(p.container_id).toBeNull();
+        expect(p.error).toMatchObject({ code: null, classification: "stop", fbtrace_id: "TRACE-C", response: { success: true, note: "no id here" } });
+        expect(calls).toMatchObject({ create: 1, read: 0, publish: 0 });
+      },
+    },
+    {
+      name: "an access token echoed in Graph's answer never reaches the publication",
+      script: { create: [created(null, { paging: { next: `https://graph.test/v21.0/x/media?access_token=${ACCOUNT.accessToken}` } })] },
+      outcome: "failed",
+      expect: (p) => {
+        expect(JSON.stringify(p)).not.toContain(ACCOUNT.accessToken);
+        expect(p.error?.response).toEqual({ paging: { next: "https://graph.test/v21.0/x/media?access_token=[redacted]" } });
+      },
+    },
+    {
+      name: "ERROR 2207026 → FAILED, fix-input, no publish call",
+      script: { create: [created()], read: [status("IN_PROGRESS"), status("ERROR", "Error: unsupported video format (2207026)")] },
+      outcome: "failed",
+      expect: (p, calls) => {
+        expect(p.status).toBe("FAILED");
+        expect(p.last_status_code).toBe("ERROR");
+        expect(p.error).toMatchObject({ code: 352, subcode: 2207026, message: "Error: unsupported video format (2207026)", fbtrace_id: "TRACE-S", classification: "fix-input" });
+        expect(p.error?.advice).toMatch(/video/);
+        expect(calls.publish).toBe(0);
+      },
+    },
+    {
+      name: "EXPIRED → FAILED, new-container",
+      script: { create: [created()], read: [status("EXPIRED")] },
+      outcome: "failed",
+      expect: (p, calls) => {
+        expect(p.error).toMatchObject({ code: -2, subcode: 2207020, classification: "new-container" });
+        expect(calls.publish).toBe(0);
+      },
+    },
+    {
+      name: "attempts exhausted → TIMED_OUT, never a blind publish",
+      script: { create: [created()], read: times(5, status("IN_PROGRESS")) },
+      outcome: "timed-out",
+      expect: (p, calls) => {
+        expect(p.status).toBe("TIMED_OUT");
+        expect(p.polls).toHaveLength(5);
+        expect(p.error).toBeNull();
+        expect(calls.publish).toBe(0);
+        expect(stepNames(p).at(-1)).toBe("timed_out");
+      },
+    },
+    {
+      name: "190 at creation → FAILED, reconnect-account, not retried",
+      script: { create: [graphError(190, 460, "Error validating access token")] },
+      outcome: "failed",
+      expect: (p, calls, h) => {
+        expect(p.error).toMatchObject({ code: 190, subcode: 460, message: "Error validating access token", fbtrace_id: "TRACE-E", classification: "reconnect-account" });
+        expect(calls.create).toBe(1);
+        expect(h.sleeps).toEqual([]);
+      },
+    },
+    {
+      name: "transient errors at every step are retried with exponential backoff",
+      script: {
+        create: [graphError(2, undefined, "Service temporarily unavailable"), graphError(-1, 2207032), created()],
+        read: [new GraphTransportError("GET /179 failed: ECONNRESET", null, true), status("FINISHED"), status("FINISHED")],
+        publish: [graphError(24, 2207008, "temporary publish error"), { id: POST }],
+      },
+      outcome: "published",
+      expect: (p, calls, h) => {
+        expect(p.status).toBe("PUBLISHED");
+        expect(calls).toMatchObject({ create: 3, read: 3, publish: 2 });
+        // create: 100, 200; poll wait 50; read retry 100; publish retry 100 then the check before publishing again
+        expect(h.sleeps).toEqual([100, 200, 50, 100, 100]);
+        expect(stepNames(p).filter((s) => s === "retrying")).toHaveLength(4);
+        expect(stepNames(p).filter((s) => s === "publishing")).toHaveLength(2);
+      },
+    },
+    {
+      name: "transient errors past the bound → FAILED with the last error",
+      script: { create: times(4, graphError(1, undefined, "An unknown error occurred")) },
+      outcome: "failed",
+      expect: (p, calls, h) => {
+        expect(calls.create).toBe(4);
+        expect(h.sleeps).toEqual([100, 200, 400]);
+        expect(p.error).toMatchObject({ code: 1, classification: "retry" });
+      },
+    },
+    {
+      name: "a publish refused as not ready (9007/2207027) goes back to polling",
+      script: { create: [created()], read: [status("FINISHED"), status("FINISHED")], publish: [graphError(9007, 2207027, "Media ID is not available"), { id: POST }] },
+      outcome: "published",
+      expect: (p, calls) => {
+        expect(calls.publish).toBe(2);
+        expect(stepNames(p)).toContain("not_ready");
+      },
+    },
+    {
+      name: "a publish that went through although Graph answered 500 is found, not repeated",
+      script: {
+        create: [created()],
+        read: [status("FINISHED"), status("PUBLISHED")],
+        publish: [new GraphTransportError("POST /x/media_publish answered HTTP 500 without a Graph error object", 500, true)],
+      },
+      outcome: "published",
+      expect: (p, calls) => {
+        expect(calls.publish).toBe(1);
+        expect(p.status).toBe("PUBLISHED");
+        expect(p.post_id).toBeNull(); // no media with this caption in the script: success, post unknown
+        expect(p.steps.at(-1)?.detail).toMatch(/already published/);
+      },
+    },
+    {
+      name: "a permanent publish error (quota) → FAILED, wait-quota",
+      script: { create: [created()], read: [status("FINISHED")], publish: [graphError(9, 2207042, "Application request limit reached")] },
+      outcome: "failed",
+      expect: (p) => {
+        expect(p.error).toMatchObject({ code: 9, subcode: 2207042, classification: "wait-quota" });
+      },
+    },
+  ];
+
+  it.each(cases)("$name", async ({ script, outcome, expect: check }) => {
+    const { graph, calls } = scriptedGraph(script);
+    const h = harness(graph);
+    const id = await newPublication(h);
+    expect(await runPublication(h.deps, id, control())).toBe(outcome);
+    check(await read(id), calls, h);
+    expect(await redis.exists(publicationKeys.lease(id))).toBe(0);
+  });
+
+  it("TIMED_OUT, then resume polls again with a fresh budget and publishes", async () => {
+    const { graph, calls } = scriptedGraph({ create: [created()], read: [...times(5, status("IN_PROGRESS")), status("IN_PROGRESS"), status("FINISHED")], publish: [{ id: POST }] });
+    const h = harness(graph);
+    const id = await newPublication(h);
+    expect(await runPublication(h.deps, id, control())).toBe("timed-out");
+    expect(await runPublication(h.deps, id, control())).toBe("skipped"); // a repeat message does not poll on its own
+
+    sentMessages.length = 0;
+    const resumed = await resumePublication({ redis, producer: fakeProducer, now: () => h.clock.now }, TENANT, id);
+    expect(resumed?.status).toBe("PROCESSING");
+    expect(sentMessages).toHaveLength(1);
+    expect(sentMessages[0].key).toBe(ACCOUNT.accountId);
+    expect(JSON.parse(sentMessages[0].value)).toEqual({ publication_id: id, tenant_id: TENANT, account_id: ACCOUNT.accountId });
+    await expect(resumePublication({ redis, producer: fakeProducer, now: () => h.clock.now }, TENANT, id)).rejects.toMatchObject({ code: "conflict" });
+
+    expect(await runPublication(h.deps, id, control())).toBe("published");
+    const p = await read(id);
+    expect(p.status).toBe("PUBLISHED");
+    expect(p.polls.map((x) => x.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(stepNames(p)).toEqual(["queued", "creating", "created", "timed_out", "resumed", "publishing", "published"]);
+    expect(calls).toMatchObject({ create: 1, publish: 1 });
+  });
+
+  it("does not resume once the container has expired", async () => {
+    const { graph } = scriptedGraph({ create: [created()], read: times(5, status("IN_PROGRESS")) });
+    const h = harness(graph);
+    const id = await newPublication(h);
+    expect(await runPublication(h.deps, id, control())).toBe("timed-out");
+    const tomorrow = h.clock.now + 24 * 3600_000 + 1;
+    await expect(resumePublication({ redis, producer: fakeProducer, now: () => tomorrow }, TENANT, id)).rejects.toMatchObject({ code: "conflict" });
+    expect((await read(id)).status).toBe("TIMED_OUT");
+  });
+
+  it("a worker stopped right after Graph published: the redelivery finds the post and does not publish again", async () => {
+    const caption = `crash ${randomUUID()}`;
+    const shutdown = new AbortController();
+    let container = "FINISHED";
+    const { graph, calls } = scriptedGraph({
+      create: [created()],
+      read: [() => status(container), () => status(container)],
+      publish: [
+        () => {
+          // Graph published, then the worker went away before it read the answer.
+          container = "PUBLISHED";
+          shutdown.abort();
+          throw new Error("socket hang up");
+        },
+      ],
+      media: [
+        { id: "17800000000000001", caption: "someone else's", timestamp: "2030-01-01T00:00:01+0000" },
+        { id: POST, caption, timestamp: "2030-01-01T00:00:01+0000", permalink: "https://sandbox.test/reel/abc" },
+      ],
+    });
+    const first = harness(graph);
+    const id = await newPublication(first, { caption });
+    expect(await runPublication(first.deps, id, control(shutdown.signal))).toBe("handed-back");
+    expect((await read(id)).status).toBe("PUBLISHING");
+
+    const second = harness(graph, { workerId: "another-worker" });
+    expect(await runPublication(second.deps, id, control())).toBe("published");
+    const p = await read(id);
+    expect(calls.publish).toBe(1);
+    expect(calls.create).toBe(1);
+    expect(p.post_id).toBe(POST);
+    expect(p.permalink).toBe("https://sandbox.test/reel/abc");
+    expect(stepNames(p)).toEqual(["queued", "creating", "created", "publishing", "picked_up", "published"]);
+    expect(p.polls.at(-1)?.status_code).toBe("PUBLISHED");
+  });
+
+  it("a worker stopped before publishing: the redelivery reads the container first, then publishes once", async () => {
+    const shutdown = new AbortController();
+    const { graph, calls } = scriptedGraph({
+      create: [created()],
+      read: [
+        () => {
+          shutdown.abort(); // stopped while polling
+          return status("IN_PROGRESS");
+        },
+        status("FINISHED"),
+      ],
+      publish: [{ id: POST }],
+    });
+    const first = harness(graph);
+    const id = await newPublication(first);
+    expect(await runPublication(first.deps, id, control(shutdown.signal))).toBe("handed-back");
+    const second = harness(graph, { workerId: "another-worker" });
+    expect(await runPublication(second.deps, id, control())).toBe("published");
+    expect(calls).toMatchObject({ create: 1, publish: 1 });
+    expect((await read(id)).container_id).toBe(CONTAINER);
+  });
+
+  it("waits for a lease held by a worker that died, then resumes with the existing container", async () => {
+    const { graph, calls } = scriptedGraph({ create: [created()], read: [status("FINISHED")], publish: [{ id: POST }] });
+    const h = harness(graph, { leaseMs: 300, sleep: undefined, now: undefined });
+    const id = await newPublication(h);
+    await redis.hset(publicationKeys.state(id), { status: "PROCESSING", container_id: CONTAINER, container_created_at: new Date().toISOString(), active_run: "dead-worker" });
+    await redis.set(publicationKeys.lease(id), "dead-worker", "PX", 300);
+    const started = Date.now();
+    expect(await runPublication(h.deps, id, control())).toBe("published");
+    expect(Date.now() - started).toBeGreaterThanOrEqual(200);
+    expect(calls.create).toBe(0);
+    expect(stepNames(await read(id))).toContain("picked_up");
+  });
+
+  it("defers a scheduled publication that is not due, without waiting, and runs it once due", async () => {
+    const { graph } = scriptedGraph({ create: [created()], read: [status("FINISHED")], publish: [{ id: POST }] });
+    const h = harness(graph);
+    const publishAt = new Date(h.clock.now + 3600_000).toISOString();
+    const id = await newPublication(h, { publish_at: publishAt });
+    expect((await read(id)).status).toBe("SCHEDULED");
+    expect(await runPublication(h.deps, id, control())).toBe("deferred");
+    expect(h.sleeps).toEqual([]);
+    expect(await redis.zscore(publicationKeys.scheduled, id)).toBe(String(Date.parse(publishAt)));
+
+    h.clock.now += 3600_000;
+    expect(await runPublication(h.deps, id, control())).toBe("published");
+    expect(await redis.zscore(publicationKeys.scheduled, id)).toBeNull();
+    expect(stepNames(await read(id))).toEqual(["scheduled", "due", "creating", "created", "publishing", "published"]);
+  });
+
+  it("skips a message for a publication that was never recorded", async () => {
+    const { graph, calls } = scriptedGraph({});
+    expect(await runPublication(harness(graph).deps, randomUUID(), control())).toBe("skipped");
+    expect(calls.create).toBe(0);
+  });
+});
