@@ -3,14 +3,19 @@ import { ALL_TOPICS } from "./topics";
 
 export type Log = (level: "info" | "warn" | "error", message: string, fields?: Record<string, unknown>) => void;
 
-/** kafkajs tuned to fail within seconds when the broker is away, so the API can answer 503 quickly. */
-export function createKafka(brokers: string[], clientId: string): Kafka {
+/**
+ * kafkajs tuned to fail within seconds when the broker is away, so the API can answer 503 quickly.
+ * Consumers need `requestTimeout` above the group's session timeout: a SyncGroup waits for every
+ * member to rejoin, and timing it out makes the consumer rejoin as a new member, again and again.
+ */
+export function createKafka(brokers: string[], clientId: string, options: { requestTimeout?: number } = {}): Kafka {
+  const level = (process.env.KAFKAJS_LOG_LEVEL ?? "NOTHING").toUpperCase() as keyof typeof logLevel;
   return new Kafka({
     clientId,
     brokers,
-    logLevel: logLevel.NOTHING,
+    logLevel: logLevel[level] ?? logLevel.NOTHING,
     connectionTimeout: 1000,
-    requestTimeout: 5000,
+    requestTimeout: options.requestTimeout ?? 5000,
     retry: { initialRetryTime: 100, retries: 3, maxRetryTime: 1000 },
   });
 }

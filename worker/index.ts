@@ -20,7 +20,7 @@ async function main() {
   const log = createLog(`worker:${workerId}`);
   const redis = createRedis(config.REDIS_URL);
   redis.on("error", () => {});
-  const kafka = createKafka(config.KAFKA_BROKERS, `dispatch-worker-${workerId}`);
+  const kafka = createKafka(config.KAFKA_BROKERS, `dispatch-worker-${workerId}`, { requestTimeout: 30_000 });
   await ensureTopics(kafka, log);
   const producer = createProducer(kafka);
   await producer.connect();

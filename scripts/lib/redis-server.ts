@@ -8,6 +8,8 @@ export interface RedisServer {
   port: number;
   pid: number;
   stop(): Promise<void>;
+  /** SIGKILL, as a crash: only what the AOF already holds survives. */
+  kill(): Promise<void>;
 }
 
 export async function freePort(): Promise<number> {
@@ -41,6 +43,7 @@ export async function startRedis(opts: { dir: string; port?: number }): Promise<
     port,
     pid: child.pid!,
     stop: () => stopChild(child),
+    kill: () => stopChild(child, "SIGKILL"),
   };
 }
 
