@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import { z } from "zod";
 import { ApiError, toProblem, zodIssues } from "./errors";
 
 /** Helpers for route handlers, on the web-standard Request/Response so lib stays framework-free. */
@@ -81,3 +81,9 @@ export function withProblems<C>(handler: Handler<C>, log?: (e: unknown) => void)
     }
   };
 }
+
+/** `?limit=&cursor=` of the list endpoints: a page of up to 100, after the cursor the last page returned. */
+export const pageQuerySchema = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.coerce.number().int().min(0).optional(),
+});

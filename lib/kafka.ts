@@ -1,4 +1,4 @@
-import { Kafka, logLevel, type Admin, type Producer, type ITopicConfig } from "kafkajs";
+import { Kafka, logLevel, type Admin, type Consumer, type Producer, type ITopicConfig } from "kafkajs";
 import { ALL_TOPICS } from "./topics";
 
 export type Log = (level: "info" | "warn" | "error", message: string, fields?: Record<string, unknown>) => void;
@@ -27,6 +27,22 @@ export function createKafka(brokers: string[], clientId: string, options: { requ
  */
 export function createProducer(kafka: Kafka): Producer {
   return kafka.producer({ allowAutoTopicCreation: false, idempotent: false, retry: { initialRetryTime: 100, retries: 2, maxRetryTime: 800 } });
+}
+
+/**
+ * A worker's group member: a 10 s session so a dead worker's partitions move on quickly, and
+ * retries without end so it rides out a broker restart.
+ */
+export function createWorkerConsumer(kafka: Kafka, groupId: string): Consumer {
+  return kafka.consumer({
+    groupId,
+    sessionTimeout: 10_000,
+    rebalanceTimeout: 30_000,
+    heartbeatInterval: 1_000,
+    allowAutoTopicCreation: false,
+    maxWaitTimeInMs: 250,
+    retry: { initialRetryTime: 200, retries: 1_000_000, maxRetryTime: 2000 },
+  });
 }
 
 /**

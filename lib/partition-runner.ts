@@ -1,5 +1,6 @@
 import type { Consumer, EachMessagePayload } from "kafkajs";
 import type { Log } from "./log";
+import { abortableSleep } from "./sleep";
 
 /** How a background run ended: settled (commit the offset) or handed back (deliver it again). */
 export type RunOutcome = "settled" | "handed-back";
@@ -59,6 +60,11 @@ export class PartitionRunner {
       .catch((error) => this.log("error", "a background run failed", { topic, partition, offset: message.offset, error: String(error) }));
   }
 
+  /** Commits past a message that needs no run (a poison message already dealt with). */
+  async commitPast({ topic, partition, message }: EachMessagePayload): Promise<void> {
+    await this.consumer.commitOffsets([{ topic, partition, offset: (BigInt(message.offset) + 1n).toString() }]);
+  }
+
   /** Takes no new work, lets runs settle for `graceMs`, then calls `abort` and waits for the rest. */
   async drain(graceMs: number, abort: () => void): Promise<void> {
     this.stopping = true;
@@ -66,5 +72,24 @@ export class PartitionRunner {
     while (this.inFlight.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     abort();
     await Promise.allSettled([...this.inFlight.values()]);
+  }
+}
+
+/**
+ * Runs `attempt` until it settles or is handed back. A failure of the infrastructure (Redis or the
+ * broker away) is tried again with backoff, so the offset is never committed for unfinished work.
+ */
+export async function retryUntilSettled(attempt: () => Promise<RunOutcome>, opts: { log: Log; shutdown: AbortSignal; what: Record<string, string> }): Promise<RunOutcome> {
+  for (let failures = 0; ; failures++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      opts.log("error", "run failed; trying again", { ...opts.what, error: error instanceof Error ? error.message : String(error) });
+      const stopped = await abortableSleep(Math.min(30_000, 500 * 2 ** failures), opts.shutdown).then(
+        () => false,
+        () => true,
+      );
+      if (stopped) return "handed-back";
+    }
   }
 }

@@ -1,10 +1,9 @@
-import type { Consumer } from "kafkajs";
 import type { RunningConsumer, WorkerContext } from "../worker-context";
 import { CONSUMER_GROUPS, TOPICS } from "../topics";
 import { createSubscriber } from "../redis";
-import { PartitionRunner, type RunOutcome } from "../partition-runner";
+import { createWorkerConsumer } from "../kafka";
+import { PartitionRunner, retryUntilSettled } from "../partition-runner";
 import { generationCommandSchema, type GenerationCommand } from "./command";
-import { abortableSleep } from "./providers/local-ngram";
 import { CANCEL_CHANNEL } from "./keys";
 import { listModels } from "./models";
 import { createProviders } from "./providers";
@@ -29,15 +28,7 @@ export async function startGenerationConsumer(ctx: WorkerContext): Promise<Runni
   cancels.on("message", (_channel: string, jobId: string) => running.get(jobId)?.abort(new Error("cancelled")));
   await cancels.subscribe(CANCEL_CHANNEL);
 
-  const consumer: Consumer = kafka.consumer({
-    groupId: CONSUMER_GROUPS.generation,
-    sessionTimeout: 10_000,
-    rebalanceTimeout: 30_000,
-    heartbeatInterval: 1_000,
-    allowAutoTopicCreation: false,
-    maxWaitTimeInMs: 250,
-    retry: { initialRetryTime: 200, retries: 1_000_000, maxRetryTime: 2000 },
-  });
+  const consumer = createWorkerConsumer(kafka, CONSUMER_GROUPS.generation);
   consumer.on(consumer.events.GROUP_JOIN, (event) => {
     ctx.presence.setAssignment("generation", event.payload.memberAssignment[TOPICS.requests.name] ?? []);
   });
@@ -48,7 +39,7 @@ export async function startGenerationConsumer(ctx: WorkerContext): Promise<Runni
     autoCommit: false,
     partitionsConsumedConcurrently: config.WORKER_CONCURRENCY,
     eachMessage: async (payload) => {
-      const { topic, partition, message } = payload;
+      const { partition, message } = payload;
       const parsed = parseCommand(message.value);
       if (!parsed.success) {
         log("warn", "poison command sent to the DLQ", { partition, offset: message.offset, reason: parsed.reason });
@@ -57,10 +48,17 @@ export async function startGenerationConsumer(ctx: WorkerContext): Promise<Runni
           acks: -1,
           messages: [{ key: message.key, value: message.value, headers: { reason: parsed.reason, source_partition: String(partition), source_offset: message.offset } }],
         });
-        await consumer.commitOffsets([{ topic, partition, offset: (BigInt(message.offset) + 1n).toString() }]);
+        await runner.commitPast(payload);
         return;
       }
-      await runner.start(payload, parsed.command.job_id, () => settle(parsed.command, payload.heartbeat));
+      const command = parsed.command;
+      await runner.start(payload, command.job_id, () =>
+        retryUntilSettled(async () => ((await runGeneration(deps, command, { heartbeat: payload.heartbeat, shutdown: shutdown.signal })) === "handed-back" ? "handed-back" : "settled"), {
+          log,
+          shutdown: shutdown.signal,
+          what: { job_id: command.job_id },
+        }),
+      );
     },
   });
   log("info", "generation consumer started", { workerId, concurrency: config.WORKER_CONCURRENCY });
@@ -75,19 +73,6 @@ export async function startGenerationConsumer(ctx: WorkerContext): Promise<Runni
       await cancels.quit().catch(() => {});
     },
   };
-
-  /** Runs a job until it settles; an infrastructure failure (Redis or the broker away) is tried again with backoff. */
-  async function settle(command: GenerationCommand, heartbeat: () => Promise<void>): Promise<RunOutcome> {
-    for (let failures = 0; ; failures++) {
-      try {
-        return (await runGeneration(deps, command, { heartbeat, shutdown: shutdown.signal })) === "handed-back" ? "handed-back" : "settled";
-      } catch (error) {
-        log("error", "job run failed; trying again", { job_id: command.job_id, error: error instanceof Error ? error.message : String(error) });
-        const stopped = await abortableSleep(Math.min(30_000, 500 * 2 ** failures), shutdown.signal).then(() => false, () => true);
-        if (stopped) return "handed-back";
-      }
-    }
-  }
 }
 
 function parseCommand(value: Buffer | null): { success: true; command: GenerationCommand } | { success: false; reason: string } {

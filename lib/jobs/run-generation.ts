@@ -8,7 +8,8 @@ import { costOf } from "./models";
 import { PermanentProviderError, type ModelInfo, type Provider } from "./providers/provider";
 import { StreamWriter } from "./stream-writer";
 import { countTokens } from "./tokens";
-import { abortableSleep } from "./providers/local-ngram";
+import { keepLease, takeLease } from "../lease";
+import { abortableSleep } from "../sleep";
 
 export interface GenerationDeps {
   redis: Redis;
@@ -28,14 +29,6 @@ export type GenerationOutcome = "finished" | "skipped" | "handed-back";
 
 class HandBack extends Error {}
 
-// Takes the job's lease, or says who holds it.
-const TAKE_LEASE = `
-local holder = redis.call('GET', KEYS[1])
-if holder and holder ~= ARGV[1] then return holder end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return ''`;
-const RENEW_LEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
-const RELEASE_LEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /**
  * Runs one command to a final state, at least once and with one outcome: a job already final is
@@ -65,7 +58,7 @@ export async function runGeneration(
       if (state.audited !== "1") await emitAudit(deps, command.job_id, state);
       return "skipped";
     }
-    const holder = (await redis.eval(TAKE_LEASE, 1, leaseKey, deps.workerId, leaseMs)) as string;
+    const holder = await takeLease(redis, leaseKey, deps.workerId, leaseMs);
     if (!holder) break;
     // Another worker is on it (a rebalance gave us its partition): wait for it to finish or die.
     await control.heartbeat();
@@ -77,23 +70,17 @@ export async function runGeneration(
   deps.running.set(command.job_id, controller);
   const onShutdown = () => controller.abort(new HandBack("worker shutting down"));
   control.shutdown.addEventListener("abort", onShutdown);
-  const keepAlive = setInterval(() => {
-    control.heartbeat().catch(() => {});
-    redis
-      .eval(RENEW_LEASE, 1, leaseKey, deps.workerId, leaseMs)
-      .then((renewed) => {
-        if (!renewed) controller.abort(new HandBack("lease lost"));
-      })
-      .catch(() => {});
-  }, Math.max(50, Math.floor(leaseMs / 3)));
+  const lease = keepLease(redis, leaseKey, deps.workerId, leaseMs, {
+    heartbeat: control.heartbeat,
+    onLost: () => controller.abort(new HandBack("lease lost")),
+  });
 
   try {
     return await generate(deps, command, controller.signal, now);
   } finally {
-    clearInterval(keepAlive);
     control.shutdown.removeEventListener("abort", onShutdown);
     deps.running.delete(command.job_id);
-    await redis.eval(RELEASE_LEASE, 1, leaseKey, deps.workerId).catch(() => {});
+    await lease.release();
   }
 }
 

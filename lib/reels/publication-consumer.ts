@@ -1,11 +1,11 @@
-import type { Consumer } from "kafkajs";
-import { PartitionRunner } from "../partition-runner";
+import { createWorkerConsumer } from "../kafka";
+import { PartitionRunner, retryUntilSettled } from "../partition-runner";
 import { CONSUMER_GROUPS, TOPICS } from "../topics";
 import type { RunningConsumer, StartConsumer, WorkerContext } from "../worker-context";
 import { enqueueDuePublications } from "./enqueue-due-publications";
 import { createGraphClient } from "./graph-client";
 import { publicationMessageSchema } from "./publication";
-import { abortableSleep, runPublication, type PublicationDeps, type PublicationOutcome } from "./run-publication";
+import { runPublication, type PublicationDeps } from "./run-publication";
 
 const SCHEDULER_TICK_MS = 1000;
 
@@ -30,31 +30,7 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
     pollAttempts: config.REEL_POLL_ATTEMPTS,
   };
 
-  const consumer: Consumer = kafka.consumer({
-    groupId: CONSUMER_GROUPS.reels,
-    sessionTimeout: 10_000,
-    rebalanceTimeout: 30_000,
-    heartbeatInterval: 1_000,
-    allowAutoTopicCreation: false,
-    maxWaitTimeInMs: 250,
-    retry: { initialRetryTime: 200, retries: 1_000_000, maxRetryTime: 2000 },
-  });
-
-  /** Runs until the flow settles or hands back; an infrastructure failure (Redis away) is tried again. */
-  async function settle(publicationId: string, heartbeat: () => Promise<void>): Promise<PublicationOutcome> {
-    for (let failures = 0; ; failures++) {
-      try {
-        return await runPublication(deps, publicationId, { heartbeat, shutdown: shutdown.signal });
-      } catch (error) {
-        log("error", "publication run failed; trying again", { publication_id: publicationId, error: error instanceof Error ? error.message : String(error) });
-        const stopped = await abortableSleep(Math.min(30_000, 500 * 2 ** failures), shutdown.signal).then(
-          () => false,
-          () => true,
-        );
-        if (stopped) return "handed-back";
-      }
-    }
-  }
+  const consumer = createWorkerConsumer(kafka, CONSUMER_GROUPS.reels);
 
   consumer.on(consumer.events.GROUP_JOIN, (event) => {
     ctx.presence.setAssignment("reels", event.payload.memberAssignment[TOPICS.reels.name] ?? []);
@@ -69,11 +45,16 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
       const parsed = parseMessage(payload.message.value);
       if (!parsed) {
         log("warn", "skipping a message that is not a publication request", { partition: payload.partition, offset: payload.message.offset });
-        await consumer.commitOffsets([{ topic: payload.topic, partition: payload.partition, offset: (BigInt(payload.message.offset) + 1n).toString() }]);
+        await runner.commitPast(payload);
         return;
       }
-      await runner.start(payload, parsed.publication_id, async () =>
-        (await settle(parsed.publication_id, payload.heartbeat)) === "handed-back" ? "handed-back" : "settled",
+      const id = parsed.publication_id;
+      await runner.start(payload, id, () =>
+        retryUntilSettled(async () => ((await runPublication(deps, id, { heartbeat: payload.heartbeat, shutdown: shutdown.signal })) === "handed-back" ? "handed-back" : "settled"), {
+          log,
+          shutdown: shutdown.signal,
+          what: { publication_id: id },
+        }),
       );
     },
   });

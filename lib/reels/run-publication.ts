@@ -1,6 +1,8 @@
 import type { ReelAccount } from "../config";
 import type { Log } from "../log";
+import { keepLease, takeLease } from "../lease";
 import type { Redis } from "../redis";
+import { abortableSleep } from "../sleep";
 import { GraphTransportError, isTransientGraphFailure, type ContainerStatus, type GraphAccount, type GraphClient } from "./graph-client";
 import { classifyGraphError, GraphError, graphErrorForSubcode, subcodeFromContainerStatus } from "./graph-error";
 import {
@@ -57,14 +59,6 @@ export const DEFAULT_RETRY: RetryPolicy = { retries: 5, baseMs: 1000, maxMs: 30_
 class HandBack extends Error {}
 class RecordGone extends Error {}
 
-// Takes the publication's lease, or says who holds it.
-const TAKE_LEASE = `
-local holder = redis.call('GET', KEYS[1])
-if holder and holder ~= ARGV[1] then return holder end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return ''`;
-const RENEW_LEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
-const RELEASE_LEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /**
  * Runs one publication as far as it can go: create the container (once), poll it every
@@ -105,7 +99,7 @@ export async function runPublication(deps: PublicationDeps, publicationId: strin
       await redis.zadd(publicationKeys.scheduled, Date.parse(state.publish_at), publicationId);
       return "deferred";
     }
-    const holder = (await redis.eval(TAKE_LEASE, 1, leaseKey, deps.workerId, leaseMs)) as string;
+    const holder = await takeLease(redis, leaseKey, deps.workerId, leaseMs);
     if (!holder) break;
     // Another worker is on it (a rebalance moved the partition): wait for it to finish or for its lease to lapse.
     if (await waitFor(Math.min(500, leaseMs / 4))) return "handed-back";
@@ -115,18 +109,10 @@ export async function runPublication(deps: PublicationDeps, publicationId: strin
   const onShutdown = () => controller.abort(new HandBack("worker stopping"));
   if (control.shutdown.aborted) onShutdown();
   control.shutdown.addEventListener("abort", onShutdown);
-  const keepAlive = setInterval(
-    () => {
-      control.heartbeat().catch(() => {});
-      redis
-        .eval(RENEW_LEASE, 1, leaseKey, deps.workerId, leaseMs)
-        .then((renewed) => {
-          if (!renewed) controller.abort(new HandBack("lease lost"));
-        })
-        .catch(() => {});
-    },
-    Math.max(50, Math.floor(leaseMs / 3)),
-  );
+  const lease = keepLease(redis, leaseKey, deps.workerId, leaseMs, {
+    heartbeat: control.heartbeat,
+    onLost: () => controller.abort(new HandBack("lease lost")),
+  });
 
   try {
     return await new PublicationRun(deps, publicationId, controller.signal, now, sleep).run();
@@ -139,9 +125,8 @@ export async function runPublication(deps: PublicationDeps, publicationId: strin
     if (error instanceof RecordGone) return "skipped";
     throw error;
   } finally {
-    clearInterval(keepAlive);
     control.shutdown.removeEventListener("abort", onShutdown);
-    await redis.eval(RELEASE_LEASE, 1, leaseKey, deps.workerId).catch(() => {});
+    await lease.release();
   }
 }
 
@@ -486,17 +471,3 @@ export function containerAlive(state: Record<string, string>, now: number): bool
   return !!state.container_id && !Number.isNaN(createdAt) && now < createdAt + CONTAINER_LIFETIME_MS;
 }
 
-export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-}

@@ -1,6 +1,5 @@
-import { z } from "zod";
 import { authenticate } from "@/lib/auth";
-import { json, parseWith, readJsonBody, withProblems } from "@/lib/http";
+import { json, pageQuerySchema, parseWith, readJsonBody, withProblems } from "@/lib/http";
 import { listPublications, publicationInputSchema } from "@/lib/reels/publication";
 import { submitPublication } from "@/lib/reels/submit-publication";
 import { enforceRateLimit } from "@/lib/rate-limit";
@@ -24,14 +23,10 @@ export const POST = withProblems(async (request: Request) => {
   return json({ publication_id: publication.publication_id, status: publication.status }, 202, { location });
 });
 
-const listQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.coerce.number().int().min(0).optional(),
-});
 
 export const GET = withProblems(async (request: Request) => {
   const services = getServices();
   const { tenantId } = authenticate(request, services.keys);
-  const query = parseWith(listQuery, Object.fromEntries(new URL(request.url).searchParams));
+  const query = parseWith(pageQuerySchema, Object.fromEntries(new URL(request.url).searchParams));
   return json(await listPublications(services.redis, tenantId, query));
 });

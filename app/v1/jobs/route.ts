@@ -1,6 +1,5 @@
-import { z } from "zod";
 import { authenticate } from "@/lib/auth";
-import { json, parseWith, readJsonBody, withProblems } from "@/lib/http";
+import { json, pageQuerySchema, parseWith, readJsonBody, withProblems } from "@/lib/http";
 import { commandInputSchema } from "@/lib/jobs/command";
 import { listModels } from "@/lib/jobs/models";
 import { listJobs } from "@/lib/jobs/read-job";
@@ -21,14 +20,10 @@ export const POST = withProblems(async (request: Request) => {
   return json({ job_id: job.job_id, status: job.status, stream_url: job.stream_url }, 202, { location: `/jobs/${job.job_id}` });
 });
 
-const listQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.coerce.number().int().min(0).optional(),
-});
 
 export const GET = withProblems(async (request: Request) => {
   const services = getServices();
   const { tenantId } = authenticate(request, services.keys);
-  const query = parseWith(listQuery, Object.fromEntries(new URL(request.url).searchParams));
+  const query = parseWith(pageQuerySchema, Object.fromEntries(new URL(request.url).searchParams));
   return json(await listJobs(services.redis, tenantId, query));
 });

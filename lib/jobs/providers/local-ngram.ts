@@ -1,6 +1,7 @@
 import { readFileSync, readdirSync, existsSync } from "node:fs";
 import path from "node:path";
 import { decodeTokens, encodeTokens } from "../tokens";
+import { abortableSleep } from "../../sleep";
 import type { GenerationChunk, GenerationRequest, Provider } from "./provider";
 
 /**
@@ -137,19 +138,4 @@ function nextToken(context: number[], tables: NgramTable[], temperature: number,
     if (found.length) return sampleToken(found, temperature, random);
   }
   return sampleToken(tables.map((t) => t.unigrams), temperature, random);
-}
-
-export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }
