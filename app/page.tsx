@@ -1,3 +1,5 @@
+import { redirect } from "next/navigation";
+
 export default function Home() {
-  return <main className="p-8">Dispatch</main>;
+  redirect("/dashboard/jobs");
 }

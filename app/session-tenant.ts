@@ -1,0 +1,9 @@
+import { cookies } from "next/headers";
+import { SESSION_COOKIE } from "@/lib/auth";
+import { getServices } from "@/lib/services";
+
+/** The tenant of the dashboard's session cookie, checked server-side; undefined when signed out. */
+export async function sessionTenant(): Promise<string | undefined> {
+  const value = (await cookies()).get(SESSION_COOKIE)?.value;
+  return value ? getServices().keys.tenantForSession(value) : undefined;
+}

@@ -1,0 +1,14 @@
+import type { JobView } from "@/lib/jobs/read-job";
+import type { ModelInfo } from "@/lib/jobs/providers/provider";
+import { fetchJson } from "../api";
+
+/** Query keys and fetchers of the jobs API, shared by the jobs components. */
+export const jobKeys = {
+  list: ["jobs"] as const,
+  one: (id: string) => ["jobs", id] as const,
+  models: ["models"] as const,
+};
+
+export const fetchJob = (id: string) => fetchJson<JobView>(`/jobs/${encodeURIComponent(id)}`);
+export const fetchJobs = () => fetchJson<{ data: JobView[]; next_cursor: string | null }>("/v1/jobs?limit=20");
+export const fetchModels = () => fetchJson<{ data: ModelInfo[] }>("/v1/models");

@@ -1,0 +1,120 @@
+"use client";
+
+import { useEffect, useReducer, useRef } from "react";
+import type { JobStatus } from "@/lib/jobs/keys";
+
+export type StreamPhase = "idle" | "connecting" | "live" | "reconnecting" | "done" | "failed";
+
+interface StreamState {
+  text: string;
+  /** The highest seq applied: a replayed or repeated event at or below it is ignored. */
+  lastSeq: number;
+  phase: StreamPhase;
+  deltas: number;
+  finalStatus?: JobStatus;
+  attempt?: number;
+}
+
+type Action =
+  | { type: "delta"; seq: number; delta: string; isFinal: boolean; status?: JobStatus }
+  | { type: "reset"; seq: number; attempt?: number }
+  | { type: "phase"; phase: StreamPhase };
+
+function reduce(state: StreamState, action: Action): StreamState {
+  switch (action.type) {
+    case "phase":
+      return state.phase === "done" ? state : { ...state, phase: action.phase };
+    case "reset":
+      if (action.seq <= state.lastSeq) return state;
+      return { ...state, text: "", deltas: 0, lastSeq: action.seq, attempt: action.attempt };
+    case "delta":
+      if (action.seq <= state.lastSeq) return state;
+      return {
+        ...state,
+        text: state.text + action.delta,
+        deltas: state.deltas + (action.delta ? 1 : 0),
+        lastSeq: action.seq,
+        phase: action.isFinal ? "done" : "live",
+        finalStatus: action.isFinal ? (action.status ?? "COMPLETED") : state.finalStatus,
+      };
+  }
+}
+
+const RETRY_MS = [500, 1000, 2000, 4000, 8000];
+
+/**
+ * A job's tokens as they are generated, over EventSource. The browser's own reconnect resends
+ * Last-Event-ID so the server resumes after the last delta; if the stream is closed for good (an
+ * HTTP error), it is opened again with ?after=<last seq>. Either way a seq seen before is dropped,
+ * so the text never repeats; a `reset` (a new attempt) clears it.
+ */
+export function useJobStream(jobId: string, wanted: boolean, onFinal?: (status: JobStatus) => void) {
+  const [state, dispatch] = useReducer(reduce, { text: "", lastSeq: 0, phase: "idle", deltas: 0 });
+  // Once text has arrived the stream stays open until its final message, even if a refetch saw the job end first.
+  const enabled = wanted || (state.lastSeq > 0 && state.phase !== "done" && state.phase !== "failed");
+  const lastSeq = useRef(0);
+  const onFinalRef = useRef(onFinal);
+  useEffect(() => {
+    onFinalRef.current = onFinal;
+  });
+
+  useEffect(() => {
+    if (!enabled) return;
+    let source: EventSource | undefined;
+    let retryTimer: ReturnType<typeof setTimeout> | undefined;
+    let failures = 0;
+    let finished = false;
+
+    const open = () => {
+      dispatch({ type: "phase", phase: lastSeq.current > 0 ? "reconnecting" : "connecting" });
+      const url = `/jobs/${encodeURIComponent(jobId)}/stream${lastSeq.current > 0 ? `?after=${lastSeq.current}` : ""}`;
+      const es = new EventSource(url);
+      source = es;
+      es.onopen = () => {
+        failures = 0;
+        dispatch({ type: "phase", phase: "live" });
+      };
+      es.addEventListener("delta", (event) => {
+        const seq = Number(event.lastEventId);
+        const data = JSON.parse(event.data) as { delta: string; is_final: boolean; status?: JobStatus };
+        if (seq > lastSeq.current) lastSeq.current = seq;
+        dispatch({ type: "delta", seq, delta: data.delta, isFinal: data.is_final, status: data.status });
+        if (data.is_final) {
+          finished = true;
+          es.close();
+          onFinalRef.current?.(data.status ?? "COMPLETED");
+        }
+      });
+      es.addEventListener("reset", (event) => {
+        const seq = Number(event.lastEventId);
+        const data = JSON.parse(event.data) as { attempt?: number };
+        if (seq > lastSeq.current) lastSeq.current = seq;
+        dispatch({ type: "reset", seq, attempt: data.attempt });
+      });
+      es.onerror = () => {
+        if (finished) return;
+        if (es.readyState === EventSource.CONNECTING) {
+          dispatch({ type: "phase", phase: "reconnecting" });
+          return;
+        }
+        // Closed for good (e.g. an HTTP error answer): try again ourselves, resuming after the last seq.
+        es.close();
+        if (failures >= RETRY_MS.length) {
+          dispatch({ type: "phase", phase: "failed" });
+          return;
+        }
+        dispatch({ type: "phase", phase: "reconnecting" });
+        retryTimer = setTimeout(open, RETRY_MS[failures++]);
+      };
+    };
+
+    open();
+    return () => {
+      finished = true;
+      clearTimeout(retryTimer);
+      source?.close();
+    };
+  }, [jobId, enabled]);
+
+  return state;
+}

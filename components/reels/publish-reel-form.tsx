@@ -1,0 +1,190 @@
+"use client";
+
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useRouter } from "next/navigation";
+import { useId, useState } from "react";
+import { errorMessage, fetchJson, ProblemError } from "../api";
+import { Button, focusRing } from "../ui/button";
+import { cx } from "../ui/cx";
+import { Field } from "../ui/field";
+import { Input } from "../ui/input";
+import { Select } from "../ui/select";
+import { Alert } from "../ui/states";
+import { Textarea } from "../ui/textarea";
+import { CAPTION_LIMIT, fetchAccounts, reelKeys } from "./queries";
+
+const SAMPLES = [
+  { file: "reel-valid.mp4", label: "Valid reel", note: "H.264, 9:16, a few seconds" },
+  { file: "reel-too-short.mp4", label: "Too short", note: "under the 3 s minimum" },
+  { file: "reel-unsupported.mp4", label: "Unsupported", note: "a codec reels do not accept" },
+];
+
+/** Graph counts characters, not UTF-16 units: an emoji is one. */
+const charCount = (text: string) => Array.from(text).length;
+
+export function PublishReelForm() {
+  const router = useRouter();
+  const queryClient = useQueryClient();
+  const accounts = useQuery({ queryKey: reelKeys.accounts, queryFn: fetchAccounts, staleTime: 60_000 });
+  const [accountId, setAccountId] = useState("");
+  const [videoUrl, setVideoUrl] = useState("");
+  const [caption, setCaption] = useState("");
+  const [shareToFeed, setShareToFeed] = useState(true);
+  const [scheduled, setScheduled] = useState(false);
+  const [publishAt, setPublishAt] = useState("");
+  const [localErrors, setLocalErrors] = useState<Record<string, string>>({});
+  const account = accounts.data?.data.find((a) => a.account_id === accountId) ?? accounts.data?.data[0];
+
+  const submit = useMutation({
+    mutationFn: (body: Record<string, unknown>) => fetchJson<{ publication_id: string; status: string }>("/api/reels", { method: "POST", json: body }),
+    onSuccess: (publication) => {
+      void queryClient.invalidateQueries({ queryKey: reelKeys.list });
+      router.push(`/dashboard/reels/${publication.publication_id}`);
+    },
+  });
+
+  const serverErrors = submit.error instanceof ProblemError ? submit.error.fieldErrors() : {};
+  const errors = { ...serverErrors, ...localErrors };
+  const fields = ["account_id", "video_url", "caption", "share_to_feed", "publish_at"];
+  const formError = submit.error && !fields.some((f) => serverErrors[f]) ? errorMessage(submit.error) : undefined;
+  const count = charCount(caption);
+
+  const onSubmit = (event: React.FormEvent) => {
+    event.preventDefault();
+    const local: Record<string, string> = {};
+    let at: string | undefined;
+    if (scheduled) {
+      const date = new Date(publishAt);
+      if (!publishAt || Number.isNaN(date.getTime())) local.publish_at = "Pick a date and time, or turn scheduling off.";
+      else at = date.toISOString();
+    }
+    setLocalErrors(local);
+    if (Object.keys(local).length > 0) return;
+    submit.mutate({
+      account_id: account?.account_id ?? "",
+      video_url: videoUrl.trim(),
+      ...(caption ? { caption } : {}),
+      share_to_feed: shareToFeed,
+      ...(at ? { publish_at: at } : {}),
+    });
+  };
+
+  return (
+    <form noValidate aria-label="Publish a reel" className="space-y-5" onSubmit={onSubmit}>
+      <Field
+        label="Account"
+        error={errors.account_id ?? (accounts.isError ? errorMessage(accounts.error) : undefined)}
+        hint={account?.sandbox ? "Sandbox account: publishes to the built-in Graph sandbox." : undefined}
+      >
+        {(control) => (
+          <Select {...control} name="account_id" value={account?.account_id ?? ""} onChange={(e) => setAccountId(e.target.value)} disabled={accounts.isPending}>
+            {accounts.isPending && <option value="">Loading accounts…</option>}
+            {accounts.data?.data.length === 0 && <option value="">No accounts for this tenant</option>}
+            {accounts.data?.data.map((a) => (
+              <option key={a.account_id} value={a.account_id}>
+                {a.account_id}
+                {a.sandbox ? " (sandbox)" : ""}
+              </option>
+            ))}
+          </Select>
+        )}
+      </Field>
+
+      <Field label="Video URL" error={errors.video_url} hint="A public MP4 or MOV: H.264 or HEVC, 3 s – 15 min, 23–60 fps.">
+        {(control) => (
+          <Input {...control} name="video_url" type="url" inputMode="url" placeholder="https://cdn.example.com/reel.mp4" value={videoUrl} onChange={(e) => setVideoUrl(e.target.value)} />
+        )}
+      </Field>
+
+      {account?.sandbox && (
+        <fieldset>
+          <legend className="text-xs font-medium text-zinc-500 dark:text-zinc-400">Or use a sample</legend>
+          <div className="mt-2 flex flex-wrap gap-2">
+            {SAMPLES.map((sample) => {
+              const url = typeof window === "undefined" ? `/samples/${sample.file}` : `${window.location.origin}/samples/${sample.file}`;
+              const active = videoUrl === url;
+              return (
+                <button
+                  key={sample.file}
+                  type="button"
+                  title={sample.note}
+                  aria-pressed={active}
+                  onClick={() => setVideoUrl(url)}
+                  className={cx(
+                    "rounded-full border px-3 py-1 text-xs font-medium transition-colors",
+                    focusRing,
+                    active
+                      ? "border-indigo-500 bg-indigo-50 text-indigo-700 dark:bg-indigo-950 dark:text-indigo-300"
+                      : "border-zinc-300 text-zinc-700 hover:bg-zinc-50 dark:border-zinc-700 dark:text-zinc-300 dark:hover:bg-zinc-800",
+                  )}
+                >
+                  {sample.label}
+                </button>
+              );
+            })}
+          </div>
+        </fieldset>
+      )}
+
+      <Field
+        label="Caption"
+        error={errors.caption}
+        aside={
+          <span className={cx("text-xs tabular-nums", count > CAPTION_LIMIT ? "font-medium text-red-600 dark:text-red-400" : "text-zinc-500 dark:text-zinc-400")} data-testid="caption-count" aria-live="polite">
+            {count.toLocaleString("en-US")} / {CAPTION_LIMIT.toLocaleString("en-US")}
+          </span>
+        }
+      >
+        {(control) => <Textarea {...control} name="caption" rows={3} placeholder="Say something about it. #hashtags work." value={caption} onChange={(e) => setCaption(e.target.value)} />}
+      </Field>
+
+      <div className="space-y-4 rounded-lg border border-zinc-200 p-4 dark:border-zinc-800">
+        <Toggle checked={shareToFeed} onChange={setShareToFeed} label="Share to feed" description="Also show the reel in the main feed, not only the Reels tab." error={errors.share_to_feed} />
+        <Toggle checked={scheduled} onChange={setScheduled} label="Schedule" description="Publish later instead of now (up to 75 days ahead)." />
+        {scheduled && (
+          <Field label="Publish at" error={errors.publish_at} hint="Your local time.">
+            {(control) => <Input {...control} name="publish_at" type="datetime-local" value={publishAt} onChange={(e) => setPublishAt(e.target.value)} />}
+          </Field>
+        )}
+      </div>
+
+      {formError && <Alert title="The reel was not submitted">{formError}</Alert>}
+
+      <div className="flex justify-end">
+        <Button type="submit" loading={submit.isPending} disabled={accounts.isPending} className="w-full sm:w-auto">
+          {scheduled ? "Schedule reel" : "Publish reel"}
+        </Button>
+      </div>
+    </form>
+  );
+}
+
+function Toggle({ checked, onChange, label, description, error }: { checked: boolean; onChange: (value: boolean) => void; label: string; description: string; error?: string }) {
+  const id = useId();
+  return (
+    <div>
+      <div className="flex items-start justify-between gap-4">
+        <div>
+          <p className="text-sm font-medium text-zinc-800 dark:text-zinc-200" id={`${id}-label`}>
+            {label}
+          </p>
+          <p className="text-xs text-zinc-500 dark:text-zinc-400" id={`${id}-description`}>
+            {description}
+          </p>
+        </div>
+        <button
+          type="button"
+          role="switch"
+          aria-checked={checked}
+          aria-labelledby={`${id}-label`}
+          aria-describedby={`${id}-description`}
+          onClick={() => onChange(!checked)}
+          className={cx("relative inline-flex h-6 w-11 shrink-0 rounded-full transition-colors", focusRing, checked ? "bg-indigo-600" : "bg-zinc-300 dark:bg-zinc-700")}
+        >
+          <span className={cx("absolute top-0.5 left-0.5 size-5 rounded-full bg-white shadow-sm transition-transform", checked && "translate-x-5")} />
+        </button>
+      </div>
+      {error && <p className="mt-1 text-sm text-red-600 dark:text-red-400">{error}</p>}
+    </div>
+  );
+}

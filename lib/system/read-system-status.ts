@@ -1,0 +1,139 @@
+import type { Kafka } from "kafkajs";
+import { JOB_STATUSES, isFinal, jobKeys, type JobStatus } from "../jobs/keys";
+import type { Redis } from "../redis";
+import { CONSUMER_GROUPS, TOPICS } from "../topics";
+
+/** A part of the status that could not be read says why, instead of failing the whole answer. */
+export type Part<T> = ({ ok: true } & T) | { ok: false; error: string };
+
+export interface PartitionLag {
+  partition: number;
+  /** The group's committed offset; null when it has committed nothing on this partition yet. */
+  committed: number | null;
+  /** The log-end offset (high watermark). */
+  end: number;
+  lag: number;
+}
+
+export interface GroupLag {
+  topic: string;
+  group: string;
+  total_lag: number;
+  partitions: PartitionLag[];
+}
+
+export interface CompletedJob {
+  job_id: string;
+  status: JobStatus;
+  model_name: string;
+  completed_at: string;
+  ttft_ms: number | null;
+  tokens_per_second: number | null;
+  completion_tokens: number | null;
+  worker_id: string | null;
+}
+
+export interface SystemStatus {
+  generated_at: string;
+  kafka: Part<{ groups: GroupLag[]; audit_log: { topic: string; events: number } }>;
+  jobs: Part<{ by_status: Record<JobStatus, number>; counted: number; recent_completed: CompletedJob[] }>;
+}
+
+/** Which consumer group reads which topic: the lag the system page shows. */
+export const WATCHED_GROUPS = [
+  { topic: TOPICS.requests.name, group: CONSUMER_GROUPS.generation },
+  { topic: TOPICS.reels.name, group: CONSUMER_GROUPS.reels },
+];
+
+const TIMEOUT_MS = 3000;
+const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Lag per partition: the log-end offset minus the group's committed offset (a partition the group
+ * has not committed on counts from the log start, as the consumers read from the beginning). Also
+ * the number of events in the audit log, ai.generation.completed. Admin requests only: no consumer
+ * joins a group, so reading this costs a few metadata round trips.
+ */
+export async function readConsumerLag(kafka: Kafka, watched = WATCHED_GROUPS): Promise<{ groups: GroupLag[]; audit_log: { topic: string; events: number } }> {
+  const admin = kafka.admin();
+  try {
+    await admin.connect();
+    const groups = await Promise.all(
+      watched.map(async ({ topic, group }) => {
+        const [ends, [committed]] = await Promise.all([admin.fetchTopicOffsets(topic), admin.fetchOffsets({ groupId: group, topics: [topic] })]);
+        const byPartition = new Map((committed?.partitions ?? []).map((p) => [p.partition, Number(p.offset)]));
+        const partitions = ends
+          .map(({ partition, high, low }) => {
+            const at = byPartition.get(partition);
+            const hasCommit = at !== undefined && at >= 0;
+            return { partition, committed: hasCommit ? at : null, end: Number(high), lag: Math.max(0, Number(high) - (hasCommit ? at : Number(low))) };
+          })
+          .sort((a, b) => a.partition - b.partition);
+        return { topic, group, total_lag: partitions.reduce((sum, p) => sum + p.lag, 0), partitions };
+      }),
+    );
+    const completed = await admin.fetchTopicOffsets(TOPICS.completed.name);
+    const events = completed.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
+    return { groups, audit_log: { topic: TOPICS.completed.name, events } };
+  } finally {
+    await admin.disconnect().catch(() => {});
+  }
+}
+
+const FIELDS = ["job_id", "status", "model_name", "completed_at", "ttft_ms", "tokens_per_second", "usage", "worker_id", "submitting"] as const;
+
+/**
+ * The tenant's jobs counted by status, and its latest finished ones, from the read model in Redis
+ * (the tenant's job index, newest first, up to `limit` jobs; finished jobs expire after a day).
+ */
+export async function readJobsByStatus(redis: Redis, tenantId: string, { limit = 2000, recent = 8 } = {}) {
+  const ids = await redis.zrevrange(jobKeys.tenantIndex(tenantId), 0, limit - 1);
+  const pipeline = redis.pipeline();
+  for (const id of ids) pipeline.hmget(jobKeys.state(id), ...FIELDS);
+  const rows = ((await pipeline.exec()) ?? []).map(([, values]) => Object.fromEntries(FIELDS.map((f, i) => [f, (values as (string | null)[])[i]])));
+  const byStatus = Object.fromEntries(JOB_STATUSES.map((s) => [s, 0])) as Record<JobStatus, number>;
+  const finished: CompletedJob[] = [];
+  let counted = 0;
+  for (const row of rows) {
+    if (!row.job_id || row.submitting === "1" || !(JOB_STATUSES as readonly string[]).includes(row.status ?? "")) continue;
+    const status = row.status as JobStatus;
+    byStatus[status] += 1;
+    counted += 1;
+    if (isFinal(status) && row.completed_at) {
+      const usage = row.usage ? (JSON.parse(row.usage) as { completion_tokens?: number }) : null;
+      finished.push({
+        job_id: row.job_id,
+        status,
+        model_name: row.model_name ?? "",
+        completed_at: row.completed_at,
+        ttft_ms: row.ttft_ms ? Number(row.ttft_ms) : null,
+        tokens_per_second: row.tokens_per_second ? Number(row.tokens_per_second) : null,
+        completion_tokens: usage?.completion_tokens ?? null,
+        worker_id: row.worker_id || null,
+      });
+    }
+  }
+  finished.sort((a, b) => b.completed_at.localeCompare(a.completed_at));
+  return { by_status: byStatus, counted, recent_completed: finished.slice(0, recent) };
+}
+
+/** Everything the system page shows besides health; each part fails on its own. */
+export async function readSystemStatus(deps: { redis: Redis; kafka: Kafka; now?: () => Date }, tenantId: string): Promise<SystemStatus> {
+  const settle = async <T>(what: string, read: () => Promise<T>): Promise<Part<T>> => {
+    try {
+      return { ok: true, ...(await withTimeout(read(), what)) };
+    } catch (error) {
+      return { ok: false, error: message(error) };
+    }
+  };
+  const [kafka, jobs] = await Promise.all([settle("kafka", () => readConsumerLag(deps.kafka)), settle("redis", () => readJobsByStatus(deps.redis, tenantId))]);
+  return { generated_at: (deps.now?.() ?? new Date()).toISOString(), kafka, jobs };
+}

@@ -1,0 +1,53 @@
+import { mkdirSync } from "node:fs";
+import { test as base, expect, type Page } from "@playwright/test";
+import { readStack, type StackInfo } from "./stack-file";
+
+export { expect };
+
+interface Fixtures {
+  stack: StackInfo;
+  /** Console messages a test expects (e.g. the browser's note on a deliberate 422). */
+  allowedConsoleErrors: RegExp[];
+  /** Every console error and uncaught page error; the test fails if any is left unexpected. */
+  consoleErrors: string[];
+}
+
+export const test = base.extend<Fixtures>({
+  stack: async ({}, provide) => provide(readStack()),
+  baseURL: async ({}, provide) => provide(readStack().url),
+  allowedConsoleErrors: [[], { option: true }],
+  consoleErrors: [
+    async ({ page, allowedConsoleErrors }, provide) => {
+      const errors: string[] = [];
+      page.on("console", (message) => {
+        if (message.type() === "error") errors.push(`console: ${message.text()} (${message.location().url})`);
+      });
+      page.on("pageerror", (error) => errors.push(`pageerror: ${error.message}`));
+      await provide(errors);
+      expect(errors.filter((e) => !allowedConsoleErrors.some((pattern) => pattern.test(e)))).toEqual([]);
+    },
+    { auto: true },
+  ],
+});
+
+/** Signs the page's context in through the session API (the sign-in spec drives the form itself). */
+export async function signIn(page: Page, apiKey = readStack().apiKey) {
+  const response = await page.request.post("/api/session", { data: { api_key: apiKey } });
+  expect(response.status()).toBe(200);
+}
+
+const SHOTS = "test-results/screenshots";
+
+export async function screenshot(page: Page, name: string) {
+  mkdirSync(SHOTS, { recursive: true });
+  // A full-page shot of a scrolled page draws the sticky header mid-page.
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
+}
+
+/** Submits a job through the API as the signed-in page's context and returns its id. */
+export async function submitJob(page: Page, body: { prompt: string; max_tokens?: number; temperature?: number }) {
+  const response = await page.request.post("/v1/jobs", { data: { tenant_id: readStack().tenantId, model_name: "local-ngram", ...body } });
+  expect(response.status()).toBe(202);
+  return ((await response.json()) as { job_id: string }).job_id;
+}

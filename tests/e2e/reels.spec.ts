@@ -1,0 +1,92 @@
+import type { Page } from "@playwright/test";
+import { expect, screenshot, signIn, test } from "./fixtures";
+
+test.beforeEach(async ({ page }) => {
+  await signIn(page);
+});
+
+async function publish(page: Page, fill: () => Promise<void>) {
+  await page.goto("/dashboard/reels");
+  await expect(page.getByLabel("Account")).toHaveValue(/^\d+$/);
+  await fill();
+  await page.getByRole("button", { name: "Publish reel" }).click();
+  await expect(page).toHaveURL(/\/dashboard\/reels\/[0-9a-f-]{36}$/);
+}
+
+/** Whether a <video> has frames to show and its playhead moves once played. */
+async function expectPlaying(page: Page, selector: string) {
+  const video = page.locator(selector).first();
+  await video.scrollIntoViewIfNeeded();
+  await video.evaluate((v: HTMLVideoElement) => v.play());
+  await expect.poll(() => video.evaluate((v: HTMLVideoElement) => v.readyState), { timeout: 15_000 }).toBeGreaterThanOrEqual(2);
+  const start = await video.evaluate((v: HTMLVideoElement) => v.currentTime);
+  await expect.poll(() => video.evaluate((v: HTMLVideoElement) => v.currentTime), { timeout: 15_000 }).toBeGreaterThan(start);
+}
+
+test("publishes the sample reel, shows the timeline to PUBLISHED, and plays it", async ({ page }) => {
+  const caption = `e2e reel ${Date.now()} #dispatch`;
+  await publish(page, async () => {
+    await page.getByRole("button", { name: "Valid reel" }).click();
+    await expect(page.getByLabel("Video URL")).toHaveValue(/\/samples\/reel-valid\.mp4$/);
+    await page.getByLabel("Caption").fill(caption);
+    await expect(page.getByTestId("caption-count")).toHaveText(`${caption.length} / 2,200`);
+  });
+
+  await expect(page.getByTestId("publication-status")).toHaveText("PUBLISHED", { timeout: 45_000 });
+  const timeline = page.getByTestId("timeline");
+  await expect(page.getByTestId("container-id")).toHaveText(/^\d+$/);
+  const containerId = await page.getByTestId("container-id").textContent();
+  await expect(timeline).toContainText(containerId!);
+  await expect(timeline.getByTestId("poll").first()).toContainText(/Poll #1 · (IN_PROGRESS|FINISHED)/);
+  await expect(timeline.getByTestId("poll").last()).toContainText("FINISHED");
+  await expect(timeline.getByTestId("poll").first().locator("time")).toHaveText(/^\d{2}:\d{2}:\d{2}$/);
+  await expect(page.getByTestId("post-id")).toHaveText(/^\d+$/);
+  await screenshot(page, "reel-published");
+
+  await expectPlaying(page, "video");
+
+  await page.goto("/dashboard/reels");
+  const published = page.getByTestId("published-reel").filter({ hasText: caption });
+  await expect(published).toHaveCount(1);
+  await expectPlaying(page, `[data-testid="published-reel"]:has-text("${caption}") video`);
+  await expect(page.getByTestId("recent-publications").getByText(caption)).toBeVisible();
+  await screenshot(page, "reels");
+});
+
+for (const { name, url, code, subcode } of [
+  { name: "a too-short video", url: "/samples/reel-too-short.mp4", code: "352", subcode: "2207026" },
+  { name: "an unreachable URL", url: "http://127.0.0.1:9/nowhere.mp4", code: "9004", subcode: "2207052" },
+]) {
+  test(`shows the Graph failure for ${name}, with its code and advice`, async ({ page, stack }) => {
+    await publish(page, async () => {
+      await page.getByLabel("Video URL").fill(url.startsWith("/") ? `${stack.url}${url}` : url);
+    });
+    await expect(page.getByTestId("publication-status")).toHaveText("FAILED", { timeout: 45_000 });
+    const error = page.getByTestId("publication-error");
+    await expect(error.getByTestId("error-code")).toHaveText(code);
+    await expect(error.getByTestId("error-subcode")).toHaveText(subcode);
+    await expect(error.getByTestId("error-advice")).toContainText(/\w{4,}/);
+    await screenshot(page, `reel-failed-${code}`);
+  });
+}
+
+test.describe("validation", () => {
+  test.use({ allowedConsoleErrors: [/status of 422/] });
+
+  test("shows each problem+json error next to its field", async ({ page }) => {
+    await page.goto("/dashboard/reels");
+    await expect(page.getByLabel("Account")).toHaveValue(/^\d+$/);
+    await page.getByLabel("Video URL").fill("not a url");
+    await page.getByLabel("Caption").fill("x".repeat(2201));
+    await expect(page.getByTestId("caption-count")).toHaveText("2,201 / 2,200");
+    await page.getByRole("button", { name: "Publish reel" }).click();
+
+    await expect(page.getByLabel("Video URL")).toHaveAttribute("aria-invalid", "true");
+    await expect(page.getByLabel("Video URL")).toHaveAccessibleDescription(/URL/i);
+    await expect(page.getByLabel("Caption")).toHaveAttribute("aria-invalid", "true");
+    await expect(page.getByLabel("Caption")).toHaveAccessibleDescription(/2200|2,200/);
+    await expect(page.getByLabel("Account")).not.toHaveAttribute("aria-invalid", "true");
+    await expect(page).toHaveURL(/\/dashboard\/reels$/);
+    await screenshot(page, "reels-validation");
+  });
+});

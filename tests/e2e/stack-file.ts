@@ -1,0 +1,18 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+
+/** Where global setup tells the specs the stack's URL and API key. */
+export const STACK_FILE = path.resolve(__dirname, "../../.test-data/e2e-stack.json");
+
+export interface StackInfo {
+  url: string;
+  apiKey: string;
+  tenantId: string;
+}
+
+let cached: StackInfo | undefined;
+
+export function readStack(): StackInfo {
+  cached ??= JSON.parse(readFileSync(STACK_FILE, "utf8")) as StackInfo;
+  return cached;
+}
