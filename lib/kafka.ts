@@ -31,7 +31,10 @@ export function createProducer(kafka: Kafka): Producer {
 
 /**
  * A worker's group member: a 10 s session so a dead worker's partitions move on quickly, and
- * retries without end so it rides out a broker restart.
+ * retries without end so it rides out a broker restart. A partition resumed after its work
+ * settles is fetched again only with the next fetch, so the fetch long-poll is kept short (50 ms):
+ * with a backlog in small batches (the mock broker returns one record batch per fetch) the wait
+ * bounds how many jobs a partition can start per second.
  */
 export function createWorkerConsumer(kafka: Kafka, groupId: string): Consumer {
   return kafka.consumer({
@@ -40,7 +43,7 @@ export function createWorkerConsumer(kafka: Kafka, groupId: string): Consumer {
     rebalanceTimeout: 30_000,
     heartbeatInterval: 1_000,
     allowAutoTopicCreation: false,
-    maxWaitTimeInMs: 250,
+    maxWaitTimeInMs: 50,
     retry: { initialRetryTime: 200, retries: 1_000_000, maxRetryTime: 2000 },
   });
 }

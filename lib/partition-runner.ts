@@ -1,27 +1,27 @@
-import type { Consumer, EachMessagePayload } from "kafkajs";
+import type { Consumer, EachBatchPayload, KafkaMessage } from "kafkajs";
 import type { Log } from "./log";
 import { abortableSleep } from "./sleep";
 
-/** How a background run ended: settled (commit the offset) or handed back (deliver it again). */
+/** How a message's work ended: settled (commit past it) or handed back (deliver it again). */
 export type RunOutcome = "settled" | "handed-back";
 
 /**
- * Runs long work for a Kafka message without holding back other partitions. kafkajs fetches again
- * only once every batch of its last fetch is handled, so work done inside eachMessage (a
+ * Works through Kafka batches without holding back other partitions. kafkajs fetches again only
+ * once every batch of its last fetch is handled, so long work done inside the handler (a
  * generation, a publication polling for minutes) would stall every partition of the worker. Here
- * the handler pauses the message's partition, starts the work in the background and returns; when
- * the work settles the offset is committed and the partition resumed. One run at a time per
- * partition keeps a key's messages in order. Work handed back is fetched again (unless stopping),
- * and a worker that dies leaves the offset uncommitted for the partition's next owner.
+ * the handler pauses the batch's partition and returns; the batch's messages are worked through in
+ * the background one at a time (which keeps a key's messages in order), each offset committed as
+ * its work settles, and the partition is resumed after the last. Work handed back is fetched again
+ * (unless stopping), and a worker that dies leaves the rest uncommitted for the partition's next owner.
  */
 export class PartitionRunner {
-  private readonly inFlight = new Map<string, Promise<RunOutcome>>();
+  private readonly inFlight = new Map<string, Promise<void>>();
   private stopping = false;
 
   constructor(
     private readonly consumer: Consumer,
     private readonly log: Log,
-    /** Runs at once at most (WORKER_CONCURRENCY); a message waits in its handler for a free slot. */
+    /** Partitions worked at once at most (WORKER_CONCURRENCY); a batch waits in its handler for a free slot. */
     private readonly limit = Infinity,
   ) {}
 
@@ -29,40 +29,42 @@ export class PartitionRunner {
     return this.inFlight.size;
   }
 
-  /** Pauses the partition and runs `work` for `id`; a redelivery of an id already running joins that run. */
-  async start(payload: EachMessagePayload, id: string, work: () => Promise<RunOutcome>): Promise<void> {
-    const { topic, partition, message, pause } = payload;
-    while (this.inFlight.size >= this.limit && !this.inFlight.has(id)) {
-      await Promise.race([...this.inFlight.values()].map((run) => run.catch(() => {})));
-      await payload.heartbeat().catch(() => {});
-    }
+  async startBatch({ batch, pause, heartbeat }: EachBatchPayload, work: (message: KafkaMessage) => Promise<RunOutcome>): Promise<void> {
+    const { topic, partition } = batch;
+    const key = `${topic}:${partition}`;
     const resume = pause();
-    let run = this.inFlight.get(id);
-    if (!run) {
-      run = work().finally(() => this.inFlight.delete(id));
-      this.inFlight.set(id, run);
+    // The partition came back (a rebalance) while its last batch is still being worked: that run resumes it.
+    if (this.inFlight.has(key) || batch.messages.length === 0) {
+      if (!this.inFlight.has(key)) resume();
+      return;
     }
-    void run
-      .then(async (outcome) => {
-        if (outcome === "handed-back") {
-          if (!this.stopping) {
-            this.consumer.seek({ topic, partition, offset: message.offset });
-            resume();
-          }
-          return;
-        }
-        // After a rebalance moved the partition the commit can fail; its new owner finds the work settled.
-        await this.consumer
-          .commitOffsets([{ topic, partition, offset: (BigInt(message.offset) + 1n).toString() }])
-          .catch((error) => this.log("warn", "could not commit an offset", { topic, partition, offset: message.offset, error: String(error) }));
-        if (!this.stopping) resume();
-      })
-      .catch((error) => this.log("error", "a background run failed", { topic, partition, offset: message.offset, error: String(error) }));
+    while (this.inFlight.size >= this.limit) {
+      await Promise.race(this.inFlight.values());
+      await heartbeat().catch(() => {});
+    }
+    const run = this.work(topic, partition, batch.messages, work, resume)
+      .catch((error) => this.log("error", "a background run failed", { topic, partition, error: String(error) }))
+      .finally(() => this.inFlight.delete(key));
+    this.inFlight.set(key, run);
   }
 
-  /** Commits past a message that needs no run (a poison message already dealt with). */
-  async commitPast({ topic, partition, message }: EachMessagePayload): Promise<void> {
-    await this.consumer.commitOffsets([{ topic, partition, offset: (BigInt(message.offset) + 1n).toString() }]);
+  private async work(topic: string, partition: number, messages: KafkaMessage[], work: (message: KafkaMessage) => Promise<RunOutcome>, resume: () => void) {
+    for (const message of messages) {
+      if (this.stopping) return;
+      if ((await work(message)) === "handed-back") {
+        if (this.stopping) return;
+        this.consumer.seek({ topic, partition, offset: message.offset });
+        resume();
+        return;
+      }
+      // After a rebalance moved the partition the commit can fail; its new owner finds the work settled.
+      await this.consumer
+        .commitOffsets([{ topic, partition, offset: next(message) }])
+        .catch((error) => this.log("warn", "could not commit an offset", { topic, partition, offset: message.offset, error: String(error) }));
+    }
+    if (this.stopping) return;
+    this.consumer.seek({ topic, partition, offset: next(messages[messages.length - 1]) });
+    resume();
   }
 
   /** Takes no new work, lets runs settle for `graceMs`, then calls `abort` and waits for the rest. */
@@ -74,6 +76,8 @@ export class PartitionRunner {
     await Promise.allSettled([...this.inFlight.values()]);
   }
 }
+
+const next = (message: KafkaMessage) => (BigInt(message.offset) + 1n).toString();
 
 /**
  * Runs `attempt` until it settles or is handed back. A failure of the infrastructure (Redis or the

@@ -38,28 +38,26 @@ export async function startGenerationConsumer(ctx: WorkerContext): Promise<Runni
   await consumer.run({
     autoCommit: false,
     partitionsConsumedConcurrently: config.WORKER_CONCURRENCY,
-    eachMessage: async (payload) => {
-      const { partition, message } = payload;
-      const parsed = parseCommand(message.value);
-      if (!parsed.success) {
-        log("warn", "poison command sent to the DLQ", { partition, offset: message.offset, reason: parsed.reason });
-        await producer.send({
-          topic: TOPICS.dlq.name,
-          acks: -1,
-          messages: [{ key: message.key, value: message.value, headers: { reason: parsed.reason, source_partition: String(partition), source_offset: message.offset } }],
-        });
-        await runner.commitPast(payload);
-        return;
-      }
-      const command = parsed.command;
-      await runner.start(payload, command.job_id, () =>
-        retryUntilSettled(async () => ((await runGeneration(deps, command, { heartbeat: payload.heartbeat, shutdown: shutdown.signal })) === "handed-back" ? "handed-back" : "settled"), {
+    eachBatchAutoResolve: false,
+    eachBatch: (payload) =>
+      runner.startBatch(payload, async (message) => {
+        const parsed = parseCommand(message.value);
+        if (!parsed.success) {
+          log("warn", "poison command sent to the DLQ", { partition: payload.batch.partition, offset: message.offset, reason: parsed.reason });
+          await producer.send({
+            topic: TOPICS.dlq.name,
+            acks: -1,
+            messages: [{ key: message.key, value: message.value, headers: { reason: parsed.reason, source_partition: String(payload.batch.partition), source_offset: message.offset } }],
+          });
+          return "settled";
+        }
+        const command = parsed.command;
+        return retryUntilSettled(async () => ((await runGeneration(deps, command, { heartbeat: payload.heartbeat, shutdown: shutdown.signal })) === "handed-back" ? "handed-back" : "settled"), {
           log,
           shutdown: shutdown.signal,
           what: { job_id: command.job_id },
-        }),
-      );
-    },
+        });
+      }),
   });
   log("info", "generation consumer started", { workerId, concurrency: config.WORKER_CONCURRENCY });
 

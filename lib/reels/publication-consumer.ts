@@ -41,22 +41,21 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
   await consumer.run({
     autoCommit: false,
     partitionsConsumedConcurrently: config.WORKER_CONCURRENCY,
-    eachMessage: async (payload) => {
-      const parsed = parseMessage(payload.message.value);
-      if (!parsed) {
-        log("warn", "skipping a message that is not a publication request", { partition: payload.partition, offset: payload.message.offset });
-        await runner.commitPast(payload);
-        return;
-      }
-      const id = parsed.publication_id;
-      await runner.start(payload, id, () =>
-        retryUntilSettled(async () => ((await runPublication(deps, id, { heartbeat: payload.heartbeat, shutdown: shutdown.signal })) === "handed-back" ? "handed-back" : "settled"), {
+    eachBatchAutoResolve: false,
+    eachBatch: (payload) =>
+      runner.startBatch(payload, async (message) => {
+        const parsed = parseMessage(message.value);
+        if (!parsed) {
+          log("warn", "skipping a message that is not a publication request", { partition: payload.batch.partition, offset: message.offset });
+          return "settled";
+        }
+        const id = parsed.publication_id;
+        return retryUntilSettled(async () => ((await runPublication(deps, id, { heartbeat: payload.heartbeat, shutdown: shutdown.signal })) === "handed-back" ? "handed-back" : "settled"), {
           log,
           shutdown: shutdown.signal,
           what: { publication_id: id },
-        }),
-      );
-    },
+        });
+      }),
   });
 
   const scheduler = setInterval(() => {
