@@ -1,0 +1,189 @@
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import Redis from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROOT, waitFor } from "../helpers";
+import { startTestStack, submitJob, type TestStack } from "./stack";
+
+/**
+ * Abuse on the real stack: malformed requests on every public endpoint, one tenant against
+ * another, and a look for secrets wherever a browser or a log reader could see them.
+ */
+const TOKENS = { acme: "EAAGacmeSECRETtoken000000000001", globex: "EAAGglobexSECRETtoken00000000002" };
+let stack: TestStack;
+let redis: Redis;
+
+beforeAll(async () => {
+  stack = await startTestStack("abuse", {
+    REEL_ACCOUNTS: `acme:17841400000000101:${TOKENS.acme},globex:17841400000000202:${TOKENS.globex}`,
+    RATE_LIMIT_PER_MINUTE: "0",
+    SANDBOX_PROCESSING_MS: "100",
+    REEL_POLL_INTERVAL_MS: "100",
+  });
+  redis = new Redis(stack.env.REDIS_URL!);
+});
+
+afterAll(async () => {
+  redis?.disconnect();
+  await stack?.stop();
+});
+
+async function countKeys(pattern: string): Promise<number> {
+  let cursor = "0";
+  let count = 0;
+  do {
+    const [next, keys] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+    cursor = next;
+    count += keys.length;
+  } while (cursor !== "0");
+  return count;
+}
+
+/** A small seeded PRNG so a failing case can be replayed. */
+function prng(seed: number) {
+  return () => ((seed = (seed * 48271) % 2147483647) / 2147483647);
+}
+
+describe("abuse", () => {
+  it("2,000+ malformed requests on every endpoint: only 4xx in the documented shape, nothing created, still healthy", async () => {
+    const random = prng(20261121);
+    const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)];
+    const validJob = { tenant_id: "acme", model_name: "local-ngram", prompt: "hi" };
+    const validReel = { account_id: "17841400000000101", video_url: `${stack.url}/samples/reel-valid.mp4` };
+    const corruptions: ((body: Record<string, unknown>) => BodyInit)[] = [
+      (b) => JSON.stringify({ ...b, extra_field: true }),
+      (b) => JSON.stringify(b).slice(0, Math.max(1, Math.floor(random() * JSON.stringify(b).length))),
+      () => JSON.stringify(pick([null, 1, "text", [], [1, 2], true, {}])),
+      (b) => JSON.stringify(Object.fromEntries(Object.entries(b).map(([k, v]) => [k, typeof v === "string" ? pick([1, null, [], {}, true]) : "x"]))),
+      () => "",
+      () => new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]),
+      () => "x".repeat(1024 * 1024 + 100),
+      () => `{"a":${"[".repeat(5000)}${"]".repeat(5000)}}`,
+      (b) => JSON.stringify({ ...b, tenant_id: pick(["", "a b", "../etc", "x".repeat(200)]) }),
+      (b) => JSON.stringify({ ...b, prompt: "", video_url: pick(["file:///etc/passwd", "ftp://x/y.mp4", "http://user:pw@example.com/a.mp4", "not a url", "javascript:alert(1)"]) }),
+    ];
+    const badIds = ["..%2F..%2Fetc%2Fpasswd", "%00", "x".repeat(3000), "%F0%9F%92%A9", "null", "-1", "1%27%20OR%201%3D1", "00000000-0000-4000-8000-000000000000"];
+    const authHeaders = (): Record<string, string> =>
+      pick<Record<string, string>>([{ authorization: `Bearer ${stack.keys.acme}` }, {}, { authorization: "Bearer nope" }, { authorization: `Basic ${stack.keys.acme}` }, { authorization: `Bearer ${stack.keys.acme}` }]);
+    const contentType = () => pick(["application/json", "text/plain", "application/xml", "multipart/form-data; boundary=x", "", "application/json; charset=utf-8"]);
+
+    type Case = { method: string; path: string; headers: Record<string, string>; body?: BodyInit };
+    const makers: (() => Case)[] = [
+      () => ({ method: "POST", path: "/v1/jobs", headers: { ...authHeaders(), "content-type": contentType() }, body: pick(corruptions)(validJob) }),
+      () => ({ method: "POST", path: "/api/reels", headers: { ...authHeaders(), "content-type": contentType() }, body: pick(corruptions)(validReel) }),
+      () => ({ method: "POST", path: "/api/session", headers: { "content-type": contentType() }, body: pick(corruptions)({ api_key: "wrong-key-000000000000" }) }),
+      () => ({ method: "GET", path: `/jobs/${pick(badIds)}`, headers: authHeaders() }),
+      () => ({ method: "GET", path: `/v1/jobs/${pick(badIds)}`, headers: authHeaders() }),
+      () => ({ method: "GET", path: `/jobs/${pick(badIds)}/stream?after=${pick(["-1", "abc", "1e99", ""])}`, headers: authHeaders() }),
+      () => ({ method: "POST", path: `/jobs/${pick(badIds)}/cancel`, headers: authHeaders() }),
+      () => ({ method: "GET", path: `/v1/jobs?${pick(["limit=0", "limit=1000000", "cursor=abc", "limit=-5", "foo=bar", "limit=1.5"])}`, headers: authHeaders() }),
+      () => ({ method: "GET", path: `/api/reels/${pick(badIds)}`, headers: authHeaders() }),
+      () => ({ method: "POST", path: `/api/reels/${pick(badIds)}/resume`, headers: authHeaders() }),
+      () => ({ method: "GET", path: `/api/reels?${pick(["limit=0", "cursor=zz", "x=1"])}`, headers: authHeaders() }),
+      () => ({ method: "GET", path: `/v1/${pick(["nope", "jobs/x/y/z", "..%2Fadmin"])}`, headers: authHeaders() }),
+      () => ({ method: "GET", path: pick(["/v1/models", "/api/accounts", "/api/reels", "/v1/jobs"]), headers: pick<Record<string, string>>([{}, { authorization: "Bearer wrong" }]) }),
+      () => ({ method: "GET", path: `/v1/jobs/${pick(badIds)}`, headers: { ...authHeaders(), "x-padding": "a".repeat(20_000 + Math.floor(random() * 40_000)) } }),
+    ];
+
+    const jobsBefore = await countKeys("job:state:*");
+    const reelsBefore = await countKeys("reel:publication:*");
+    const bad: string[] = [];
+    const statuses = new Map<number, number>();
+    const N = 2100;
+    let sent = 0;
+    const worker = async () => {
+      while (sent < N) {
+        sent++;
+        const c = pick(makers)();
+        const headers = Object.fromEntries(Object.entries(c.headers).filter(([, v]) => v !== ""));
+        let response: Response;
+        try {
+          response = await fetch(`${stack.url}${c.path}`, { method: c.method, headers, body: c.body });
+        } catch (error) {
+          bad.push(`${c.method} ${c.path.slice(0, 80)}: ${String(error)}`);
+          continue;
+        }
+        statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+        const text = await response.text();
+        const describe = `${c.method} ${c.path.slice(0, 80)} → ${response.status} ${text.slice(0, 120)}`;
+        if (response.status < 400 || response.status >= 500) bad.push(describe);
+        else if (response.status !== 431) {
+          // 431 comes from Node's HTTP parser before any handler runs: no body of ours.
+          const problem = (() => { try { return JSON.parse(text); } catch { return undefined; } })();
+          const ok = response.headers.get("content-type") === "application/problem+json" && problem && problem.status === response.status && problem.title && problem.detail && problem.type;
+          if (!ok) bad.push(describe);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, worker));
+    expect(bad.slice(0, 10)).toEqual([]);
+    expect(sent).toBeGreaterThanOrEqual(2000);
+    expect([...statuses.keys()].every((s) => s >= 400 && s < 500)).toBe(true);
+    expect(await countKeys("job:state:*")).toBe(jobsBefore);
+    expect(await countKeys("reel:publication:*")).toBe(reelsBefore);
+    const health = await fetch(`${stack.url}/api/health`);
+    expect(health.status).toBe(200);
+  });
+
+  it("keeps tenants apart: 404 for another tenant's things, 403 for submitting as them, their accounts unusable", async () => {
+    const job = await (await submitJob(stack, "acme", { prompt: "acme's secret prompt", max_tokens: 3 })).json();
+    const reelResponse = await stack.fetchAs("acme", "/api/reels", { method: "POST", body: JSON.stringify({ account_id: "17841400000000101", video_url: `${stack.url}/samples/reel-valid.mp4` }) });
+    expect(reelResponse.status).toBe(202);
+    const reel = await reelResponse.json();
+
+    const asGlobex = (p: string, init?: RequestInit) => stack.fetchAs("globex", p, init);
+    for (const [p, init] of [
+      [`/jobs/${job.job_id}`],
+      [`/v1/jobs/${job.job_id}`],
+      [`/jobs/${job.job_id}/stream`],
+      [`/jobs/${job.job_id}/cancel`, { method: "POST" }],
+      [`/api/reels/${reel.publication_id}`],
+      [`/api/reels/${reel.publication_id}/events`],
+      [`/api/reels/${reel.publication_id}/resume`, { method: "POST" }],
+      [`/api/accounts/17841400000000101/posts`],
+    ] as [string, RequestInit?][]) {
+      const response = await asGlobex(p, init);
+      expect(response.status, p).toBe(404);
+    }
+    const list = await (await asGlobex("/v1/jobs")).json();
+    expect(list.data.map((j: { job_id: string }) => j.job_id)).not.toContain(job.job_id);
+    const reels = await (await asGlobex("/api/reels")).json();
+    expect(reels.data.map((r: { publication_id: string }) => r.publication_id)).not.toContain(reel.publication_id);
+    expect((await submitJob(stack, "globex", { tenant_id: "acme", prompt: "x" })).status).toBe(403);
+    const useTheirAccount = await asGlobex("/api/reels", { method: "POST", body: JSON.stringify({ account_id: "17841400000000101", video_url: `${stack.url}/samples/reel-valid.mp4` }) });
+    expect(useTheirAccount.status).toBe(404);
+    // The sandbox itself: globex's token does not open acme's account.
+    const graph = await fetch(`${stack.url}/graph/v21.0/17841400000000101/media?access_token=${TOKENS.globex}`);
+    expect((await graph.json()).error.code).toBe(190);
+    await waitFor(async () => ["PUBLISHED", "FAILED"].includes((await (await stack.fetchAs("acme", `/api/reels/${reel.publication_id}`)).json()).status), { timeoutMs: 60_000, what: "the reel to finish" });
+  });
+
+  it("never shows a token or an API key in responses, pages, scripts or logs", async () => {
+    const secrets = [...Object.values(TOKENS), ...Object.values(stack.keys)];
+    const leaks: string[] = [];
+    const check = (where: string, text: string) => {
+      for (const s of secrets) if (text.includes(s)) leaks.push(`${where} contains ${s.slice(0, 6)}…`);
+    };
+    for (const p of ["/api/accounts", "/api/reels", "/v1/jobs", "/v1/models", "/api/health", "/api/system"]) check(p, await (await stack.fetchAs("acme", p)).text());
+    const reels = await (await stack.fetchAs("acme", "/api/reels")).json();
+    for (const r of reels.data) check(`/api/reels/${r.publication_id}`, await (await stack.fetchAs("acme", `/api/reels/${r.publication_id}`)).text());
+
+    const signIn = await fetch(`${stack.url}/api/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ api_key: stack.keys.acme }) });
+    expect(signIn.status).toBeLessThan(300);
+    const cookie = signIn.headers.get("set-cookie")!.split(";")[0];
+    expect(signIn.headers.get("set-cookie")).toMatch(/HttpOnly/i);
+    check("the session cookie", cookie);
+    const scripts = new Set<string>();
+    for (const p of ["/sign-in", "/dashboard/jobs", "/dashboard/reels", "/dashboard/system"]) {
+      const html = await (await fetch(`${stack.url}${p}`, { headers: { cookie } })).text();
+      check(p, html);
+      for (const m of html.matchAll(/\/_next\/static\/[^"'\s)]+\.js/g)) scripts.add(m[0]);
+    }
+    expect(scripts.size).toBeGreaterThan(0);
+    for (const s of scripts) check(s, await (await fetch(`${stack.url}${s}`)).text());
+    const walk = (dir: string): string[] => readdirSync(dir).flatMap((f) => (statSync(path.join(dir, f)).isDirectory() ? walk(path.join(dir, f)) : [path.join(dir, f)]));
+    for (const file of walk(path.join(ROOT, ".next/static"))) check(file, readFileSync(file, "utf8"));
+    check("the logs", stack.logs());
+    expect(leaks).toEqual([]);
+  });
+});
