@@ -30,7 +30,8 @@ export function createProducer(kafka: Kafka): Producer {
 }
 
 /**
- * A worker's group member: a 10 s session so a dead worker's partitions move on quickly, and
+ * A worker's group member: a 6 s session (the least a real broker accepts by default) so a dead
+ * worker's partitions move on quickly, and
  * retries without end so it rides out a broker restart. A partition resumed after its work
  * settles is fetched again only with the next fetch, so the fetch long-poll is kept short (50 ms):
  * with a backlog in small batches (the mock broker returns one record batch per fetch) the wait
@@ -39,9 +40,9 @@ export function createProducer(kafka: Kafka): Producer {
 export function createWorkerConsumer(kafka: Kafka, groupId: string): Consumer {
   return kafka.consumer({
     groupId,
-    sessionTimeout: 10_000,
-    rebalanceTimeout: 30_000,
-    heartbeatInterval: 1_000,
+    sessionTimeout: 6_000,
+    rebalanceTimeout: 10_000,
+    heartbeatInterval: 500,
     allowAutoTopicCreation: false,
     maxWaitTimeInMs: 50,
     retry: { initialRetryTime: 200, retries: 1_000_000, maxRetryTime: 2000 },

@@ -17,6 +17,7 @@
 #define _GNU_SOURCE /* RTLD_NEXT */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -142,6 +143,13 @@ int main(int argc, char **argv) {
                                         "[--port P] topic:partitions ...\n");
                         return 2;
                 }
+        }
+
+        /* With stdin closed, librdkafka could be handed fd 0 and we would read
+         * its sockets as commands. */
+        if (fcntl(0, F_GETFD) == -1) {
+                fprintf(stderr, "kafka-mock: stdin must be open\n");
+                return 2;
         }
 
         /* The mock cluster needs a client instance for its bookkeeping only. */

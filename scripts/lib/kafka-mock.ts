@@ -82,11 +82,11 @@ export async function startMockBroker(opts: MockBrokerOptions = {}): Promise<Moc
     stderrTail = (stderrTail + chunk).slice(-4000);
     process.stderr.write(chunk.replace(/^(?=.)/gm, "[kafka-mock] "));
   });
-  child.stdin.on("error", () => {}); // EPIPE after the child died is reported through "exit"
+  child.stdin.on("error", () => {}); // EPIPE after the child died is reported through "close"
 
   let exited = false;
   const exitedPromise = new Promise<void>((resolve) => {
-    child.once("exit", () => {
+    child.once("close", () => {
       exited = true;
       resolve();
     });

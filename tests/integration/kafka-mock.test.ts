@@ -1,0 +1,162 @@
+import { describe, it, expect, beforeAll, afterAll } from "vitest";
+import { Kafka, logLevel, type Consumer, type Producer } from "kafkajs";
+import { startMockBroker, type MockBroker } from "../../scripts/lib/kafka-mock";
+import { ALL_TOPICS, TOPICS } from "../../lib/topics";
+
+// A private broker: these tests take it down, which must not disturb the suite's shared one.
+let broker: MockBroker;
+let kafka: Kafka;
+const clients: { disconnect(): Promise<void> }[] = [];
+const runId = `${process.pid}-${Date.now()}`;
+
+/** Polls `check` until it returns a truthy value; never a fixed sleep. */
+async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 20_000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value as NonNullable<T>;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function producer(): Producer {
+  // The mock refuses idempotent producers (no controller); small retries so a dead broker shows within seconds.
+  const p = kafka.producer({ idempotent: false, allowAutoTopicCreation: false, retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 500 } });
+  clients.push(p);
+  return p;
+}
+
+function consumer(groupId: string): Consumer {
+  // The mock holds a rebalance open for sessionTimeout - 1 s and members notice it at their next heartbeat,
+  // which kafkajs only sends between fetches: short fetch waits and heartbeats make rebalances take seconds.
+  const c = kafka.consumer({ groupId, sessionTimeout: 6000, heartbeatInterval: 500, maxWaitTimeInMs: 500, allowAutoTopicCreation: false });
+  clients.push(c);
+  return c;
+}
+
+beforeAll(async () => {
+  broker = await startMockBroker();
+  kafka = new Kafka({
+    clientId: "kafka-mock-test",
+    brokers: [broker.bootstrap],
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 1000,
+    requestTimeout: 2000,
+    retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 500 },
+  });
+});
+
+afterAll(async () => {
+  await Promise.allSettled(clients.map((c) => c.disconnect()));
+  await broker?.stop();
+});
+
+describe("embedded Kafka mock broker", () => {
+  it("serves every declared topic with its partition count", async () => {
+    expect(broker.bootstrap).toMatch(/^127\.0\.0\.1:\d+$/);
+    const admin = kafka.admin();
+    clients.push(admin);
+    await admin.connect();
+    const { topics } = await admin.fetchTopicMetadata({ topics: ALL_TOPICS.map((t) => t.name) });
+    expect(Object.fromEntries(topics.map((t) => [t.name, t.partitions.length]))).toEqual(
+      Object.fromEntries(ALL_TOPICS.map((t) => [t.name, t.partitions])),
+    );
+    // No controller: topics cannot be created through the admin API, which is why the broker program makes them.
+    await expect(admin.createTopics({ topics: [{ topic: `extra-${runId}`, numPartitions: 1 }] })).rejects.toThrow();
+  });
+
+  it("delivers produced messages with their keys to a consumer group", async () => {
+    const topic = TOPICS.completed.name;
+    const sent = Array.from({ length: 12 }, (_, i) => ({ key: `job-${i}`, value: `${runId}:${i}` }));
+    const received = new Map<string, string>();
+    const c = consumer(`kafka-mock-test-keys-${runId}`);
+    await c.connect();
+    await c.subscribe({ topic, fromBeginning: true });
+    await c.run({
+      eachMessage: async ({ message }) => {
+        const value = message.value?.toString() ?? "";
+        if (value.startsWith(`${runId}:`)) received.set(value, message.key?.toString() ?? "");
+      },
+    });
+
+    const p = producer();
+    await p.connect();
+    await p.send({ topic, acks: -1, messages: sent });
+
+    await waitFor("all messages consumed", () => received.size === sent.length);
+    expect(Object.fromEntries(received)).toEqual(Object.fromEntries(sent.map((m) => [m.value, m.key])));
+  });
+
+  it("splits the partitions of ai.generation.requests between two consumers of one group", async () => {
+    const topic = TOPICS.requests.name;
+    const groupId = `kafka-mock-test-split-${runId}`;
+    const assignments = new Map<string, number[]>();
+    const start = async (name: string) => {
+      const c = consumer(groupId);
+      c.on(c.events.GROUP_JOIN, (event) => assignments.set(name, event.payload.memberAssignment[topic] ?? []));
+      await c.connect();
+      await c.subscribe({ topic });
+      await c.run({ eachMessage: async () => {} });
+    };
+    await start("a");
+    await waitFor("first member to join", () => assignments.get("a")?.length === TOPICS.requests.partitions);
+    await start("b");
+
+    const [a, b] = await waitFor("two disjoint assignments covering every partition", () => {
+      const a = assignments.get("a") ?? [];
+      const b = assignments.get("b") ?? [];
+      const union = new Set([...a, ...b]);
+      return a.length > 0 && b.length > 0 && union.size === a.length + b.length && union.size === TOPICS.requests.partitions
+        ? [a, b]
+        : null;
+    });
+    expect([...a, ...b].sort()).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+
+  it("injects latency and protocol errors", async () => {
+    const topic = TOPICS.dlq.name;
+    const p = producer();
+    await p.connect();
+    await p.send({ topic, acks: -1, messages: [{ value: "warm-up" }] });
+
+    await broker.rtt(300);
+    const slowStart = Date.now();
+    await p.send({ topic, acks: -1, messages: [{ value: "slow" }] });
+    expect(Date.now() - slowStart).toBeGreaterThanOrEqual(250);
+    await broker.rtt(0);
+
+    await broker.pushErrors(0 /* Produce */, 1, 87 /* INVALID_RECORD, not retriable */);
+    await expect(p.send({ topic, acks: -1, messages: [{ value: "rejected" }] })).rejects.toThrow(/validation/);
+    await p.send({ topic, acks: -1, messages: [{ value: "accepted" }] });
+
+    await expect(broker.rtt(0, 99)).rejects.toThrow(/not available/i);
+  });
+
+  it("fails sends within seconds while down and recovers on the same address after up", async () => {
+    const topic = TOPICS.requests.name;
+    const p = producer();
+    await p.connect();
+    const send = (value: string) => p.send({ topic, acks: -1, messages: [{ key: "k", value }] });
+    await send("before");
+
+    await broker.down();
+    try {
+      const started = Date.now();
+      await expect(send("while-down")).rejects.toThrow();
+      const failedAfterMs = Date.now() - started;
+      console.info(`kafka-mock: send failed ${failedAfterMs} ms after the broker went down`);
+      expect(failedAfterMs).toBeLessThan(5000);
+    } finally {
+      await broker.up();
+    }
+
+    // Same producer, same bootstrap address: kafkajs reconnects by itself.
+    await waitFor("a send to succeed after up", () => send("after").then(() => true), 15_000);
+  });
+});
