@@ -29,8 +29,10 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  echo "setup: installing npm packages (npm ci)"
-  npm ci --no-audit --no-fund --loglevel=error
+  # `npm install`, not `npm ci`: npm 11 writes lock files without the other platforms' optional
+  # packages (npm/cli#4828), which `npm ci` then refuses. The lock still pins every version.
+  echo "setup: installing npm packages"
+  npm install --no-audit --no-fund --loglevel=error
 fi
 
 if [ -f /usr/include/librdkafka/rdkafka_mock.h ]; then
