@@ -1,12 +1,8 @@
 /** The browser's side of Dispatch's APIs: JSON in, JSON out, problem+json errors as ProblemError. */
 
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  errors?: { path: string; message: string }[];
-}
+import type { Problem } from "@/lib/errors";
+
+export type { Problem };
 
 export class ProblemError extends Error {
   constructor(readonly problem: Problem) {

@@ -1,6 +1,8 @@
 import type { Consumer, EachBatchPayload, KafkaMessage } from "kafkajs";
+import { createWorkerConsumer } from "./kafka";
 import type { Log } from "./log";
 import { abortableSleep } from "./sleep";
+import type { WorkerContext } from "./worker-context";
 
 /** How a message's work ended: settled (commit past it) or handed back (deliver it again). */
 export type RunOutcome = "settled" | "handed-back";
@@ -96,4 +98,39 @@ export async function retryUntilSettled(attempt: () => Promise<RunOutcome>, opts
       if (stopped) return "handed-back";
     }
   }
+}
+
+/**
+ * Joins `groupId` on `topic` and works every message with `work`, in the background of its paused
+ * partition, at most WORKER_CONCURRENCY partitions at once. The partitions held are reported to
+ * the worker's presence under `name`. `stop` takes no new work, lets runs settle for `graceMs`,
+ * calls `abort` for the rest (handed back uncommitted) and leaves the group.
+ */
+export async function consumeInBackground(
+  ctx: WorkerContext,
+  opts: {
+    name: string;
+    groupId: string;
+    topic: string;
+    work: (message: KafkaMessage, batch: { partition: number; heartbeat: () => Promise<void> }) => Promise<RunOutcome>;
+  },
+): Promise<{ stop(graceMs: number, abort: () => void): Promise<void> }> {
+  const consumer = createWorkerConsumer(ctx.kafka, opts.groupId);
+  consumer.on(consumer.events.GROUP_JOIN, (event) => ctx.presence.setAssignment(opts.name, event.payload.memberAssignment[opts.topic] ?? []));
+  const runner = new PartitionRunner(consumer, ctx.log, ctx.config.WORKER_CONCURRENCY);
+  await consumer.connect();
+  await consumer.subscribe({ topic: opts.topic, fromBeginning: true });
+  await consumer.run({
+    autoCommit: false,
+    partitionsConsumedConcurrently: ctx.config.WORKER_CONCURRENCY,
+    eachBatchAutoResolve: false,
+    eachBatch: (payload) => runner.startBatch(payload, (message) => opts.work(message, { partition: payload.batch.partition, heartbeat: payload.heartbeat })),
+  });
+  return {
+    async stop(graceMs, abort) {
+      consumer.pause([{ topic: opts.topic }]);
+      await runner.drain(graceMs, abort);
+      await consumer.disconnect();
+    },
+  };
 }

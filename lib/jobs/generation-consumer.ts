@@ -1,8 +1,7 @@
 import type { RunningConsumer, WorkerContext } from "../worker-context";
 import { CONSUMER_GROUPS, TOPICS } from "../topics";
 import { createSubscriber } from "../redis";
-import { createWorkerConsumer } from "../kafka";
-import { PartitionRunner, retryUntilSettled } from "../partition-runner";
+import { consumeInBackground, retryUntilSettled } from "../partition-runner";
 import { generationCommandSchema, type GenerationCommand } from "./command";
 import { CANCEL_CHANNEL } from "./keys";
 import { listModels } from "./models";
@@ -18,7 +17,7 @@ import { runGeneration, type GenerationDeps } from "./run-generation";
  * its offset is committed, so it never blocks.
  */
 export async function startGenerationConsumer(ctx: WorkerContext): Promise<RunningConsumer> {
-  const { config, kafka, producer, redis, log, workerId } = ctx;
+  const { config, producer, redis, log, workerId } = ctx;
   const shutdown = new AbortController();
   const running = new Map<string, AbortController>();
   const deps: GenerationDeps = { redis, producer, log, workerId, models: listModels(config), providerFor: createProviders(config), running };
@@ -28,36 +27,28 @@ export async function startGenerationConsumer(ctx: WorkerContext): Promise<Runni
   cancels.on("message", (_channel: string, jobId: string) => running.get(jobId)?.abort(new Error("cancelled")));
   await cancels.subscribe(CANCEL_CHANNEL);
 
-  const consumer = createWorkerConsumer(kafka, CONSUMER_GROUPS.generation);
-  consumer.on(consumer.events.GROUP_JOIN, (event) => {
-    ctx.presence.setAssignment("generation", event.payload.memberAssignment[TOPICS.requests.name] ?? []);
-  });
-  const runner = new PartitionRunner(consumer, log, config.WORKER_CONCURRENCY);
-  await consumer.connect();
-  await consumer.subscribe({ topic: TOPICS.requests.name, fromBeginning: true });
-  await consumer.run({
-    autoCommit: false,
-    partitionsConsumedConcurrently: config.WORKER_CONCURRENCY,
-    eachBatchAutoResolve: false,
-    eachBatch: (payload) =>
-      runner.startBatch(payload, async (message) => {
-        const parsed = parseCommand(message.value);
-        if (!parsed.success) {
-          log("warn", "poison command sent to the DLQ", { partition: payload.batch.partition, offset: message.offset, reason: parsed.reason });
-          await producer.send({
-            topic: TOPICS.dlq.name,
-            acks: -1,
-            messages: [{ key: message.key, value: message.value, headers: { reason: parsed.reason, source_partition: String(payload.batch.partition), source_offset: message.offset } }],
-          });
-          return "settled";
-        }
-        const command = parsed.command;
-        return retryUntilSettled(async () => ((await runGeneration(deps, command, { heartbeat: payload.heartbeat, shutdown: shutdown.signal })) === "handed-back" ? "handed-back" : "settled"), {
-          log,
-          shutdown: shutdown.signal,
-          what: { job_id: command.job_id },
+  const consumer = await consumeInBackground(ctx, {
+    name: "generation",
+    groupId: CONSUMER_GROUPS.generation,
+    topic: TOPICS.requests.name,
+    async work(message, { partition, heartbeat }) {
+      const parsed = parseCommand(message.value);
+      if (!parsed.success) {
+        log("warn", "poison command sent to the DLQ", { partition, offset: message.offset, reason: parsed.reason });
+        await producer.send({
+          topic: TOPICS.dlq.name,
+          acks: -1,
+          messages: [{ key: message.key, value: message.value, headers: { reason: parsed.reason, source_partition: String(partition), source_offset: message.offset } }],
         });
-      }),
+        return "settled";
+      }
+      const command = parsed.command;
+      return retryUntilSettled(async () => ((await runGeneration(deps, command, { heartbeat, shutdown: shutdown.signal })) === "handed-back" ? "handed-back" : "settled"), {
+        log,
+        shutdown: shutdown.signal,
+        what: { job_id: command.job_id },
+      });
+    },
   });
   log("info", "generation consumer started", { workerId, concurrency: config.WORKER_CONCURRENCY });
 
@@ -65,9 +56,7 @@ export async function startGenerationConsumer(ctx: WorkerContext): Promise<Runni
     async stop(graceMs = 5000) {
       // Take no new work; let jobs in flight finish for a moment, then hand the rest back
       // uncommitted so the group gives them to another worker.
-      consumer.pause([{ topic: TOPICS.requests.name }]);
-      await runner.drain(graceMs, () => shutdown.abort());
-      await consumer.disconnect();
+      await consumer.stop(graceMs, () => shutdown.abort());
       await cancels.quit().catch(() => {});
     },
   };

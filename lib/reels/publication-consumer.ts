@@ -1,5 +1,4 @@
-import { createWorkerConsumer } from "../kafka";
-import { PartitionRunner, retryUntilSettled } from "../partition-runner";
+import { consumeInBackground, retryUntilSettled } from "../partition-runner";
 import { CONSUMER_GROUPS, TOPICS } from "../topics";
 import type { RunningConsumer, StartConsumer, WorkerContext } from "../worker-context";
 import { enqueueDuePublications } from "./enqueue-due-publications";
@@ -17,7 +16,7 @@ const SCHEDULER_TICK_MS = 1000;
  * offset uncommitted: the partition's next owner resumes the publication from Redis.
  */
 export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext): Promise<RunningConsumer> => {
-  const { config, kafka, producer, redis, log, workerId } = ctx;
+  const { config, producer, redis, log, workerId } = ctx;
   const shutdown = new AbortController();
 
   const deps: PublicationDeps = {
@@ -30,32 +29,23 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
     pollAttempts: config.REEL_POLL_ATTEMPTS,
   };
 
-  const consumer = createWorkerConsumer(kafka, CONSUMER_GROUPS.reels);
-
-  consumer.on(consumer.events.GROUP_JOIN, (event) => {
-    ctx.presence.setAssignment("reels", event.payload.memberAssignment[TOPICS.reels.name] ?? []);
-  });
-  const runner = new PartitionRunner(consumer, log, config.WORKER_CONCURRENCY);
-  await consumer.connect();
-  await consumer.subscribe({ topic: TOPICS.reels.name, fromBeginning: true });
-  await consumer.run({
-    autoCommit: false,
-    partitionsConsumedConcurrently: config.WORKER_CONCURRENCY,
-    eachBatchAutoResolve: false,
-    eachBatch: (payload) =>
-      runner.startBatch(payload, async (message) => {
-        const parsed = parseMessage(message.value);
-        if (!parsed) {
-          log("warn", "skipping a message that is not a publication request", { partition: payload.batch.partition, offset: message.offset });
-          return "settled";
-        }
-        const id = parsed.publication_id;
-        return retryUntilSettled(async () => ((await runPublication(deps, id, { heartbeat: payload.heartbeat, shutdown: shutdown.signal })) === "handed-back" ? "handed-back" : "settled"), {
-          log,
-          shutdown: shutdown.signal,
-          what: { publication_id: id },
-        });
-      }),
+  const consumer = await consumeInBackground(ctx, {
+    name: "reels",
+    groupId: CONSUMER_GROUPS.reels,
+    topic: TOPICS.reels.name,
+    async work(message, { partition, heartbeat }) {
+      const parsed = parseMessage(message.value);
+      if (!parsed) {
+        log("warn", "skipping a message that is not a publication request", { partition, offset: message.offset });
+        return "settled";
+      }
+      const id = parsed.publication_id;
+      return retryUntilSettled(async () => ((await runPublication(deps, id, { heartbeat, shutdown: shutdown.signal })) === "handed-back" ? "handed-back" : "settled"), {
+        log,
+        shutdown: shutdown.signal,
+        what: { publication_id: id },
+      });
+    },
   });
 
   const scheduler = setInterval(() => {
@@ -70,9 +60,7 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
       // Take no new work; let publications in flight settle for a moment, then hand the rest back
       // uncommitted so the group gives them to another worker, which resumes them from Redis.
       clearInterval(scheduler);
-      consumer.pause([{ topic: TOPICS.reels.name }]);
-      await runner.drain(graceMs, () => shutdown.abort());
-      await consumer.disconnect();
+      await consumer.stop(graceMs, () => shutdown.abort());
     },
   };
 };
