@@ -1,4 +1,4 @@
-import type { Kafka } from "kafkajs";
+import type { Admin } from "kafkajs";
 import type { Redis } from "./redis";
 import { TOPICS } from "./topics";
 import { liveWorkers } from "./workers";
@@ -19,18 +19,10 @@ async function probe(what: string, check: () => Promise<unknown>): Promise<Part>
 }
 
 /** Whether this server can reach Redis and the broker, and which workers were seen lately. */
-export async function checkHealth(deps: { redis: Redis; kafka: Kafka }) {
+export async function checkHealth(deps: { redis: Redis; admin: () => Promise<Admin> }) {
   const [redis, kafka] = await Promise.all([
     probe("redis", () => deps.redis.ping()),
-    probe("kafka", async () => {
-      const admin = deps.kafka.admin();
-      try {
-        await admin.connect();
-        await admin.fetchTopicMetadata({ topics: [TOPICS.requests.name] });
-      } finally {
-        await admin.disconnect().catch(() => {});
-      }
-    }),
+    probe("kafka", async () => (await deps.admin()).fetchTopicMetadata({ topics: [TOPICS.requests.name] })),
   ]);
   const workers = redis.ok ? await liveWorkers(deps.redis).catch(() => []) : [];
   const failing = [!redis.ok && "redis", !kafka.ok && "kafka"].filter(Boolean) as string[];

@@ -1,4 +1,4 @@
-import type { Kafka, Producer } from "kafkajs";
+import type { Admin, Kafka, Producer } from "kafkajs";
 import { KeyRing } from "./auth";
 import { getConfig, type Config } from "./config";
 import { createKafka, createProducer, ensureTopics } from "./kafka";
@@ -20,6 +20,8 @@ export interface Services {
   producer(): Promise<Producer>;
   /** The process's one subscriber connection, shared by every stream client. */
   hub(): StreamHub;
+  /** A connected admin client for health and lag; connects again on the next call after a failure. */
+  admin(): Promise<Admin>;
 }
 
 const holder = globalThis as unknown as { __dispatchServices?: Services };
@@ -37,6 +39,7 @@ function createServices(config: Config): Services {
   let connecting: Promise<Producer> | undefined;
   let topicsChecked = false;
   let hub: StreamHub | undefined;
+  let admin: Promise<Admin> | undefined;
   return {
     config,
     keys: new KeyRing(config.API_KEYS),
@@ -68,6 +71,20 @@ function createServices(config: Config): Services {
         hub = new StreamHub(subscriber);
       }
       return hub;
+    },
+    admin() {
+      admin ??= (async () => {
+        const client = kafka.admin();
+        await client.connect();
+        client.on(client.events.DISCONNECT, () => {
+          admin = undefined;
+        });
+        return client;
+      })().catch((error) => {
+        admin = undefined;
+        throw error;
+      });
+      return admin;
     },
   };
 }

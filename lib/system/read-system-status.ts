@@ -1,4 +1,4 @@
-import type { Kafka } from "kafkajs";
+import type { Admin } from "kafkajs";
 import { JOB_STATUSES, isFinal, jobKeys, type JobStatus } from "../jobs/keys";
 import type { Redis } from "../redis";
 import { CONSUMER_GROUPS, TOPICS } from "../topics";
@@ -62,30 +62,24 @@ function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
  * the number of events in the audit log, ai.generation.completed. Admin requests only: no consumer
  * joins a group, so reading this costs a few metadata round trips.
  */
-export async function readConsumerLag(kafka: Kafka, watched = WATCHED_GROUPS): Promise<{ groups: GroupLag[]; audit_log: { topic: string; events: number } }> {
-  const admin = kafka.admin();
-  try {
-    await admin.connect();
-    const groups = await Promise.all(
-      watched.map(async ({ topic, group }) => {
-        const [ends, [committed]] = await Promise.all([admin.fetchTopicOffsets(topic), admin.fetchOffsets({ groupId: group, topics: [topic] })]);
-        const byPartition = new Map((committed?.partitions ?? []).map((p) => [p.partition, Number(p.offset)]));
-        const partitions = ends
-          .map(({ partition, high, low }) => {
-            const at = byPartition.get(partition);
-            const hasCommit = at !== undefined && at >= 0;
-            return { partition, committed: hasCommit ? at : null, end: Number(high), lag: Math.max(0, Number(high) - (hasCommit ? at : Number(low))) };
-          })
-          .sort((a, b) => a.partition - b.partition);
-        return { topic, group, total_lag: partitions.reduce((sum, p) => sum + p.lag, 0), partitions };
-      }),
-    );
-    const completed = await admin.fetchTopicOffsets(TOPICS.completed.name);
-    const events = completed.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
-    return { groups, audit_log: { topic: TOPICS.completed.name, events } };
-  } finally {
-    await admin.disconnect().catch(() => {});
-  }
+export async function readConsumerLag(admin: Admin, watched = WATCHED_GROUPS): Promise<{ groups: GroupLag[]; audit_log: { topic: string; events: number } }> {
+  const groups = await Promise.all(
+    watched.map(async ({ topic, group }) => {
+      const [ends, [committed]] = await Promise.all([admin.fetchTopicOffsets(topic), admin.fetchOffsets({ groupId: group, topics: [topic] })]);
+      const byPartition = new Map((committed?.partitions ?? []).map((p) => [p.partition, Number(p.offset)]));
+      const partitions = ends
+        .map(({ partition, high, low }) => {
+          const at = byPartition.get(partition);
+          const hasCommit = at !== undefined && at >= 0;
+          return { partition, committed: hasCommit ? at : null, end: Number(high), lag: Math.max(0, Number(high) - (hasCommit ? at : Number(low))) };
+        })
+        .sort((a, b) => a.partition - b.partition);
+      return { topic, group, total_lag: partitions.reduce((sum, p) => sum + p.lag, 0), partitions };
+    }),
+  );
+  const completed = await admin.fetchTopicOffsets(TOPICS.completed.name);
+  const events = completed.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
+  return { groups, audit_log: { topic: TOPICS.completed.name, events } };
 }
 
 const FIELDS = ["job_id", "status", "model_name", "completed_at", "ttft_ms", "tokens_per_second", "usage", "worker_id", "submitting"] as const;
@@ -126,7 +120,7 @@ export async function readJobsByStatus(redis: Redis, tenantId: string, { limit =
 }
 
 /** Everything the system page shows besides health; each part fails on its own. */
-export async function readSystemStatus(deps: { redis: Redis; kafka: Kafka; now?: () => Date }, tenantId: string): Promise<SystemStatus> {
+export async function readSystemStatus(deps: { redis: Redis; admin: () => Promise<Admin>; now?: () => Date }, tenantId: string): Promise<SystemStatus> {
   const settle = async <T>(what: string, read: () => Promise<T>): Promise<Part<T>> => {
     try {
       return { ok: true, ...(await withTimeout(read(), what)) };
@@ -134,6 +128,6 @@ export async function readSystemStatus(deps: { redis: Redis; kafka: Kafka; now?:
       return { ok: false, error: message(error) };
     }
   };
-  const [kafka, jobs] = await Promise.all([settle("kafka", () => readConsumerLag(deps.kafka)), settle("redis", () => readJobsByStatus(deps.redis, tenantId))]);
+  const [kafka, jobs] = await Promise.all([settle("kafka", async () => readConsumerLag(await deps.admin())), settle("redis", () => readJobsByStatus(deps.redis, tenantId))]);
   return { generated_at: (deps.now?.() ?? new Date()).toISOString(), kafka, jobs };
 }
