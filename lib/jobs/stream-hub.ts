@@ -13,6 +13,7 @@ export interface Listener {
 export class StreamHub {
   private readonly listeners = new Map<string, Set<Listener>>();
   private readonly pending = new Map<string, Promise<unknown>>();
+  private ready: Promise<void> | undefined;
 
   constructor(private readonly subscriber: Redis) {
     subscriber.on("message", (channel: string, message: string) => {
@@ -36,7 +37,9 @@ export class StreamHub {
     if (!set) {
       set = new Set();
       this.listeners.set(channel, set);
-      this.pending.set(channel, this.subscriber.subscribe(channel));
+      const subscribe = () => this.subscriber.subscribe(channel);
+      const now = this.subscriber.status === "ready" || this.subscriber.status === "end";
+      this.pending.set(channel, now ? subscribe() : this.untilReady().then(subscribe));
     }
     set.add(listener);
     try {
@@ -48,6 +51,22 @@ export class StreamHub {
     return async () => {
       if (this.remove(channel, listener)) await this.subscriber.unsubscribe(channel).catch(() => {});
     };
+  }
+
+  /**
+   * ioredis writes SUBSCRIBE as soon as the socket connects, before its ready check; the check's
+   * INFO then fails on a connection already in subscriber mode, and every subscription pending on
+   * it is rejected (the first burst of stream clients of a process got "the stream broke"). So
+   * the hub subscribes only on a ready connection; ioredis itself subscribes again after a reconnection.
+   */
+  private untilReady(): Promise<void> {
+    this.ready ??= new Promise<void>((resolve) =>
+      this.subscriber.once("ready", () => {
+        this.ready = undefined;
+        resolve();
+      }),
+    );
+    return this.ready;
   }
 
   /** How many channels are held, for health and tests. */
