@@ -39,8 +39,44 @@ export class StreamWriter {
     multi.rpush(jobKeys.events(this.jobId), raw).publish(jobKeys.stream(this.jobId), raw);
   }
 
-  private async emit(fields: Omit<StreamMessage, "seq">): Promise<void> {
-    const raw = JSON.stringify({ seq: ++this.seq, ...fields });
-    await this.redis.multi().rpush(jobKeys.events(this.jobId), raw).publish(jobKeys.stream(this.jobId), raw).exec();
+  private emit(fields: Omit<StreamMessage, "seq">): Promise<void> {
+    return batchFor(this.redis).add(this.jobId, JSON.stringify({ seq: ++this.seq, ...fields }));
   }
+}
+
+/**
+ * The messages every stream of the process writes in one turn of the event loop, sent as one
+ * MULTI: one socket write and one round trip for all of them instead of one per delta. With many
+ * jobs streaming (or a busy process whose timers fire late, together) that is most of the cost of
+ * a delta; a lone stream waits only until the end of the current turn. Each writer still awaits
+ * its own message, so a job's messages stay in order and its final message comes after them.
+ */
+class WriteBatch {
+  private messages: { jobId: string; raw: string }[] = [];
+  private written: Promise<void> | undefined;
+
+  constructor(private readonly redis: Redis) {}
+
+  add(jobId: string, raw: string): Promise<void> {
+    this.messages.push({ jobId, raw });
+    this.written ??= new Promise<void>((resolve, reject) => setImmediate(() => this.flush().then(resolve, reject)));
+    return this.written;
+  }
+
+  private async flush(): Promise<void> {
+    const messages = this.messages;
+    this.messages = [];
+    this.written = undefined;
+    const multi = this.redis.multi();
+    for (const { jobId, raw } of messages) multi.rpush(jobKeys.events(jobId), raw).publish(jobKeys.stream(jobId), raw);
+    await multi.exec();
+  }
+}
+
+const batches = new WeakMap<Redis, WriteBatch>();
+
+function batchFor(redis: Redis): WriteBatch {
+  let batch = batches.get(redis);
+  if (!batch) batches.set(redis, (batch = new WriteBatch(redis)));
+  return batch;
 }
