@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Producer } from "kafkajs";
+import type { Message, Producer } from "kafkajs";
 import { ApiError } from "../errors";
 import type { Redis } from "../redis";
 import { TOPICS } from "../topics";
@@ -75,11 +75,7 @@ export async function submitJob(deps: SubmitDeps, tenantId: string, input: Comma
 
   try {
     const producer = await deps.producer();
-    await producer.send({
-      topic: TOPICS.requests.name,
-      acks: -1,
-      messages: [{ key: command.tenant_id, value: JSON.stringify(command), headers: { "content-type": "application/json" } }],
-    });
+    await batcherFor(producer).send({ key: command.tenant_id, value: JSON.stringify(command), headers: { "content-type": "application/json" } });
   } catch {
     await deps.redis.eval(RELEASE_CLAIM, 1, stateKey).catch(() => {});
     throw new ApiError("unavailable", "The job log is unreachable right now; the job was not accepted. Try again shortly.", undefined, {
@@ -111,4 +107,52 @@ function initialState(command: GenerationCommand, fingerprint: string, now: Date
     fingerprint,
     submitting: "1",
   };
+}
+
+/** A produce request stays well under a broker's default limit on a record batch (1 MiB). */
+const BATCH_MAX_BYTES = 512 * 1024;
+
+/**
+ * Commands accepted in the same turn of the event loop go to the broker in one produce request.
+ * Under a burst that is one encoding and one acknowledgement for many submissions instead of one
+ * each, and each partition gets one record batch, which a worker then fetches and works through
+ * in one go. Every submission still answers only once the broker acknowledged (acks -1) the
+ * request holding its own command; if that fails, each of them takes its claim back and answers 503.
+ */
+class CommandBatcher {
+  private open: OpenBatch | undefined;
+
+  constructor(private readonly producer: Producer) {}
+
+  send(message: Message & { value: string }): Promise<void> {
+    const bytes = Buffer.byteLength(message.value);
+    if (this.open && this.open.bytes + bytes > BATCH_MAX_BYTES) this.open = undefined; // full: it goes as it is
+    const batch = (this.open ??= this.start());
+    batch.messages.push(message);
+    batch.bytes += bytes;
+    return batch.sent;
+  }
+
+  private start(): OpenBatch {
+    const batch: OpenBatch = { messages: [], bytes: 0, sent: Promise.resolve() };
+    batch.sent = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+      if (this.open === batch) this.open = undefined;
+      await this.producer.send({ topic: TOPICS.requests.name, acks: -1, messages: batch.messages });
+    });
+    return batch;
+  }
+}
+
+interface OpenBatch {
+  messages: Message[];
+  bytes: number;
+  sent: Promise<void>;
+}
+
+const batchers = new WeakMap<Producer, CommandBatcher>();
+
+function batcherFor(producer: Producer): CommandBatcher {
+  let batcher = batchers.get(producer);
+  if (!batcher) batchers.set(producer, (batcher = new CommandBatcher(producer)));
+  return batcher;
 }
