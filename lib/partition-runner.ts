@@ -128,7 +128,12 @@ export async function consumeInBackground(
   });
   return {
     async stop(graceMs, abort) {
-      consumer.pause([{ topic: opts.topic }]);
+      // pause() throws while the consumer is still joining its group; leaving must happen anyway.
+      try {
+        consumer.pause([{ topic: opts.topic }]);
+      } catch {
+        // nothing fetched yet, nothing to pause
+      }
       await runner.drain(graceMs, abort);
       await consumer.disconnect();
     },

@@ -14,8 +14,19 @@ const isoUtc = z
   .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/, "must be an ISO 8601 UTC time like 2026-01-01T12:00:00Z")
   .refine((s) => !Number.isNaN(Date.parse(s)), "is not a real date");
 
-/** The generation command as a client sends it: strict, so an unknown field is an error. */
+const schemas = new Map<number, ReturnType<typeof buildCommandInputSchema>>();
+
+/**
+ * The generation command as a client sends it: strict, so an unknown field is an error. Built
+ * once per prompt limit: zod compiles a schema on first use, which costs more than parsing with it.
+ */
 export function commandInputSchema(maxPromptChars = DEFAULT_MAX_PROMPT_CHARS) {
+  let schema = schemas.get(maxPromptChars);
+  if (!schema) schemas.set(maxPromptChars, (schema = buildCommandInputSchema(maxPromptChars)));
+  return schema;
+}
+
+function buildCommandInputSchema(maxPromptChars: number) {
   return z.strictObject({
     job_id: uuid.optional(),
     tenant_id: tenantIdSchema,
@@ -27,7 +38,7 @@ export function commandInputSchema(maxPromptChars = DEFAULT_MAX_PROMPT_CHARS) {
   });
 }
 
-export type CommandInput = z.infer<ReturnType<typeof commandInputSchema>>;
+export type CommandInput = z.infer<ReturnType<typeof buildCommandInputSchema>>;
 
 /** The command as it travels on ai.generation.requests: every default filled in. */
 export const generationCommandSchema = commandInputSchema(Number.MAX_SAFE_INTEGER).required({ job_id: true, timestamp: true });
