@@ -1,0 +1,75 @@
+import type autocannon from "autocannon";
+import { commandInputSchema, DEFAULT_MAX_PROMPT_CHARS } from "../../../lib/jobs/command";
+import type { BenchContext, Tenant } from "../lib/context";
+import { load, type LoadResult } from "../lib/load";
+
+export interface SubmitRun {
+  floor: LoadResult;
+  submit: LoadResult;
+  /** Ids of the jobs the submit run created (its 202 answers). */
+  jobIds: string[];
+}
+
+export const SUBMIT_PROMPT = "The worker reads the log";
+
+/** The body of a burst job: server-generated id, a small max_tokens. */
+export const burstBody = (tenant: Tenant, maxTokens: number) =>
+  JSON.stringify({ tenant_id: tenant.id, model_name: "local-ngram", prompt: SUBMIT_PROMPT, max_tokens: maxTokens });
+
+function requestsFor(tenants: Tenant[], path: string, maxTokens: number, onCreated?: (jobId: string) => void): autocannon.Request[] {
+  return tenants.map((tenant) => ({
+    method: "POST",
+    path,
+    headers: { authorization: `Bearer ${tenant.key}`, "content-type": "application/json" },
+    body: burstBody(tenant, maxTokens),
+    onResponse: onCreated
+      ? (status: number, body: string) => {
+          if (status === 202) onCreated((JSON.parse(body) as { job_id: string }).job_id);
+        }
+      : undefined,
+  }));
+}
+
+/**
+ * Figure 1: `amount` submissions at 50 connections, cycling through tenants that cover every
+ * partition, right after the same number of requests with the same headers and bodies to the
+ * framework floor (so drift on a shared machine hits both alike). No worker runs meanwhile: the
+ * jobs queue up, as in a burst, and become the backlog of figure 4.
+ */
+export async function measureSubmit(ctx: BenchContext, amount: number, maxTokens: number): Promise<SubmitRun> {
+  const floor = await load({ url: ctx.url, amount, requests: requestsFor(ctx.spread, "/api/bench/floor", maxTokens) });
+  const jobIds: string[] = [];
+  const submit = await load({ url: ctx.url, amount, requests: requestsFor(ctx.spread, "/v1/jobs", maxTokens, (id) => jobIds.push(id)) });
+  ctx.log(
+    `floor ${Math.round(floor.rps)} req/s p99 ${floor.p99} ms | submit ${Math.round(submit.rps)} req/s p50 ${submit.p50} ms p99 ${submit.p99} ms, ${jobIds.length} jobs, non-2xx ${submit.non2xx}`,
+  );
+  return { floor, submit, jobIds };
+}
+
+/** Warms both routes up (module loading, the producer's connection) without leaving jobs behind but one. */
+export async function warmUp(ctx: BenchContext): Promise<void> {
+  const tenant = ctx.spread[0];
+  await load({ url: ctx.url, amount: 500, requests: requestsFor([tenant], "/api/bench/floor", 4) });
+  const jobId = crypto.randomUUID();
+  const body = JSON.stringify({ job_id: jobId, tenant_id: tenant.id, model_name: "local-ngram", prompt: SUBMIT_PROMPT, max_tokens: 4 });
+  // The same job_id and body again answer 200 without a second event: the whole path but the produce.
+  await load({ url: ctx.url, amount: 500, requests: [{ method: "POST", path: "/v1/jobs", headers: { authorization: `Bearer ${tenant.key}`, "content-type": "application/json" }, body }] });
+}
+
+/**
+ * POST /v1/jobs builds the command's zod schema for every request (commandInputSchema(MAX_PROMPT_CHARS)),
+ * and zod compiles a new schema on its first parse. What that costs per request, in this process,
+ * against parsing with a schema built once.
+ */
+export function measureSchemaCost(): { freshUs: number; cachedUs: number } {
+  const body = { tenant_id: "demo", model_name: "local-ngram", prompt: SUBMIT_PROMPT, max_tokens: 8 };
+  const rounds = 2000;
+  const time = (parse: () => unknown) => {
+    for (let i = 0; i < 200; i++) parse();
+    const started = performance.now();
+    for (let i = 0; i < rounds; i++) parse();
+    return ((performance.now() - started) / rounds) * 1000;
+  };
+  const schema = commandInputSchema(DEFAULT_MAX_PROMPT_CHARS);
+  return { freshUs: time(() => commandInputSchema(DEFAULT_MAX_PROMPT_CHARS).safeParse(body)), cachedUs: time(() => schema.safeParse(body)) };
+}

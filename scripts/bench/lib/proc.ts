@@ -1,0 +1,98 @@
+import { execFileSync } from "node:child_process";
+import { readFileSync, readdirSync } from "node:fs";
+
+/** CPU and memory of the stack's processes, read from /proc (Linux only; zeros elsewhere). */
+
+let tickMs: number | undefined;
+function clockTickMs(): number {
+  if (tickMs === undefined) {
+    try {
+      tickMs = 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
+    } catch {
+      tickMs = 10;
+    }
+  }
+  return tickMs;
+}
+
+/** The process and all its descendants (next start may fork; tsx may too). */
+export function processTree(pid: number): number[] {
+  const all = [pid];
+  for (let i = 0; i < all.length; i++) {
+    try {
+      for (const tid of readdirSync(`/proc/${all[i]}/task`)) {
+        const children = readFileSync(`/proc/${all[i]}/task/${tid}/children`, "utf8").trim();
+        if (children) all.push(...children.split(/\s+/).map(Number));
+      }
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return all;
+}
+
+/** User + system CPU time of the processes so far, in ms. */
+export function cpuMs(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      // Fields after the command name (which may hold spaces) start at the last ")".
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ticks * clockTickMs();
+}
+
+/** Resident memory of the processes, in MiB. */
+export function rssMb(pids: number[]): number {
+  let kb = 0;
+  for (const pid of pids) {
+    try {
+      const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+      if (match) kb += Number(match[1]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return kb / 1024;
+}
+
+export interface ProcUsage {
+  /** Average CPU over the window, in % of one core. */
+  cpuPct: number;
+  peakRssMb: number;
+}
+
+/**
+ * Watches named processes over a window: CPU from the difference of their CPU time, peak RSS from
+ * samples every 250 ms. Processes are looked up by a function, so a restarted child is followed.
+ */
+export function watchProcesses(named: Record<string, number | undefined>): { stop(): Record<string, ProcUsage> } {
+  const entries = Object.entries(named).filter((e): e is [string, number] => e[1] !== undefined);
+  const started = performance.now();
+  const cpu0 = new Map(entries.map(([name, pid]) => [name, cpuMs(processTree(pid))]));
+  // The last CPU time seen, so a process that exits before the window closes keeps what it used.
+  const cpuLast = new Map(cpu0);
+  const peak = new Map(entries.map(([name]) => [name, 0]));
+  const sample = () => {
+    for (const [name, pid] of entries) {
+      const tree = processTree(pid);
+      peak.set(name, Math.max(peak.get(name)!, rssMb(tree)));
+      cpuLast.set(name, Math.max(cpuLast.get(name)!, cpuMs(tree)));
+    }
+  };
+  sample();
+  const timer = setInterval(sample, 250);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample();
+      const wall = performance.now() - started;
+      return Object.fromEntries(entries.map(([name]) => [name, { cpuPct: wall > 0 ? ((cpuLast.get(name)! - cpu0.get(name)!) / wall) * 100 : NaN, peakRssMb: peak.get(name)! }]));
+    },
+  };
+}

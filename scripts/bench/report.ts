@@ -1,0 +1,362 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { AuditCheck } from "./figures/audit";
+import type { DrainRun } from "./figures/backlog";
+import type { FanOutRun } from "./figures/fan-out";
+import type { FirstTokenResult } from "./figures/first-token";
+import type { RawLimits } from "./figures/raw-limits";
+import type { ReelFlowResult } from "./figures/reel-flow";
+import type { LoadResult } from "./lib/load";
+import type { Machine } from "./lib/machine";
+import { lineChartSvg } from "./lib/plot";
+import { fmt, fmtRatio, median, ratio } from "./lib/stats";
+import type { Sizes } from "./run";
+
+export interface Results {
+  date: string;
+  command: string;
+  machine: Machine;
+  loadBefore: number[];
+  loadAfter: number[];
+  sizes: Sizes;
+  durationS: number;
+  embedded: { redis: boolean; kafka: boolean };
+  raw?: RawLimits;
+  submits: { floor: LoadResult; submit: LoadResult; jobs: number }[];
+  drains: DrainRun[];
+  firstToken?: FirstTokenResult;
+  fanOut: FanOutRun[];
+  reel?: ReelFlowResult;
+  audit?: AuditCheck;
+  /** Building the command's zod schema per request vs once, µs per parse (figure 1). */
+  schemaCost?: { freshUs: number; cachedUs: number };
+  errors: { figure: string; message: string }[];
+}
+
+const PLOT_SVG = "docs/benchmarks/backlog-lag.svg";
+const PLOT_PNG = "docs/benchmarks/backlog-lag.png";
+const mark = (ok: boolean | undefined) => (ok === undefined ? "–" : ok ? "✅ met" : "❌ not met");
+
+/** The figures the before/after table compares: each one already relative to its own run's baseline where it can be. */
+export function keyFigures(r: Results): { name: string; value: number; unit: string; better: "higher" | "lower" }[] {
+  const out: { name: string; value: number; unit: string; better: "higher" | "lower" }[] = [];
+  const s = submitSummary(r);
+  if (s) {
+    out.push({ name: "submit req/s ÷ floor req/s", value: s.rpsRatio, unit: "×", better: "higher" });
+    out.push({ name: "submit p99 ÷ floor p99", value: s.p99Ratio, unit: "×", better: "lower" });
+  }
+  if (r.firstToken) out.push({ name: "first token: added median latency", value: r.firstToken.pipeline.p50 - r.firstToken.direct.p50, unit: "ms", better: "lower" });
+  for (const f of r.fanOut.filter((f) => f.mode === "concurrent")) {
+    out.push({ name: `fan-out N=${f.n}: delivery p99`, value: f.latency.p99, unit: "ms", better: "lower" });
+    out.push({ name: `fan-out N=${f.n}: delivered ÷ offered deltas/s`, value: f.deltasPerSecond / (f.n * f.tokensPerSecond), unit: "×", better: "higher" });
+    if (f.execPerDelta !== undefined) out.push({ name: `fan-out N=${f.n}: Redis round trips (EXEC) per delta`, value: f.execPerDelta, unit: "", better: "lower" });
+    if (f.procs.generator) out.push({ name: `fan-out N=${f.n}: worker-side CPU per 1,000 deltas/s`, value: f.procs.generator.cpuPct / (f.deltasPerSecond / 1000), unit: "% core", better: "lower" });
+    if (f.procs.redis) out.push({ name: `fan-out N=${f.n}: Redis CPU per 1,000 deltas/s`, value: f.procs.redis.cpuPct / (f.deltasPerSecond / 1000), unit: "% core", better: "lower" });
+    if (f.procs.web) out.push({ name: `fan-out N=${f.n}: web CPU per 1,000 deltas/s`, value: f.procs.web.cpuPct / (f.deltasPerSecond / 1000), unit: "% core", better: "lower" });
+  }
+  const base = r.drains[0];
+  for (const d of r.drains) {
+    out.push({ name: `backlog drain, ${d.workers} worker(s): jobs/s`, value: d.jobsPerSecond, unit: "jobs/s", better: "higher" });
+    if (r.raw) out.push({ name: `backlog drain, ${d.workers} worker(s): jobs/s per 1,000 bare-http req/s`, value: d.jobsPerSecond / (r.raw.bareHttp.rps / 1000), unit: "", better: "higher" });
+    if (d !== base && base) out.push({ name: `backlog scaling ${d.workers} ÷ ${base.workers} worker(s)`, value: d.jobsPerSecond / base.jobsPerSecond, unit: "×", better: "higher" });
+  }
+  return out;
+}
+
+function submitSummary(r: Results) {
+  if (!r.submits.length) return undefined;
+  const rps = median(r.submits.map((s) => s.submit.rps));
+  const floorRps = median(r.submits.map((s) => s.floor.rps));
+  return {
+    rps,
+    floorRps,
+    p50: median(r.submits.map((s) => s.submit.p50)),
+    p99: median(r.submits.map((s) => s.submit.p99)),
+    floorP99: median(r.submits.map((s) => s.floor.p99)),
+    rpsRatio: median(r.submits.map((s) => s.submit.rps / s.floor.rps)),
+    p99Ratio: median(r.submits.map((s) => s.submit.p99 / s.floor.p99)),
+  };
+}
+
+export function renderReport(r: Results, before?: Results): { markdown: string; files: Record<string, string | Buffer> } {
+  const files: Record<string, string | Buffer> = {};
+  const lines: string[] = [];
+  const push = (...l: string[]) => lines.push(...l);
+  const s = submitSummary(r);
+  const ft = r.firstToken;
+  const fan200 = r.fanOut.find((f) => f.mode === "concurrent" && f.n === 200) ?? r.fanOut.filter((f) => f.mode === "concurrent").at(-1);
+  const d1 = r.drains[0];
+
+  push(
+    "# Benchmarks",
+    "",
+    "Generated by `npm run bench` (scripts/bench/run.ts); do not edit by hand. Timings drift on a shared machine, so",
+    "every figure that matters is a ratio against a baseline measured in the same run.",
+    "",
+    `- **Command:** \`${r.command}\``,
+    `- **Date:** ${r.date} (took ${Math.round(r.durationS)} s)`,
+    `- **Machine:** ${r.machine.nproc} CPUs (${r.machine.cpuModel}), ${fmt(r.machine.memoryGiB, 1)} GiB memory, ${r.machine.kernel}, Node ${r.machine.node}`,
+    `- **Load average** (1/5/15 min): ${r.loadBefore.join(" / ")} at the start, ${r.loadAfter.join(" / ")} at the end (other engineers share the machine)`,
+    `- **Code:** ${r.machine.commit}`,
+    `- **Stack:** \`next start\` (production build), ${r.embedded.redis ? "embedded redis-server" : "REDIS_URL"}, ${r.embedded.kafka ? "embedded broker (librdkafka mock cluster)" : "KAFKA_BROKERS"}, workers started per figure as \`npm start\` starts them`,
+    `- **Sizes** (BENCH_SCALE=${r.sizes.scale}): backlog ${r.sizes.backlog} jobs × drains with ${r.sizes.backlogWorkers.join(", ")} worker(s); ${r.sizes.firstTokenSamples} first-token samples;` +
+      ` fan-out N = ${r.sizes.fanOut.join(", ")} for ${r.sizes.fanOutSeconds} s at ${r.sizes.fanOutTokensPerSecond} tokens/s, and ${r.sizes.fanOutWorkerJobs} jobs through one real worker; raw limits ${r.sizes.rawSeconds} s each`,
+    "",
+  );
+  if (r.errors.length) push("**Figures that failed in this run:**", "", ...r.errors.map((e) => `- ${e.figure}: ${e.message}`), "");
+
+  push("## Summary", "", "| # | Figure | Measured | Baseline (same run) | Ratio | Goal | |", "|---|---|---|---|---|---|---|");
+  if (s) {
+    push(`| 1 | POST /v1/jobs throughput, 50 connections | ${fmt(s.rps, 0)} req/s | floor route ${fmt(s.floorRps, 0)} req/s | ${fmtRatio(s.rpsRatio)} | ≥ 0.80× | ${mark(s.rpsRatio >= 0.8)} |`);
+    push(`| 1 | POST /v1/jobs p99 latency | ${fmt(s.p99, 0)} ms | floor route ${fmt(s.floorP99, 0)} ms | ${fmtRatio(s.p99Ratio)} | ≤ 1.50× | ${mark(s.p99Ratio <= 1.5)} |`);
+  }
+  if (ft) {
+    const added = ft.pipeline.p50 - ft.direct.p50;
+    push(`| 2 | Time to first token, median | ${fmt(ft.pipeline.p50)} ms | model alone ${fmt(ft.direct.p50)} ms | +${fmt(added)} ms | ≤ +15 ms | ${mark(added <= 15)} |`);
+  }
+  if (fan200) {
+    push(
+      `| 3 | ${fan200.n} jobs streaming at once: delivery p99 | ${fmt(fan200.latency.p99)} ms | – | – | ≤ 25 ms | ${mark(fan200.latency.p99 <= 25)} |`,
+      `| 3 | ${fan200.n} jobs streaming at once: deltas/s delivered | ${fmt(fan200.deltasPerSecond, 0)} | offered ${fmt(fan200.n * fan200.tokensPerSecond, 0)} | ${fmtRatio(fan200.deltasPerSecond / (fan200.n * fan200.tokensPerSecond))} | 1.00× | |`,
+    );
+  }
+  if (d1) {
+    for (const d of r.drains.slice(1)) {
+      push(`| 4 | Backlog drain with ${d.workers} workers | ${fmt(d.jobsPerSecond, 0)} jobs/s | 1 worker ${fmt(d1.jobsPerSecond, 0)} jobs/s | ${fmtRatio(d.jobsPerSecond / d1.jobsPerSecond)} | (scaling) | |`);
+    }
+    const bad = r.drains.reduce((n, d) => n + d.jobs - (d.statuses.COMPLETED ?? 0), 0);
+    const jobs = r.drains.reduce((n, d) => n + d.jobs, 0);
+    push(`| 4 | Jobs lost / not COMPLETED | ${bad} of ${jobs} | – | – | 0 | ${mark(bad === 0)} |`);
+    if (r.audit) push(`| 4 | Completed events: exactly one per job | ${r.audit.exactlyOnce} of ${r.audit.jobs} | – | – | all | ${mark(r.audit.exactlyOnce === r.audit.jobs)} |`);
+  }
+  if (r.reel) {
+    push(`| 5 | Sandbox processing, reel-valid.mp4 | ${fmt(r.reel.sandboxProcessingMs, 0)} ms | configured ≥ ${r.reel.configuredProcessingMs} ms | ${fmtRatio(r.reel.sandboxProcessingMs / r.reel.configuredProcessingMs)} | | |`);
+    for (const f of r.reel.flows) push(`| 5 | Reel flow at ${f.pollIntervalMs} ms polls | ${fmt(f.totalMs, 0)} ms | ${f.polls} polls × ${f.pollIntervalMs} ms = ${f.polls * f.pollIntervalMs} ms | +${fmt(f.overheadMs, 0)} ms | | |`);
+  }
+  if (r.raw) {
+    push(`| 6 | Bare Node http server, 50 connections | ${fmt(r.raw.bareHttp.rps, 0)} req/s, p99 ${fmt(r.raw.bareHttp.p99, 0)} ms | – | – | | |`);
+    push(`| 6 | Redis pub/sub, pipelined PUBLISH → one subscriber | ${fmt(r.raw.pubsubPerSecond, 0)} msg/s | – | – | | |`);
+  }
+  push("");
+
+  if (r.raw) {
+    push(
+      "## 6. What the machine allows (raw limits, same run)",
+      "",
+      "| Limit | Value |",
+      "|---|---|",
+      `| Bare Node \`http\` server (a child process), POST with the submit body, 50 connections, autocannon | ${fmt(r.raw.bareHttp.rps, 0)} req/s, p50 ${fmt(r.raw.bareHttp.p50, 1)} ms, p99 ${fmt(r.raw.bareHttp.p99, 1)} ms |`,
+      `| Redis pub/sub: ${r.raw.pubsubMessages.toLocaleString("en-US")} PUBLISH pipelined 1,000 at a time, counted at one ioredis subscriber | ${fmt(r.raw.pubsubPerSecond, 0)} msg/s |`,
+      `| One writer awaiting each \`MULTI RPUSH PUBLISH EXEC\` (what StreamWriter did per delta before the change) | ${fmt(r.raw.sequentialWritesPerSecond, 0)} writes/s (${fmt(1000 / r.raw.sequentialWritesPerSecond, 3)} ms each) |`,
+      `| redis-benchmark PUBLISH, 50 clients | ${r.raw.redisBenchmarkPublish ? `${fmt(r.raw.redisBenchmarkPublish, 0)} req/s` : "redis-benchmark not installed"} |`,
+      "",
+    );
+  }
+
+  if (s) {
+    push(
+      "## 1. Submit throughput",
+      "",
+      `Each run: ${r.sizes.backlog.toLocaleString("en-US")} requests at 50 connections to \`POST /api/bench/floor\` (a route handler that only answers \`{ok:true}\`: the framework's floor),`,
+      `then the same number with the same headers and bodies to \`POST /v1/jobs\` (auth, zod, rate limiter, Redis claim, Kafka produce with acks=-1, Redis index).`,
+      `Bodies carry no job_id (the server makes one) and cycle through ${r.sizes.backlogWorkers.length ? "12" : ""} tenants chosen to cover all 6 partitions; max_tokens ${r.sizes.backlogMaxTokens}.`,
+      "No worker runs meanwhile, so the jobs queue up as in a burst; each run's jobs are the backlog of figure 4.",
+      "",
+      "| Run | Floor req/s | Floor p50 / p99 ms | Submit req/s | Submit p50 / p99 ms | req/s ratio | p99 ratio | Submit ÷ bare http | non-2xx |",
+      "|---|---|---|---|---|---|---|---|---|",
+      ...r.submits.map(
+        (x, i) =>
+          `| ${i + 1} | ${fmt(x.floor.rps, 0)} | ${fmt(x.floor.p50, 0)} / ${fmt(x.floor.p99, 0)} | ${fmt(x.submit.rps, 0)} | ${fmt(x.submit.p50, 0)} / ${fmt(x.submit.p99, 0)} | ${fmtRatio(x.submit.rps / x.floor.rps)} | ${fmtRatio(x.submit.p99 / x.floor.p99)} | ${r.raw ? fmtRatio(x.submit.rps / r.raw.bareHttp.rps) : "–"} | ${x.submit.non2xx} |`,
+      ),
+      "",
+      `Median ratio: **${fmtRatio(s.rpsRatio)}** of the floor's req/s (goal ≥ 0.80×), p99 **${fmtRatio(s.p99Ratio)}** the floor's (goal ≤ 1.50×).`,
+      "",
+      ...(r.schemaCost
+        ? [
+            `The route builds the command's zod schema for every request, and zod compiles a new schema on its first parse: ${fmt(r.schemaCost.freshUs, 0)} µs per request in this process,` +
+              ` against ${fmt(r.schemaCost.cachedUs, 1)} µs with a schema built once — ${s ? `${fmt((r.schemaCost.freshUs / 1e6) * s.rps * 100, 0)}% of a core at the measured rate` : ""}.`,
+            "",
+          ]
+        : []),
+    );
+  }
+
+  if (ft) {
+    push(
+      "## 2. Pipeline overhead on time to first token",
+      "",
+      `${ft.samples} samples, alternating: \`createLocalNgram\` (same corpus, ${ft.tokensPerSecond} tokens/s, temperature 0, same prompt) called in the bench process until its first delta,`,
+      "and POST /v1/jobs → the first `delta` event at an SSE client of `/jobs/{id}/stream` through Kafka, one idle worker, Redis and the web server.",
+      "",
+      "| | median | p90 | p99 | min |",
+      "|---|---|---|---|---|",
+      `| Through the pipeline | ${fmt(ft.pipeline.p50)} ms | ${fmt(ft.pipeline.p90)} ms | ${fmt(ft.pipeline.p99)} ms | ${fmt(ft.pipeline.min)} ms |`,
+      `| Model alone | ${fmt(ft.direct.p50)} ms | ${fmt(ft.direct.p90)} ms | ${fmt(ft.direct.p99)} ms | ${fmt(ft.direct.min)} ms |`,
+      `| Added by the pipeline | **${fmt(ft.pipeline.p50 - ft.direct.p50)} ms** | ${fmt(ft.pipeline.p90 - ft.direct.p90)} ms | | |`,
+      `| Added, not counting the wait for the worker's next fetch (submit + worker overhead + delivery, medians) | ${fmt(ft.parts.submit + (ft.parts.worker - ft.direct.p50) + ft.parts.delivery)} ms | | | |`,
+      "",
+      `Where the median goes (ms; the worker's clock and ours agree to the millisecond on one machine): submit answered ${fmt(ft.parts.submit)},` +
+        ` then to the worker's attempt start ${fmt(ft.parts.toWorker)}, worker start → first token (its ttft_ms, includes the model's own ${fmt(1000 / ft.tokensPerSecond, 0)} ms pace) ${fmt(ft.parts.worker)}, delivery to the SSE client ${fmt(ft.parts.delivery)}.`,
+      "",
+    );
+  }
+
+  if (r.fanOut.length) {
+    push(
+      "## 3. Streaming fan-out",
+      "",
+      "Delivery latency is Redis PUBLISH → SSE client: a subscriber in the bench process (PSUBSCRIBE `job:stream:*`) timestamps each message when Redis hands it out,",
+      "the SSE client timestamps the same `seq` when its bytes arrive; both clocks are the same `performance.now()`. CPU is % of one core over the window, from /proc.",
+      "",
+      "| Mode | N | max_tokens | Streaming at once | Deltas delivered / expected | Deltas/s (offered) | p50 ms | p90 ms | p99 ms | max ms | Gaps/dups | Redis commands / EXEC per delta | Worker-side CPU | Web CPU | Redis CPU | Bench CPU (loop delay p99) | Web / worker peak RSS |",
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+      ...r.fanOut.map((f) => {
+        const worker = f.procs.generator ?? f.procs.worker;
+        return (
+          `| ${f.mode === "worker" ? "real worker, Kafka" : "all at once"} | ${f.n} | ${f.maxTokens} | ${f.maxConcurrent} | ${f.deltas} / ${f.expectedDeltas} | ${fmt(f.deltasPerSecond, 0)} (${fmt(f.mode === "worker" ? Math.min(6, f.n) * f.tokensPerSecond : f.n * f.tokensPerSecond, 0)}) |` +
+          ` ${fmt(f.latency.p50)} | ${fmt(f.latency.p90)} | ${fmt(f.latency.p99)} | ${fmt(f.latency.max)} | ${f.gapsOrDuplicates} | ${fmt(f.redisCommandsPerDelta, 2)} / ${fmt(f.execPerDelta, 2)} | ${fmt(worker?.cpuPct, 0)}% | ${fmt(f.procs.web?.cpuPct, 0)}% | ${fmt(f.procs.redis?.cpuPct, 0)}% | ${fmt(f.procs.bench?.cpuPct, 0)}% (${fmt(f.benchLoopDelayP99, 0)} ms) | ${fmt(f.procs.web?.peakRssMb, 0)} / ${fmt(worker?.peakRssMb, 0)} MiB |`
+        );
+      }),
+      "",
+    );
+  }
+
+  if (r.drains.length) {
+    const svg = lineChartSvg(
+      r.drains.map((d) => ({ label: `${d.workers} worker${d.workers > 1 ? "s" : ""}`, points: d.lag.map((p) => ({ x: p.t / 1000, y: p.lag })) })),
+      { title: `Consumer lag draining ${r.sizes.backlog.toLocaleString("en-US")} jobs`, xLabel: "seconds since the workers were started", yLabel: "jobs not committed (lag)" },
+    );
+    files[PLOT_SVG] = svg;
+    const png = toPng(svg);
+    if (png) files[PLOT_PNG] = png;
+    push(
+      "## 4. Backlog drain",
+      "",
+      `${r.sizes.backlog.toLocaleString("en-US")} jobs submitted at once (the figure-1 burst, 6 partitions covered) with no worker running; then N fresh worker processes with`,
+      "LOCAL_MODEL_TOKENS_PER_SECOND=100000 drain them. Lag is the sum over partitions of high watermark − committed offset (kafkajs admin `fetchTopicOffsets` vs `fetchOffsets`).",
+      "",
+      "| Workers | Jobs | First start → last completion | Spawn → last completion | Jobs/s | Scaling | Statuses | Retried | Jobs per worker | Partitions per worker at the end | Worker CPU (each) | Web / Redis / broker CPU |",
+      "|---|---|---|---|---|---|---|---|---|---|---|---|",
+      ...r.drains.map((d) => {
+        const workerCpu = Object.entries(d.procs)
+          .filter(([k]) => k.startsWith("worker"))
+          .map(([, v]) => `${fmt(v.cpuPct, 0)}%`)
+          .join(", ");
+        return (
+          `| ${d.workers} | ${d.jobs} | ${fmt(d.processingMs / 1000, 1)} s | ${fmt(d.fromSpawnMs / 1000, 1)} s | ${fmt(d.jobsPerSecond, 0)} | ${fmtRatio(d.jobsPerSecond / d1.jobsPerSecond)} |` +
+          ` ${Object.entries(d.statuses).map(([k, v]) => `${k} ${v}`).join(", ")} | ${d.retried} | ${Object.values(d.perWorker).sort((a, b) => b - a).join(" / ")} | ${Object.values(d.assignments ?? {}).map((p) => `[${p.join(",")}]`).join(" ")} | ${workerCpu} | ${fmt(d.procs.web?.cpuPct, 0)}% / ${fmt(d.procs.redis?.cpuPct, 0)}% / ${fmt(d.procs.broker?.cpuPct, 0)}% |`
+        );
+      }),
+      "",
+      r.audit
+        ? `Audit log: read ${r.audit.eventsRead.toLocaleString("en-US")} events of \`ai.generation.completed\`; of the ${r.audit.jobs.toLocaleString("en-US")} backlog jobs ${r.audit.exactlyOnce.toLocaleString("en-US")} have exactly one completed event, ${r.audit.missing} none, ${r.audit.duplicated} more than one.`
+        : "Audit log: not checked in this run.",
+      "",
+      files[PLOT_PNG] ? `![Consumer lag over time](${PLOT_PNG})` : `![Consumer lag over time](${PLOT_SVG})`,
+      "",
+      "Lag over time (jobs):",
+      "",
+      "```",
+      ...lagTable(r.drains),
+      "```",
+      "",
+    );
+  }
+
+  if (r.reel) {
+    push(
+      "## 5. Reel flow",
+      "",
+      `Sandbox processing of \`public/samples/reel-valid.mp4\`, the sandbox's Graph API driven directly (POST /{account}/media, then status read every 20 ms): **${fmt(r.reel.sandboxProcessingMs, 0)} ms**,`,
+      `of which SANDBOX_PROCESSING_MS makes it wait at least ${r.reel.configuredProcessingMs} ms; parsing the file itself (probeVideo, in this process) takes ${fmt(r.reel.probeMs, 1)} ms.`,
+      "",
+      "| Poll interval | Status | POST /api/reels → PUBLISHED | Polls | Configured waits | Overhead beyond the waits |",
+      "|---|---|---|---|---|---|",
+      ...r.reel.flows.map((f) => `| ${f.pollIntervalMs} ms | ${f.status} | ${fmt(f.totalMs, 0)} ms | ${f.polls} | ${f.polls * f.pollIntervalMs} ms | ${fmt(f.overheadMs, 0)} ms |`),
+      "",
+    );
+  }
+
+  if (before) {
+    const prior = new Map(keyFigures(before).map((k) => [k.name, k]));
+    push(
+      "## Before / after the change",
+      "",
+      `Before: \`${before.command}\` on ${before.date} (load ${before.loadBefore.join(" / ")}, backlog ${before.sizes.backlog.toLocaleString("en-US")} jobs), code ${before.machine.commit}.`,
+      "After: this run. Figures are relative to their own run's baseline where one exists; Redis round trips and CPU per delta hardly depend on the machine's load.",
+      "",
+      "| Figure | Before | After | After ÷ before |",
+      "|---|---|---|---|",
+      ...keyFigures(r)
+        .filter((k) => prior.has(k.name))
+        .map((k) => {
+          const b = prior.get(k.name)!;
+          return `| ${k.name} (${k.better} is better) | ${fmt(b.value, 2)} ${k.unit} | ${fmt(k.value, 2)} ${k.unit} | ${fmtRatio(ratio(k.value, b.value))} |`;
+        }),
+      "",
+    );
+  }
+
+  const notes = readNotes();
+  if (notes) push(notes.trim(), "");
+  push(
+    "## Running it",
+    "",
+    "`npm run bench` runs everything (about 10 minutes on 2 cores, plus `next build` when the build is stale). Variables:",
+    "",
+    "| Variable | Effect |",
+    "|---|---|",
+    "| `BENCH_SCALE` | multiplies the sizes (backlog, samples; fan-out N only below 1); default 1 = the issue's sizes |",
+    "| `BENCH_FANOUT` | the N of the \"all at once\" fan-out runs, e.g. `50,200,500` |",
+    "| `BENCH_DRAIN_WORKERS` | worker processes per backlog drain, e.g. `1,2,4`; `0` submits one burst and drains nothing |",
+    "| `BENCH_ONLY` | figures to run, of `raw,submit,ttft,fanout-worker,fanout,reel` |",
+    "| `BENCH_BASELINE` | an earlier run's `results.json`, shown as \"before\" |",
+    "| `BENCH_RENDER` | writes this report again from a `results.json`, running nothing |",
+    "| `BENCH_PROFILE` | every Node process of the stack writes a CPU profile to `.bench-data/profiles/` |",
+    "| `REDIS_URL`, `KAFKA_BROKERS` | measure against your own Redis / Kafka instead of the embedded ones |",
+    "",
+    "Each run keeps its raw results in `.bench-data/results.json`, the stack's log in `.bench-data/run/stack.log`, and every fan-out delivery sample in `.bench-data/run/fan-out-*.json`.",
+    "",
+  );
+  return { markdown: `${lines.join("\n")}\n`, files };
+}
+
+function lagTable(drains: DrainRun[]): string[] {
+  const end = Math.max(...drains.map((d) => d.lag.at(-1)?.t ?? 0));
+  const step = Math.max(2000, Math.ceil(end / 24 / 2000) * 2000);
+  const rows = [`${"t (s)".padStart(6)} ${drains.map((d) => `${d.workers} worker${d.workers > 1 ? "s" : ""}`.padStart(10)).join(" ")}`];
+  for (let t = 0; t <= end + step; t += step) {
+    const cells = drains.map((d) => {
+      const sample = d.lag.filter((p) => p.t <= t).at(-1);
+      return (sample ? String(sample.lag) : "").padStart(10);
+    });
+    rows.push(`${String(t / 1000).padStart(6)} ${cells.join(" ")}`);
+    if (drains.every((d) => (d.lag.filter((p) => p.t <= t).at(-1)?.lag ?? 1) === 0)) break;
+  }
+  return rows;
+}
+
+/** rsvg-convert (Debian's librsvg2-bin) makes a PNG when it is installed; otherwise the SVG is the plot. */
+function toPng(svg: string): Buffer | undefined {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "bench-plot-"));
+  try {
+    writeFileSync(path.join(dir, "plot.svg"), svg);
+    execFileSync("rsvg-convert", ["-o", path.join(dir, "plot.png"), path.join(dir, "plot.svg")], { stdio: "ignore" });
+    return readFileSync(path.join(dir, "plot.png"));
+  } catch {
+    return undefined;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Hand-written findings (scripts/bench/NOTES.md) go at the end of the generated report. */
+function readNotes(): string | undefined {
+  try {
+    return readFileSync(path.join(__dirname, "NOTES.md"), "utf8");
+  } catch {
+    return undefined;
+  }
+}
