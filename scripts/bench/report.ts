@@ -30,8 +30,6 @@ export interface Results {
   fanOut: FanOutRun[];
   reel?: ReelFlowResult;
   audit?: AuditCheck;
-  /** Building the command's zod schema per request vs once, µs per parse (figure 1). */
-  schemaCost?: { freshUs: number; cachedUs: number };
   errors: { figure: string; message: string }[];
 }
 
@@ -173,13 +171,6 @@ export function renderReport(r: Results, before?: Results): { markdown: string; 
       "",
       `Median ratio: **${fmtRatio(s.rpsRatio)}** of the floor's req/s (goal ≥ 0.80×), p99 **${fmtRatio(s.p99Ratio)}** the floor's (goal ≤ 1.50×).`,
       "",
-      ...(r.schemaCost
-        ? [
-            `The route builds the command's zod schema for every request, and zod compiles a new schema on its first parse: ${fmt(r.schemaCost.freshUs, 0)} µs per request in this process,` +
-              ` against ${fmt(r.schemaCost.cachedUs, 1)} µs with a schema built once — ${s ? `${fmt((r.schemaCost.freshUs / 1e6) * s.rps * 100, 0)}% of a core at the measured rate` : ""}.`,
-            "",
-          ]
-        : []),
     );
   }
 

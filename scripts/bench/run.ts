@@ -20,7 +20,7 @@ import { measureFanOut } from "./figures/fan-out";
 import { measureFirstToken } from "./figures/first-token";
 import { measureRawLimits } from "./figures/raw-limits";
 import { measureReelFlow } from "./figures/reel-flow";
-import { measureSchemaCost, measureSubmit, warmUp } from "./figures/submit";
+import { measureSubmit, warmUp } from "./figures/submit";
 import type { BenchContext, Tenant } from "./lib/context";
 import { describeMachine, loadAverage } from "./lib/machine";
 import { renderReport, type Results } from "./report";
@@ -148,10 +148,7 @@ async function main() {
 
     const only = new Set((process.env.BENCH_ONLY ?? "raw,submit,ttft,fanout-worker,fanout,reel").split(","));
     if (only.has("raw")) results.raw = await figure("raw limits", () => measureRawLimits(ctx, size.rawSeconds));
-    if (only.has("submit")) {
-      await figure("warm-up", () => warmUp(ctx));
-      results.schemaCost = measureSchemaCost();
-    }
+    if (only.has("submit")) await figure("warm-up", () => warmUp(ctx));
     results.submits = [];
     results.drains = [];
     const backlogIds: string[] = [];

@@ -1,5 +1,4 @@
 import type autocannon from "autocannon";
-import { commandInputSchema, DEFAULT_MAX_PROMPT_CHARS } from "../../../lib/jobs/command";
 import type { BenchContext, Tenant } from "../lib/context";
 import { load, type LoadResult } from "../lib/load";
 
@@ -54,22 +53,4 @@ export async function warmUp(ctx: BenchContext): Promise<void> {
   const body = JSON.stringify({ job_id: jobId, tenant_id: tenant.id, model_name: "local-ngram", prompt: SUBMIT_PROMPT, max_tokens: 4 });
   // The same job_id and body again answer 200 without a second event: the whole path but the produce.
   await load({ url: ctx.url, amount: 500, requests: [{ method: "POST", path: "/v1/jobs", headers: { authorization: `Bearer ${tenant.key}`, "content-type": "application/json" }, body }] });
-}
-
-/**
- * POST /v1/jobs builds the command's zod schema for every request (commandInputSchema(MAX_PROMPT_CHARS)),
- * and zod compiles a new schema on its first parse. What that costs per request, in this process,
- * against parsing with a schema built once.
- */
-export function measureSchemaCost(): { freshUs: number; cachedUs: number } {
-  const body = { tenant_id: "demo", model_name: "local-ngram", prompt: SUBMIT_PROMPT, max_tokens: 8 };
-  const rounds = 2000;
-  const time = (parse: () => unknown) => {
-    for (let i = 0; i < 200; i++) parse();
-    const started = performance.now();
-    for (let i = 0; i < rounds; i++) parse();
-    return ((performance.now() - started) / rounds) * 1000;
-  };
-  const schema = commandInputSchema(DEFAULT_MAX_PROMPT_CHARS);
-  return { freshUs: time(() => commandInputSchema(DEFAULT_MAX_PROMPT_CHARS).safeParse(body)), cachedUs: time(() => schema.safeParse(body)) };
 }
