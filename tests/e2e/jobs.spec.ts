@@ -1,12 +1,19 @@
 import { expect, screenshot, signIn, submitJob, test } from "./fixtures";
 
+/**
+ * At temperature 0 local-ngram continues this prompt's cycle without reaching a natural end, so a
+ * job runs its full max_tokens (at 20 tokens/s in the e2e stack) and is still running when looked at.
+ */
+const ENDLESS = "one two three four five six seven eight nine ten ".repeat(3).trim();
+
 test.beforeEach(async ({ page }) => {
   await signIn(page);
 });
 
 test("streams tokens before the job completes, then shows the counts; a reload shows the same text", async ({ page }) => {
   await page.goto("/dashboard/jobs");
-  await page.getByLabel("Prompt").fill("Kafka keeps the events of a partition in order, so a worker");
+  await page.getByLabel("Prompt").fill(ENDLESS);
+  await page.getByLabel("Temperature").fill("0");
   await page.getByLabel("Max tokens").fill("60");
   await page.getByRole("button", { name: "Generate" }).click();
   await expect(page).toHaveURL(/\/dashboard\/jobs\/[0-9a-f-]{36}$/);
@@ -52,7 +59,7 @@ test("streams tokens before the job completes, then shows the counts; a reload s
 });
 
 test("resumes a dropped stream with Last-Event-ID and does not repeat text", async ({ page, stack }) => {
-  const jobId = await submitJob(page, { prompt: "The dashboard reconnects to the stream and", max_tokens: 80 });
+  const jobId = await submitJob(page, { prompt: ENDLESS, temperature: 0, max_tokens: 80 });
   const pattern = `**/jobs/${jobId}/stream*`;
   const requests: import("@playwright/test").Request[] = [];
   page.on("request", (request) => {
@@ -88,7 +95,8 @@ test("resumes a dropped stream with Last-Event-ID and does not repeat text", asy
 
 test("cancels a running job", async ({ page }) => {
   await page.goto("/dashboard/jobs");
-  await page.getByLabel("Prompt").fill("A very long story about partitions, offsets and consumer groups:");
+  await page.getByLabel("Prompt").fill(ENDLESS);
+  await page.getByLabel("Temperature").fill("0");
   await page.getByLabel("Max tokens").fill("5000");
   await page.getByRole("button", { name: "Generate" }).click();
   await expect(page).toHaveURL(/\/dashboard\/jobs\/[0-9a-f-]{36}$/);
