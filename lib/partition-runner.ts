@@ -115,19 +115,44 @@ export async function consumeInBackground(
     work: (message: KafkaMessage, batch: { partition: number; heartbeat: () => Promise<void> }) => Promise<RunOutcome>;
   },
 ): Promise<{ stop(graceMs: number, abort: () => void): Promise<void> }> {
-  const consumer = createWorkerConsumer(ctx.kafka, opts.groupId);
-  consumer.on(consumer.events.GROUP_JOIN, (event) => ctx.presence.setAssignment(opts.name, event.payload.memberAssignment[opts.topic] ?? []));
-  const runner = new PartitionRunner(consumer, ctx.log, ctx.config.WORKER_CONCURRENCY);
-  await consumer.connect();
-  await consumer.subscribe({ topic: opts.topic, fromBeginning: true });
-  await consumer.run({
-    autoCommit: false,
-    partitionsConsumedConcurrently: ctx.config.WORKER_CONCURRENCY,
-    eachBatchAutoResolve: false,
-    eachBatch: (payload) => runner.startBatch(payload, (message) => opts.work(message, { partition: payload.batch.partition, heartbeat: payload.heartbeat })),
-  });
+  let stopping = false;
+  let current: { consumer: Consumer; runner: PartitionRunner };
+
+  async function start(): Promise<void> {
+    const consumer = createWorkerConsumer(ctx.kafka, opts.groupId);
+    const runner = new PartitionRunner(consumer, ctx.log, ctx.config.WORKER_CONCURRENCY);
+    current = { consumer, runner };
+    consumer.on(consumer.events.GROUP_JOIN, (event) => ctx.presence.setAssignment(opts.name, event.payload.memberAssignment[opts.topic] ?? []));
+    // kafkajs restarts a crashed consumer only after retriable errors; the mock broker sometimes
+    // answers a SyncGroup with a protocol error, which left the worker out of its group for good.
+    consumer.on(consumer.events.CRASH, (event) => {
+      if (event.payload.restart || stopping) return;
+      ctx.log("error", "consumer crashed and kafkajs will not restart it; starting a new one", { group: opts.groupId, error: String(event.payload.error) });
+      ctx.presence.setAssignment(opts.name, []);
+      setTimeout(() => {
+        if (stopping) return;
+        void consumer
+          .disconnect()
+          .catch(() => {})
+          .then(start)
+          .catch((error) => ctx.log("error", "could not start the consumer again", { group: opts.groupId, error: String(error) }));
+      }, 1000);
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topic: opts.topic, fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      partitionsConsumedConcurrently: ctx.config.WORKER_CONCURRENCY,
+      eachBatchAutoResolve: false,
+      eachBatch: (payload) => runner.startBatch(payload, (message) => opts.work(message, { partition: payload.batch.partition, heartbeat: payload.heartbeat })),
+    });
+  }
+
+  await start();
   return {
     async stop(graceMs, abort) {
+      stopping = true;
+      const { consumer, runner } = current;
       // pause() throws while the consumer is still joining its group; leaving must happen anyway.
       try {
         consumer.pause([{ topic: opts.topic }]);
