@@ -1,4 +1,4 @@
-import { GraphError, graphErrorResponseSchema } from "./graph-error";
+import { GraphError } from "./graph-error";
 
 /**
  * A thin client of the Graph content-publishing contract, the same against the real interface and
@@ -114,21 +114,8 @@ export function createGraphClient(options: GraphClientOptions): GraphClient {
     } catch {
       // not JSON: kept as text, so a creation answer without an id can still be shown as it was
     }
-    const graphError = graphErrorResponseSchema.safeParse(body);
-    if (graphError.success) {
-      const e = graphError.data.error;
-      throw new GraphError({
-        message: e.message,
-        code: e.code,
-        subcode: e.error_subcode ?? undefined,
-        type: e.type,
-        status: response.status,
-        isTransient: e.is_transient ?? undefined,
-        userTitle: e.error_user_title ?? undefined,
-        userMessage: e.error_user_msg ?? undefined,
-        fbtraceId: e.fbtrace_id ?? fbtraceId ?? "",
-      });
-    }
+    const graphError = GraphError.fromResponse(body, response.status, fbtraceId ?? undefined);
+    if (graphError) throw graphError;
     if (!response.ok) {
       const transient = response.status >= 500 || response.status === 429;
       throw new GraphTransportError(`${method} /${path} answered HTTP ${response.status} without a Graph error object`, response.status, transient, fbtraceId);

@@ -164,8 +164,11 @@ export class GraphError extends Error {
     };
   }
 
-  /** Reads Graph's error object from a response body; undefined when the body is not one. */
-  static fromResponse(body: unknown, status: number): GraphError | undefined {
+  /**
+   * Reads Graph's error object from a response body; undefined when the body is not one.
+   * `fbtraceId` (e.g. the x-fb-trace-id header) stands in when the body carries none.
+   */
+  static fromResponse(body: unknown, status: number, fbtraceId?: string): GraphError | undefined {
     const parsed = graphErrorResponseSchema.safeParse(body);
     if (!parsed.success) return undefined;
     const e = parsed.data.error;
@@ -178,7 +181,7 @@ export class GraphError extends Error {
       isTransient: e.is_transient ?? undefined,
       userTitle: e.error_user_title ?? undefined,
       userMessage: e.error_user_msg ?? undefined,
-      fbtraceId: e.fbtrace_id ?? "",
+      fbtraceId: e.fbtrace_id ?? fbtraceId ?? "",
     });
   }
 }
