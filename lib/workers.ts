@@ -1,3 +1,4 @@
+import type { ConsumerStats } from "./consume/parallel-consumer";
 import type { Redis } from "./redis";
 
 const WORKERS_KEY = "workers:seen";
@@ -5,15 +6,17 @@ const BEAT_MS = 2000;
 const ALIVE_MS = 6000;
 
 export interface WorkerPresence {
-  /** Records which partitions a consumer of this worker holds now (after each rebalance). */
-  setAssignment(consumer: string, partitions: number[]): void;
+  /** Reports a consumer of this worker: its partitions, running work and windows, read at every beat. */
+  track(consumer: string, stats: () => ConsumerStats): void;
   stop(): Promise<void>;
 }
 
 interface Beat {
   id: string;
   pid: number;
+  /** The partitions each consumer holds. */
   assignments: Record<string, number[]>;
+  stats: Record<string, ConsumerStats>;
 }
 
 /**
@@ -21,17 +24,30 @@ interface Beat {
  * count the ones seen lately. One hash field per worker, so a beat replaces the last one.
  */
 export function registerWorker(redis: Redis, workerId: string): WorkerPresence {
-  const beat: Beat = { id: workerId, pid: process.pid, assignments: {} };
-  const send = () => redis.hset(WORKERS_KEY, workerId, JSON.stringify({ ...beat, at: Date.now() })).catch(() => {});
+  const tracked = new Map<string, () => ConsumerStats>();
+  let last = "";
+  const send = () => {
+    const stats = Object.fromEntries([...tracked].map(([name, read]) => [name, read()]));
+    const assignments = Object.fromEntries(Object.entries(stats).map(([name, s]) => [name, s.partitions]));
+    const beat: Beat = { id: workerId, pid: process.pid, assignments, stats };
+    last = JSON.stringify(assignments);
+    return redis.hset(WORKERS_KEY, workerId, JSON.stringify({ ...beat, at: Date.now() })).catch(() => {});
+  };
   void send();
   const timer = setInterval(send, BEAT_MS);
+  // A rebalance is told at once (tests and the system page wait for it), not at the next beat.
+  const watch = setInterval(() => {
+    const assignments = Object.fromEntries([...tracked].map(([name, read]) => [name, read().partitions]));
+    if (JSON.stringify(assignments) !== last) void send();
+  }, 200);
   return {
-    setAssignment(consumer, partitions) {
-      beat.assignments[consumer] = [...partitions].sort((a, b) => a - b);
+    track(consumer, stats) {
+      tracked.set(consumer, stats);
       void send();
     },
     async stop() {
       clearInterval(timer);
+      clearInterval(watch);
       await redis.hdel(WORKERS_KEY, workerId).catch(() => {});
     },
   };
@@ -43,6 +59,7 @@ export interface SeenWorker {
   /** The consumers it runs, and the partitions each holds. */
   consumers: string[];
   assignments: Record<string, number[]>;
+  stats: Record<string, ConsumerStats>;
 }
 
 export async function liveWorkers(redis: Redis, now = Date.now()): Promise<SeenWorker[]> {
@@ -52,7 +69,7 @@ export async function liveWorkers(redis: Redis, now = Date.now()): Promise<SeenW
   for (const [id, raw] of Object.entries(all)) {
     const beat = JSON.parse(raw) as Beat & { at: number };
     if (now - beat.at > 10 * ALIVE_MS) gone.push(id);
-    else if (now - beat.at <= ALIVE_MS) live.push({ id, last_seen: new Date(beat.at).toISOString(), consumers: Object.keys(beat.assignments), assignments: beat.assignments });
+    else if (now - beat.at <= ALIVE_MS) live.push({ id, last_seen: new Date(beat.at).toISOString(), consumers: Object.keys(beat.assignments), assignments: beat.assignments, stats: beat.stats ?? {} });
   }
   if (gone.length) await redis.hdel(WORKERS_KEY, ...gone);
   return live.sort((a, b) => a.id.localeCompare(b.id));

@@ -1,7 +1,7 @@
 import type { RunningConsumer, WorkerContext } from "../worker-context";
 import { CONSUMER_GROUPS, TOPICS } from "../topics";
 import { createSubscriber } from "../redis";
-import { consumeInBackground, retryUntilSettled } from "../partition-runner";
+import { consumeInParallel } from "../consume/parallel-consumer";
 import { generationCommandSchema, type GenerationCommand } from "./command";
 import { CANCEL_CHANNEL } from "./keys";
 import { listModels } from "./models";
@@ -9,16 +9,14 @@ import { createProviders } from "./providers";
 import { runGeneration, type GenerationDeps } from "./run-generation";
 
 /**
- * The worker's side of generation jobs: a member of the `ai-generation-workers` group. Each job
- * runs in the background of its paused partition (see PartitionRunner), so up to
- * WORKER_CONCURRENCY partitions generate at once, one job at a time per partition keeps a tenant's
- * commands in order, and a slow job never holds back another partition. A partition's offset is
- * committed only once its job is final. A command that is not a valid command goes to the DLQ and
- * its offset is committed, so it never blocks.
+ * The worker's side of generation jobs: a member of the `ai-generation-workers` group that runs
+ * up to WORKER_CONCURRENCY jobs at once from all its partitions, tenants taking turns, each tenant
+ * within TENANT_CONCURRENCY across the cluster and its jobs started in the order it submitted them
+ * (see consumeInParallel). A command that is not a valid command goes to the DLQ (retried until
+ * the DLQ has it) and is settled, so it never blocks.
  */
 export async function startGenerationConsumer(ctx: WorkerContext): Promise<RunningConsumer> {
   const { config, producer, redis, log, workerId } = ctx;
-  const shutdown = new AbortController();
   const running = new Map<string, AbortController>();
   const deps: GenerationDeps = { redis, producer, log, workerId, models: listModels(config), providerFor: createProviders(config), running };
 
@@ -27,36 +25,34 @@ export async function startGenerationConsumer(ctx: WorkerContext): Promise<Runni
   cancels.on("message", (_channel: string, jobId: string) => running.get(jobId)?.abort(new Error("cancelled")));
   await cancels.subscribe(CANCEL_CHANNEL);
 
-  const consumer = await consumeInBackground(ctx, {
+  const consumer = await consumeInParallel(ctx, {
     name: "generation",
     groupId: CONSUMER_GROUPS.generation,
     topic: TOPICS.requests.name,
-    async work(message, { partition, heartbeat }) {
+    concurrency: config.WORKER_CONCURRENCY,
+    maxBuffered: config.MAX_BUFFERED_PER_PARTITION,
+    perKeyLimit: config.TENANT_CONCURRENCY,
+    async work(message, control) {
       const parsed = parseCommand(message.value);
       if (!parsed.success) {
-        log("warn", "poison command sent to the DLQ", { partition, offset: message.offset, reason: parsed.reason });
+        log("warn", "poison command sent to the DLQ", { partition: control.partition, offset: message.offset, reason: parsed.reason });
         await producer.send({
           topic: TOPICS.dlq.name,
           acks: -1,
-          messages: [{ key: message.key, value: message.value, headers: { reason: parsed.reason, source_partition: String(partition), source_offset: message.offset } }],
+          messages: [{ key: message.key, value: message.value, headers: { reason: parsed.reason, source_partition: String(control.partition), source_offset: message.offset } }],
         });
         return "settled";
       }
-      const command = parsed.command;
-      return retryUntilSettled(async () => ((await runGeneration(deps, command, { heartbeat, shutdown: shutdown.signal })) === "handed-back" ? "handed-back" : "settled"), {
-        log,
-        shutdown: shutdown.signal,
-        what: { job_id: command.job_id },
-      });
+      return (await runGeneration(deps, parsed.command, control)) === "handed-back" ? "handed-back" : "settled";
     },
   });
-  log("info", "generation consumer started", { workerId, concurrency: config.WORKER_CONCURRENCY });
+  log("info", "generation consumer started", { workerId, concurrency: config.WORKER_CONCURRENCY, tenantConcurrency: config.TENANT_CONCURRENCY });
 
   return {
     async stop(graceMs = 5000) {
       // Take no new work; let jobs in flight finish for a moment, then hand the rest back
       // uncommitted so the group gives them to another worker.
-      await consumer.stop(graceMs, () => shutdown.abort());
+      await consumer.stop(graceMs);
       await cancels.quit().catch(() => {});
     },
   };

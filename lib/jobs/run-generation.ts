@@ -8,7 +8,7 @@ import { costOf } from "./models";
 import { PermanentProviderError, type ModelInfo, type Provider } from "./providers/provider";
 import { StreamWriter } from "./stream-writer";
 import { countTokens } from "./tokens";
-import { keepLease, takeLease } from "../lease";
+import { HandBack, runUnderLease, writeIfLeaseHeld, type RedisCommand } from "../lease";
 import { abortableSleep } from "../sleep";
 
 export interface GenerationDeps {
@@ -27,64 +27,58 @@ export interface GenerationDeps {
 
 export type GenerationOutcome = "finished" | "skipped" | "handed-back";
 
-class HandBack extends Error {}
-
+export interface GenerationControl {
+  heartbeat: () => Promise<void>;
+  shutdown: AbortSignal;
+  /** Names this run: the lease owner, so no two runs of the job write at once (see runUnderLease). */
+  runId: string;
+}
 
 /**
  * Runs one command to a final state, at least once and with one outcome: a job already final is
- * not generated again (its audit event is produced if a crash lost it); a job another live worker
+ * not generated again (its audit event is produced if a crash lost it); a job another live run
  * holds is waited for; a new attempt of a job whose earlier worker died starts the stream over
  * with a reset message. `heartbeat` keeps the consumer's group membership during long generations;
  * `shutdown` hands the job back (no final state, offset not committed) for another worker.
  */
-export async function runGeneration(
-  deps: GenerationDeps,
-  command: GenerationCommand,
-  control: { heartbeat: () => Promise<void>; shutdown: AbortSignal },
-): Promise<GenerationOutcome> {
-  const { redis, log } = deps;
+export async function runGeneration(deps: GenerationDeps, command: GenerationCommand, control: GenerationControl): Promise<GenerationOutcome> {
+  const { redis } = deps;
   const now = deps.now ?? Date.now;
-  const leaseMs = deps.leaseMs ?? 10_000;
   const stateKey = jobKeys.state(command.job_id);
   const leaseKey = jobKeys.lease(command.job_id);
-
-  for (;;) {
-    const state = await redis.hgetall(stateKey);
-    if (!state.job_id) {
-      log("warn", "skipping a command with no job record (not acknowledged to its client, or expired)", { job_id: command.job_id });
-      return "skipped";
-    }
-    if (isFinal(state.status)) {
-      if (state.audited !== "1") await emitAudit(deps, command.job_id, state);
-      return "skipped";
-    }
-    const holder = await takeLease(redis, leaseKey, deps.workerId, leaseMs);
-    if (!holder) break;
-    // Another worker is on it (a rebalance gave us its partition): wait for it to finish or die.
-    await control.heartbeat();
-    await abortableSleep(Math.min(500, leaseMs / 4), control.shutdown).catch(() => {});
-    if (control.shutdown.aborted) return "handed-back";
-  }
-
-  const controller = new AbortController();
-  deps.running.set(command.job_id, controller);
-  const onShutdown = () => controller.abort(new HandBack("worker shutting down"));
-  control.shutdown.addEventListener("abort", onShutdown);
-  const lease = keepLease(redis, leaseKey, deps.workerId, leaseMs, {
-    heartbeat: control.heartbeat,
-    onLost: () => controller.abort(new HandBack("lease lost")),
-  });
-
-  try {
-    return await generate(deps, command, controller.signal, now);
-  } finally {
-    control.shutdown.removeEventListener("abort", onShutdown);
-    deps.running.delete(command.job_id);
-    await lease.release();
-  }
+  return runUnderLease<GenerationOutcome>(
+    { redis, key: leaseKey, owner: control.runId, ms: deps.leaseMs ?? 10_000, heartbeat: control.heartbeat, shutdown: control.shutdown },
+    {
+      async check() {
+        const state = await redis.hgetall(stateKey);
+        if (!state.job_id) {
+          deps.log("warn", "skipping a command with no job record (not acknowledged to its client, or expired)", { job_id: command.job_id });
+          return "skipped";
+        }
+        if (isFinal(state.status)) {
+          if (state.audited !== "1") await emitAudit(deps, command.job_id, state);
+          return "skipped";
+        }
+        return undefined;
+      },
+      async run(signal) {
+        const controller = new AbortController();
+        const forward = () => controller.abort(signal.reason);
+        signal.addEventListener("abort", forward);
+        deps.running.set(command.job_id, controller);
+        try {
+          return await generate(deps, command, controller.signal, now, control.runId);
+        } finally {
+          signal.removeEventListener("abort", forward);
+          deps.running.delete(command.job_id);
+        }
+      },
+    },
+    "handed-back",
+  );
 }
 
-async function generate(deps: GenerationDeps, command: GenerationCommand, signal: AbortSignal, now: () => number): Promise<GenerationOutcome> {
+async function generate(deps: GenerationDeps, command: GenerationCommand, signal: AbortSignal, now: () => number, runId: string): Promise<GenerationOutcome> {
   const { redis } = deps;
   const stateKey = jobKeys.state(command.job_id);
   const writer = await StreamWriter.open(redis, command.job_id);
@@ -100,10 +94,10 @@ async function generate(deps: GenerationDeps, command: GenerationCommand, signal
     await redis.hsetnx(stateKey, "started_at", new Date(startedAt).toISOString());
     if (writer.written > 0) await writer.reset(attempt);
     if (!provider) {
-      return finish(deps, command, writer, "FAILED", { error: `unknown model "${command.model_name}"`, startedAt, now, model, attempt });
+      return finish(deps, command, writer, runId, "FAILED", { error: `unknown model "${command.model_name}"`, startedAt, now, model, attempt });
     }
     if ((await redis.hget(stateKey, "cancel_requested")) === "1") {
-      return finish(deps, command, writer, "CANCELLED", { output: "", startedAt, now, model, attempt });
+      return finish(deps, command, writer, runId, "CANCELLED", { output: "", startedAt, now, model, attempt });
     }
 
     let output = "";
@@ -120,23 +114,23 @@ async function generate(deps: GenerationDeps, command: GenerationCommand, signal
         await writer.delta(chunk.delta);
       }
       signal.throwIfAborted();
-      return finish(deps, command, writer, "COMPLETED", { output, startedAt, firstTokenAt, reported, now, model, attempt });
+      return finish(deps, command, writer, runId, "COMPLETED", { output, startedAt, firstTokenAt, reported, now, model, attempt });
     } catch (error) {
       const reason = signal.reason ?? error;
       if (reason instanceof HandBack) {
         deps.log("info", "handing a job back", { job_id: command.job_id, reason: reason.message });
         return "handed-back";
       }
-      if (signal.aborted) return finish(deps, command, writer, "CANCELLED", { output, startedAt, firstTokenAt, now, model, attempt });
+      if (signal.aborted) return finish(deps, command, writer, runId, "CANCELLED", { output, startedAt, firstTokenAt, now, model, attempt });
       lastError = error instanceof Error ? error.message : String(error);
       deps.log("warn", "generation failed", { job_id: command.job_id, attempt, error: lastError });
       if (error instanceof PermanentProviderError) break;
       if (tryNo < maxTries) await abortableSleep(250 * 2 ** tryNo, signal).catch(() => {});
-      if (signal.aborted) return signal.reason instanceof HandBack ? "handed-back" : finish(deps, command, writer, "CANCELLED", { output: "", startedAt, now, model, attempt });
+      if (signal.aborted) return signal.reason instanceof HandBack ? "handed-back" : finish(deps, command, writer, runId, "CANCELLED", { output: "", startedAt, now, model, attempt });
     }
   }
   const attempt = Number(await redis.hget(stateKey, "attempts"));
-  return finish(deps, command, writer, "FAILED", { error: `the model failed: ${lastError}`, startedAt: now(), now, model, attempt });
+  return finish(deps, command, writer, runId, "FAILED", { error: `the model failed: ${lastError}`, startedAt: now(), now, model, attempt });
 }
 
 interface FinishFacts {
@@ -151,7 +145,7 @@ interface FinishFacts {
 }
 
 /** Final state, final stream message and expiry of every key in one MULTI; then the audit event. */
-async function finish(deps: GenerationDeps, command: GenerationCommand, writer: StreamWriter, status: JobStatus, facts: FinishFacts): Promise<GenerationOutcome> {
+async function finish(deps: GenerationDeps, command: GenerationCommand, writer: StreamWriter, runId: string, status: JobStatus, facts: FinishFacts): Promise<GenerationOutcome> {
   const { redis } = deps;
   const id = command.job_id;
   const end = facts.now();
@@ -175,10 +169,12 @@ async function finish(deps: GenerationDeps, command: GenerationCommand, writer: 
     model_version: facts.model?.version ?? command.model_name,
   };
   if (facts.error) fields.error = facts.error;
-  const multi = redis.multi().hset(jobKeys.state(id), fields);
-  writer.final(multi, status);
-  for (const key of [jobKeys.state(id), jobKeys.events(id)]) multi.expire(key, FINISHED_JOB_TTL_S);
-  await multi.exec();
+  const commands: RedisCommand[] = [["HSET", jobKeys.state(id), ...Object.entries(fields).flat()], ...writer.final(status)];
+  for (const key of [jobKeys.state(id), jobKeys.events(id)]) commands.push(["EXPIRE", key, FINISHED_JOB_TTL_S]);
+  if (!(await writeIfLeaseHeld(redis, jobKeys.lease(id), runId, commands))) {
+    deps.log("warn", "another run holds the job now; this run's result is dropped", { job_id: id });
+    throw new HandBack("lease lost");
+  }
   if (status === "FAILED") {
     await deps.producer.send({
       topic: TOPICS.dlq.name,

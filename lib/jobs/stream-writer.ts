@@ -1,3 +1,4 @@
+import type { RedisCommand } from "../lease";
 import type { Redis } from "../redis";
 import type { JobStatus } from "./keys";
 import { jobKeys } from "./keys";
@@ -32,11 +33,14 @@ export class StreamWriter {
     return this.emit({ delta: "", is_final: false, reset: true, attempt });
   }
 
-  /** The final message, inside the caller's MULTI so the final state and the final message land together. */
-  final(multi: ReturnType<Redis["multi"]>, status: JobStatus): void {
+  /** The final message as commands, for the caller's atomic final write (final state and final message land together). */
+  final(status: JobStatus): RedisCommand[] {
     const message: StreamMessage = { seq: ++this.seq, delta: "", is_final: true, status };
     const raw = JSON.stringify(message);
-    multi.rpush(jobKeys.events(this.jobId), raw).publish(jobKeys.stream(this.jobId), raw);
+    return [
+      ["RPUSH", jobKeys.events(this.jobId), raw],
+      ["PUBLISH", jobKeys.stream(this.jobId), raw],
+    ];
   }
 
   private emit(fields: Omit<StreamMessage, "seq">): Promise<void> {

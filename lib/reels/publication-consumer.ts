@@ -1,4 +1,4 @@
-import { consumeInBackground, retryUntilSettled } from "../partition-runner";
+import { consumeInParallel } from "../consume/parallel-consumer";
 import { CONSUMER_GROUPS, TOPICS } from "../topics";
 import type { RunningConsumer, StartConsumer, WorkerContext } from "../worker-context";
 import { enqueueDuePublications } from "./enqueue-due-publications";
@@ -10,14 +10,14 @@ const SCHEDULER_TICK_MS = 1000;
 
 /**
  * The worker's side of reel publishing: a member of `reel-publish-workers` on
- * reels.publish.requests. A publication runs for minutes (polling), so it runs in the background
- * of a paused partition (see PartitionRunner): one publication at a time per partition keeps an
- * account's posts in order without holding back other partitions. A worker that dies leaves the
- * offset uncommitted: the partition's next owner resumes the publication from Redis.
+ * reels.publish.requests, keyed by account. A publication runs for minutes (polling), so many run
+ * at once (see consumeInParallel): a publication waiting on a slow container never holds back
+ * another, of the same account or another; an account's publications start in the order they were
+ * requested, at most TENANT_CONCURRENCY of them at once. A worker that dies leaves the offset
+ * uncommitted: the partition's next owner resumes the publication from Redis.
  */
 export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext): Promise<RunningConsumer> => {
   const { config, producer, redis, log, workerId } = ctx;
-  const shutdown = new AbortController();
 
   const deps: PublicationDeps = {
     redis,
@@ -29,22 +29,20 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
     pollAttempts: config.REEL_POLL_ATTEMPTS,
   };
 
-  const consumer = await consumeInBackground(ctx, {
+  const consumer = await consumeInParallel(ctx, {
     name: "reels",
     groupId: CONSUMER_GROUPS.reels,
     topic: TOPICS.reels.name,
-    async work(message, { partition, heartbeat }) {
+    concurrency: config.WORKER_CONCURRENCY,
+    maxBuffered: config.MAX_BUFFERED_PER_PARTITION,
+    perKeyLimit: config.TENANT_CONCURRENCY,
+    async work(message, control) {
       const parsed = parseMessage(message.value);
       if (!parsed) {
-        log("warn", "skipping a message that is not a publication request", { partition, offset: message.offset });
+        log("warn", "skipping a message that is not a publication request", { partition: control.partition, offset: message.offset });
         return "settled";
       }
-      const id = parsed.publication_id;
-      return retryUntilSettled(async () => ((await runPublication(deps, id, { heartbeat, shutdown: shutdown.signal })) === "handed-back" ? "handed-back" : "settled"), {
-        log,
-        shutdown: shutdown.signal,
-        what: { publication_id: id },
-      });
+      return (await runPublication(deps, parsed.publication_id, control)) === "handed-back" ? "handed-back" : "settled";
     },
   });
 
@@ -60,7 +58,7 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
       // Take no new work; let publications in flight settle for a moment, then hand the rest back
       // uncommitted so the group gives them to another worker, which resumes them from Redis.
       clearInterval(scheduler);
-      await consumer.stop(graceMs, () => shutdown.abort());
+      await consumer.stop(graceMs);
     },
   };
 };

@@ -1,6 +1,6 @@
 import type { ReelAccount } from "../config";
 import type { Log } from "../log";
-import { keepLease, takeLease } from "../lease";
+import { runUnderLease } from "../lease";
 import type { Redis } from "../redis";
 import { abortableSleep } from "../sleep";
 import { GraphTransportError, isTransientGraphFailure, type ContainerStatus, type GraphAccount, type GraphClient } from "./graph-client";
@@ -45,6 +45,8 @@ export interface RunControl {
   heartbeat: () => Promise<void>;
   /** Aborts when the worker stops: the publication is handed back, not settled. */
   shutdown: AbortSignal;
+  /** Names this run: the owner of the publication's lease (see runUnderLease). */
+  runId: string;
 }
 
 /**
@@ -56,7 +58,6 @@ export type PublicationOutcome = "published" | "failed" | "timed-out" | "deferre
 
 export const DEFAULT_RETRY: RetryPolicy = { retries: 5, baseMs: 1000, maxMs: 30_000 };
 
-class HandBack extends Error {}
 class RecordGone extends Error {}
 
 
@@ -71,63 +72,45 @@ export async function runPublication(deps: PublicationDeps, publicationId: strin
   const { redis } = deps;
   const now = deps.now ?? Date.now;
   const sleep = deps.sleep ?? abortableSleep;
-  const leaseMs = deps.leaseMs ?? 15_000;
   const stateKey = publicationKeys.state(publicationId);
-  const leaseKey = publicationKeys.lease(publicationId);
   const settleDeadline = now() + (deps.submitSettleMs ?? 30_000);
-  /** Waits without holding anything; true when the worker is stopping. */
-  const waitFor = async (ms: number) => {
-    await control.heartbeat().catch(() => {});
-    await sleep(ms, control.shutdown).catch(() => {});
-    return control.shutdown.aborted;
-  };
 
-  for (;;) {
-    const state = await redis.hgetall(stateKey);
-    if (!state.publication_id) {
-      deps.log("warn", "skipping a publication with no record (not accepted, or expired)", { publication_id: publicationId });
-      return "skipped";
-    }
-    // The message can overtake the submitter's last write; give it a moment to settle either way.
-    if (state.submitting === "1" && now() < settleDeadline) {
-      if (await waitFor(200)) return "handed-back";
-      continue;
-    }
-    if (isSettled(state.status)) return "skipped";
-    if (state.status === "SCHEDULED" && Date.parse(state.publish_at) > now()) {
-      // Not due: the scheduler enqueues it again at publish_at; the partition is not held meanwhile.
-      await redis.zadd(publicationKeys.scheduled, Date.parse(state.publish_at), publicationId);
-      return "deferred";
-    }
-    const holder = await takeLease(redis, leaseKey, deps.workerId, leaseMs);
-    if (!holder) break;
-    // Another worker is on it (a rebalance moved the partition): wait for it to finish or for its lease to lapse.
-    if (await waitFor(Math.min(500, leaseMs / 4))) return "handed-back";
-  }
-
-  const controller = new AbortController();
-  const onShutdown = () => controller.abort(new HandBack("worker stopping"));
-  if (control.shutdown.aborted) onShutdown();
-  control.shutdown.addEventListener("abort", onShutdown);
-  const lease = keepLease(redis, leaseKey, deps.workerId, leaseMs, {
-    heartbeat: control.heartbeat,
-    onLost: () => controller.abort(new HandBack("lease lost")),
-  });
-
-  try {
-    return await new PublicationRun(deps, publicationId, controller.signal, now, sleep).run();
-  } catch (error) {
-    const reason = controller.signal.reason ?? error;
-    if (reason instanceof HandBack) {
-      deps.log("info", "handing a publication back", { publication_id: publicationId, reason: reason.message });
-      return "handed-back";
-    }
-    if (error instanceof RecordGone) return "skipped";
-    throw error;
-  } finally {
-    control.shutdown.removeEventListener("abort", onShutdown);
-    await lease.release();
-  }
+  const outcome = await runUnderLease<PublicationOutcome>(
+    { redis, key: publicationKeys.lease(publicationId), owner: control.runId, ms: deps.leaseMs ?? 15_000, heartbeat: control.heartbeat, shutdown: control.shutdown },
+    {
+      async check() {
+        for (;;) {
+          const state = await redis.hgetall(stateKey);
+          if (!state.publication_id) {
+            deps.log("warn", "skipping a publication with no record (not accepted, or expired)", { publication_id: publicationId });
+            return "skipped";
+          }
+          // The message can overtake the submitter's last write; give it a moment to settle either way.
+          if (state.submitting === "1" && now() < settleDeadline) {
+            await control.heartbeat().catch(() => {});
+            await sleep(200, control.shutdown).catch(() => {});
+            if (control.shutdown.aborted) return "handed-back";
+            continue;
+          }
+          if (isSettled(state.status)) return "skipped";
+          if (state.status === "SCHEDULED" && Date.parse(state.publish_at) > now()) {
+            // Not due: the scheduler enqueues it again at publish_at; no slot is held meanwhile.
+            await redis.zadd(publicationKeys.scheduled, Date.parse(state.publish_at), publicationId);
+            return "deferred";
+          }
+          return undefined;
+        }
+      },
+      run: (signal) =>
+        new PublicationRun(deps, publicationId, signal, now, sleep).run().catch((error) => {
+          if (error instanceof RecordGone) return "skipped";
+          throw error;
+        }),
+    },
+    "handed-back",
+  );
+  if (outcome === "handed-back") deps.log("info", "handing a publication back", { publication_id: publicationId });
+  return outcome;
 }
 
 type Failure = { ok: false; error: GraphError | GraphTransportError };

@@ -24,6 +24,8 @@ beforeAll(async () => {
     API_KEYS: tenants.map((t) => `${t}:${t}-${KEY}`).join(","),
     LOCAL_MODEL_TOKENS_PER_SECOND: "25",
     WORKER_CONCURRENCY: "6",
+    // Strict one-at-a-time order per tenant, the mode the ordering test pins.
+    TENANT_CONCURRENCY: "1",
   };
   Object.assign(process.env, env);
   redis = new Redis(env.REDIS_URL);

@@ -8,7 +8,9 @@ describe("configuration", () => {
     const config = parseConfig(base);
     expect(config.PORT).toBe(3000);
     expect(config.KAFKA_BROKERS).toEqual(["a:9092", "b:9092"]);
-    expect(config.WORKER_CONCURRENCY).toBe(8);
+    expect(config.WORKER_CONCURRENCY).toBe(64);
+    expect(config.TENANT_CONCURRENCY).toBe(16);
+    expect(config.MAX_BUFFERED_PER_PARTITION).toBe(10_000);
     expect(config.GRAPH_URL).toBe("http://127.0.0.1:3000/graph");
     expect(config.GRAPH_SANDBOX).toBe(true);
     expect(config.GRAPH_VERSION).toBe("v21.0");

@@ -117,7 +117,7 @@ async function newPublication(h: Harness, input: Partial<{ caption: string; publ
   return publication.publication_id;
 }
 
-const control = (shutdown = new AbortController().signal) => ({ heartbeat: async () => {}, shutdown });
+const control = (shutdown = new AbortController().signal) => ({ heartbeat: async () => {}, shutdown, runId: randomUUID() });
 const read = async (id: string) => (await readPublication(redis, TENANT, id)) as PublicationView;
 const stepNames = (p: PublicationView) => p.steps.map((s) => s.step);
 

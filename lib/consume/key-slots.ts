@@ -1,0 +1,66 @@
+import type { Redis } from "../redis";
+
+/** Redis key of a group's running-work slots for one key (a tenant, an account). */
+export const slotsKey = (group: string, key: string) => `slots:${group}:${key}`;
+
+// A slot is a member of a sorted set scored by when it lapses (Redis's clock, so workers' clocks
+// do not matter). Lapsed slots are dropped first: a dead worker's slots free themselves.
+const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+const ACQUIRE = `${NOW}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1`;
+const RENEW = `${NOW}
+for i, key in ipairs(KEYS) do
+  redis.call('ZADD', key, 'XX', now + tonumber(ARGV[1]), ARGV[i + 1])
+  redis.call('PEXPIRE', key, ARGV[1])
+end
+return 1`;
+const COUNT = `${NOW}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+return redis.call('ZCARD', KEYS[1])`;
+
+/**
+ * A cap on running work per key across the whole cluster (TENANT_CONCURRENCY): a worker takes a
+ * slot before it starts a message of that key and gives it back when the message settles. Slots
+ * are leases: each worker renews its own every second (the runner's tick), and a dead worker's lapse
+ * `ttlMs` after its last renewal.
+ */
+export class KeySlots {
+  private readonly held = new Map<string, string>();
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly group: string,
+    private readonly limit: number,
+    private readonly ttlMs = 10_000,
+  ) {}
+
+  /** Takes a slot of `key` for `slot` (a run id); false when the key has `limit` running already. */
+  async acquire(key: string, slot: string): Promise<boolean> {
+    const taken = (await this.redis.eval(ACQUIRE, 1, slotsKey(this.group, key), slot, this.limit, this.ttlMs)) === 1;
+    if (taken) this.held.set(slot, key);
+    return taken;
+  }
+
+  async release(slot: string): Promise<void> {
+    const key = this.held.get(slot);
+    if (key === undefined) return;
+    this.held.delete(slot);
+    await this.redis.zrem(slotsKey(this.group, key), slot);
+  }
+
+  /** Renews every slot this process holds, in one round trip. */
+  async renew(): Promise<void> {
+    if (this.held.size === 0) return;
+    const slots = [...this.held];
+    await this.redis.eval(RENEW, slots.length, ...slots.map(([, key]) => slotsKey(this.group, key)), this.ttlMs, ...slots.map(([slot]) => slot));
+  }
+
+  /** Running work of `key` across the cluster. */
+  async count(key: string): Promise<number> {
+    return Number(await this.redis.eval(COUNT, 1, slotsKey(this.group, key)));
+  }
+}
