@@ -13,6 +13,7 @@ command -v cc >/dev/null || need+=(gcc libc6-dev)
 if [ "${1:-}" = "--test" ]; then
   command -v chromium >/dev/null || need+=(chromium)
   command -v kcat >/dev/null || need+=(kcat)
+  command -v ffmpeg >/dev/null || need+=(ffmpeg)
 fi
 
 if [ ${#need[@]} -gt 0 ]; then

@@ -1,8 +1,7 @@
-import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import path from "node:path";
-import { Readable } from "node:stream";
 import type { ReelAccount } from "../../config";
+import { fileResponse } from "../../file-response";
 import { authorize, graphJson, invalidParameter, pickFields, requestedFields, type GraphCall } from "./graph-request";
 import { keys, readMediaRecord, videosDir, type MediaRecord } from "./store";
 import type { SandboxDeps } from "./deps";
@@ -119,39 +118,16 @@ export async function serveMediaFile(deps: SandboxDeps, request: Request, fileNa
   const info = filePath ? await stat(filePath).catch(() => undefined) : undefined;
   if (!media || !filePath || !info?.isFile()) return new Response("Not found", { status: 404, headers: { "content-type": "text/plain" } });
 
-  const size = info.size;
-  const headers: Record<string, string> = {
-    "content-type": media.mime,
-    "accept-ranges": "bytes",
-    etag: `"${media.id}-${size}"`,
-    "last-modified": new Date(media.timestamp).toUTCString(),
-    "cache-control": "public, max-age=31536000, immutable",
-  };
-  const ifRange = request.headers.get("if-range");
-  const range = ifRange && ifRange !== headers.etag ? undefined : parseRange(request.headers.get("range"), size);
-  if (range === "unsatisfiable") return new Response(null, { status: 416, headers: { ...headers, "content-range": `bytes */${size}` } });
-
-  const [start, end] = range ?? [0, size - 1];
-  const body = request.method === "HEAD" || size === 0 ? null : (Readable.toWeb(createReadStream(filePath, { start, end })) as ReadableStream<Uint8Array>);
-  return new Response(body, {
-    status: range ? 206 : 200,
-    headers: { ...headers, "content-length": String(end - start + 1), ...(range ? { "content-range": `bytes ${start}-${end}/${size}` } : {}) },
+  return fileResponse(request, {
+    path: filePath,
+    size: info.size,
+    headers: {
+      "content-type": media.mime,
+      etag: `"${media.id}-${info.size}"`,
+      "last-modified": new Date(media.timestamp).toUTCString(),
+      "cache-control": "public, max-age=31536000, immutable",
+    },
   });
-}
-
-/** One `bytes=` range; several ranges or a malformed header are ignored (the whole file is a valid answer). */
-export function parseRange(header: string | null, size: number): [number, number] | "unsatisfiable" | undefined {
-  const match = header ? /^bytes=(\d*)-(\d*)$/.exec(header.trim()) : null;
-  if (!match || (match[1] === "" && match[2] === "")) return undefined;
-  if (match[1] === "") {
-    const suffix = Number(match[2]);
-    if (suffix === 0 || size === 0) return "unsatisfiable";
-    return [Math.max(0, size - suffix), size - 1];
-  }
-  const start = Number(match[1]);
-  const end = match[2] === "" ? size - 1 : Math.min(Number(match[2]), size - 1);
-  if (start >= size || end < start) return "unsatisfiable";
-  return [start, end];
 }
 
 /** The permalink: a small page that plays the reel, standing in for instagram.com/reel/{shortcode}. */
