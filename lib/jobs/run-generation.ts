@@ -90,7 +90,7 @@ async function generate(deps: GenerationDeps, command: GenerationCommand, signal
   for (let tryNo = 1; tryNo <= maxTries; tryNo++) {
     const attempt = await redis.hincrby(stateKey, "attempts", 1);
     const startedAt = now();
-    await redis.hset(stateKey, { status: "RUNNING", worker_id: deps.workerId, attempt_started_at: new Date(startedAt).toISOString() });
+    await redis.hset(stateKey, { status: "RUNNING", worker_id: deps.workerId, run_id: runId, attempt_started_at: new Date(startedAt).toISOString() });
     await redis.hsetnx(stateKey, "started_at", new Date(startedAt).toISOString());
     if (writer.written > 0) await writer.reset(attempt);
     if (!provider) {

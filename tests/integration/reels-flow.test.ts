@@ -311,6 +311,18 @@ describe("publishing a reel through the worker", () => {
     expect(neighbourStarted).toBeLessThan(Date.parse(slowDone.polls.at(-1)!.at));
   });
 
+  it("a publication polling a slow container does not delay another publication of the same account", async () => {
+    const slow = await create({ account_id: account.slow, video_url: `${filesOrigin}/gate/same-account/reel-valid.mp4` });
+    await waitFor(async () => (await get(slow.body.publication_id)).body.polls.length >= 1, { what: "the slow publication to poll" });
+    const quick = await create({ account_id: account.slow, video_url: sample("reel-valid.mp4") });
+    const done = await settled(quick.body.publication_id);
+    expect(done.status).toBe("PUBLISHED");
+    // The slow one is still polling its container: the quick one did not wait for it.
+    expect((await get(slow.body.publication_id)).body.status).toBe("PROCESSING");
+    gates.get("same-account")?.();
+    expect((await settled(slow.body.publication_id)).status).toBe("PUBLISHED");
+  });
+
   it("publishes a scheduled reel after its publish_at, not before", async () => {
     const publishAt = new Date(Date.now() + 2500).toISOString();
     const answer = await create({ account_id: account.scheduled, video_url: sample("reel-valid.mp4"), publish_at: publishAt });

@@ -1,0 +1,163 @@
+import { randomUUID } from "node:crypto";
+import Redis from "ioredis";
+import type { KafkaMessage } from "kafkajs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FairQueue } from "@/lib/consume/fair-queue";
+import { KeySlots, slotsKey } from "@/lib/consume/key-slots";
+import { PartitionWindow } from "@/lib/consume/partition-window";
+import { runUnderLease, takeLease, writeIfLeaseHeld } from "@/lib/lease";
+import { startRedis, type RedisServer } from "@/scripts/lib/redis-server";
+
+const message = (offset: number, key = "t"): KafkaMessage => ({ offset: String(offset), key: Buffer.from(key), value: Buffer.from("{}"), timestamp: "0", attributes: 0, headers: {} }) as KafkaMessage;
+const keyOf = (m: KafkaMessage) => m.key!.toString();
+
+describe("PartitionWindow", () => {
+  it("commits only up to the lowest unsettled offset, whatever finishes first", () => {
+    const window = new PartitionWindow("topic", 0);
+    const entries = window.add([10, 11, 12, 13].map((o) => message(o)), keyOf);
+    expect(window.watermark).toBe(10n);
+    window.settle(entries[2]);
+    window.settle(entries[1]);
+    expect(window.watermark).toBe(10n);
+    expect(window.size).toBe(2);
+    window.settle(entries[0]);
+    expect(window.watermark).toBe(13n);
+    window.settle(entries[3]);
+    expect(window.watermark).toBe(14n);
+    expect(window.size).toBe(0);
+  });
+
+  it("drops redeliveries of offsets it has seen, and never asks to commit backwards", () => {
+    const window = new PartitionWindow("topic", 0);
+    const [first] = window.add([message(0), message(1)], keyOf);
+    expect(window.add([message(0), message(1), message(2)], keyOf).map((e) => e.offset)).toEqual([2n]);
+    window.settle(first);
+    expect(window.commitDue()).toBe(1n);
+    window.committedUpTo(1n);
+    expect(window.commitDue()).toBeUndefined();
+    window.committedUpTo(0n);
+    expect(window.lastCommitted).toBe(1n);
+  });
+
+  it("keeps no message payload once settled", () => {
+    const window = new PartitionWindow("topic", 0);
+    const entries = window.add([message(0), message(1)], keyOf);
+    window.settle(entries[1]);
+    expect(entries[1].message).toBeUndefined();
+    expect(entries[0].message).toBeDefined();
+  });
+});
+
+describe("FairQueue", () => {
+  const item = (key: string, n: number) => ({ key, n });
+
+  it("takes one key at a time in turn, each key in the order its items came", () => {
+    const queue = new FairQueue<{ key: string; n: number }>();
+    for (let n = 0; n < 5; n++) queue.push(item("flood", n));
+    queue.push(item("lone", 0));
+    queue.push(item("other", 0));
+    queue.push(item("other", 1));
+    const order = [];
+    for (let item = queue.take(() => true); item; item = queue.take(() => true)) order.push(`${item.key}${item.n}`);
+    expect(order).toEqual(["flood0", "lone0", "other0", "flood1", "other1", "flood2", "flood3", "flood4"]);
+  });
+
+  it("skips keys that may not start now without blocking the others, and keeps a put-back item first", () => {
+    const queue = new FairQueue<{ key: string; n: number }>();
+    queue.push(item("capped", 0));
+    queue.push(item("capped", 1));
+    queue.push(item("free", 0));
+    expect(queue.take((key) => key !== "capped")).toEqual(item("free", 0));
+    expect(queue.take((key) => key !== "capped")).toBeUndefined();
+    const head = queue.take(() => true)!;
+    queue.unshift(head);
+    expect(queue.take(() => true)).toEqual(item("capped", 0));
+    expect(queue.size).toBe(1);
+  });
+
+  it("removes what a revoked partition left waiting", () => {
+    const queue = new FairQueue<{ key: string; n: number }>();
+    for (let n = 0; n < 4; n++) queue.push(item(n % 2 ? "a" : "b", n));
+    expect(queue.remove((i) => i.n < 3).map((i) => i.n)).toEqual([0, 2, 1]);
+    expect(queue.size).toBe(1);
+    expect([...queue.waiting()]).toEqual([["a", 1]]);
+  });
+});
+
+describe("on a real Redis", () => {
+  let server: RedisServer;
+  let redis: Redis;
+
+  beforeAll(async () => {
+    server = await startRedis({ dir: `.test-data/unit-redis-${randomUUID().slice(0, 8)}` });
+    redis = new Redis(server.url);
+  });
+
+  afterAll(async () => {
+    redis?.disconnect();
+    await server?.stop();
+  });
+
+  it("KeySlots: at most `limit` running per key across processes, freed on release and when a holder stops renewing", async () => {
+    const group = `g-${randomUUID()}`;
+    const a = new KeySlots(redis, group, 2, 300);
+    const b = new KeySlots(redis, group, 2, 300);
+    expect(await a.acquire("tenant", "a1")).toBe(true);
+    expect(await b.acquire("tenant", "b1")).toBe(true);
+    expect(await b.acquire("tenant", "b2")).toBe(false);
+    expect(await b.acquire("another", "b3")).toBe(true);
+    await a.release("a1");
+    expect(await b.acquire("tenant", "b2")).toBe(true);
+    expect(await a.count("tenant")).toBe(2);
+    // b renews, a's would-be slot is gone: b's slots outlive their ttl only while renewed.
+    for (let i = 0; i < 4; i++) {
+      await new Promise((r) => setTimeout(r, 150));
+      await b.renew();
+    }
+    expect(await a.count("tenant")).toBe(2);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(await a.count("tenant")).toBe(0);
+    expect(await redis.exists(slotsKey(group, "tenant"))).toBe(0);
+  });
+
+  it("writeIfLeaseHeld writes for the holder (or a lapsed lease) and nothing for a run that lost it", async () => {
+    const key = `lease-${randomUUID()}`;
+    const target = `target-${randomUUID()}`;
+    expect(await writeIfLeaseHeld(redis, key, "run-1", [["HSET", target, "by", "run-1"]])).toBe(true);
+    expect(await takeLease(redis, key, "run-2", 10_000)).toBe("");
+    expect(await writeIfLeaseHeld(redis, key, "run-1", [["HSET", target, "by", "run-1-late"], ["EXPIRE", target, 60]])).toBe(false);
+    expect(await redis.hget(target, "by")).toBe("run-1");
+    expect(await redis.ttl(target)).toBe(-1);
+    expect(await writeIfLeaseHeld(redis, key, "run-2", [["HSET", target, "by", "run-2"]])).toBe(true);
+    expect(await redis.hget(target, "by")).toBe("run-2");
+  });
+
+  it("runUnderLease waits for another live run, then checks again instead of running twice", async () => {
+    const key = `lease-${randomUUID()}`;
+    let done = false;
+    expect(await takeLease(redis, key, "first", 10_000)).toBe("");
+    const second = runUnderLease(
+      { redis, key, owner: "second", ms: 10_000, heartbeat: async () => {}, shutdown: new AbortController().signal },
+      { check: async () => (done ? "skipped" : undefined), run: async () => "ran" },
+      "handed-back",
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    done = true;
+    await redis.del(key);
+    expect(await second).toBe("skipped");
+  });
+
+  it("runUnderLease hands the work back when the worker stops mid-run", async () => {
+    const shutdown = new AbortController();
+    const outcome = runUnderLease(
+      { redis, key: `lease-${randomUUID()}`, owner: "run", ms: 10_000, heartbeat: async () => {}, shutdown: shutdown.signal },
+      {
+        check: async () => undefined,
+        run: (signal) => new Promise<string>((_, reject) => signal.addEventListener("abort", () => reject(new Error("aborted")))),
+      },
+      "handed-back",
+    );
+    setTimeout(() => shutdown.abort(), 50);
+    expect(await outcome).toBe("handed-back");
+  });
+});
