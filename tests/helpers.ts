@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { Kafka, logLevel, type KafkaMessage } from "kafkajs";
+import { assertNoUncaught } from "../scripts/lib/uncaught";
 
 export const ROOT = path.resolve(__dirname, "..");
 
@@ -26,6 +27,8 @@ export interface WorkerProcess {
   child: ChildProcess;
   output(): string;
   exited: Promise<number | null>;
+  /** Throws, quoting the lines, if the worker logged an uncaught exception or unhandled rejection: call it in afterAll. */
+  assertNoUncaught(): void;
 }
 
 /** A real worker process (worker/index.ts), as npm start runs it. */
@@ -39,7 +42,7 @@ export function spawnWorker(env: Record<string, string>, id = `test-worker-${ran
   child.stdout!.on("data", (d) => (output += d));
   child.stderr!.on("data", (d) => (output += d));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  return { id, child, output: () => output, exited };
+  return { id, child, output: () => output, exited, assertNoUncaught: () => assertNoUncaught(output, `worker ${id}`) };
 }
 
 /** Reads a whole topic from the beginning with a throw-away group until `done` says it has what it needs. */

@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from "no
 import path from "node:path";
 import { startMockBroker, type MockBroker } from "./kafka-mock";
 import { startRedis, stopChild, type RedisServer } from "./redis-server";
+import { assertNoUncaught } from "./uncaught";
 
 /**
  * Dispatch's processes, started the way `npm start` runs them: embedded Redis and broker unless
@@ -30,6 +31,10 @@ export interface Stack {
   workers: ManagedProcess[];
   startWorker(extraEnv?: Record<string, string>): ManagedProcess;
   stop(): Promise<void>;
+  /** The processes' shared log, when `output` is a file. */
+  logFile?: string;
+  /** Throws, quoting the lines, if a process logged an uncaught exception or unhandled rejection. */
+  assertNoUncaught(): void;
 }
 
 export interface ManagedProcess {
@@ -60,6 +65,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   let redis: RedisServer | undefined;
   let broker: MockBroker | undefined;
   const started: ManagedProcess[] = [];
+  const logFile = typeof opts.output === "object" ? opts.output.file : undefined;
   try {
     if (!env.REDIS_URL) {
       redis = await startRedis({ dir: path.join(opts.dataDir, "redis") });
@@ -99,6 +105,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       web,
       workers,
       startWorker,
+      logFile,
+      assertNoUncaught() {
+        if (logFile) assertNoUncaught(readFileSync(logFile, "utf8"), `the stack (${logFile})`);
+      },
       async stop() {
         await Promise.all(started.map((p) => p.stop()));
         await broker?.stop();

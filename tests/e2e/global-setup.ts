@@ -35,9 +35,10 @@ export default async function globalSetup() {
     LOCAL_MODEL_TOKENS_PER_SECOND: "20",
     NEXT_TELEMETRY_DISABLED: "1",
   });
-  const stack = await startStack({ root, dataDir, env, output: { file: path.join(dataDir, "stack.log") } });
+  const logFile = path.join(dataDir, "stack.log");
+  const stack = await startStack({ root, dataDir, env, output: { file: logFile } });
   (globalThis as { __e2eStack?: Stack }).__e2eStack = stack;
-  const info: StackInfo = { url: stack.url, apiKey: stack.apiKey, tenantId: String(stack.env.API_KEYS).split(":")[0] };
+  const info: StackInfo = { url: stack.url, apiKey: stack.apiKey, tenantId: String(stack.env.API_KEYS).split(":")[0], logFile };
   writeFileSync(STACK_FILE, JSON.stringify(info, null, 2));
   process.stdout.write(`e2e stack at ${stack.url} (logs in .test-data/e2e/stack.log)\n`);
 }

@@ -8,6 +8,8 @@ export interface StackInfo {
   url: string;
   apiKey: string;
   tenantId: string;
+  /** Where the web server and the workers write their output. */
+  logFile: string;
 }
 
 let cached: StackInfo | undefined;

@@ -34,6 +34,10 @@ export async function startTestStack(name: string, env: Record<string, string> =
   return {
     ...stack,
     logFile,
+    async stop() {
+      await stack.stop();
+      stack.assertNoUncaught();
+    },
     keys,
     logs: () => readFileSync(logFile, "utf8"),
     fetchAs: (tenant, pathname, init = {}) =>

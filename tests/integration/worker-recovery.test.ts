@@ -21,6 +21,7 @@ afterAll(async () => {
   await worker?.exited;
   redis.disconnect();
   await broker.stop();
+  worker?.assertNoUncaught();
 });
 
 describe("worker recovery", () => {
