@@ -1,6 +1,7 @@
 import type { Admin } from "kafkajs";
 import type { Redis } from "./redis";
 import { TOPICS } from "./topics";
+import { workerLoad } from "./system/read-running";
 import { liveWorkers } from "./workers";
 
 const withTimeout = <T>(promise: Promise<T>, ms: number, what: string) =>
@@ -18,7 +19,7 @@ async function probe(what: string, check: () => Promise<unknown>): Promise<Part>
   }
 }
 
-/** Whether this server can reach Redis and the broker, and which workers were seen lately. */
+/** Whether this server can reach Redis and the broker, and which workers were seen lately with their load. */
 export async function checkHealth(deps: { redis: Redis; admin: () => Promise<Admin> }) {
   const [redis, kafka] = await Promise.all([
     probe("redis", () => deps.redis.ping()),
@@ -26,5 +27,5 @@ export async function checkHealth(deps: { redis: Redis; admin: () => Promise<Adm
   ]);
   const workers = redis.ok ? await liveWorkers(deps.redis).catch(() => []) : [];
   const failing = [!redis.ok && "redis", !kafka.ok && "kafka"].filter(Boolean) as string[];
-  return { status: failing.length ? ("unavailable" as const) : ("ok" as const), failing, redis, kafka, workers: { count: workers.length, seen: workers } };
+  return { status: failing.length ? ("unavailable" as const) : ("ok" as const), failing, redis, kafka, workers: { count: workers.length, seen: workerLoad(workers) } };
 }

@@ -6,6 +6,7 @@ import { listJobs } from "@/lib/jobs/read-job";
 import { submitJob } from "@/lib/jobs/submit-job";
 import { enforceRateLimit } from "@/lib/rate-limit";
 import { getServices } from "@/lib/services";
+import { readTenantLoad } from "@/lib/system/read-running";
 
 export const dynamic = "force-dynamic";
 
@@ -25,5 +26,6 @@ export const GET = withProblems(async (request: Request) => {
   const services = getServices();
   const { tenantId } = authenticate(request, services.keys);
   const query = parseWith(pageQuerySchema, Object.fromEntries(new URL(request.url).searchParams));
-  return json(await listJobs(services.redis, tenantId, query));
+  const [page, running] = await Promise.all([listJobs(services.redis, tenantId, query), readTenantLoad(services.redis, tenantId, services.config.TENANT_CONCURRENCY)]);
+  return json({ ...page, running });
 });
