@@ -56,7 +56,7 @@ export async function runGeneration(deps: GenerationDeps, command: GenerationCom
           return "skipped";
         }
         if (isFinal(state.status)) {
-          if (state.audited !== "1") await emitAudit(deps, command.job_id, state);
+          await emitAfterFinal(deps, command, state);
           return "skipped";
         }
         return undefined;
@@ -175,15 +175,24 @@ async function finish(deps: GenerationDeps, command: GenerationCommand, writer: 
     deps.log("warn", "another run holds the job now; this run's result is dropped", { job_id: id });
     throw new HandBack("lease lost");
   }
-  if (status === "FAILED") {
+  await emitAfterFinal(deps, command, await redis.hgetall(jobKeys.state(id)));
+  return "finished";
+}
+
+/**
+ * What follows a final state, each marked once done so a redelivery after a crash (or a refused
+ * write, tried again) does only what is missing: a FAILED job's copy to the DLQ, then the audit event.
+ */
+async function emitAfterFinal(deps: GenerationDeps, command: GenerationCommand, state: Record<string, string>): Promise<void> {
+  if (state.status === "FAILED" && state.dead_lettered !== "1") {
     await deps.producer.send({
       topic: TOPICS.dlq.name,
       acks: -1,
-      messages: [{ key: command.tenant_id, value: JSON.stringify(command), headers: { reason: facts.error ?? "failed", worker_id: deps.workerId } }],
+      messages: [{ key: command.tenant_id, value: JSON.stringify(command), headers: { reason: state.error || "failed", worker_id: deps.workerId } }],
     });
+    await deps.redis.hset(jobKeys.state(command.job_id), "dead_lettered", "1");
   }
-  await emitAudit(deps, id, await redis.hgetall(jobKeys.state(id)));
-  return "finished";
+  if (state.audited !== "1") await emitAudit(deps, command.job_id, state);
 }
 
 /** One event per finished job on ai.generation.completed: the audit log. */

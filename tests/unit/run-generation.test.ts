@@ -11,7 +11,7 @@ import { takeLease } from "@/lib/lease";
 import { TOPICS } from "@/lib/topics";
 import { startRedis, type RedisServer } from "@/scripts/lib/redis-server";
 
-/** Two deliveries of one job inside one worker process (a partition that came back): one run, one audit event. */
+/** runGeneration on a real Redis: one run per job whatever delivers it, final writes under the lease, DLQ and audit once. */
 let server: RedisServer;
 let redis: Redis;
 const sent: ProducerRecord[] = [];
@@ -60,4 +60,25 @@ it("drops the final write of a run whose lease another run took", async () => {
   expect(await first).toBe("handed-back");
   expect(await redis.hget(`job:state:${id}`, "status")).toBe("RUNNING");
   expect(audits(id)).toBe(0);
+});
+
+it("copies a FAILED job to the DLQ once even when the first DLQ write is refused", async () => {
+  const { id, command } = await newJob();
+  const unknown = { ...command, model_name: "no-such-model" };
+  let refuse = true;
+  const flaky = {
+    send: async (record: ProducerRecord) => {
+      if (record.topic === TOPICS.dlq.name && refuse) {
+        refuse = false;
+        throw new Error("broker away");
+      }
+      sent.push(record);
+    },
+  } as unknown as Producer;
+  await expect(runGeneration({ ...deps(), producer: flaky }, unknown, control("run-1"))).rejects.toThrow("broker away");
+  // The consumer tries the message again: the job is final, only what is missing is done.
+  expect(await runGeneration({ ...deps(), producer: flaky }, unknown, control("run-2"))).toBe("skipped");
+  expect(sent.filter((r) => r.topic === TOPICS.dlq.name && JSON.parse(r.messages[0].value as string).job_id === id)).toHaveLength(1);
+  expect(audits(id)).toBe(1);
+  expect(await redis.hget(`job:state:${id}`, "status")).toBe("FAILED");
 });
