@@ -1,23 +1,36 @@
 import type { Redis } from "../redis";
 
 /** Gets each message of the channel; `resync` after a reconnection, when messages may have been missed. */
-export interface Listener {
-  message(raw: string): void;
+export interface Listener<T = string> {
+  message(message: T): void;
   resync?(): void;
+}
+
+/** Turns a channel's raw message into what its listeners get; undefined drops the message. */
+export type Parse<T> = (raw: string) => T | undefined;
+
+interface Channel {
+  listeners: Set<Listener<unknown>>;
+  parse?: Parse<unknown>;
 }
 
 /**
  * One Redis subscriber connection shared by every stream client of a process: channels are
- * subscribed while at least one client listens and released when the last one leaves.
+ * subscribed while at least one client listens and released when the last one leaves. A message
+ * is parsed once per channel, not once per listener.
  */
 export class StreamHub {
-  private readonly listeners = new Map<string, Set<Listener>>();
+  private readonly channels = new Map<string, Channel>();
   private readonly pending = new Map<string, Promise<unknown>>();
   private ready: Promise<void> | undefined;
 
   constructor(private readonly subscriber: Redis) {
-    subscriber.on("message", (channel: string, message: string) => {
-      for (const listener of this.listeners.get(channel) ?? []) listener.message(message);
+    subscriber.on("message", (name: string, raw: string) => {
+      const channel = this.channels.get(name);
+      if (!channel) return;
+      const message = channel.parse ? channel.parse(raw) : raw;
+      if (message === undefined) return;
+      for (const listener of channel.listeners) listener.message(message);
     });
     // ioredis subscribes again by itself after a reconnection; what was published meanwhile is
     // only in the replay lists, so every listener is told to read its list again.
@@ -26,30 +39,35 @@ export class StreamHub {
     subscriber.on("ready", () => {
       if (!lost) return;
       lost = false;
-      for (const set of this.listeners.values()) for (const listener of set) listener.resync?.();
+      for (const channel of this.channels.values()) for (const listener of channel.listeners) listener.resync?.();
     });
   }
 
-  /** Resolves once Redis confirmed the subscription, so nothing published afterwards is missed. */
-  async subscribe(channel: string, onMessage: Listener | ((raw: string) => void)): Promise<() => Promise<void>> {
-    const listener: Listener = typeof onMessage === "function" ? { message: onMessage } : onMessage;
-    let set = this.listeners.get(channel);
-    if (!set) {
-      set = new Set();
-      this.listeners.set(channel, set);
-      const subscribe = () => this.subscriber.subscribe(channel);
+  /**
+   * Resolves once Redis confirmed the subscription, so nothing published afterwards is missed.
+   * Without `parse` listeners get the raw string; a channel keeps the `parse` of its first listener.
+   */
+  subscribe(channel: string, onMessage: Listener | ((raw: string) => void)): Promise<() => Promise<void>>;
+  subscribe<T>(channel: string, onMessage: Listener<T> | ((message: T) => void), parse: Parse<T>): Promise<() => Promise<void>>;
+  async subscribe<T>(name: string, onMessage: Listener<T> | ((message: T) => void), parse?: Parse<T>): Promise<() => Promise<void>> {
+    const listener = (typeof onMessage === "function" ? { message: onMessage } : onMessage) as Listener<unknown>;
+    let channel = this.channels.get(name);
+    if (!channel) {
+      channel = { listeners: new Set(), parse };
+      this.channels.set(name, channel);
+      const subscribe = () => this.subscriber.subscribe(name);
       const now = this.subscriber.status === "ready" || this.subscriber.status === "end";
-      this.pending.set(channel, now ? subscribe() : this.untilReady().then(subscribe));
+      this.pending.set(name, now ? subscribe() : this.untilReady().then(subscribe));
     }
-    set.add(listener);
+    channel.listeners.add(listener);
     try {
-      await this.pending.get(channel);
+      await this.pending.get(name);
     } catch (error) {
-      this.remove(channel, listener);
+      this.remove(name, listener);
       throw error;
     }
     return async () => {
-      if (this.remove(channel, listener)) await this.subscriber.unsubscribe(channel).catch(() => {});
+      if (this.remove(name, listener)) await this.subscriber.unsubscribe(name).catch(() => {});
     };
   }
 
@@ -71,16 +89,16 @@ export class StreamHub {
 
   /** How many channels are held, for health and tests. */
   get channelCount(): number {
-    return this.listeners.size;
+    return this.channels.size;
   }
 
-  private remove(channel: string, listener: Listener): boolean {
-    const set = this.listeners.get(channel);
-    if (!set) return false;
-    set.delete(listener);
-    if (set.size > 0) return false;
-    this.listeners.delete(channel);
-    this.pending.delete(channel);
+  private remove(name: string, listener: Listener<unknown>): boolean {
+    const channel = this.channels.get(name);
+    if (!channel) return false;
+    channel.listeners.delete(listener);
+    if (channel.listeners.size > 0) return false;
+    this.channels.delete(name);
+    this.pending.delete(name);
     return true;
   }
 }

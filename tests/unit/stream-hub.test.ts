@@ -59,4 +59,19 @@ describe("StreamHub", () => {
     subscriber.becomeReady();
     expect(resyncs).toBe(1);
   });
+
+  it("parses a message once for all the listeners of its channel and drops what does not parse", async () => {
+    const subscriber = new FakeSubscriber("ready");
+    const hub = new StreamHub(subscriber as unknown as Redis);
+    let parses = 0;
+    const parse = (raw: string) => (parses++, raw === "bad" ? undefined : { raw });
+    const got: unknown[] = [];
+    await hub.subscribe("a", (m) => got.push(m), parse);
+    await hub.subscribe("a", (m) => got.push(m), parse);
+    subscriber.emit("message", "a", "m");
+    subscriber.emit("message", "a", "bad");
+    expect(parses).toBe(2);
+    expect(got).toEqual([{ raw: "m" }, { raw: "m" }]);
+    expect(got[0]).toBe(got[1]);
+  });
 });
