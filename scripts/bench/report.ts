@@ -13,6 +13,7 @@ import type { Machine } from "./lib/machine";
 import { lineChartSvg } from "./lib/plot";
 import { fmt, fmtRatio, median, ratio } from "./lib/stats";
 import type { Sizes } from "./run";
+import type { FairnessRun, MemoryRun, RealisticDrain } from "./figures/concurrency";
 
 export interface Results {
   date: string;
@@ -30,7 +31,14 @@ export interface Results {
   fanOut: FanOutRun[];
   reel?: ReelFlowResult;
   audit?: AuditCheck;
+  concurrency?: ConcurrencyResults;
   errors: { figure: string; message: string }[];
+}
+
+export interface ConcurrencyResults {
+  drains: RealisticDrain[];
+  fairness?: FairnessRun;
+  memory: MemoryRun[];
 }
 
 const PLOT_SVG = "docs/benchmarks/backlog-lag.svg";
@@ -132,6 +140,18 @@ export function renderReport(r: Results, before?: Results): { markdown: string; 
   if (r.reel) {
     push(`| 5 | Sandbox processing, reel-valid.mp4 | ${fmt(r.reel.sandboxProcessingMs, 0)} ms | configured ≥ ${r.reel.configuredProcessingMs} ms | ${fmtRatio(r.reel.sandboxProcessingMs / r.reel.configuredProcessingMs)} | | |`);
     for (const f of r.reel.flows) push(`| 5 | Reel flow at ${f.pollIntervalMs} ms polls | ${fmt(f.totalMs, 0)} ms | ${f.polls} polls × ${f.pollIntervalMs} ms = ${f.polls * f.pollIntervalMs} ms | +${fmt(f.overheadMs, 0)} ms | | |`);
+  }
+  const c = r.concurrency;
+  for (const d of c?.drains ?? []) {
+    push(`| 7 | Drain ${d.jobs} jobs × ${d.maxTokens} tokens at ${d.tokensPerSecond} tokens/s, WORKER_CONCURRENCY ${d.concurrency} | ${fmt(d.drainMs / 1000)} s | ideal ${fmt(d.idealMs / 1000)} s (one job per partition: ${fmt(d.partitionBoundMs / 1000, 0)} s) | ${fmtRatio(d.ratio)} | ≤ 1.25× | ${mark(d.ratio <= 1.25)} |`);
+  }
+  if (c?.fairness) {
+    const f = c.fairness;
+    push(`| 7 | A lone tenant's job behind a ${f.flood.toLocaleString("en-US")}-job flood on its partition: time to start, p99 | ${fmt(f.startMs.p99, 0)} ms | p50 ${fmt(f.startMs.p50, 0)} ms | – | ≤ 1,000 ms | ${mark(f.startMs.p99 <= 1000)} |`);
+  }
+  if (c && c.memory.length) {
+    const [small, ...rest] = [...c.memory].sort((a, b) => a.maxBuffered - b.maxBuffered);
+    for (const m of rest) push(`| 7 | Worker RSS, ${m.backlog.toLocaleString("en-US")}-job backlog, window ${m.maxBuffered.toLocaleString("en-US")}/partition | ${fmt(m.rssMb, 0)} MB (${m.buffered.toLocaleString("en-US")} buffered) | window ${small.maxBuffered.toLocaleString("en-US")}: ${fmt(small.rssMb, 0)} MB (${small.buffered.toLocaleString("en-US")} buffered) | ${fmtRatio(m.rssMb / small.rssMb)} | bounded by the window | |`);
   }
   if (r.raw) {
     push(`| 6 | Bare Node http server, 50 connections | ${fmt(r.raw.bareHttp.rps, 0)} req/s, p99 ${fmt(r.raw.bareHttp.p99, 0)} ms | – | – | | |`);
@@ -268,6 +288,37 @@ export function renderReport(r: Results, before?: Results): { markdown: string; 
       ...r.reel.flows.map((f) => `| ${f.pollIntervalMs} ms | ${f.status} | ${fmt(f.totalMs, 0)} ms | ${f.polls} | ${f.polls * f.pollIntervalMs} ms | ${fmt(f.overheadMs, 0)} ms |`),
       "",
     );
+  }
+
+  if (c) {
+    push(
+      "## 7. Concurrency beyond the partition count",
+      "",
+      "A worker runs WORKER_CONCURRENCY jobs at once from all its partitions, tenants taking turns (docs/architecture.md). Jobs at the pace of a hosted model: local-ngram at 40 tokens/s, every job its full max_tokens.",
+      "",
+      "| WORKER_CONCURRENCY | Jobs | Tenants | Drain (first start → last done) | Ideal (jobs × job time ÷ concurrency) | Ratio | One job per partition (computed) | Peak RUNNING | Job time, median | Worker CPU | Statuses |",
+      "|---|---|---|---|---|---|---|---|---|---|---|",
+      ...c.drains.map((d) => `| ${d.concurrency} | ${d.jobs} | ${d.tenants} | ${fmt(d.drainMs / 1000)} s | ${fmt(d.idealMs / 1000)} s | ${fmtRatio(d.ratio)} | ${fmt(d.partitionBoundMs / 1000, 0)} s | ${d.peakRunning} | ${fmt(d.jobMs, 0)} ms (ideal ${fmt((d.maxTokens / d.tokensPerSecond) * 1000, 0)}) | ${fmt(d.workerCpuPct, 0)} % | ${Object.entries(d.statuses).map(([k, v]) => `${k} ${v}`).join(", ")} |`),
+      "",
+    );
+    if (c.fairness) {
+      const f = c.fairness;
+      push(
+        `**Fairness.** Tenant \`${f.floodTenant}\` submits ${f.flood.toLocaleString("en-US")} long jobs (4,000 tokens each) to partition ${f.partition}; once they are in the worker's window, tenant \`${f.loneTenant}\` (same partition) submits ${f.startMs.n} short jobs one after another.`,
+        `From each one's 202 to its start: p50 **${fmt(f.startMs.p50, 0)} ms**, p99 **${fmt(f.startMs.p99, 0)} ms**, max ${fmt(f.startMs.max, 0)} ms. The flood had ${f.floodStarted} jobs started (its TENANT_CONCURRENCY); the rest waited without blocking the neighbour.`,
+        "",
+      );
+    }
+    if (c.memory.length) {
+      push(
+        "**Memory.** One worker facing the backlog (long jobs, so nothing drains): it reads ahead until each partition's window is full, then pauses those fetches.",
+        "",
+        "| Backlog | MAX_BUFFERED_PER_PARTITION | Messages buffered | Worker RSS |",
+        "|---|---|---|---|",
+        ...c.memory.map((m) => `| ${m.backlog.toLocaleString("en-US")} | ${m.maxBuffered.toLocaleString("en-US")} | ${m.buffered.toLocaleString("en-US")} | ${fmt(m.rssMb, 0)} MB |`),
+        "",
+      );
+    }
   }
 
   if (before) {

@@ -15,6 +15,7 @@ import { buildIfStale } from "../lib/build";
 import { freePort } from "../lib/redis-server";
 import { startStack } from "../lib/stack";
 import { checkAudit } from "./figures/audit";
+import { drainAtPace, measureFairness, measureMemory, submitMany } from "./figures/concurrency";
 import { drainBacklog } from "./figures/backlog";
 import { measureFanOut } from "./figures/fan-out";
 import { measureFirstToken } from "./figures/first-token";
@@ -52,6 +53,12 @@ function sizes() {
     rawSeconds: Math.max(3, Math.round(8 * Math.min(1, scale))),
     reelShortIntervalMs: 250,
     reelShortRuns: 2,
+    paceJobs: Math.max(100, Math.round(1000 * Math.min(1, scale))),
+    paceConcurrency: (process.env.BENCH_CONCURRENCY ?? "64,256").split(",").map(Number).filter((n) => n > 0),
+    flood: Math.max(500, Math.round(5000 * Math.min(1, scale))),
+    fairnessSamples: 50,
+    memoryBacklog: Math.max(10_000, Math.round(100_000 * scale)),
+    memoryWindows: [1000, 10_000],
   };
 }
 export type Sizes = ReturnType<typeof sizes>;
@@ -95,10 +102,10 @@ async function main() {
   rmSync(dataDir, { recursive: true, force: true });
   mkdirSync(dataDir, { recursive: true });
   const demo: Tenant = { id: "demo", key: `dk_${randomBytes(24).toString("base64url")}`, partition: -1 };
-  const spread = spreadTenants(2);
+  const spread = spreadTenants(4);
   const reelAccount = { id: "1784140000000042", token: `SANDBOX${randomBytes(20).toString("hex")}` };
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of ["GRAPH_URL", "API_KEYS", "REEL_ACCOUNTS", "LLM_BASE_URL", "DATA_DIR", "PORT", "WORKERS", "WORKER_CONCURRENCY", "LOCAL_MODEL_TOKENS_PER_SECOND", "REEL_POLL_INTERVAL_MS", "REEL_POLL_ATTEMPTS", "SANDBOX_PROCESSING_MS"]) delete env[name];
+  for (const name of ["GRAPH_URL", "API_KEYS", "REEL_ACCOUNTS", "LLM_BASE_URL", "DATA_DIR", "PORT", "WORKERS", "WORKER_CONCURRENCY", "TENANT_CONCURRENCY", "MAX_BUFFERED_PER_PARTITION", "LOCAL_MODEL_TOKENS_PER_SECOND", "REEL_POLL_INTERVAL_MS", "REEL_POLL_ATTEMPTS", "SANDBOX_PROCESSING_MS"]) delete env[name];
   Object.assign(env, {
     PORT: String(await freePort()),
     WORKERS: "1",
@@ -146,7 +153,7 @@ async function main() {
     // The burst and the backlog run with no worker: the stack's own is stopped until a figure needs one.
     await stack.workers[0].stop();
 
-    const only = new Set((process.env.BENCH_ONLY ?? "raw,submit,ttft,fanout-worker,fanout,reel").split(","));
+    const only = new Set((process.env.BENCH_ONLY ?? "raw,submit,ttft,fanout-worker,fanout,reel,concurrency").split(","));
     if (only.has("raw")) results.raw = await figure("raw limits", () => measureRawLimits(ctx, size.rawSeconds));
     if (only.has("submit")) await figure("warm-up", () => warmUp(ctx));
     results.submits = [];
@@ -185,6 +192,31 @@ async function main() {
     if (backlogIds.length) {
       log("audit log check");
       results.audit = await figure("audit", () => checkAudit(ctx, backlogIds));
+    }
+    // Last: the fairness flood and the memory backlog stay on the log.
+    if (only.has("concurrency")) {
+      const concurrency: NonNullable<Results["concurrency"]> = { drains: [], memory: [] };
+      results.concurrency = concurrency;
+      // 20 tenants over every partition: the tenants sorted by their rank within their partition.
+      const byRank = [...spread].sort((a, b) => spread.filter((t) => t.partition === a.partition).indexOf(a) - spread.filter((t) => t.partition === b.partition).indexOf(b) || a.partition - b.partition);
+      for (const n of size.paceConcurrency) {
+        log(`drain at a realistic pace, WORKER_CONCURRENCY ${n}`);
+        const run = await figure(`drain at pace (${n})`, () => drainAtPace(ctx, byRank.slice(0, 20), size.paceJobs, 100, n));
+        if (run) concurrency.drains.push(run);
+      }
+      log(`fairness behind a ${size.flood}-job flood`);
+      const [floodTenant, loneTenant] = spread.filter((t) => t.partition === spread[0].partition);
+      const fairness = await figure("fairness", () => measureFairness(ctx, floodTenant, loneTenant, size.flood, size.fairnessSamples));
+      if (fairness) {
+        const { floodIds, ...rest } = fairness;
+        concurrency.fairness = rest;
+        log(`memory: a backlog of ${size.memoryBacklog} jobs`);
+        const filled = await figure("memory backlog", () => submitMany(ctx, spread, size.memoryBacklog - floodIds.length, 4000));
+        for (const window of filled ? size.memoryWindows : []) {
+          const run = await figure(`memory (${window})`, () => measureMemory(ctx, size.memoryBacklog, window));
+          if (run) concurrency.memory.push(run);
+        }
+      }
     }
   } finally {
     await stopAll();
