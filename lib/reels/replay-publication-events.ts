@@ -13,39 +13,40 @@ export async function* replayPublicationEvents(
   publicationId: string,
   after: number,
   signal: AbortSignal,
-): AsyncGenerator<PublicationEvent> {
-  const queue: PublicationEvent[] = [];
+): AsyncGenerator<PublicationEvent[]> {
+  let queue: PublicationEvent[] = [];
   let wake: (() => void) | undefined;
-  const onMessage = (raw: string) => {
-    const event = parseEvent(raw);
-    if (!event) return;
+  const onMessage = (event: PublicationEvent) => {
     queue.push(event);
     wake?.();
   };
   const onAbort = () => wake?.();
   signal.addEventListener("abort", onAbort);
-  const unsubscribe = await deps.hub.subscribe(publicationKeys.stream(publicationId), onMessage);
+  const unsubscribe = await deps.hub.subscribe(publicationKeys.stream(publicationId), onMessage, parseEvent);
   try {
     const stored = await readEvents(deps.redis, publicationId);
-    let lastSeq = after;
-    for (const event of stored) {
-      if (event.seq <= after) continue;
-      yield event;
-      lastSeq = event.seq;
-    }
+    const missed = stored.filter((event) => event.seq > after);
+    if (missed.length > 0) yield missed;
+    let lastSeq = missed.at(-1)?.seq ?? after;
     const last = stored[stored.length - 1];
     if (last && isSettled(last.status)) return;
     while (!signal.aborted) {
-      const event = queue.shift();
-      if (!event) {
+      if (queue.length === 0) {
         await new Promise<void>((resolve) => (wake = resolve));
         wake = undefined;
         continue;
       }
-      if (event.seq <= lastSeq) continue;
-      yield event;
-      lastSeq = event.seq;
-      if (isSettled(event.status)) return;
+      const batch: PublicationEvent[] = [];
+      for (const event of queue) {
+        if (event.seq <= lastSeq) continue;
+        batch.push(event);
+        lastSeq = event.seq;
+        if (isSettled(event.status)) break;
+      }
+      queue = [];
+      if (batch.length > 0) yield batch;
+      const end = batch.at(-1);
+      if (end && isSettled(end.status)) return;
     }
   } finally {
     signal.removeEventListener("abort", onAbort);
