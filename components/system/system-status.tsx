@@ -4,17 +4,20 @@ import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import type { checkHealth } from "@/lib/health";
 import type { JobStatus } from "@/lib/jobs/keys";
+import type { TenantLoad } from "@/lib/system/read-running";
 import type { GroupLag, SystemStatus } from "@/lib/system/read-system-status";
 import { errorMessage, fetchJson } from "../api";
-import { formatAgo, formatMs, formatNumber, formatTime } from "../format";
+import { formatMs, formatNumber, formatTime } from "../format";
 import { JobStatusBadge } from "../jobs/job-status";
 import { Badge } from "../ui/badge";
 import { Card, CardBody, CardHeader } from "../ui/card";
 import { cx } from "../ui/cx";
 import { Alert, Empty, Loading } from "../ui/states";
+import { TenantLoadCard } from "./tenant-load";
+import { WorkerLoadCard } from "./worker-load";
 
 type Health = Awaited<ReturnType<typeof checkHealth>>;
-type SystemView = SystemStatus & { health: Health };
+type SystemView = SystemStatus & { health: Health; tenant: TenantLoad | null };
 
 const REFRESH_MS = 3000;
 
@@ -28,7 +31,7 @@ export function SystemStatusView() {
 
   if (system.isPending) return <Loading label="Reading the system…" />;
   if (system.isError && !system.data) return <Alert title="Could not read the system status">{errorMessage(system.error)}</Alert>;
-  const { health, kafka, jobs, generated_at } = system.data;
+  const { health, kafka, jobs, generated_at, tenant } = system.data;
 
   return (
     <div className="space-y-6">
@@ -60,29 +63,10 @@ export function SystemStatusView() {
           <CardBody>{jobs.ok ? <JobsByStatus counts={jobs.by_status} total={jobs.counted} /> : <Alert title="Redis did not answer">{jobs.error}</Alert>}</CardBody>
         </Card>
 
-        <Card>
-          <CardHeader title="Workers seen" />
-          {health.workers.seen.length === 0 ? (
-            <Empty title="No live workers">Jobs wait in the log until a worker starts.</Empty>
-          ) : (
-            <ul className="divide-y divide-zinc-100 dark:divide-zinc-800" data-testid="workers">
-              {health.workers.seen.map((w) => (
-                <li key={w.id} className="flex items-center justify-between gap-3 px-5 py-3">
-                  <div className="min-w-0">
-                    <p className="truncate font-mono text-sm">{w.id}</p>
-                    <p className="truncate text-xs text-zinc-500 dark:text-zinc-400" title={w.consumers.join(", ")}>
-                      {w.consumers.length === 0
-                        ? "no consumers"
-                        : w.consumers.map((c) => `${c}${w.assignments?.[c] ? ` (partitions ${w.assignments[c].join(", ") || "none"})` : ""}`).join(" · ")}
-                    </p>
-                  </div>
-                  <span className="shrink-0 text-xs text-zinc-500 tabular-nums dark:text-zinc-400">{formatAgo(w.last_seen)}</span>
-                </li>
-              ))}
-            </ul>
-          )}
-        </Card>
+        <TenantLoadCard tenant={tenant} />
       </div>
+
+      <WorkerLoadCard workers={health.workers.seen} />
 
       {kafka.ok ? (
         <div className="grid grid-cols-1 items-start gap-6 lg:grid-cols-2">
