@@ -38,6 +38,7 @@ afterAll(async () => {
   for (const w of workers) writeFileSync(`.test-data/${w.id}.log`, w.output());
   for (const w of workers) w.child.kill("SIGTERM");
   await Promise.all(workers.map((w) => w.exited));
+  for (const w of workers) w.assertNoUncaught();
   const { getServices } = await import("@/lib/services");
   await (await getServices().producer()).disconnect().catch(() => {});
   getServices().redis.disconnect();

@@ -82,6 +82,7 @@ async function stopWorkers() {
   for (const w of workers) writeFileSync(`.test-data/${w.id}.log`, w.output());
   for (const w of workers) w.child.kill("SIGTERM");
   await Promise.all(workers.map((w) => w.exited));
+  for (const w of workers) w.assertNoUncaught();
   workers = [];
 }
 
@@ -169,6 +170,7 @@ describe("parallel consumption on the real stack", () => {
     victim.child.kill("SIGKILL");
     await victim.exited;
     workers = workers.filter((w) => w !== victim);
+    victim.assertNoUncaught();
     writeFileSync(`.test-data/${victim.id}-killed.log`, victim.output());
     const [heir] = await startWorkers(1, { WORKER_CONCURRENCY: "64", TENANT_CONCURRENCY: "64" });
 
