@@ -1,15 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { createLocalNgram, sampleToken } from "@/lib/jobs/providers/local-ngram";
+import { createLocalNgram, MIN_TOKENS, readShippedCorpus, sampleToken } from "@/lib/jobs/providers/local-ngram";
 import { countTokens } from "@/lib/jobs/tokens";
 import type { GenerationChunk } from "@/lib/jobs/providers/provider";
 
 const corpus = ["The broker keeps the log.\n\nThe worker reads the log and writes tokens.\n\nClients read the stream."];
 const noWait = async () => {};
-
-async function run(options: { prompt: string; temperature: number; maxTokens: number }, seed = 1) {
+/** A seeded generator (Lehmer), so a failing seed can be replayed. */
+function seeded(seed: number) {
   let state = seed;
-  const random = () => ((state = (state * 48271) % 2147483647) / 2147483647);
-  const model = createLocalNgram({ corpus, tokensPerSecond: 1000, random, sleep: noWait });
+  return () => (state = (state * 48271) % 2147483647) / 2147483647;
+}
+
+async function run(options: { prompt: string; temperature: number; maxTokens: number }, seed = 1, model = createLocalNgram({ corpus, tokensPerSecond: 1000, sleep: noWait, random: seeded(seed) })) {
   const deltas: string[] = [];
   for await (const chunk of model.generate({ model: "local-ngram", ...options, signal: new AbortController().signal }) as AsyncIterable<GenerationChunk>) {
     if ("delta" in chunk) deltas.push(chunk.delta);
@@ -31,9 +33,32 @@ describe("local-ngram", () => {
     expect(deltas.length).toBeLessThanOrEqual(5);
   });
 
-  it("stops at a natural end (the end of a paragraph)", async () => {
-    const deltas = await run({ prompt: "Clients read the", temperature: 0, maxTokens: 500 });
-    expect(deltas.join("")).toBe(" stream.");
+  it("stops at a natural end (the end of a paragraph), once it has said MIN_TOKENS", async () => {
+    const text = (await run({ prompt: "Clients read the", temperature: 0, maxTokens: 500 })).join("");
+    expect(text).toMatch(/^ stream\./);
+    expect(countTokens(text)).toBeGreaterThanOrEqual(MIN_TOKENS);
+    expect(countTokens(text)).toBeLessThan(500);
+  });
+
+  it("never completes empty: over many prompts, seeds and temperatures on the shipped corpus", async () => {
+    // A whole sentence as the prompt is where the corpus most often ends a paragraph.
+    const prompts = ["Write two sentences about lighthouses.", "Hello.", "What is Dispatch?", "The worker", "Summarise the README.", "ok", "1.", "Ctrl-C stops every process it started."];
+    let random = seeded(1);
+    const shipped = createLocalNgram({ corpus: readShippedCorpus(), tokensPerSecond: 1000, sleep: noWait, random: () => random() });
+    const failures: string[] = [];
+    for (const prompt of prompts) {
+      for (const temperature of [0, 0.2, 0.7, 1.2]) {
+        for (const maxTokens of [1, 2, 5, 120]) {
+          for (let seed = 1; seed <= (temperature === 0 ? 1 : 6); seed++) {
+            random = seeded(seed * 7919);
+            const text = (await run({ prompt, temperature, maxTokens }, seed, shipped)).join("");
+            const tokens = countTokens(text);
+            if (!text.trim() || tokens < Math.min(maxTokens, MIN_TOKENS)) failures.push(`${JSON.stringify(prompt)} t=${temperature} max=${maxTokens} seed=${seed}: ${JSON.stringify(text)} (${tokens} tokens)`);
+          }
+        }
+      }
+    }
+    expect(failures).toEqual([]);
   });
 
   it("samples by temperature: greedy at 0, spread when hot", () => {

@@ -12,6 +12,12 @@ import type { GenerationChunk, GenerationRequest, Provider } from "./provider";
  */
 const END = -1;
 const PROMPT_WEIGHT = 3;
+/**
+ * Tokens said before the end of a paragraph may end the text. A prompt that is itself a whole
+ * sentence ("Write two sentences about lighthouses.") is often followed by a paragraph end in the
+ * corpus; without this floor such a job completed with no output at all.
+ */
+export const MIN_TOKENS = 16;
 
 type Counts = Map<number, number>;
 
@@ -107,9 +113,12 @@ export function createLocalNgram(options: LocalNgramOptions): Provider {
       const emitted: number[] = [];
       let text = "";
       const started = Date.now();
+      const minTokens = Math.min(MIN_TOKENS, request.maxTokens);
       for (let i = 0; i < request.maxTokens; i++) {
         request.signal.throwIfAborted();
-        const token = nextToken(context, [base, local], request.temperature, random);
+        // Until it has said something visible, neither the end nor a whitespace-only token.
+        const allowed = i >= minTokens ? undefined : text.trim() ? notEnd : visible;
+        const token = nextToken(context, [base, local], request.temperature, random, allowed);
         if (token === END) break;
         context.push(token);
         emitted.push(token);
@@ -122,20 +131,38 @@ export function createLocalNgram(options: LocalNgramOptions): Provider {
         if (due > 0) await sleep(due, request.signal);
         if (delta) yield { delta };
       }
+      // max_tokens cut a character in two: say what was generated rather than nothing.
+      const rest = decodeTokens(emitted).slice(text.length);
+      if (rest) yield { delta: rest };
     },
   };
 }
 
-function nextToken(context: number[], tables: NgramTable[], temperature: number, random: () => number): number {
+const notEnd = (token: number) => token !== END;
+const visibleTokens = new Map<number, boolean>();
+const visible = (token: number) => {
+  if (token === END) return false;
+  let seen = visibleTokens.get(token);
+  if (seen === undefined) visibleTokens.set(token, (seen = decodeTokens([token]).trim().length > 0));
+  return seen;
+};
+
+/** The next token, backing off from trigrams to bigrams to unigrams, among the `allowed` ones when given. */
+function nextToken(context: number[], tables: NgramTable[], temperature: number, random: () => number, allowed?: (token: number) => boolean): number {
+  const narrow = (counts: Counts | undefined): Counts | undefined => {
+    if (!counts || !allowed) return counts;
+    const kept: Counts = new Map([...counts].filter(([token]) => allowed(token)));
+    return kept.size ? kept : undefined;
+  };
   const n = context.length;
   if (n >= 2) {
     const key = `${context[n - 2]},${context[n - 1]}`;
-    const found = tables.map((t) => t.trigrams.get(key)).filter((c): c is Counts => !!c);
+    const found = tables.map((t) => narrow(t.trigrams.get(key))).filter((c): c is Counts => !!c);
     if (found.length) return sampleToken(found, temperature, random);
   }
   if (n >= 1) {
-    const found = tables.map((t) => t.bigrams.get(context[n - 1])).filter((c): c is Counts => !!c);
+    const found = tables.map((t) => narrow(t.bigrams.get(context[n - 1]))).filter((c): c is Counts => !!c);
     if (found.length) return sampleToken(found, temperature, random);
   }
-  return sampleToken(tables.map((t) => t.unigrams), temperature, random);
+  return sampleToken(tables.map((t) => narrow(t.unigrams)).filter((c): c is Counts => !!c), temperature, random);
 }
