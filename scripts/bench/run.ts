@@ -46,10 +46,11 @@ function sizes() {
     backlogMaxTokens: 8,
     firstTokenSamples: Math.max(5, Math.round(30 * scale)),
     fanOut,
-    fanOutWorkerJobs: Math.max(6, Math.round(50 * Math.min(1, scale))),
-    fanOutWorkerMaxTokens: 20,
-    fanOutSeconds: 5,
-    fanOutTokensPerSecond: 50,
+    /** Jobs streaming at once through Kafka and one worker (the issue's 200 and 500). */
+    fanOutWorker: (process.env.BENCH_FANOUT_WORKER ? process.env.BENCH_FANOUT_WORKER.split(",").map(Number) : [200, 500]).map((n) => Math.max(6, Math.round(n * Math.min(1, scale)))).filter((n) => n > 0),
+    fanOutWorkerTokensPerSecond: Number(process.env.BENCH_FANOUT_WORKER_TPS ?? 20),
+    fanOutSeconds: Number(process.env.BENCH_FANOUT_SECONDS ?? 5),
+    fanOutTokensPerSecond: Number(process.env.BENCH_FANOUT_TPS ?? 50),
     rawSeconds: Math.max(3, Math.round(8 * Math.min(1, scale))),
     reelShortIntervalMs: 250,
     reelShortRuns: 2,
@@ -115,6 +116,7 @@ async function main() {
     RATE_LIMIT_PER_MINUTE: "1000000000",
     ALLOW_PRIVATE_VIDEO_URLS: "true",
     NEXT_TELEMETRY_DISABLED: "1",
+    BENCH_FLOOR_ROUTE: "1",
   });
   // BENCH_PROFILE=1: every Node process of the stack writes a CPU profile to .bench-data/profiles when it exits.
   if (process.env.BENCH_PROFILE) {
@@ -175,9 +177,10 @@ async function main() {
       results.firstToken = await figure("first token", () => measureFirstToken(ctx, size.firstTokenSamples));
     }
     results.fanOut = [];
-    if (only.has("fanout-worker")) {
-      log("fan-out through a real worker");
-      const viaWorker = await figure("fan-out worker", () => measureFanOut(ctx, "worker", size.fanOutWorkerJobs, size.fanOutWorkerMaxTokens, size.fanOutTokensPerSecond));
+    for (const n of only.has("fanout-worker") ? size.fanOutWorker : []) {
+      log(`fan-out through Kafka and a real worker: ${n} jobs streaming at once`);
+      const tps = size.fanOutWorkerTokensPerSecond;
+      const viaWorker = await figure(`fan-out worker ${n}`, () => measureFanOut(ctx, "worker", n, tps * size.fanOutSeconds, tps));
       if (viaWorker) results.fanOut.push(viaWorker);
     }
     for (const n of only.has("fanout") ? size.fanOut : []) {
@@ -243,11 +246,13 @@ function writeReport(results: Results): void {
   const baselinePath = process.env.BENCH_BASELINE;
   const baseline = baselinePath && existsSync(baselinePath) ? (JSON.parse(readFileSync(baselinePath, "utf8")) as Results) : undefined;
   const { markdown, files } = renderReport(results, baseline);
+  // A partial run (BENCH_ONLY) must not replace the committed report of a full one.
+  const outDir = process.env.BENCH_ONLY ? benchDir : root;
   for (const [file, content] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
-    writeFileSync(path.join(root, file), content);
+    mkdirSync(path.dirname(path.join(outDir, file)), { recursive: true });
+    writeFileSync(path.join(outDir, file), content);
   }
-  writeFileSync(path.join(root, "BENCHMARKS.md"), markdown);
+  writeFileSync(path.join(outDir, "BENCHMARKS.md"), markdown);
 }
 
 // BENCH_RENDER=<results.json> writes the report of an earlier run again, without running anything.
