@@ -123,7 +123,8 @@ class ParallelRunner {
     }
     // The next fetch goes on after this batch; nothing is committed by kafkajs (autoCommit is off).
     resolveOffset(batch.messages[batch.messages.length - 1].offset);
-    if (window.size >= this.opts.maxBuffered && !window.resume) window.resume = pause();
+    // Paused again even if it was: a rebalance may have let kafkajs fetch a paused partition again.
+    if (window.size >= this.opts.maxBuffered) window.resume = pause();
     this.pump();
   }
 
