@@ -45,6 +45,7 @@ const boolean = z
 const envSchema = z.object({
   NODE_ENV: z.string().default("production"),
   PORT: z.coerce.number().int().min(1).max(65535).default(3000),
+  HOST: z.string().regex(/^[A-Za-z0-9.:-]{1,253}$/, "HOST is the address the web server binds, e.g. 127.0.0.1 or 0.0.0.0").optional(),
   REDIS_URL: z.string().url({ message: "REDIS_URL must be a redis:// URL (npm start sets it when it runs the embedded Redis)" }),
   KAFKA_BROKERS: z
     .string()
@@ -101,6 +102,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
   }
   const parsed = result.data;
+  if (parsed.LLM_BASE_URL && parsed.LLM_MODELS.length === 0) throw new ConfigError("Invalid configuration:\n  LLM_MODELS: list the model names LLM_BASE_URL serves (comma separated)");
   const sandboxUrl = `http://127.0.0.1:${parsed.PORT}/graph`;
   const graphUrl = (parsed.GRAPH_URL ?? sandboxUrl).replace(/\/+$/, "");
   const tenants = new Set(parsed.API_KEYS.map((k) => k.tenantId));

@@ -1,28 +1,17 @@
 import path from "node:path";
+import { startBanner } from "./lib/banner";
 import { buildIfStale } from "./lib/build";
-import { startStack } from "./lib/stack";
+import { checkStackEnv, startStack } from "./lib/stack";
 
 /** `npm start`: the whole of Dispatch on one machine, embedded parts where nothing else is set. */
 async function main() {
   const root = path.resolve(__dirname, "..");
   const dev = process.argv.includes("--dev");
+  // Before the build and before any process starts: a bad value stops here, named.
+  checkStackEnv(process.env);
   if (!dev) buildIfStale(root);
-  const stack = await startStack({ root, dataDir: path.join(root, process.env.DATA_DIR ?? ".data"), env: process.env, dev });
-  const embedded = [stack.redis && "Redis", stack.broker && "Kafka (librdkafka mock cluster)"].filter(Boolean).join(", ");
-  process.stdout.write(
-    [
-      "",
-      `  Dispatch     ${stack.url}`,
-      `  API key      ${stack.apiKey}   (tenant ${String(stack.env.API_KEYS).split(":")[0]})`,
-      `  Redis        ${stack.env.REDIS_URL}`,
-      `  Kafka        ${stack.env.KAFKA_BROKERS}`,
-      `  Workers      ${stack.workers.length}`,
-      embedded ? `  Embedded     ${embedded}` : "",
-      "",
-      "ready",
-      "",
-    ].join("\n"),
-  );
+  const stack = await startStack({ root, dataDir: path.resolve(root, process.env.DATA_DIR || ".data"), env: process.env, dev });
+  process.stdout.write(startBanner(stack));
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
@@ -53,6 +42,7 @@ async function main() {
 }
 
 main().catch((error) => {
-  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  // A ConfigError's message names every bad variable: no stack trace for an operator's typo.
+  process.stderr.write(`npm start: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
 });

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { parseConfig } from "../../lib/config";
 import { startMockBroker, type MockBroker } from "./kafka-mock";
 import { startRedis, stopChild, type RedisServer } from "./redis-server";
 import { assertNoUncaught } from "./uncaught";
@@ -23,7 +24,12 @@ export interface StackOptions {
 
 export interface Stack {
   url: string;
+  /** The address the web server listens on. */
+  host: string;
+  /** The first key of API_KEYS. */
   apiKey: string;
+  /** True when Dispatch made the key (API_KEYS unset), so it may be shown; an operator's keys never are. */
+  apiKeyGenerated: boolean;
   env: NodeJS.ProcessEnv;
   redis?: RedisServer;
   broker?: MockBroker;
@@ -57,11 +63,29 @@ export function devApiKeys(dataDir: string): string {
   return keys;
 }
 
+/** Fully embedded: nothing of Dispatch reaches outside this machine, so it listens on loopback only. */
+export function isEmbedded(env: NodeJS.ProcessEnv): boolean {
+  return !env.REDIS_URL && !env.KAFKA_BROKERS && !env.GRAPH_URL;
+}
+
+/**
+ * Validates the environment the web server and the workers will get, before anything starts, so a
+ * bad value stops `npm start` at once with the variable named rather than a server answering 500.
+ * REDIS_URL and KAFKA_BROKERS, when unset, stand for the embedded parts started later.
+ */
+export function checkStackEnv(env: NodeJS.ProcessEnv): void {
+  const filled = { ...env, API_KEYS: env.API_KEYS || "check:0123456789abcdef", REDIS_URL: env.REDIS_URL || "redis://127.0.0.1:6379", KAFKA_BROKERS: env.KAFKA_BROKERS || "127.0.0.1:9092" };
+  parseConfig(filled);
+}
+
 export async function startStack(opts: StackOptions): Promise<Stack> {
+  checkStackEnv(opts.env);
   const env: NodeJS.ProcessEnv = { ...opts.env, DATA_DIR: opts.dataDir };
-  env.PORT ??= "3000";
-  env.API_KEYS ??= devApiKeys(opts.dataDir);
-  const embedded = !env.REDIS_URL && !env.KAFKA_BROKERS && !env.GRAPH_URL;
+  env.PORT ||= "3000";
+  const apiKeyGenerated = !env.API_KEYS;
+  env.API_KEYS ||= devApiKeys(opts.dataDir);
+  const embedded = isEmbedded(env);
+  env.HOST ||= embedded ? "127.0.0.1" : "0.0.0.0";
   let redis: RedisServer | undefined;
   let broker: MockBroker | undefined;
   const started: ManagedProcess[] = [];
@@ -79,7 +103,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     if (embedded) env.ALLOW_PRIVATE_VIDEO_URLS ??= "true";
 
     const nextBin = path.join(opts.root, "node_modules/next/dist/bin/next");
-    const webArgs = opts.dev ? [nextBin, "dev", "-p", env.PORT] : [nextBin, "start", "-p", env.PORT];
+    const webArgs = [nextBin, opts.dev ? "dev" : "start", "-H", env.HOST, "-p", env.PORT];
     const web = manage("web", process.execPath, webArgs, { ...env, NODE_ENV: opts.dev ? "development" : "production" }, opts);
     started.push(web);
     const workers: ManagedProcess[] = [];
@@ -93,12 +117,14 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     };
     for (let i = 0; i < Number(env.WORKERS ?? 1); i++) startWorker();
 
-    const url = `http://127.0.0.1:${env.PORT}`;
-    await waitForHealth(url, web, 120_000, Number(env.WORKERS ?? 1));
+    const url = `http://${localAddress(env.HOST)}:${env.PORT}`;
+    await waitForHealth(url, web, 120_000, Number(env.WORKERS ?? 1), workers);
     const apiKey = String(env.API_KEYS).split(",")[0].split(":").slice(1).join(":");
     return {
       url,
+      host: env.HOST,
       apiKey,
+      apiKeyGenerated,
       env,
       redis,
       broker,
@@ -151,12 +177,25 @@ function manage(name: string, command: string, args: string[], env: NodeJS.Proce
   };
 }
 
-/** Waits until the web server answers healthy and `workers` workers have said they are alive. */
-export async function waitForHealth(url: string, web: ManagedProcess, timeoutMs: number, workers = 0): Promise<void> {
+/** Where this machine reaches a server bound to `host`: loopback for the wildcard addresses. */
+function localAddress(host: string): string {
+  if (host === "0.0.0.0" || host === "::" || host === "localhost") return "127.0.0.1";
+  return host.includes(":") ? `[${host}]` : host;
+}
+
+/**
+ * Waits until the web server answers healthy and `workers` workers have said they are alive. A
+ * process of the stack that exits meanwhile (a bad setting it alone checks, a port taken) fails
+ * the start at once rather than at the deadline.
+ */
+export async function waitForHealth(url: string, web: ManagedProcess, timeoutMs: number, workers = 0, watched: ManagedProcess[] = []): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = "";
   while (Date.now() < deadline) {
-    if (web.child.exitCode !== null) throw new Error(`the web server exited with code ${web.child.exitCode}`);
+    for (const p of [web, ...watched]) {
+      const { exitCode, signalCode } = p.child;
+      if (exitCode !== null || signalCode !== null) throw new Error(`${p.name === "web" ? "the web server" : p.name} exited during start-up (${signalCode ?? `code ${exitCode}`}); its output above says why`);
+    }
     try {
       const response = await fetch(`${url}/api/health`);
       last = await response.text();
