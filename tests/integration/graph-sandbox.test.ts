@@ -4,10 +4,13 @@ import { readFile, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
+import { Agent } from "undici";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { parseConfig } from "@/lib/config";
 import type { Log } from "@/lib/log";
+import { startTestDns } from "../dns-server";
 import { createRedis, type Redis } from "@/lib/redis";
+import { resolverLookup } from "@/lib/net/public-agent";
 import { handleGraphRequest, resumeSandboxProcessing, settleSandboxProcessing, type SandboxDeps, type SandboxLimits } from "@/lib/reels/sandbox";
 
 /**
@@ -18,6 +21,7 @@ import { handleGraphRequest, resumeSandboxProcessing, settleSandboxProcessing, t
 const SAMPLES = path.resolve(__dirname, "../../public/samples");
 const DATA_DIR = path.resolve(__dirname, "../../.test-data/graph-sandbox");
 const DAY = 24 * 60 * 60 * 1000;
+const UNREACHABLE_STATUS = "Error: the video could not be downloaded: the host could not be reached, or it is not a public address (2207052)";
 
 let redis: Redis;
 let files: Server;
@@ -103,7 +107,7 @@ function sandbox(env: Record<string, string> = {}, extra: Partial<SandboxDeps> &
   });
   const clock: { offset: number; fixed?: number } = { offset: 0 };
   const log: Log = (level, message, fields) => logs.push({ level, message, ...fields });
-  const deps: SandboxDeps = { redis, config, log, now: () => clock.fixed ?? Date.now() + clock.offset, fetch: (input, init) => fetch(input, init), ...extra };
+  const deps: SandboxDeps = { redis, config, log, now: () => clock.fixed ?? Date.now() + clock.offset, ...extra };
   everyDeps.push(deps);
 
   async function graph(method: "GET" | "POST" | "HEAD", pathAndQuery: string, params: Record<string, string> = {}, token: string | null = tokens.acme): Promise<GraphAnswer> {
@@ -265,7 +269,7 @@ describe("processing errors", () => {
   });
 
   it.each([
-    ["a closed port", () => closedPortUrl, /the request failed \(ECONNREFUSED\)/],
+    ["a closed port", () => closedPortUrl, /the host could not be reached, or it is not a public address/],
     ["a 404", () => `${filesOrigin}/status/404`, /answered HTTP 404/],
     ["a 403", () => `${filesOrigin}/status/403`, /answered HTTP 403/],
     ["an HTML login wall", () => `${filesOrigin}/html`, /HTML page, not a video/],
@@ -274,7 +278,8 @@ describe("processing errors", () => {
     const s = sandbox();
     const status = await s.settled(await s.create(url()));
     expect(status.status_code).toBe("ERROR");
-    expect(status.status).toMatch(/^Error: media could not be fetched from the URL: .* \(2207052\)$/);
+    expect(status.status).toMatch(/^Error: the video could not be downloaded: .* \(2207052\)$/);
+    expect(status.status).not.toMatch(/ECONN|127\.0\.0\.1|localhost/);
     expect(status.status).toMatch(reason);
   });
 
@@ -291,30 +296,59 @@ describe("processing errors", () => {
   });
 });
 
-describe("private addresses, with ALLOW_PRIVATE_VIDEO_URLS=false", () => {
-  it("refuses loopback, private DNS answers and a redirect to loopback, without fetching them", async () => {
-    const lookup = async (host: string) => [{ address: host === "internal.example" ? "10.0.0.7" : "93.184.216.34", family: 4 }];
-    // The public host is simulated: its one answer is a redirect to this machine's file server.
-    const fetchImpl: typeof fetch = (input, init) => {
-      const url = new URL(input instanceof Request ? input.url : String(input));
-      if (url.hostname === "public.example") return Promise.resolve(new Response(null, { status: 302, headers: { location: sampleUrl("reel-valid.mp4") } }));
-      return fetch(input, init);
-    };
-    const s = sandbox({ ALLOW_PRIVATE_VIDEO_URLS: "false" }, { lookup, fetch: fetchImpl });
-    const before = requested.length;
+describe("the fetcher, with ALLOW_PRIVATE_URLS off", () => {
+  /** This server's own origin is the file server's: its samples are fetched, nothing else private is. */
+  async function strictSandbox(records: Record<string, string[]>) {
+    const dns = await startTestDns(records);
+    const filesPort = String(new URL(filesOrigin).port);
+    const s = sandbox({ ALLOW_PRIVATE_VIDEO_URLS: "false", ALLOW_PRIVATE_URLS: "false", PORT: filesPort }, { lookup: resolverLookup(dns.resolver) });
+    return { s, dns, filesPort };
+  }
 
-    const loopback = await s.settled(await s.create(sampleUrl("reel-valid.mp4")));
-    expect(loopback.status).toBe("Error: media could not be fetched from the URL: 127.0.0.1 is a private address (2207052)");
-    const redirected = await s.settled(await s.create("http://public.example/video.mp4"));
-    expect(redirected.status).toBe("Error: media could not be fetched from the URL: 127.0.0.1 is a private address (2207052)");
-    const internal = await s.settled(await s.create("http://internal.example/video.mp4"));
-    expect(internal.status).toMatch(/internal\.example resolves to a private address \(10\.0\.0\.7\).*\(2207052\)$/);
-    const localhost = await s.settled(await s.create("http://localhost:9/video.mp4"));
-    expect(localhost.status).toMatch(/localhost is a private address.*\(2207052\)$/);
-    const metadata = await s.settled(await s.create("http://169.254.169.254/latest/meta-data"));
-    expect(metadata.status).toMatch(/private address.*\(2207052\)$/);
+  it("fetches this server's own samples, and refuses every other private address at connect time, also through DNS and redirects", async () => {
+    const { s, dns, filesPort } = await strictSandbox({
+      "internal.test": ["10.0.0.7"],
+      "rebind.test": ["127.0.0.1"],
+      "mapped.test": ["::ffff:127.0.0.1"],
+      "sixtofour.test": ["2002:7f00:1::"],
+    });
+    try {
+      expect((await s.settled(await s.create(sampleUrl("reel-valid.mp4")))).status_code).toBe("FINISHED");
 
-    expect(requested.length).toBe(before);
+      const before = requested.length;
+      const refused = [
+        `http://rebind.test:${filesPort}/samples/reel-valid.mp4`,
+        `http://mapped.test:${filesPort}/samples/reel-valid.mp4`,
+        `http://sixtofour.test:${filesPort}/samples/reel-valid.mp4`,
+        "http://internal.test/video.mp4",
+        `http://localhost:${Number(filesPort) + 1}/video.mp4`,
+        "http://169.254.169.254/latest/meta-data",
+        closedPortUrl,
+        `${filesOrigin}/redirect-to?url=${encodeURIComponent(closedPortUrl)}`,
+        "http://unknown-name.test/video.mp4",
+      ];
+      for (const url of refused) {
+        const status = await s.settled(await s.create(url));
+        expect(status, url).toEqual({ id: expect.any(String), status_code: "ERROR", status: UNREACHABLE_STATUS });
+      }
+      // The own origin's redirect was followed (one request), nothing else reached the file server.
+      expect(requested.slice(before)).toEqual(["/redirect-to"]);
+      expect(dns.questions.some((q) => q.startsWith("rebind.test"))).toBe(true);
+    } finally {
+      await dns.close();
+    }
+  });
+
+  it("says the same about a closed port, a refused address and a name that does not resolve", async () => {
+    const { s, dns } = await strictSandbox({ "internal.test": ["10.0.0.7"] });
+    try {
+      const statuses = new Set<string>();
+      for (const url of [closedPortUrl, "http://internal.test/", "http://nowhere.test/"]) statuses.add((await s.settled(await s.create(url))).status);
+      expect([...statuses]).toEqual([UNREACHABLE_STATUS]);
+      expect(UNREACHABLE_STATUS).not.toMatch(/ECONN|socket|\d+\.\d+\.\d+|internal/i);
+    } finally {
+      await dns.close();
+    }
   });
 });
 
@@ -446,9 +480,8 @@ describe("parameters and paths", () => {
 describe("surviving a restart", () => {
   /** A process that dies mid-download: its fetch never answers, and it never beats again once replaced. */
   function dyingProcess(s: ReturnType<typeof sandbox>): SandboxDeps {
-    const hang: typeof fetch = (_input, init) =>
-      new Promise((_resolve, reject) => init?.signal?.addEventListener("abort", () => reject(init.signal?.reason)));
-    const deps: SandboxDeps = { ...s.deps, fetch: hang, limits: { heartbeatMs: 50 } };
+    const neverConnects = new Agent({ connect: () => {} });
+    const deps: SandboxDeps = { ...s.deps, dispatcher: neverConnects, limits: { heartbeatMs: 50 } };
     everyDeps.push(deps);
     return deps;
   }

@@ -80,7 +80,7 @@ beforeAll(async () => {
     ALLOW_PRIVATE_VIDEO_URLS: "true",
     DATA_DIR,
   });
-  deps = { redis, config, log: () => {}, now: Date.now, fetch: (input, init) => fetch(input, init) };
+  deps = { redis, config, log: () => {}, now: Date.now };
   const graph = async (method: string, pathAndQuery: string) =>
     (await handleGraphRequest(new Request(`http://sandbox.test/graph/v21.0/${pathAndQuery}${pathAndQuery.includes("?") ? "&" : "?"}access_token=${token}`, { method }), deps)).json();
 

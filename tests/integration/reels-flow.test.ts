@@ -90,7 +90,7 @@ beforeAll(async () => {
   Object.assign(process.env, env);
   config = parseConfig(env);
   const log: Log = (level, message, fields) => logs.push({ level, message, ...fields });
-  sandbox = { redis, config, log, now: () => Date.now(), fetch: (input, init) => fetch(input, init) };
+  sandbox = { redis, config, log, now: () => Date.now() };
   producer = createProducer(createKafka(config.KAFKA_BROKERS, "reels-flow-test"));
   await producer.connect();
   routes = {

@@ -1,18 +1,20 @@
-import type { LookupAddress } from "node:dns";
+import type { Dispatcher } from "undici";
 import type { Config } from "../../config";
 import type { Log } from "../../log";
+import type { HostLookup } from "../../net/public-agent";
 import type { Redis } from "../../redis";
 
 /** What the sandbox needs from its host process: clients and a clock, passed in so tests use real or fake ones. */
 export interface SandboxDeps {
   redis: Redis;
-  config: Pick<Config, "GRAPH_VERSION" | "REEL_ACCOUNTS" | "SANDBOX_PROCESSING_MS" | "SANDBOX_PUBLISH_LIMIT" | "ALLOW_PRIVATE_VIDEO_URLS" | "DATA_DIR">;
+  config: Pick<Config, "GRAPH_VERSION" | "REEL_ACCOUNTS" | "SANDBOX_PROCESSING_MS" | "SANDBOX_PUBLISH_LIMIT" | "ALLOW_PRIVATE_URLS" | "PORT" | "DATA_DIR">;
   /** Milliseconds since the epoch. Container ages, expiry and quotas follow this clock. */
   now: () => number;
-  fetch: typeof fetch;
   log: Log;
-  /** DNS resolution for the private-address check; node:dns lookup when absent. */
-  lookup?: (hostname: string) => Promise<LookupAddress[]>;
+  /** How the video fetcher resolves names before it checks the answers; the system's resolver when absent. */
+  lookup?: HostLookup;
+  /** Replaces the video fetcher's connection policy (tests: a connection that never opens). */
+  dispatcher?: Dispatcher;
   limits?: Partial<SandboxLimits>;
 }
 

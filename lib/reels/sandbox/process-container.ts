@@ -2,6 +2,8 @@ import { randomBytes } from "node:crypto";
 import { mkdir, rename, unlink } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import type { Dispatcher } from "undici";
+import { createPublicAgent, ownOrigins } from "../../net/public-agent";
 import { checkReelSpec, probeVideo, VideoProbeError, type VideoProbe } from "../probe-video";
 import { limitsOf, type SandboxDeps } from "./deps";
 import { downloadVideo, VideoFetchError } from "./fetch-video";
@@ -118,23 +120,37 @@ export async function processContainer(deps: SandboxDeps, containerId: string, o
   }
 }
 
+const fetchers = new WeakMap<SandboxDeps, Dispatcher>();
+
+/**
+ * The sandbox's connection policy: public addresses only, except this server's own origin (the
+ * committed samples it serves under /samples), unless the operator set ALLOW_PRIVATE_URLS.
+ */
+function fetcherOf(deps: SandboxDeps): Dispatcher {
+  if (deps.dispatcher) return deps.dispatcher;
+  let agent = fetchers.get(deps);
+  if (!agent) {
+    agent = createPublicAgent({ allowPrivate: deps.config.ALLOW_PRIVATE_URLS, privateOrigins: ownOrigins(deps.config.PORT), lookup: deps.lookup });
+    fetchers.set(deps, agent);
+  }
+  return agent;
+}
+
 async function fetchAndCheck(deps: SandboxDeps, container: ContainerRecord, part: string, signal: AbortSignal): Promise<Outcome> {
   const limits = limitsOf(deps);
   try {
     await downloadVideo(container.video_url, part, {
-      fetch: deps.fetch,
-      allowPrivate: deps.config.ALLOW_PRIVATE_VIDEO_URLS,
+      dispatcher: fetcherOf(deps),
       maxBytes: limits.maxVideoBytes,
       timeoutMs: limits.fetchTimeoutMs,
       maxRedirects: limits.maxRedirects,
-      lookup: deps.lookup,
       signal,
     });
   } catch (error) {
     if (!(error instanceof VideoFetchError)) throw error;
     return error.timedOut
       ? { fields: errorFields(-2, 2207003, `timed out downloading the media: ${error.message}`) }
-      : { fields: errorFields(9004, 2207052, `media could not be fetched from the URL: ${error.message}`) };
+      : { fields: errorFields(9004, 2207052, `the video could not be downloaded: ${error.message}`) };
   }
 
   let probe: VideoProbe;

@@ -10,7 +10,7 @@ const holder = globalThis as unknown as { __dispatchSandboxDeps?: SandboxDeps };
 export function getSandboxDeps(): SandboxDeps {
   if (!holder.__dispatchSandboxDeps) {
     const { config, redis, log } = getServices();
-    holder.__dispatchSandboxDeps = { config, redis, log, now: () => Date.now(), fetch: (input, init) => fetch(input, init) };
+    holder.__dispatchSandboxDeps = { config, redis, log, now: () => Date.now() };
   }
   return holder.__dispatchSandboxDeps;
 }
