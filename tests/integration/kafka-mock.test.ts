@@ -9,6 +9,13 @@ let kafka: Kafka;
 const clients: { disconnect(): Promise<void> }[] = [];
 const runId = `${process.pid}-${Date.now()}`;
 
+/**
+ * How long a wait on a consumer group may take. Idle, a join or rebalance takes about 5 s (the mock
+ * holds it open for sessionTimeout - 1 s); on a loaded 2-core machine a member can miss the round
+ * and the group needs several more, so waits on a group allow many rounds, not one or two.
+ */
+const GROUP_WAIT_MS = 90_000;
+
 /** Polls `check` until it returns a truthy value; never a fixed sleep. */
 async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 20_000): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
@@ -71,7 +78,7 @@ describe("embedded Kafka mock broker", () => {
     await expect(admin.createTopics({ topics: [{ topic: `extra-${runId}`, numPartitions: 1 }] })).rejects.toThrow();
   });
 
-  it("delivers produced messages with their keys to a consumer group", async () => {
+  it("delivers produced messages with their keys to a consumer group", { timeout: GROUP_WAIT_MS + 10_000 }, async () => {
     const topic = TOPICS.completed.name;
     const sent = Array.from({ length: 12 }, (_, i) => ({ key: `job-${i}`, value: `${runId}:${i}` }));
     const received = new Map<string, string>();
@@ -89,7 +96,7 @@ describe("embedded Kafka mock broker", () => {
     await p.connect();
     await p.send({ topic, acks: -1, messages: sent });
 
-    await waitFor("all messages consumed", () => received.size === sent.length);
+    await waitFor("all messages consumed", () => received.size === sent.length, GROUP_WAIT_MS);
     expect(Object.fromEntries(received)).toEqual(Object.fromEntries(sent.map((m) => [m.value, m.key])));
   });
 
@@ -105,7 +112,7 @@ describe("embedded Kafka mock broker", () => {
       await c.run({ eachMessage: async () => {} });
     };
     await start("a");
-    await waitFor("first member to join", () => assignments.get("a")?.length === TOPICS.requests.partitions);
+    await waitFor("first member to join", () => assignments.get("a")?.length === TOPICS.requests.partitions, GROUP_WAIT_MS);
     await start("b");
 
     const [a, b] = await waitFor("two disjoint assignments covering every partition", () => {
@@ -115,9 +122,9 @@ describe("embedded Kafka mock broker", () => {
       return a.length > 0 && b.length > 0 && union.size === a.length + b.length && union.size === TOPICS.requests.partitions
         ? [a, b]
         : null;
-    });
+    }, GROUP_WAIT_MS);
     expect([...a, ...b].sort()).toEqual([0, 1, 2, 3, 4, 5]);
-  });
+  }, 2 * GROUP_WAIT_MS + 10_000);
 
   it("injects latency and protocol errors", async () => {
     const topic = TOPICS.dlq.name;
