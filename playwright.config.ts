@@ -13,6 +13,9 @@ export default defineConfig({
   forbidOnly: !!process.env.CI,
   retries: 0,
   timeout: 60_000,
+  // The whole run, the build and the stack's start included: a hang fails here, inside the
+  // 15 minutes .ci/run gives this step, rather than at CI's limit.
+  globalTimeout: 13 * 60_000,
   expect: { timeout: 15_000 },
   reporter: [["list"]],
   use: {

@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
-# Installs what Dispatch needs and is missing: npm packages, Debian's redis-server and
-# librdkafka-dev (for the embedded broker), and with `--test` Chromium and ffmpeg for the tests.
-# Idempotent and quiet when everything is there.
+# Installs what Dispatch needs and is missing: a current LTS Node (22+; into .tools/ when the
+# machine's is older), npm packages, Debian's redis-server and librdkafka-dev (for the embedded
+# broker), and with `--test` Chromium and ffmpeg for the tests. Idempotent and quiet when
+# everything is there. `setup.sh [--test] -- COMMAND…` then runs COMMAND with that Node first on
+# PATH, which is how the npm scripts run under it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+test_tools=false
+if [ "${1:-}" = "--test" ]; then test_tools=true; shift; fi
+if [ "${1:-}" = "--" ]; then shift; fi
+
+source scripts/lib/node-lts.sh
+ensure_lts_node
 
 need=()
 command -v redis-server >/dev/null || need+=(redis-server)
 [ -f /usr/include/librdkafka/rdkafka_mock.h ] || need+=(librdkafka-dev)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 command -v cc >/dev/null || need+=(gcc libc6-dev)
-if [ "${1:-}" = "--test" ]; then
+if $test_tools; then
   command -v chromium >/dev/null || need+=(chromium)
   command -v kcat >/dev/null || need+=(kcat)
   command -v ffmpeg >/dev/null || need+=(ffmpeg)
@@ -39,3 +47,5 @@ fi
 if [ -f /usr/include/librdkafka/rdkafka_mock.h ]; then
   node --import tsx -e 'require("./scripts/lib/kafka-mock").buildMockBroker()'
 fi
+
+if [ $# -gt 0 ]; then exec "$@"; fi
