@@ -16,8 +16,14 @@ export const CANCEL_CHANNEL = "jobs:cancel";
 
 /** Expiry of every key of a finished job (spec: 86400 s after the final delta). */
 export const FINISHED_JOB_TTL_S = 86400;
-/** A safety expiry for jobs not yet finished, so nothing is kept for ever. */
+/** A safety expiry for jobs not yet finished (their state and their event list), so nothing is kept for ever. */
 export const OPEN_JOB_TTL_S = 7 * 86400;
+
+/**
+ * tenant:jobs:{tenant}: a job's keys live at most OPEN_JOB_TTL_S, or FINISHED_JOB_TTL_S after a
+ * finish that came before it, so older entries are dead; and a tenant lists at most this many.
+ */
+export const JOB_INDEX_BOUND = { maxAgeMs: (OPEN_JOB_TTL_S + FINISHED_JOB_TTL_S) * 1000, maxEntries: 100_000 };
 
 export const JOB_STATUSES = ["QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];

@@ -1,7 +1,7 @@
 import type { RedisCommand } from "../lease";
 import type { Redis } from "../redis";
 import type { JobStatus } from "./keys";
-import { jobKeys } from "./keys";
+import { jobKeys, OPEN_JOB_TTL_S } from "./keys";
 import type { StreamMessage } from "./stream-message";
 
 /**
@@ -73,9 +73,16 @@ class WriteBatch {
     this.written = undefined;
     const multi = this.redis.multi();
     for (const { jobId, raw } of messages) multi.rpush(jobKeys.events(jobId), raw).publish(jobKeys.stream(jobId), raw);
+    for (const jobId of new Set(messages.map((m) => m.jobId))) multi.eval(EXPIRE_IF_NONE, 1, jobKeys.events(jobId), OPEN_JOB_TTL_S);
     await multi.exec();
   }
 }
+
+/**
+ * A running job's event list expires like its state (OPEN_JOB_TTL_S) unless it already has an
+ * expiry: the final write's 24 h is never lengthened by a late message of a run that lost the job.
+ */
+const EXPIRE_IF_NONE = `if redis.call('TTL', KEYS[1]) == -1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end return 0`;
 
 const batches = new WeakMap<Redis, WriteBatch>();
 

@@ -4,7 +4,8 @@ import { ApiError } from "../errors";
 import type { Redis } from "../redis";
 import { TOPICS } from "../topics";
 import { completeCommand, type CommandInput, type GenerationCommand } from "./command";
-import { jobKeys, OPEN_JOB_TTL_S } from "./keys";
+import { addToTenantIndex } from "../tenant-index";
+import { JOB_INDEX_BOUND, jobKeys, OPEN_JOB_TTL_S } from "./keys";
 import type { ModelInfo } from "./providers/provider";
 import { readJob, toJobView, type JobView } from "./read-job";
 
@@ -82,12 +83,7 @@ export async function submitJob(deps: SubmitDeps, tenantId: string, input: Comma
       "Retry-After": String(BROKER_RETRY_AFTER_S),
     });
   }
-  await deps.redis
-    .multi()
-    .hdel(stateKey, "submitting")
-    .zadd(jobKeys.tenantIndex(tenantId), now.getTime(), command.job_id)
-    .expire(jobKeys.tenantIndex(tenantId), OPEN_JOB_TTL_S)
-    .exec();
+  await addToTenantIndex(deps.redis.multi().hdel(stateKey, "submitting"), jobKeys.tenantIndex(tenantId), command.job_id, now.getTime(), JOB_INDEX_BOUND, now.getTime()).exec();
   const { submitting: _, ...visible } = state;
   return { created: true, job: toJobView(visible, "") };
 }

@@ -17,6 +17,12 @@ export const MAX_SCHEDULE_AHEAD_DAYS = 75;
 export const CONTAINER_LIFETIME_MS = 24 * 60 * 60 * 1000;
 /** Every key of a publication lives this long after its last change: past the 75-day scheduling window. */
 export const PUBLICATION_TTL_S = 90 * 86400;
+/**
+ * tenant:reels:{tenant}: a publication's last change comes at most a scheduling window (and a day
+ * of running) after its creation, and its keys live PUBLICATION_TTL_S after that; older entries
+ * are dead. A tenant lists at most maxEntries.
+ */
+export const PUBLICATION_INDEX_BOUND = { maxAgeMs: (PUBLICATION_TTL_S + (MAX_SCHEDULE_AHEAD_DAYS + 1) * 86400) * 1000, maxEntries: 100_000 };
 
 export const publicationInputSchema = z.strictObject({
   account_id: z.string().min(1).max(64),

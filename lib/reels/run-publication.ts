@@ -3,13 +3,14 @@ import type { Log } from "../log";
 import { runUnderLease } from "../lease";
 import type { Redis } from "../redis";
 import { abortableSleep } from "../sleep";
+import { addToTenantIndex } from "../tenant-index";
 import { GraphTransportError, isTransientGraphFailure, type ContainerStatus, type GraphAccount, type GraphClient } from "./graph-client";
 import { classifyGraphError, GraphError, graphErrorForSubcode, subcodeFromContainerStatus } from "./graph-error";
 import {
   appendEvent,
   CONTAINER_LIFETIME_MS,
   isSettled,
-  PUBLICATION_TTL_S,
+  PUBLICATION_INDEX_BOUND,
   publicationKeys,
   type EventBody,
   type PublicationChanges,
@@ -392,12 +393,8 @@ class PublicationRun {
   /** The broker had the message but the submitter never finished (it died, or is slow): show the publication. */
   private async makeVisible(): Promise<void> {
     const { redis } = this.deps;
-    const multi = redis
-      .multi()
-      .hdel(publicationKeys.state(this.id), "submitting")
-      .zadd(publicationKeys.tenantIndex(this.state.tenant_id), Date.parse(this.state.created_at) || this.now(), this.id)
-      .expire(publicationKeys.tenantIndex(this.state.tenant_id), PUBLICATION_TTL_S);
-    await multi.exec();
+    const createdAt = Date.parse(this.state.created_at) || this.now();
+    await addToTenantIndex(redis.multi().hdel(publicationKeys.state(this.id), "submitting"), publicationKeys.tenantIndex(this.state.tenant_id), this.id, createdAt, PUBLICATION_INDEX_BOUND, this.now()).exec();
   }
 
   private iso(): string {

@@ -3,10 +3,12 @@ import type { Producer } from "kafkajs";
 import type { ReelAccount } from "../config";
 import { ApiError } from "../errors";
 import type { Redis } from "../redis";
+import { addToTenantIndex } from "../tenant-index";
 import { TOPICS } from "../topics";
 import { findAccount } from "./accounts";
 import {
   MAX_SCHEDULE_AHEAD_DAYS,
+  PUBLICATION_INDEX_BOUND,
   PUBLICATION_TTL_S,
   publicationKeys,
   readPublication,
@@ -135,11 +137,7 @@ export async function submitPublication(
     });
   }
 
-  const multi = deps.redis
-    .multi()
-    .hdel(publicationKeys.state(id), "submitting")
-    .zadd(publicationKeys.tenantIndex(tenantId), now.getTime(), id)
-    .expire(publicationKeys.tenantIndex(tenantId), PUBLICATION_TTL_S);
+  const multi = addToTenantIndex(deps.redis.multi().hdel(publicationKeys.state(id), "submitting"), publicationKeys.tenantIndex(tenantId), id, now.getTime(), PUBLICATION_INDEX_BOUND, now.getTime());
   if (publishAt) multi.zadd(publicationKeys.scheduled, publishAt.getTime(), id);
   await multi.exec();
   const { submitting: _, ...visible } = state;

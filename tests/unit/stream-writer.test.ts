@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { Redis } from "@/lib/redis";
-import { jobKeys } from "@/lib/jobs/keys";
+import { jobKeys, OPEN_JOB_TTL_S } from "@/lib/jobs/keys";
 import { StreamWriter } from "@/lib/jobs/stream-writer";
 
-/** Just enough of ioredis for StreamWriter: LLEN, and MULTI with RPUSH/PUBLISH, recording each EXEC. */
+/** Just enough of ioredis for StreamWriter: LLEN, and MULTI with RPUSH/PUBLISH/EVAL, recording each EXEC. */
 function fakeRedis(options: { failExec?: boolean } = {}) {
   const execs: string[][][] = [];
   const lists = new Map<string, string[]>();
@@ -15,12 +15,13 @@ function fakeRedis(options: { failExec?: boolean } = {}) {
       const multi = {
         rpush: (key: string, ...values: string[]) => (commands.push(["rpush", key, ...values]), multi),
         publish: (channel: string, message: string) => (commands.push(["publish", channel, message]), multi),
+        eval: (_script: string, _keys: number, key: string, ttl: number) => (commands.push(["eval", key, String(ttl)]), multi),
         async exec() {
           if (options.failExec) throw new Error("Connection is closed.");
           execs.push(commands);
           for (const [name, key, ...values] of commands) {
             if (name === "rpush") lists.set(key, [...(lists.get(key) ?? []), ...values]);
-            else published.push([key, values[0]]);
+            else if (name === "publish") published.push([key, values[0]]);
           }
           return commands.map(() => [null, 1]);
         },
@@ -43,6 +44,16 @@ describe("StreamWriter", () => {
     expect(published.map(([, raw]) => raw)).toEqual(lists.get(jobKeys.events("job-1")));
   });
 
+  it("gives each stream's event list the open-job expiry, once per batch", async () => {
+    const { redis, execs } = fakeRedis();
+    const writers = await Promise.all(["job-1", "job-2"].map((id) => StreamWriter.open(redis, id)));
+    await Promise.all([writers[0]!.delta("a"), writers[0]!.delta("b"), writers[1]!.delta("c")]);
+    expect(execs[0]?.filter(([name]) => name === "eval")).toEqual([
+      ["eval", jobKeys.events("job-1"), String(OPEN_JOB_TTL_S)],
+      ["eval", jobKeys.events("job-2"), String(OPEN_JOB_TTL_S)],
+    ]);
+  });
+
   it("continues after what an earlier attempt wrote", async () => {
     const { redis, lists } = fakeRedis();
     lists.set(jobKeys.events("job-1"), ["{}", "{}"]);
@@ -58,7 +69,7 @@ describe("StreamWriter", () => {
     await Promise.all(writers.map((w) => w.delta("x")));
     await Promise.all(writers.map((w) => w.delta("y")));
     expect(execs).toHaveLength(2);
-    expect(execs[0]).toHaveLength(6);
+    expect(execs[0]?.filter(([name]) => name !== "eval")).toHaveLength(6);
     for (const id of ["job-1", "job-2", "job-3"]) expect(seqs(lists.get(jobKeys.events(id)))).toEqual([1, 2]);
   });
 
