@@ -27,7 +27,9 @@ const partitionOf = (tenant: string) =>
 const flood = `flood-${run}`;
 let lone = `lone-${run}`;
 for (let i = 0; partitionOf(lone) !== partitionOf(flood); i++) lone = `lone-${run}-${i}`;
-const tenants = { bulk: `bulk-${run}`, capped: `capped-${run}`, ordered: `ordered-${run}`, crash: `crash-${run}`, flood, lone };
+let backlog = `backlog-${run}`;
+for (let i = 0; partitionOf(backlog) === partitionOf(flood); i++) backlog = `backlog-${run}-${i}`;
+const tenants = { bulk: `bulk-${run}`, capped: `capped-${run}`, ordered: `ordered-${run}`, crash: `crash-${run}`, flood, lone, backlog };
 /** At temperature 0 local-ngram continues this cycle without a natural end: a job runs its full max_tokens. */
 const CYCLE = "one two three four five six seven eight nine ten ".repeat(3).trim();
 
@@ -198,5 +200,23 @@ describe("parallel consumption on the real stack", () => {
     // It did not wait for the flood: the flood still had all but its cap's share waiting.
     expect(startedFlood).toBeLessThanOrEqual(16);
     expect(Date.parse(started) - submittedAt).toBeLessThan(10_000);
+  });
+
+  it("reads ahead no more than its window per partition and pauses that fetch", async () => {
+    const [worker] = await startWorkers(1, { WORKER_CONCURRENCY: "4", TENANT_CONCURRENCY: "4", MAX_BUFFERED_PER_PARTITION: "50" });
+    // Small produce batches, so one fetch brings at most 20 messages past the bound.
+    for (let i = 0; i < 15; i++) await Promise.all(Array.from({ length: 20 }, () => submit(tenants.backlog, { max_tokens: 400 })));
+    const partition = partitionOf(tenants.backlog);
+    const window = await waitFor(
+      async () => {
+        const beat = JSON.parse((await redis.hget("workers:seen", worker.id)) ?? "{}");
+        const w = beat.stats?.generation?.windows?.find((x: { partition: number }) => x.partition === partition);
+        return w?.paused ? w : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 100, what: "the backlog's window to fill and pause" },
+    );
+    expect(window.buffered).toBeGreaterThanOrEqual(50);
+    expect(window.buffered).toBeLessThanOrEqual(70);
+    expect(window.running).toBeLessThanOrEqual(4);
   });
 });
