@@ -12,7 +12,10 @@ export interface VideoProbe {
   majorBrand: string | null;
   compatibleBrands: string[];
   mimeType: "video/mp4" | "video/quicktime";
+  /** The movie's bytes: up to the end of its last top-level box. */
   sizeBytes: number;
+  /** Bytes after the last top-level box (garbage a player never reads); the sandbox does not keep them. */
+  trailingBytes: number;
   durationSeconds: number;
   /** Overall bits per second (file size over duration). */
   bitrate: number;
@@ -90,6 +93,8 @@ export async function probeVideo(source: string | Uint8Array): Promise<VideoProb
 
 async function probeWith(size: number, readAt: ReadAt): Promise<VideoProbe> {
   const boxes = await scanTopLevelBoxes(size, readAt);
+  const last = boxes[boxes.length - 1];
+  const movieBytes = last ? Math.min(size, last.start + last.size) : size;
   const types = boxes.map((b) => b.type);
   const moovIndex = types.indexOf("moov");
   if (moovIndex < 0) throw new VideoProbeError("the file has no moov box (incomplete upload, or not an MP4/MOV file)");
@@ -108,9 +113,10 @@ async function probeWith(size: number, readAt: ReadAt): Promise<VideoProbe> {
     majorBrand,
     compatibleBrands,
     mimeType: isMov ? "video/quicktime" : "video/mp4",
-    sizeBytes: size,
+    sizeBytes: movieBytes,
+    trailingBytes: size - movieBytes,
     durationSeconds,
-    bitrate: durationSeconds > 0 ? Math.round((size * 8) / durationSeconds) : 0,
+    bitrate: durationSeconds > 0 ? Math.round((movieBytes * 8) / durationSeconds) : 0,
     moovBeforeMdat: mdatIndex < 0 || moovIndex < mdatIndex,
     fragmented: movie.isFragmented || types.includes("moof"),
     editLists: editListKind(movie.tracks),

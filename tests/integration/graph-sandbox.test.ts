@@ -1,6 +1,6 @@
 import { randomInt } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { readFile, rm } from "node:fs/promises";
+import { readdir, readFile, rm, stat, utimes } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
@@ -9,9 +9,10 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { parseConfig } from "@/lib/config";
 import type { Log } from "@/lib/log";
 import { startTestDns } from "../dns-server";
+import { waitFor } from "../helpers";
 import { createRedis, type Redis } from "@/lib/redis";
 import { resolverLookup } from "@/lib/net/public-agent";
-import { handleGraphRequest, resumeSandboxProcessing, settleSandboxProcessing, type SandboxDeps, type SandboxLimits } from "@/lib/reels/sandbox";
+import { handleGraphRequest, resumeSandboxProcessing, settleSandboxProcessing, sweepVideoFiles, type SandboxDeps, type SandboxLimits } from "@/lib/reels/sandbox";
 
 /**
  * The Graph sandbox called with real Requests, against the real Redis, fetching the committed
@@ -64,6 +65,14 @@ function startFileServer(): Promise<Server> {
     };
     const [, kind = "", arg = ""] = url.pathname.split("/");
     if (kind === "samples") return sample(arg);
+    if (kind === "padded") {
+      // A valid reel followed by 8 MiB of zeros, which no player reads.
+      res.writeHead(200, { "content-type": "video/mp4" });
+      return createReadStream(path.join(SAMPLES, path.basename(arg)))
+        .on("end", () => res.end(Buffer.alloc(8 * 1024 * 1024)))
+        .on("error", () => res.destroy())
+        .pipe(res, { end: false });
+    }
     if (kind === "status") return res.writeHead(Number(arg)).end("nope");
     if (kind === "html") return res.writeHead(200, { "content-type": "text/html" }).end("<html>log in first</html>");
     if (kind === "redirect-chain") {
@@ -349,6 +358,83 @@ describe("the fetcher, with ALLOW_PRIVATE_URLS off", () => {
     } finally {
       await dns.close();
     }
+  });
+});
+
+describe("a bounded store", () => {
+  const keptFiles = async (accountId: string, dataDir = DATA_DIR) => {
+    const dir = path.join(dataDir, "sandbox", "videos", accountId);
+    const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => /\.(mp4|mov)$/.test(n));
+    return Promise.all(names.map(async (name) => ({ path: path.join(dir, name), size: (await stat(path.join(dir, name))).size })));
+  };
+
+  it("keeps only the movie of a video followed by garbage", async () => {
+    const s = sandbox();
+    const original = await readFile(path.join(SAMPLES, "reel-valid.mp4"));
+    const id = await s.create(`${filesOrigin}/padded/reel-valid.mp4`);
+    expect((await s.settled(id)).status_code).toBe("FINISHED");
+    const mediaId = (await s.publish(id)).body.id as string;
+    expect((await keptFiles(s.acme)).map((f) => f.size)).toEqual([original.byteLength]);
+    const served = await handleGraphRequest(new Request(`http://sandbox.test/graph/media-files/${mediaId}.mp4`), s.deps);
+    expect(Buffer.from(await served.arrayBuffer()).equals(original)).toBe(true);
+  });
+
+  it("expires a published reel, its records and then its file", async () => {
+    const s = sandbox({}, { limits: { mediaTtlMs: 1500 } });
+    const id = await s.create(sampleUrl("reel-valid.mp4"));
+    await s.settled(id);
+    const mediaId = (await s.publish(id)).body.id as string;
+    expect((await s.graph("GET", `v21.0/${mediaId}`)).status).toBe(200);
+    const ttl = await redis.pttl(`sandbox:media:${mediaId}`);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(1500);
+
+    await waitFor(async () => (await s.graph("GET", `v21.0/${mediaId}`)).status === 400, { timeoutMs: 10_000, what: "the media to expire" });
+    expect((await s.graph("GET", `v21.0/${id}`)).status).toBe(400); // the container went with it
+    expect((await s.graph("GET", `v21.0/${s.acme}/media`)).body.data).toEqual([]);
+    expect((await handleGraphRequest(new Request(`http://sandbox.test/graph/media-files/${mediaId}.mp4`), s.deps)).status).toBe(404);
+
+    const [file] = await keptFiles(s.acme);
+    expect(file).toBeDefined();
+    const anHourAgo = new Date(Date.now() - 60 * 60 * 1000);
+    await utimes(file!.path, anHourAgo, anHourAgo); // past the grace a just-kept file gets
+    await sweepVideoFiles(s.deps);
+    expect(await keptFiles(s.acme)).toEqual([]);
+  });
+
+  it("refuses a video past the account's bytes, and past the store's", async () => {
+    const size = (await stat(path.join(SAMPLES, "reel-valid.mp4"))).size;
+    const perAccount = sandbox({}, { limits: { maxAccountBytes: Math.round(size * 1.5) } });
+    expect((await perAccount.settled(await perAccount.create(sampleUrl("reel-valid.mp4")))).status_code).toBe("FINISHED");
+    expect((await perAccount.settled(await perAccount.create(sampleUrl("reel-valid.mp4")))).status).toMatch(/^Error: the account's kept videos would exceed the sandbox's \d+ KB per account.*\(2207053\)$/);
+    expect(await keptFiles(perAccount.acme)).toHaveLength(1);
+
+    const storeDir = `${DATA_DIR}-store`;
+    await rm(storeDir, { recursive: true, force: true });
+    const whole = sandbox({ DATA_DIR: storeDir }, { limits: { maxStoreBytes: Math.round(size * 1.5) } });
+    expect((await whole.settled(await whole.create(sampleUrl("reel-valid.mp4")))).status_code).toBe("FINISHED");
+    const other = await whole.create(sampleUrl("reel-valid.mp4"), {}, whole.globex, whole.tokens.globex);
+    const refused = await waitFor(async () => {
+      const answer = await whole.graph("GET", `v21.0/${other}`, { fields: "status_code,status" }, whole.tokens.globex);
+      return answer.body.status_code === "IN_PROGRESS" ? undefined : answer.body;
+    }, { what: "the other account's container to settle" });
+    expect(refused.status).toMatch(/^Error: the sandbox's video store is full.*\(2207053\)$/);
+  });
+
+  it("downloads at most maxConcurrentDownloads videos at once", async () => {
+    const s = sandbox({}, { limits: { maxConcurrentDownloads: 2 } });
+    const names = ["cap-a", "cap-b", "cap-c"].map((n) => `${n}-${randomInt(1e9)}`);
+    const ids = [];
+    for (const name of names) ids.push(await s.create(`${filesOrigin}/gate/${name}`));
+    const waiting = () => names.filter((n) => gates.has(n));
+    await waitFor(() => waiting().length === 2, { what: "two downloads" });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(waiting()).toHaveLength(2);
+    const first = waiting()[0]!;
+    gates.get(first)?.();
+    await waitFor(() => waiting().length === 2 && !waiting().includes(first), { what: "the third download" });
+    for (const name of names) gates.get(name)?.();
+    for (const id of ids) expect((await s.settled(id)).status_code).toBe("FINISHED");
   });
 });
 

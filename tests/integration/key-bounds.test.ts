@@ -50,7 +50,7 @@ describe("a tenant's index", () => {
     const index = jobKeys.tenantIndex(tenant);
     const now = Date.now();
     const submitAt = async (ms: number) =>
-      (await submitJob({ redis, producer: async () => producer, models, now: () => new Date(ms) }, tenant, { tenant_id: tenant, model_name: "local-ngram", prompt: "x" })).job.job_id;
+      (await submitJob({ redis, producer: async () => producer, models, now: () => new Date(ms) }, tenant, { tenant_id: tenant, model_name: "local-ngram", prompt: "x", temperature: 0.2, max_tokens: 16 })).job.job_id;
     const ancient = await submitAt(now - JOB_INDEX_BOUND.maxAgeMs - DAY_MS);
     const recent = await submitAt(now - DAY_MS);
     const fresh = await submitAt(now);

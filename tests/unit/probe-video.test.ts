@@ -56,6 +56,18 @@ describe("probeVideo on the committed samples", () => {
   });
 });
 
+describe("probeVideo and bytes after the last box", () => {
+  it("measures the movie up to its last box and counts what follows as trailing bytes", async () => {
+    const original = await readFile(sample("reel-valid.mp4"));
+    const padded = Buffer.concat([original, Buffer.alloc(8 * 1024 * 1024)]);
+    const probe = await probeVideo(padded);
+    expect(probe.sizeBytes).toBe(original.byteLength);
+    expect(probe.trailingBytes).toBe(8 * 1024 * 1024);
+    expect(probe.bitrate).toBe(Math.round((original.byteLength * 8) / 4));
+    expect((await probeVideo(original)).trailingBytes).toBe(0);
+  });
+});
+
 describe("checkReelSpec", () => {
   const valid: VideoProbe = {
     container: "mp4",
@@ -63,6 +75,7 @@ describe("checkReelSpec", () => {
     compatibleBrands: [],
     mimeType: "video/mp4",
     sizeBytes: 1_000_000,
+    trailingBytes: 0,
     durationSeconds: 10,
     bitrate: 800_000,
     moovBeforeMdat: true,

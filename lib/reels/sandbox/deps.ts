@@ -32,6 +32,14 @@ export interface SandboxLimits {
   staleAfterMs: number;
   /** Attempts before a container that keeps killing its processors ends in ERROR. */
   maxAttempts: number;
+  /** Downloads running at once, all accounts together; the others wait for a slot. */
+  maxConcurrentDownloads: number;
+  /** Kept videos (FINISHED and PUBLISHED containers) of one account, in bytes. */
+  maxAccountBytes: number;
+  /** Kept videos of all accounts, in bytes. */
+  maxStoreBytes: number;
+  /** A published reel, its records and its video are kept this long after publishing. */
+  mediaTtlMs: number;
 }
 
 export const DEFAULT_LIMITS: SandboxLimits = {
@@ -42,6 +50,10 @@ export const DEFAULT_LIMITS: SandboxLimits = {
   heartbeatMs: 5_000,
   staleAfterMs: 20_000,
   maxAttempts: 5,
+  maxConcurrentDownloads: 4,
+  maxAccountBytes: 1024 * 1024 * 1024,
+  maxStoreBytes: 4 * 1024 * 1024 * 1024,
+  mediaTtlMs: 30 * 24 * 60 * 60 * 1000,
 };
 
 export function limitsOf(deps: SandboxDeps): SandboxLimits {

@@ -123,6 +123,6 @@ function assertFetchableUrl(url: URL): void {
   if (url.username || url.password) throw new VideoFetchError("URLs with credentials are not fetched");
 }
 
-function formatBytes(bytes: number): string {
+export function formatBytes(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${Math.round(bytes / (1024 * 1024))} MB` : `${Math.round(bytes / 1024)} KB`;
 }

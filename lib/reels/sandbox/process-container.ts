@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, rename, unlink } from "node:fs/promises";
+import { mkdir, truncate, unlink } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Dispatcher } from "undici";
@@ -8,6 +8,7 @@ import { checkReelSpec, probeVideo, VideoProbeError, type VideoProbe } from "../
 import { limitsOf, type SandboxDeps } from "./deps";
 import { downloadVideo, VideoFetchError } from "./fetch-video";
 import { beat, claimStaleContainer, finishProcessing, readContainerRecord, videosDir, visibleStatusCode, type ContainerRecord } from "./store";
+import { accountVideoPath, downloadSlots, keepVideo } from "./video-store";
 
 /**
  * Processing a container: download the video, probe it, check the reel specification, and settle
@@ -90,10 +91,10 @@ export async function processContainer(deps: SandboxDeps, containerId: string, o
   heartbeat.unref();
 
   const dir = videosDir(deps);
-  const part = path.join(dir, `${containerId}-${owner}.part`);
+  const part = path.join(dir, accountVideoPath(container.account_id, `${containerId}-${owner}.part`));
   let outcome: Outcome | undefined;
   try {
-    await mkdir(dir, { recursive: true });
+    await mkdir(path.dirname(part), { recursive: true });
     outcome = await fetchAndCheck(deps, container, part, lost.signal);
     const remaining = deps.config.SANDBOX_PROCESSING_MS - (performance.now() - started);
     if (remaining > 0) await sleep(remaining, undefined, { signal: lost.signal });
@@ -138,6 +139,8 @@ function fetcherOf(deps: SandboxDeps): Dispatcher {
 
 async function fetchAndCheck(deps: SandboxDeps, container: ContainerRecord, part: string, signal: AbortSignal): Promise<Outcome> {
   const limits = limitsOf(deps);
+  const release = await downloadSlots(deps).acquire(signal);
+  let probe: VideoProbe;
   try {
     await downloadVideo(container.video_url, part, {
       dispatcher: fetcherOf(deps),
@@ -146,28 +149,33 @@ async function fetchAndCheck(deps: SandboxDeps, container: ContainerRecord, part
       maxRedirects: limits.maxRedirects,
       signal,
     });
-  } catch (error) {
-    if (!(error instanceof VideoFetchError)) throw error;
-    return error.timedOut
-      ? { fields: errorFields(-2, 2207003, `timed out downloading the media: ${error.message}`) }
-      : { fields: errorFields(9004, 2207052, `the video could not be downloaded: ${error.message}`) };
-  }
-
-  let probe: VideoProbe;
-  try {
     probe = await probeVideo(part);
   } catch (error) {
-    if (!(error instanceof VideoProbeError)) throw error;
     await unlink(part).catch(() => {});
-    return { fields: errorFields(352, 2207026, `unsupported video format: ${error.message}`) };
+    if (error instanceof VideoFetchError) {
+      return error.timedOut
+        ? { fields: errorFields(-2, 2207003, `timed out downloading the media: ${error.message}`) }
+        : { fields: errorFields(9004, 2207052, `the video could not be downloaded: ${error.message}`) };
+    }
+    if (error instanceof VideoProbeError) return { fields: errorFields(352, 2207026, `unsupported video format: ${error.message}`) };
+    throw error;
+  } finally {
+    release();
   }
+
   const { problems, warnings } = checkReelSpec(probe);
   if (problems.length > 0) {
     await unlink(part).catch(() => {});
     return { fields: errorFields(352, 2207026, `unsupported video format: ${problems.join("; ")}`) };
   }
-  const file = `${path.basename(part, ".part")}.${probe.container}`;
-  await rename(part, path.join(path.dirname(part), file));
+  // Bytes after the last box are never played: keep the movie only.
+  if (probe.trailingBytes > 0) await truncate(part, probe.sizeBytes);
+  const file = accountVideoPath(container.account_id, `${path.basename(part, ".part")}.${probe.container}`);
+  const kept = await keepVideo(deps, container.account_id, part, file);
+  if (!kept.kept) {
+    await unlink(part).catch(() => {});
+    return { fields: errorFields(-1, 2207053, kept.reason) };
+  }
   return {
     file,
     fields: {

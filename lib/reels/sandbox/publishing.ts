@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { GraphError } from "../graph-error";
-import { DAY_MS } from "./deps";
+import { DAY_MS, limitsOf } from "./deps";
 import { authorize, graphJson, parseParams, requestedFields, type GraphCall } from "./graph-request";
 import { resumeIfStale } from "./process-container";
 import { countPublishedSince, isGraphId, publishContainerRecord, readContainerRecord } from "./store";
@@ -18,7 +18,7 @@ export async function publishContainer(call: GraphCall, accountId: string): Prom
   const { creation_id: containerId } = parseParams(publishParams, call.params);
   const { deps } = call;
   const quota = deps.config.SANDBOX_PUBLISH_LIMIT;
-  const result = await publishContainerRecord(deps.redis, { containerId, accountId, now: deps.now(), quota });
+  const result = await publishContainerRecord(deps.redis, { containerId, accountId, now: deps.now(), quota, mediaTtlMs: limitsOf(deps).mediaTtlMs });
   switch (result.kind) {
     case "published-now":
       deps.log("info", "sandbox container published", { container_id: containerId, media_id: result.mediaId, account_id: accountId });

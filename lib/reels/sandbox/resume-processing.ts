@@ -50,26 +50,38 @@ export function sweepVideoFilesNowAndThen(deps: SandboxDeps): void {
   });
 }
 
-/** Removes downloads of containers that ended in ERROR, expired, or were taken over. Published videos stay. */
+/**
+ * Removes downloads of containers that ended in ERROR, expired, were taken over, or whose records
+ * expired (published reels, after mediaTtlMs). Kept videos of FINISHED and PUBLISHED containers stay.
+ */
 export async function sweepVideoFiles(deps: SandboxDeps): Promise<number> {
   lastSweep.set(deps, Date.now());
-  const dir = videosDir(deps);
-  const names = await readdir(dir).catch(() => [] as string[]);
+  const root = videosDir(deps);
   let removed = 0;
-  for (const name of names) {
-    const match = /^(\d+)-([0-9a-f]+)\.(part|mp4|mov)$/.exec(name);
+  for (const file of await listVideoFiles(root)) {
+    const match = /^(\d+)-([0-9a-f]+)\.(part|mp4|mov)$/.exec(path.basename(file));
     if (!match) continue;
     const [, containerId = "", owner] = match;
     const container = await readContainerRecord(deps.redis, containerId);
     const status = container ? visibleStatusCode(container, deps.now()) : undefined;
     const inUse =
       container !== undefined &&
-      ((status === "IN_PROGRESS" && container.owner === owner) || ((status === "FINISHED" || status === "PUBLISHED") && container.file === name));
+      ((status === "IN_PROGRESS" && container.owner === owner) || ((status === "FINISHED" || status === "PUBLISHED") && container.file === file));
     if (inUse) continue;
-    const info = await stat(path.join(dir, name)).catch(() => undefined);
+    const info = await stat(path.join(root, file)).catch(() => undefined);
     if (!info || Date.now() - info.mtimeMs < FILE_GRACE_MS) continue;
-    await unlink(path.join(dir, name)).catch(() => {});
+    await unlink(path.join(root, file)).catch(() => {});
     removed++;
   }
   return removed;
+}
+
+/** Files under the videos folder, relative to it: each account's folder, and loose files of older versions. */
+async function listVideoFiles(root: string): Promise<string[]> {
+  const files: string[] = [];
+  for (const entry of await readdir(root, { withFileTypes: true }).catch(() => [])) {
+    if (entry.isFile()) files.push(entry.name);
+    else if (entry.isDirectory()) for (const name of await readdir(path.join(root, entry.name)).catch(() => [] as string[])) files.push(`${entry.name}/${name}`);
+  }
+  return files;
 }

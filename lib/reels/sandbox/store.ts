@@ -22,7 +22,10 @@ export const keys = {
   processing: "sandbox:processing",
 };
 
-/** Unpublished containers are kept a week so EXPIRED stays readable; published ones are kept. */
+/**
+ * Unpublished containers are kept a week so EXPIRED stays readable; a published one, its media
+ * record and shortcode are kept for the sandbox's media lifetime (SandboxLimits.mediaTtlMs).
+ */
 export const CONTAINER_TTL_SECONDS = 7 * 24 * 60 * 60;
 
 export type StoredStatusCode = "IN_PROGRESS" | "FINISHED" | "ERROR" | "PUBLISHED";
@@ -115,6 +118,7 @@ redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then return 0 end
 if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
 redis.call('ZADD', KEYS[2], ARGV[1], ARGV[5])
+redis.call('PEXPIRE', KEYS[2], 86400000)
 redis.call('HSET', KEYS[1], unpack(ARGV, 6))
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 redis.call('SADD', KEYS[3], ARGV[5])
@@ -216,11 +220,14 @@ if c[2] ~= 'FINISHED' then return {'not-ready', c[2]} end
 if tonumber(c[3]) + tonumber(ARGV[6]) <= tonumber(ARGV[1]) then return {'expired'} end
 if redis.call('ZCOUNT', KEYS[2], '(' .. ARGV[2], '+inf') >= tonumber(ARGV[3]) then return {'quota'} end
 redis.call('HSET', KEYS[1], 'status_code', 'PUBLISHED', 'media_id', ARGV[5], 'published_at', ARGV[1])
-redis.call('PERSIST', KEYS[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[9])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', tonumber(ARGV[1]) - tonumber(ARGV[9]))
 redis.call('ZADD', KEYS[2], ARGV[1], ARGV[5])
+redis.call('PEXPIRE', KEYS[2], ARGV[9])
 redis.call('HSET', KEYS[3], 'id', ARGV[5], 'account_id', ARGV[4], 'container_id', ARGV[8], 'caption', c[7] or '',
   'share_to_feed', c[8] or 'true', 'timestamp', ARGV[1], 'shortcode', ARGV[7], 'file', c[5], 'mime', c[6] or 'video/mp4')
-redis.call('SET', KEYS[4], ARGV[5])
+redis.call('PEXPIRE', KEYS[3], ARGV[9])
+redis.call('SET', KEYS[4], ARGV[5], 'PX', ARGV[9])
 return {'published-now', ARGV[5]}`;
 
 export type PublishResult =
@@ -234,7 +241,7 @@ export type PublishResult =
 /** Publishes a FINISHED container under the moving-24 h quota; one script, so two publishes cannot both win. */
 export async function publishContainerRecord(
   redis: Redis,
-  opts: { containerId: string; accountId: string; now: number; quota: number },
+  opts: { containerId: string; accountId: string; now: number; quota: number; mediaTtlMs: number },
 ): Promise<PublishResult> {
   const mediaId = newGraphId("178");
   const shortcode = newShortcode();
@@ -253,6 +260,7 @@ export async function publishContainerRecord(
     DAY_MS,
     shortcode,
     opts.containerId,
+    opts.mediaTtlMs,
   )) as [string, string | undefined];
   switch (kind) {
     case "published-now":
