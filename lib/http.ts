@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { ApiError, toProblem, zodIssues } from "./errors";
+import { cursorSchema } from "./paging";
+import { isRedisUnavailable, REDIS_RETRY_AFTER_S } from "./redis";
 
 /** Helpers for route handlers, on the web-standard Request/Response so lib stays framework-free. */
 
@@ -24,9 +26,7 @@ export async function readJsonBody<S extends z.ZodType>(request: Request, schema
   if (!/^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type)) {
     throw new ApiError("unsupported-media-type", "Send the body as application/json.");
   }
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > maxBytes) throw new ApiError("too-large", `The body is over ${maxBytes} bytes.`);
-  const bytes = await readLimited(request, maxBytes);
+  const bytes = await readBody(request, maxBytes);
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
@@ -44,7 +44,13 @@ export async function readJsonBody<S extends z.ZodType>(request: Request, schema
   return parsed.data;
 }
 
-async function readLimited(request: Request, maxBytes: number): Promise<Uint8Array> {
+/**
+ * The one way a route reads a body: at most `maxBytes`, refused (413) from the declared length or
+ * as soon as a chunked body crosses the limit, so nothing larger is ever held in memory.
+ */
+export async function readBody(request: Request, maxBytes = MAX_BODY_BYTES): Promise<Uint8Array> {
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (declared > maxBytes) throw new ApiError("too-large", `The body is over ${maxBytes} bytes.`);
   if (!request.body) return new Uint8Array();
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -77,13 +83,18 @@ export function withProblems<C>(handler: Handler<C>, log?: (e: unknown) => void)
     try {
       return await handler(request, context);
     } catch (error) {
+      if (isRedisUnavailable(error)) return problemResponse(redisUnavailable());
       return problemResponse(error, log ?? ((e) => process.stderr.write(`${JSON.stringify({ level: "error", message: "unhandled route error", error: String((e as Error)?.stack ?? e) })}\n`)));
     }
   };
 }
 
-/** `?limit=&cursor=` of the list endpoints: a page of up to 100, after the cursor the last page returned. */
+/** Redis is away (refused, timed out, reconnecting): 503 with Retry-After, as for the broker; the client retries. */
+export const redisUnavailable = () =>
+  new ApiError("unavailable", "The state store (Redis) is unreachable. Try again shortly.", undefined, { "Retry-After": String(REDIS_RETRY_AFTER_S) });
+
+/** `?limit=&cursor=` of the list endpoints: a page of up to 100, after the opaque cursor the last page returned. */
 export const pageQuerySchema = z.strictObject({
   limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.coerce.number().int().min(0).optional(),
+  cursor: cursorSchema.optional(),
 });

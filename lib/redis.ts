@@ -15,6 +15,39 @@ export function createRedis(url: string, options: RedisOptions = {}): Redis {
   });
 }
 
+/**
+ * The web server's command connection: a command waits at most ~1.5 s for Redis (queued while it
+ * reconnects, then refused), so a request answers 503 within 2 s of an outage instead of hanging
+ * or failing with a 500, and the same client recovers by itself when Redis is back.
+ */
+export function createWebRedis(url: string): Redis {
+  return createRedis(url, { commandTimeout: 1500, maxRetriesPerRequest: 1 });
+}
+
+/** How long a client told "Redis is away" waits before it tries again. */
+export const REDIS_RETRY_AFTER_S = 2;
+
+const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
+const CONNECTION_MESSAGES = [/^Command timed out/, /^Connection is closed/, /^Stream isn't writeable/, /^Reached the max retries per request/, /^LOADING /, /^MASTERDOWN /];
+
+/** True for the errors ioredis gives while Redis is unreachable (refused, timed out, reconnecting, loading). */
+export function isRedisUnavailable(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    if (e.name === "MaxRetriesPerRequestError") return true;
+    if (CONNECTION_CODES.has((e as NodeJS.ErrnoException).code ?? "")) return true;
+    if (CONNECTION_MESSAGES.some((pattern) => pattern.test(e instanceof Error ? e.message : ""))) return true;
+  }
+  return false;
+}
+
+/** Runs a pipeline and returns its replies; a failed command throws (ioredis only reports it in the reply). */
+export async function execPipeline(pipeline: ReturnType<Redis["pipeline"]>): Promise<unknown[]> {
+  const results = (await pipeline.exec()) ?? [];
+  const failed = results.find(([error]) => error);
+  if (failed) throw failed[0];
+  return results.map(([, value]) => value);
+}
+
 /** A connection for SUBSCRIBE: it may not run other commands, so it never shares with one that does. */
 export function createSubscriber(url: string): Redis {
   return createRedis(url, { maxRetriesPerRequest: null });

@@ -4,7 +4,7 @@ import { getConfig, type Config } from "./config";
 import { createKafka, createProducer, ensureTopics } from "./kafka";
 import { createLog, type Log } from "./log";
 import { StreamHub } from "./jobs/stream-hub";
-import { createRedis, createSubscriber, type Redis } from "./redis";
+import { createSubscriber, createWebRedis, type Redis } from "./redis";
 
 /**
  * The web server's long-lived clients, made once per process (kept on globalThis so the dev
@@ -34,7 +34,7 @@ export function getServices(): Services {
 function createServices(config: Config): Services {
   const log = createLog("web");
   const kafka = createKafka(config.KAFKA_BROKERS, "dispatch-web");
-  const redis = createRedis(config.REDIS_URL);
+  const redis = createWebRedis(config.REDIS_URL);
   redis.on("error", () => {}); // reconnection is automatic; failures surface on the commands that need Redis
   let connecting: Promise<Producer> | undefined;
   let topicsChecked = false;

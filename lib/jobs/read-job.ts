@@ -1,4 +1,5 @@
-import type { Redis } from "../redis";
+import { readIndexPage, type IndexCursor } from "../paging";
+import { execPipeline, type Redis } from "../redis";
 import { isFinal, jobKeys, type JobStatus } from "./keys";
 import { parseStreamMessage } from "./stream-message";
 
@@ -69,16 +70,12 @@ export async function readJob(redis: Redis, tenantId: string, jobId: string): Pr
   return toJobView(state, output);
 }
 
-/** The tenant's jobs, newest first; `cursor` is the created-at (ms) of the last job of the previous page. */
-export async function listJobs(redis: Redis, tenantId: string, opts: { limit: number; cursor?: number }) {
-  const max = opts.cursor === undefined ? "+inf" : `(${opts.cursor}`;
-  const ids = await redis.zrevrangebyscore(jobKeys.tenantIndex(tenantId), max, "-inf", "WITHSCORES", "LIMIT", 0, opts.limit + 1);
-  const entries: { id: string; score: number }[] = [];
-  for (let i = 0; i < ids.length; i += 2) entries.push({ id: ids[i], score: Number(ids[i + 1]) });
-  const page = entries.slice(0, opts.limit);
+/** The tenant's jobs, newest first; `cursor` is where the previous page ended (see lib/paging.ts). */
+export async function listJobs(redis: Redis, tenantId: string, opts: { limit: number; cursor?: IndexCursor }) {
+  const { entries: page, next } = await readIndexPage(redis, jobKeys.tenantIndex(tenantId), opts.limit, opts.cursor);
   const pipeline = redis.pipeline();
   for (const { id } of page) pipeline.hgetall(jobKeys.state(id));
-  const states = ((await pipeline.exec()) ?? []).map(([, s]) => s as Record<string, string>);
+  const states = (await execPipeline(pipeline)) as Record<string, string>[];
   const expired = page.filter((_, i) => !states[i]?.job_id).map((e) => e.id);
   if (expired.length) await redis.zrem(jobKeys.tenantIndex(tenantId), ...expired);
   const data = states
@@ -87,6 +84,5 @@ export async function listJobs(redis: Redis, tenantId: string, opts: { limit: nu
       const view = toJobView(s, s.output ?? "");
       return { ...view, output: view.output.slice(0, 280) };
     });
-  const next = entries.length > opts.limit ? String(page[page.length - 1].score) : null;
   return { data, next_cursor: next };
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ApiError } from "../errors";
-import type { Redis } from "../redis";
+import { readIndexPage, type IndexCursor } from "../paging";
+import { execPipeline, type Redis } from "../redis";
 import type { GraphErrorAction } from "./graph-error";
 
 /**
@@ -218,16 +219,12 @@ export async function readPublication(redis: Redis, tenantId: string, id: string
   return toPublicationView(state, await readEvents(redis, id));
 }
 
-/** The tenant's publications, newest first; `cursor` is the created-at (ms) of the last one of the previous page. */
-export async function listPublications(redis: Redis, tenantId: string, opts: { limit: number; cursor?: number }): Promise<{ data: PublicationView[]; next_cursor: string | null }> {
-  const max = opts.cursor === undefined ? "+inf" : `(${opts.cursor}`;
-  const raw = await redis.zrevrangebyscore(publicationKeys.tenantIndex(tenantId), max, "-inf", "WITHSCORES", "LIMIT", 0, opts.limit + 1);
-  const entries: { id: string; score: number }[] = [];
-  for (let i = 0; i < raw.length; i += 2) entries.push({ id: raw[i], score: Number(raw[i + 1]) });
-  const page = entries.slice(0, opts.limit);
+/** The tenant's publications, newest first; `cursor` is where the previous page ended (see lib/paging.ts). */
+export async function listPublications(redis: Redis, tenantId: string, opts: { limit: number; cursor?: IndexCursor }): Promise<{ data: PublicationView[]; next_cursor: string | null }> {
+  const { entries: page, next } = await readIndexPage(redis, publicationKeys.tenantIndex(tenantId), opts.limit, opts.cursor);
   const pipeline = redis.pipeline();
   for (const { id } of page) pipeline.hgetall(publicationKeys.state(id)).lrange(publicationKeys.events(id), 0, -1);
-  const results = ((await pipeline.exec()) ?? []).map(([, value]) => value);
+  const results = await execPipeline(pipeline);
   const data: PublicationView[] = [];
   const expired: string[] = [];
   page.forEach(({ id }, i) => {
@@ -237,7 +234,6 @@ export async function listPublications(redis: Redis, tenantId: string, opts: { l
     else if (state.tenant_id === tenantId && state.submitting !== "1") data.push(toPublicationView(state, events));
   });
   if (expired.length) await redis.zrem(publicationKeys.tenantIndex(tenantId), ...expired);
-  const next = entries.length > opts.limit ? String(page[page.length - 1].score) : null;
   return { data, next_cursor: next };
 }
 

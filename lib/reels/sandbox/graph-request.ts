@@ -1,6 +1,8 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { z } from "zod";
 import type { ReelAccount } from "../../config";
+import { ApiError } from "../../errors";
+import { readBody } from "../../http";
 import { GraphError, newFbtraceId } from "../graph-error";
 import type { SandboxDeps } from "./deps";
 
@@ -16,32 +18,41 @@ export interface GraphCall {
   version: string;
 }
 
-const MAX_BODY_BYTES = 1024 * 1024;
-
 /** Query parameters, overlaid on POST by a form, multipart or JSON body. */
 export async function readGraphParams(request: Request): Promise<Record<string, string>> {
   const params: Record<string, string> = Object.fromEntries(new URL(request.url).searchParams);
   if (request.method !== "POST" || !request.body) return params;
-  if (Number(request.headers.get("content-length") ?? "0") > MAX_BODY_BYTES) throw invalidParameter("The request body is too large");
+  const body = await readGraphBody(request);
   const type = (request.headers.get("content-type") ?? "").toLowerCase();
   try {
     if (type.startsWith("multipart/form-data") || type.startsWith("application/x-www-form-urlencoded")) {
-      for (const [key, value] of await request.formData()) if (typeof value === "string") params[key] = value;
+      const form = await new Response(body, { headers: { "content-type": type } }).formData();
+      for (const [key, value] of form) if (typeof value === "string") params[key] = value;
     } else if (type.startsWith("application/json")) {
-      const body: unknown = JSON.parse(await request.text());
-      if (body && typeof body === "object" && !Array.isArray(body)) {
-        for (const [key, value] of Object.entries(body)) {
+      const parsed: unknown = JSON.parse(new TextDecoder().decode(body));
+      if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) {
+        for (const [key, value] of Object.entries(parsed)) {
           if (value !== null && value !== undefined) params[key] = typeof value === "string" ? value : JSON.stringify(value);
         }
       }
     } else {
       // Graph reads an untyped body as a form, the way curl -d sends it.
-      for (const [key, value] of new URLSearchParams(await request.text())) params[key] = value;
+      for (const [key, value] of new URLSearchParams(new TextDecoder().decode(body))) params[key] = value;
     }
   } catch {
     throw invalidParameter("The request body could not be parsed");
   }
   return params;
+}
+
+/** The body through the app's one size-limited reader; over the limit it is Graph's error with status 413. */
+async function readGraphBody(request: Request): Promise<Uint8Array<ArrayBuffer>> {
+  try {
+    return (await readBody(request)) as Uint8Array<ArrayBuffer>;
+  } catch (error) {
+    if (error instanceof ApiError && error.code === "too-large") throw new GraphError({ code: 100, message: "(#100) The request body is too large", status: 413 });
+    throw error;
+  }
 }
 
 /** The token from `access_token` or an `Authorization: OAuth|Bearer` header. */
