@@ -3,7 +3,8 @@ import { KeyRing } from "./auth";
 import { getConfig, type Config } from "./config";
 import { createKafka, createProducer, ensureTopics } from "./kafka";
 import { createLog, type Log } from "./log";
-import { StreamHub } from "./jobs/stream-hub";
+import { OpenStreams } from "./stream/open-streams";
+import { StreamHub } from "./stream/stream-hub";
 import { createSubscriber, createWebRedis, type Redis } from "./redis";
 
 /**
@@ -20,6 +21,8 @@ export interface Services {
   producer(): Promise<Producer>;
   /** The process's one subscriber connection, shared by every stream client. */
   hub(): StreamHub;
+  /** The SSE streams open in this process, at most MAX_STREAMS_PER_TENANT per tenant. */
+  streams: OpenStreams;
   /** A connected admin client for health and lag; connects again on the next call after a failure. */
   admin(): Promise<Admin>;
 }
@@ -46,6 +49,7 @@ function createServices(config: Config): Services {
     redis,
     kafka,
     log,
+    streams: new OpenStreams(config.MAX_STREAMS_PER_TENANT),
     producer() {
       connecting ??= (async () => {
         if (!topicsChecked) {

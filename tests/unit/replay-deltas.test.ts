@@ -2,7 +2,7 @@ import { EventEmitter } from "node:events";
 import { describe, expect, it } from "vitest";
 import { jobKeys } from "@/lib/jobs/keys";
 import { replayDeltas } from "@/lib/jobs/replay-deltas";
-import { StreamHub } from "@/lib/jobs/stream-hub";
+import { StreamHub } from "@/lib/stream/stream-hub";
 import type { StreamMessage } from "@/lib/jobs/stream-message";
 import type { Redis } from "@/lib/redis";
 

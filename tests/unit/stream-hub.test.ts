@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import { describe, expect, it } from "vitest";
 import type { Redis } from "@/lib/redis";
-import { StreamHub } from "@/lib/jobs/stream-hub";
+import { StreamHub } from "@/lib/stream/stream-hub";
 
 /** An ioredis subscriber connection as the hub sees it: a status, SUBSCRIBE/UNSUBSCRIBE, and events. */
 class FakeSubscriber extends EventEmitter {

@@ -4,7 +4,7 @@ import { jobNotFound, parseJobId, parseResumePoint } from "@/lib/jobs/job-id";
 import { readJob } from "@/lib/jobs/read-job";
 import { replayDeltas } from "@/lib/jobs/replay-deltas";
 import { getServices } from "@/lib/services";
-import { eventStreamResponse } from "@/lib/sse";
+import { sseFrame } from "@/lib/sse";
 
 export const dynamic = "force-dynamic";
 
@@ -15,5 +15,5 @@ export const GET = withProblems(async (request: Request, { params }: { params: P
   const after = parseResumePoint(request);
   if (!(await readJob(services.redis, tenantId, jobId))) throw jobNotFound();
   const deps = { redis: services.redis, hub: services.hub() };
-  return eventStreamResponse((signal) => replayDeltas(deps, jobId, after, signal), request.signal);
+  return services.streams.respond(tenantId, (signal) => replayDeltas(deps, jobId, after, signal), sseFrame, request.signal);
 });

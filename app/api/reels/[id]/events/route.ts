@@ -4,7 +4,6 @@ import { parseResumePoint } from "@/lib/jobs/job-id";
 import { parsePublicationId, publicationNotFound, readPublication } from "@/lib/reels/publication";
 import { publicationEventFrame, replayPublicationEvents } from "@/lib/reels/replay-publication-events";
 import { getServices } from "@/lib/services";
-import { sseResponse } from "@/lib/sse";
 
 export const dynamic = "force-dynamic";
 
@@ -15,5 +14,5 @@ export const GET = withProblems(async (request: Request, { params }: { params: P
   const after = parseResumePoint(request);
   if (!(await readPublication(services.redis, tenantId, id))) throw publicationNotFound();
   const deps = { redis: services.redis, hub: services.hub() };
-  return sseResponse((signal) => replayPublicationEvents(deps, id, after, signal), publicationEventFrame, request.signal);
+  return services.streams.respond(tenantId, (signal) => replayPublicationEvents(deps, id, after, signal), publicationEventFrame, request.signal);
 });

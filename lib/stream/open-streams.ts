@@ -1,0 +1,55 @@
+import { ApiError } from "../errors";
+import { sseResponse } from "../sse";
+
+/** How long a client refused for too many open streams waits before it tries again. */
+export const STREAMS_RETRY_AFTER_S = 5;
+
+/**
+ * The server-sent event streams a web process holds open, counted per tenant across jobs and reel
+ * events, so one tenant cannot hold every connection (and subscription) of the process.
+ */
+export class OpenStreams {
+  private readonly counts = new Map<string, number>();
+
+  constructor(private readonly limit: number) {}
+
+  /**
+   * An SSE response for `tenantId`, holding one of its slots until the stream ends (the source is
+   * done, or the client went away). 429 with Retry-After when the tenant holds `limit` already.
+   */
+  respond<T>(tenantId: string, open: (signal: AbortSignal) => AsyncIterable<readonly T[]>, frame: (item: T) => string, requestSignal: AbortSignal): Response {
+    const release = this.take(tenantId);
+    return sseResponse((signal) => held(open(signal), release), frame, requestSignal);
+  }
+
+  /** Open streams of a tenant, for tests and health. */
+  count(tenantId: string): number {
+    return this.counts.get(tenantId) ?? 0;
+  }
+
+  private take(tenantId: string): () => void {
+    const count = this.count(tenantId);
+    if (count >= this.limit) {
+      throw new ApiError("rate-limited", `This tenant has ${this.limit} streams open already; close one (or wait for one to end) and try again.`, undefined, {
+        "Retry-After": String(STREAMS_RETRY_AFTER_S),
+      });
+    }
+    this.counts.set(tenantId, count + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = this.count(tenantId) - 1;
+      if (left > 0) this.counts.set(tenantId, left);
+      else this.counts.delete(tenantId);
+    };
+  }
+}
+
+async function* held<T>(source: AsyncIterable<T>, release: () => void): AsyncGenerator<T> {
+  try {
+    yield* source;
+  } finally {
+    release();
+  }
+}
