@@ -2,8 +2,8 @@ import { cookies } from "next/headers";
 import { SESSION_COOKIE } from "@/lib/auth";
 import { getServices } from "@/lib/services";
 
-/** The tenant of the dashboard's session cookie, checked server-side; undefined when signed out. */
+/** The tenant of the dashboard's session (checked in Redis: a revoked one is signed out); undefined when signed out. */
 export async function sessionTenant(): Promise<string | undefined> {
   const value = (await cookies()).get(SESSION_COOKIE)?.value;
-  return value ? getServices().keys.tenantForSession(value) : undefined;
+  return value ? getServices().sessions.tenantFor(value) : undefined;
 }

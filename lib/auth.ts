@@ -1,26 +1,23 @@
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
+import { isIP } from "node:net";
 import { ApiError } from "./errors";
+import type { AuthThrottle } from "./rate-limit";
+import { SESSION_COOKIE, type SessionStore } from "./sessions";
+
+export { SESSION_COOKIE };
 
 export interface Tenant {
   tenantId: string;
 }
 
-export const SESSION_COOKIE = "dispatch_session";
-const SESSION_TTL_S = 7 * 24 * 3600;
-
 const sha256 = (s: string) => createHash("sha256").update(s).digest();
 
-/**
- * API keys are kept only as SHA-256 digests and compared in constant time; the dashboard gets an
- * HMAC-signed, httpOnly session cookie in exchange for a key, so the key never lives in the browser.
- */
+/** API keys are kept only as SHA-256 digests and compared in constant time. */
 export class KeyRing {
   private readonly digests: { digest: Buffer; tenantId: string }[];
-  private readonly sessionSecret: Buffer;
 
   constructor(keys: { tenantId: string; key: string }[]) {
     this.digests = keys.map((k) => ({ digest: sha256(k.key), tenantId: k.tenantId }));
-    this.sessionSecret = sha256(`dispatch-session:${keys.map((k) => k.key).sort().join(",")}`);
   }
 
   tenantForKey(key: string): string | undefined {
@@ -30,47 +27,97 @@ export class KeyRing {
     for (const entry of this.digests) if (timingSafeEqual(entry.digest, digest)) found ??= entry.tenantId;
     return found;
   }
-
-  issueSession(tenantId: string, now = Date.now()): { value: string; maxAge: number } {
-    const expires = Math.floor(now / 1000) + SESSION_TTL_S;
-    const body = `${Buffer.from(tenantId).toString("base64url")}.${expires}`;
-    return { value: `${body}.${this.sign(body)}`, maxAge: SESSION_TTL_S };
-  }
-
-  tenantForSession(value: string, now = Date.now()): string | undefined {
-    const [tenant64, expires, signature] = value.split(".");
-    if (!tenant64 || !expires || !signature) return undefined;
-    const expected = Buffer.from(this.sign(`${tenant64}.${expires}`));
-    const given = Buffer.from(signature);
-    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return undefined;
-    if (Number(expires) * 1000 < now) return undefined;
-    return Buffer.from(tenant64, "base64url").toString();
-  }
-
-  private sign(body: string): string {
-    return createHmac("sha256", this.sessionSecret).update(body).digest("base64url");
-  }
 }
 
-function readCookie(header: string | null, name: string): string | undefined {
+export interface AuthDeps {
+  keys: KeyRing;
+  sessions: Pick<SessionStore, "tenantFor">;
+  throttle: AuthThrottle;
+}
+
+/** A cookie's value; a malformed percent-encoding reads as no cookie (a 401, never a 500). */
+export function readCookie(header: string | null, name: string): string | undefined {
   for (const part of (header ?? "").split(";")) {
     const [k, ...v] = part.trim().split("=");
-    if (k === name) return decodeURIComponent(v.join("="));
+    if (k !== name) continue;
+    try {
+      return decodeURIComponent(v.join("="));
+    } catch {
+      return undefined;
+    }
   }
   return undefined;
 }
 
-/** The tenant a request acts for: a Bearer API key, or the dashboard's session cookie. 401 otherwise. */
-export function authenticate(request: Request, keys: KeyRing): Tenant {
+/**
+ * Set on every request by instrumentation.ts from the socket, over anything a client sent, so it
+ * can be trusted where X-Forwarded-For cannot.
+ */
+export const PEER_HEADER = "x-dispatch-peer";
+
+const isLoopback = (address: string) => address === "::1" || /^(::ffff:)?127\./.test(address);
+
+/**
+ * The client address the sign-in throttle counts against: the socket's peer, or, when the peer is
+ * a proxy on this machine, the last X-Forwarded-For entry (the one that proxy appended). A local
+ * client without a proxy gets undefined: it is not throttled (it can read DATA_DIR anyway).
+ */
+export function clientAddress(request: Request): string | undefined {
+  const peer = request.headers.get(PEER_HEADER)?.trim();
+  if (peer && !isLoopback(peer)) return peer;
+  const forwarded = request.headers.get("x-forwarded-for")?.split(",").at(-1)?.trim();
+  return forwarded && isIP(forwarded) && !isLoopback(forwarded) ? forwarded : undefined;
+}
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * Refuses a browser's cross-site request (403): `Sec-Fetch-Site` when the browser sends it, else
+ * an `Origin` naming another host. A request with neither comes from no browser that could be
+ * tricked into sending the cookie (as in Go's net/http CrossOriginProtection).
+ */
+export function assertSameOrigin(request: Request): void {
+  const site = request.headers.get("sec-fetch-site");
+  if (site) {
+    if (site === "same-origin" || site === "none") return;
+    throw crossSite();
+  }
+  const origin = request.headers.get("origin");
+  if (!origin) return;
+  let host: string;
+  try {
+    host = new URL(origin).host;
+  } catch {
+    throw crossSite();
+  }
+  const own = [request.headers.get("host"), request.headers.get("x-forwarded-host"), new URL(request.url).host];
+  if (!own.includes(host)) throw crossSite();
+}
+
+const crossSite = () => new ApiError("forbidden", "Cross-site requests are refused: send this from the dashboard's own origin, or use an API key.");
+
+/**
+ * The tenant a request acts for: a Bearer API key, or the dashboard's session cookie (then a
+ * POST, DELETE or PATCH must come from the dashboard's own origin). 401 otherwise; 429 while the
+ * client address is throttled for failed checks.
+ */
+export async function authenticate(request: Request, deps: AuthDeps): Promise<Tenant> {
+  const address = clientAddress(request);
+  if (address) await deps.throttle.check(address);
+  const failed = async (detail: string): Promise<never> => {
+    if (address) await deps.throttle.fail(address);
+    throw new ApiError("unauthorized", detail, undefined, { "WWW-Authenticate": "Bearer" });
+  };
   const header = request.headers.get("authorization");
   if (header) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    const tenantId = match ? keys.tenantForKey(match[1]) : undefined;
-    if (!tenantId) throw new ApiError("unauthorized", "The API key is missing or not valid.", undefined, { "WWW-Authenticate": "Bearer" });
-    return { tenantId };
+    const tenantId = match ? deps.keys.tenantForKey(match[1]) : undefined;
+    return tenantId ? { tenantId } : failed("The API key is missing or not valid.");
   }
   const session = readCookie(request.headers.get("cookie"), SESSION_COOKIE);
-  const tenantId = session ? keys.tenantForSession(session) : undefined;
-  if (!tenantId) throw new ApiError("unauthorized", "Send an API key as 'Authorization: Bearer <key>'.", undefined, { "WWW-Authenticate": "Bearer" });
+  if (!session) throw new ApiError("unauthorized", "Send an API key as 'Authorization: Bearer <key>'.", undefined, { "WWW-Authenticate": "Bearer" });
+  const tenantId = await deps.sessions.tenantFor(session);
+  if (!tenantId) return failed("The session has ended: sign in again, or send an API key as 'Authorization: Bearer <key>'.");
+  if (!SAFE_METHODS.has(request.method.toUpperCase())) assertSameOrigin(request);
   return { tenantId };
 }

@@ -78,6 +78,7 @@ const envSchema = z.object({
     .transform((v) => (v ? v.split(",").map((s) => s.trim()).filter(Boolean) : [])),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
   DATA_DIR: z.string().default(".data"),
+  SESSION_SECRET: z.string().min(32, "SESSION_SECRET must be at least 32 characters").optional(),
   MAX_STREAMS_PER_TENANT: z.coerce.number().int().min(1).max(1_000_000).default(200),
   BENCH_FLOOR_ROUTE: boolean.default(false),
 });

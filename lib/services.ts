@@ -1,5 +1,7 @@
 import type { Admin, Kafka, Producer } from "kafkajs";
 import { KeyRing } from "./auth";
+import { redisAuthThrottle, type AuthThrottle } from "./rate-limit";
+import { loadSessionSecret, SessionStore } from "./sessions";
 import { getConfig, type Config } from "./config";
 import { createKafka, createProducer, ensureTopics } from "./kafka";
 import { createLog, type Log } from "./log";
@@ -14,6 +16,10 @@ import { createSubscriber, createWebRedis, type Redis } from "./redis";
 export interface Services {
   config: Config;
   keys: KeyRing;
+  /** Dashboard sessions, in Redis. */
+  sessions: SessionStore;
+  /** Failed sign-ins and key checks per client address. */
+  throttle: AuthThrottle;
   redis: Redis;
   kafka: Kafka;
   log: Log;
@@ -46,6 +52,8 @@ function createServices(config: Config): Services {
   return {
     config,
     keys: new KeyRing(config.API_KEYS),
+    sessions: new SessionStore(redis, loadSessionSecret(config)),
+    throttle: redisAuthThrottle(redis),
     redis,
     kafka,
     log,

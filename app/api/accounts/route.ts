@@ -7,7 +7,8 @@ export const dynamic = "force-dynamic";
 
 /** The tenant's publishing accounts: ids only, never their tokens. */
 export const GET = withProblems(async (request: Request) => {
-  const { config, keys } = getServices();
-  const { tenantId } = authenticate(request, keys);
+  const services = getServices();
+  const { config } = services;
+  const { tenantId } = await authenticate(request, services);
   return json({ data: listAccounts(config.REEL_ACCOUNTS, tenantId, config.GRAPH_SANDBOX) });
 });

@@ -9,7 +9,7 @@ export const dynamic = "force-dynamic";
 
 export const POST = withProblems(async (request: Request) => {
   const services = getServices();
-  const { tenantId } = authenticate(request, services.keys);
+  const { tenantId } = await authenticate(request, services);
   const input = await readJsonBody(request, publicationInputSchema);
   await enforceRateLimit(services.redis, tenantId, "submit", services.config.RATE_LIMIT_PER_MINUTE);
   const { created, publication } = await submitPublication(
@@ -26,7 +26,7 @@ export const POST = withProblems(async (request: Request) => {
 
 export const GET = withProblems(async (request: Request) => {
   const services = getServices();
-  const { tenantId } = authenticate(request, services.keys);
+  const { tenantId } = await authenticate(request, services);
   const query = parseWith(pageQuerySchema, Object.fromEntries(new URL(request.url).searchParams));
   return json(await listPublications(services.redis, tenantId, query));
 });

@@ -1,9 +1,9 @@
-import { cookies } from "next/headers";
 import { z } from "zod";
-import { authenticate, SESSION_COOKIE } from "@/lib/auth";
+import { assertSameOrigin, authenticate, clientAddress, readCookie, SESSION_COOKIE } from "@/lib/auth";
 import { ApiError } from "@/lib/errors";
 import { json, readJsonBody, withProblems } from "@/lib/http";
 import { getServices } from "@/lib/services";
+import { sessionCookieHeader } from "@/lib/sessions";
 
 export const dynamic = "force-dynamic";
 
@@ -11,33 +11,41 @@ const signInSchema = z.strictObject({
   api_key: z.string().trim().min(1, "Enter your API key.").max(512, "That is longer than any API key."),
 });
 
-// Secure cookies only travel over https; a plain-http localhost install would never get one back.
-const isHttps = (request: Request) =>
-  new URL(request.url).protocol === "https:" || request.headers.get("x-forwarded-proto")?.split(",")[0].trim() === "https";
+/**
+ * Secure unless the dashboard is served over plain http on this machine (localhost, 127.0.0.1,
+ * ::1), where a browser would never send a Secure cookie back.
+ */
+function secureCookie(request: Request): boolean {
+  const proto = request.headers.get("x-forwarded-proto")?.split(",")[0].trim() ?? new URL(request.url).protocol.replace(":", "");
+  const host = new URL(`http://${request.headers.get("host") ?? new URL(request.url).host}`).hostname;
+  return !(proto === "http" && ["localhost", "127.0.0.1", "[::1]"].includes(host));
+}
 
 /** Exchanges an API key for the dashboard's httpOnly session cookie; the key itself is not kept. */
 export const POST = withProblems(async (request: Request) => {
-  const { keys } = getServices();
+  const { keys, sessions, throttle } = getServices();
+  assertSameOrigin(request);
+  const address = clientAddress(request);
+  if (address) await throttle.check(address);
   const { api_key } = await readJsonBody(request, signInSchema);
   const tenantId = keys.tenantForKey(api_key);
-  if (!tenantId) throw new ApiError("unauthorized", "That API key is not valid.", [{ path: "api_key", message: "This key is not valid." }]);
-  const session = keys.issueSession(tenantId);
-  (await cookies()).set(SESSION_COOKIE, session.value, {
-    httpOnly: true,
-    sameSite: "lax",
-    path: "/",
-    secure: isHttps(request),
-    maxAge: session.maxAge,
-  });
-  return json({ tenant_id: tenantId });
+  if (!tenantId) {
+    if (address) await throttle.fail(address);
+    throw new ApiError("unauthorized", "That API key is not valid.", [{ path: "api_key", message: "This key is not valid." }]);
+  }
+  const session = await sessions.create(tenantId);
+  return json({ tenant_id: tenantId }, 200, { "set-cookie": sessionCookieHeader(session.value, session.maxAge, secureCookie(request)) });
 });
 
 export const GET = withProblems(async (request: Request) => {
-  const { tenantId } = authenticate(request, getServices().keys);
+  const { tenantId } = await authenticate(request, getServices());
   return json({ tenant_id: tenantId });
 });
 
+/** Signs out: the session is deleted in Redis, so the cookie stops working wherever a copy of it is. */
 export const DELETE = withProblems(async (request: Request) => {
-  (await cookies()).set(SESSION_COOKIE, "", { httpOnly: true, sameSite: "lax", path: "/", secure: isHttps(request), maxAge: 0 });
-  return new Response(null, { status: 204, headers: { "cache-control": "no-store" } });
+  assertSameOrigin(request);
+  const value = readCookie(request.headers.get("cookie"), SESSION_COOKIE);
+  if (value) await getServices().sessions.revoke(value);
+  return new Response(null, { status: 204, headers: { "cache-control": "no-store", "set-cookie": sessionCookieHeader("", 0, secureCookie(request)) } });
 });

@@ -10,7 +10,7 @@ export const dynamic = "force-dynamic";
 /** Health (with the workers' load), consumer lag, the tenant's jobs by status and its running share, for the system page. */
 export const GET = withProblems(async (request: Request) => {
   const services = getServices();
-  const { tenantId } = authenticate(request, services.keys);
+  const { tenantId } = await authenticate(request, services);
   const [health, status, tenant] = await Promise.all([
     checkHealth(services),
     readSystemStatus(services, tenantId),

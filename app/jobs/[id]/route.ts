@@ -8,7 +8,7 @@ export const dynamic = "force-dynamic";
 
 export const GET = withProblems(async (request: Request, { params }: { params: Promise<{ id: string }> }) => {
   const services = getServices();
-  const { tenantId } = authenticate(request, services.keys);
+  const { tenantId } = await authenticate(request, services);
   const job = await readJob(services.redis, tenantId, parseJobId((await params).id));
   if (!job) throw jobNotFound();
   return json(job);

@@ -12,7 +12,7 @@ export const dynamic = "force-dynamic";
 
 export const POST = withProblems(async (request: Request) => {
   const services = getServices();
-  const { tenantId } = authenticate(request, services.keys);
+  const { tenantId } = await authenticate(request, services);
   const input = await readJsonBody(request, commandInputSchema(services.config.MAX_PROMPT_CHARS));
   await enforceRateLimit(services.redis, tenantId, "submit", services.config.RATE_LIMIT_PER_MINUTE);
   const result = await submitJob({ redis: services.redis, producer: services.producer, models: listModels(services.config) }, tenantId, input);
@@ -24,7 +24,7 @@ export const POST = withProblems(async (request: Request) => {
 
 export const GET = withProblems(async (request: Request) => {
   const services = getServices();
-  const { tenantId } = authenticate(request, services.keys);
+  const { tenantId } = await authenticate(request, services);
   const query = parseWith(pageQuerySchema, Object.fromEntries(new URL(request.url).searchParams));
   const [page, running] = await Promise.all([listJobs(services.redis, tenantId, query), readTenantLoad(services.redis, tenantId, services.config.TENANT_CONCURRENCY)]);
   return json({ ...page, running });

@@ -7,6 +7,6 @@ export const dynamic = "force-dynamic";
 
 export const GET = withProblems(async (request: Request) => {
   const services = getServices();
-  authenticate(request, services.keys);
+  await authenticate(request, services);
   return json({ data: listModels(services.config) });
 });

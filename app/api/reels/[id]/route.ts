@@ -7,7 +7,7 @@ export const dynamic = "force-dynamic";
 
 export const GET = withProblems(async (request: Request, { params }: { params: Promise<{ id: string }> }) => {
   const services = getServices();
-  const { tenantId } = authenticate(request, services.keys);
+  const { tenantId } = await authenticate(request, services);
   const publication = await readPublication(services.redis, tenantId, parsePublicationId((await params).id));
   if (!publication) throw publicationNotFound();
   return json(publication);

@@ -10,7 +10,7 @@ export const dynamic = "force-dynamic";
 
 export const GET = withProblems(async (request: Request, { params }: { params: Promise<{ id: string }> }) => {
   const services = getServices();
-  const { tenantId } = authenticate(request, services.keys);
+  const { tenantId } = await authenticate(request, services);
   const jobId = parseJobId((await params).id);
   const after = parseResumePoint(request);
   if (!(await readJob(services.redis, tenantId, jobId))) throw jobNotFound();

@@ -11,8 +11,9 @@ export const dynamic = "force-dynamic";
 
 /** The account's published reels, read from Graph with its token here, so the browser never holds one. */
 export const GET = withProblems(async (request: Request, { params }: { params: Promise<{ account_id: string }> }) => {
-  const { config, keys } = getServices();
-  const { tenantId } = authenticate(request, keys);
+  const services = getServices();
+  const { config } = services;
+  const { tenantId } = await authenticate(request, services);
   const account = findAccount(config.REEL_ACCOUNTS, tenantId, (await params).account_id);
   if (!account) throw new ApiError("not-found", "No such account for this tenant.");
   const graph = createGraphClient({ graphUrl: config.GRAPH_URL, version: config.GRAPH_VERSION, fetch, timeoutMs: 10_000 });

@@ -9,7 +9,7 @@ export const dynamic = "force-dynamic";
 
 export const GET = withProblems(async (request: Request, { params }: { params: Promise<{ id: string }> }) => {
   const services = getServices();
-  const { tenantId } = authenticate(request, services.keys);
+  const { tenantId } = await authenticate(request, services);
   const id = parsePublicationId((await params).id);
   const after = parseResumePoint(request);
   if (!(await readPublication(services.redis, tenantId, id))) throw publicationNotFound();

@@ -8,7 +8,7 @@ export const dynamic = "force-dynamic";
 
 export const POST = withProblems(async (request: Request, { params }: { params: Promise<{ id: string }> }) => {
   const services = getServices();
-  const { tenantId } = authenticate(request, services.keys);
+  const { tenantId } = await authenticate(request, services);
   const publication = await resumePublication({ redis: services.redis, producer: services.producer }, tenantId, parsePublicationId((await params).id));
   if (!publication) throw publicationNotFound();
   return json({ publication_id: publication.publication_id, status: publication.status }, 202, { location: `/api/reels/${publication.publication_id}` });
