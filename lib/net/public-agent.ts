@@ -1,6 +1,7 @@
 import { lookup as systemLookup, type LookupAddress, type LookupOptions } from "node:dns";
 import type { Resolver } from "node:dns/promises";
 import { isIP } from "node:net";
+import { networkInterfaces } from "node:os";
 import { Agent, buildConnector } from "undici";
 import { isPublicAddress } from "./public-address";
 
@@ -17,8 +18,12 @@ export type HostLookup = (hostname: string) => Promise<LookupAddress[]>;
 export interface PublicAgentOptions {
   /** Let every address through (an operator's explicit choice, ALLOW_PRIVATE_URLS). */
   allowPrivate?: boolean;
-  /** `host:port` pairs (IPv6 without brackets) that may be reached at any address: this server's own origin. */
-  privateOrigins?: Iterable<string>;
+  /**
+   * This server's port: a connection to it at one of this machine's own addresses (loopback or
+   * an interface's, by literal or by a name that resolves only to such addresses) reaches this
+   * server itself, whatever host name the client used, so it is allowed.
+   */
+  ownPort?: number;
   /** Resolves names; the system's resolver (getaddrinfo, as fetch uses) when absent. */
   lookup?: HostLookup;
   connectTimeoutMs?: number;
@@ -39,21 +44,24 @@ export function createPublicAgent(options: PublicAgentOptions = {}): Agent {
   if (options.allowPrivate) return new Agent({ connect: anyAddress });
   const resolveAll = options.lookup ?? systemLookupAll;
   const publicOnly = buildConnector({ timeout, lookup: publicOnlyLookup(resolveAll) });
-  const ownOrigins = new Set([...(options.privateOrigins ?? [])].map((o) => o.toLowerCase()));
+  const publicOrOwn = buildConnector({ timeout, lookup: publicOnlyLookup(resolveAll, isOwnAddress) });
 
   const connect: buildConnector.connector = (target, callback) => {
     const host = target.hostname.replace(/^\[|\]$/g, "").toLowerCase();
     const port = Number(target.port) || (target.protocol === "https:" ? 443 : 80);
-    if (ownOrigins.has(`${host}:${port}`)) return anyAddress(target, callback);
-    if (isIP(host) && !isPublicAddress(host)) return callback(new AddressNotAllowedError(), null);
-    return publicOnly(target, callback);
+    const own = options.ownPort !== undefined && port === options.ownPort;
+    if (isIP(host)) return isPublicAddress(host) || (own && isOwnAddress(host)) ? anyAddress(target, callback) : callback(new AddressNotAllowedError(), null);
+    if (own && host === "localhost") return anyAddress(target, callback);
+    return (own ? publicOrOwn : publicOnly)(target, callback);
   };
   return new Agent({ connect });
 }
 
-/** The origins of this server as the sandbox's own samples name them: loopback at its port. */
-export function ownOrigins(port: number): string[] {
-  return ["127.0.0.1", "localhost", "::1"].map((host) => `${host}:${port}`);
+/** An address of this machine: loopback, or one of its interfaces'. */
+function isOwnAddress(address: string): boolean {
+  const text = address.toLowerCase().replace(/^::ffff:(?=\d+\.)/, "");
+  if (text === "::1" || /^127\./.test(text)) return true;
+  return Object.values(networkInterfaces()).some((list) => list?.some((i) => i.address.toLowerCase() === text));
 }
 
 /** A HostLookup that asks the given resolver for A and AAAA records (tests point one at a local DNS server). */
@@ -71,14 +79,14 @@ export function resolverLookup(resolver: Pick<Resolver, "resolve4" | "resolve6">
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
-/** net.connect's `lookup`: every answer must be public, else no connection at all. */
-export function publicOnlyLookup(resolveAll: HostLookup) {
+/** net.connect's `lookup`: every answer must be public (or pass `allowed`), else no connection at all. */
+export function publicOnlyLookup(resolveAll: HostLookup, allowed: (address: string) => boolean = isPublicAddress) {
   return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
     resolveAll(hostname).then(
       (answers) => {
         const wanted = options.family === 4 || options.family === 6 ? answers.filter((a) => a.family === options.family) : answers;
         if (answers.length === 0 || wanted.length === 0) return callback(Object.assign(new Error("no address"), { code: "ENOTFOUND" }), "");
-        if (!answers.every((a) => isPublicAddress(a.address))) return callback(new AddressNotAllowedError(), "");
+        if (!answers.every((a) => isPublicAddress(a.address) || allowed(a.address))) return callback(new AddressNotAllowedError(), "");
         if (options.all) return callback(null, wanted);
         const [first] = wanted;
         callback(null, first?.address ?? "", first?.family);

@@ -306,42 +306,55 @@ describe("processing errors", () => {
 });
 
 describe("the fetcher, with ALLOW_PRIVATE_URLS off", () => {
-  /** This server's own origin is the file server's: its samples are fetched, nothing else private is. */
-  async function strictSandbox(records: Record<string, string[]>) {
+  /** With `port` the file server's, the file server is this server's own origin. */
+  async function strictSandbox(records: Record<string, string[]>, port = String(new URL(filesOrigin).port)) {
     const dns = await startTestDns(records);
-    const filesPort = String(new URL(filesOrigin).port);
-    const s = sandbox({ ALLOW_PRIVATE_VIDEO_URLS: "false", ALLOW_PRIVATE_URLS: "false", PORT: filesPort }, { lookup: resolverLookup(dns.resolver) });
-    return { s, dns, filesPort };
+    const s = sandbox({ ALLOW_PRIVATE_VIDEO_URLS: "false", ALLOW_PRIVATE_URLS: "false", PORT: port }, { lookup: resolverLookup(dns.resolver) });
+    return { s, dns, filesPort: String(new URL(filesOrigin).port) };
   }
 
-  it("fetches this server's own samples, and refuses every other private address at connect time, also through DNS and redirects", async () => {
-    const { s, dns, filesPort } = await strictSandbox({
-      "internal.test": ["10.0.0.7"],
-      "rebind.test": ["127.0.0.1"],
-      "mapped.test": ["::ffff:127.0.0.1"],
-      "sixtofour.test": ["2002:7f00:1::"],
-    });
+  it("fetches this server's own samples by any name of this machine, and nothing else private", async () => {
+    const { s, dns, filesPort } = await strictSandbox({ "my-machine.test": ["127.0.0.1"], "internal.test": ["10.0.0.7"] });
     try {
       expect((await s.settled(await s.create(sampleUrl("reel-valid.mp4")))).status_code).toBe("FINISHED");
+      expect((await s.settled(await s.create(`http://my-machine.test:${filesPort}/samples/reel-valid.mp4`))).status_code).toBe("FINISHED");
 
       const before = requested.length;
-      const refused = [
-        `http://rebind.test:${filesPort}/samples/reel-valid.mp4`,
-        `http://mapped.test:${filesPort}/samples/reel-valid.mp4`,
-        `http://sixtofour.test:${filesPort}/samples/reel-valid.mp4`,
+      for (const url of [
         "http://internal.test/video.mp4",
         `http://localhost:${Number(filesPort) + 1}/video.mp4`,
         "http://169.254.169.254/latest/meta-data",
         closedPortUrl,
         `${filesOrigin}/redirect-to?url=${encodeURIComponent(closedPortUrl)}`,
         "http://unknown-name.test/video.mp4",
-      ];
-      for (const url of refused) {
+      ]) {
         const status = await s.settled(await s.create(url));
         expect(status, url).toEqual({ id: expect.any(String), status_code: "ERROR", status: UNREACHABLE_STATUS });
       }
-      // The own origin's redirect was followed (one request), nothing else reached the file server.
-      expect(requested.slice(before)).toEqual(["/redirect-to"]);
+      expect(requested.slice(before)).toEqual(["/redirect-to"]); // the own origin's redirect, then nothing
+    } finally {
+      await dns.close();
+    }
+  });
+
+  it("refuses another service on this machine at connect time: by address, by a name that resolves to it, and by redirect", async () => {
+    const { s, dns, filesPort } = await strictSandbox(
+      { "rebind.test": ["127.0.0.1"], "mapped.test": ["::ffff:127.0.0.1"], "sixtofour.test": ["2002:7f00:1::"] },
+      "1",
+    );
+    try {
+      const before = requested.length;
+      for (const url of [
+        sampleUrl("reel-valid.mp4"),
+        `http://rebind.test:${filesPort}/samples/reel-valid.mp4`,
+        `http://mapped.test:${filesPort}/samples/reel-valid.mp4`,
+        `http://sixtofour.test:${filesPort}/samples/reel-valid.mp4`,
+        `http://[::ffff:127.0.0.1]:${filesPort}/samples/reel-valid.mp4`,
+      ]) {
+        const status = await s.settled(await s.create(url));
+        expect(status, url).toEqual({ id: expect.any(String), status_code: "ERROR", status: UNREACHABLE_STATUS });
+      }
+      expect(requested.length).toBe(before); // the file server never saw a request
       expect(dns.questions.some((q) => q.startsWith("rebind.test"))).toBe(true);
     } finally {
       await dns.close();

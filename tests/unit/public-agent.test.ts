@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { fetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isPublicAddress } from "@/lib/net/public-address";
-import { AddressNotAllowedError, createPublicAgent, ownOrigins, publicOnlyLookup, resolverLookup } from "@/lib/net/public-agent";
+import { AddressNotAllowedError, createPublicAgent, publicOnlyLookup, resolverLookup } from "@/lib/net/public-agent";
 import { startTestDns, type TestDns } from "../dns-server";
 
 /**
@@ -111,14 +111,18 @@ describe("createPublicAgent", () => {
     expect(hits.length).toBe(before);
   });
 
-  it("lets through this server's own origin, and only at its port", async () => {
-    const own = createPublicAgent({ lookup: resolverLookup(dns.resolver), privateOrigins: ownOrigins(port) });
+  it("lets through this server's own origin, this machine at its port, and nothing else private", async () => {
+    const own = createPublicAgent({ lookup: resolverLookup(dns.resolver), ownPort: port });
     const response = await fetch(`http://127.0.0.1:${port}/samples/x.mp4`, { dispatcher: own });
     expect(await response.text()).toBe("ok");
     expect(hits.at(-1)).toBe("/samples/x.mp4");
+    dns.set("my-machine.test", ["127.0.0.1"]); // the dashboard opened by this machine's name
+    expect((await fetch(`http://my-machine.test:${port}/samples/y.mp4`, { dispatcher: own })).status).toBe(200);
     expect(await refusal(`http://127.0.0.1:${port + 1}/`, own)).toBeInstanceOf(AddressNotAllowedError);
-    dns.set("own-name.test", ["127.0.0.1"]);
-    expect(await refusal(`http://own-name.test:${port}/`, own)).toBeInstanceOf(AddressNotAllowedError);
+    expect(await refusal(`http://my-machine.test:${port + 1}/`, own)).toBeInstanceOf(AddressNotAllowedError);
+    dns.set("elsewhere.test", ["10.0.0.7"]);
+    expect(await refusal(`http://elsewhere.test:${port}/`, own)).toBeInstanceOf(AddressNotAllowedError);
+    expect(await refusal(`http://[::ffff:10.0.0.7]:${port}/`, own)).toBeInstanceOf(AddressNotAllowedError);
   });
 
   it("lets everything through with allowPrivate", async () => {

@@ -3,7 +3,7 @@ import { mkdir, truncate, unlink } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Dispatcher } from "undici";
-import { createPublicAgent, ownOrigins } from "../../net/public-agent";
+import { createPublicAgent } from "../../net/public-agent";
 import { checkReelSpec, probeVideo, VideoProbeError, type VideoProbe } from "../probe-video";
 import { limitsOf, type SandboxDeps } from "./deps";
 import { downloadVideo, VideoFetchError } from "./fetch-video";
@@ -124,14 +124,15 @@ export async function processContainer(deps: SandboxDeps, containerId: string, o
 const fetchers = new WeakMap<SandboxDeps, Dispatcher>();
 
 /**
- * The sandbox's connection policy: public addresses only, except this server's own origin (the
- * committed samples it serves under /samples), unless the operator set ALLOW_PRIVATE_URLS.
+ * The sandbox's connection policy: public addresses only, except this server's own origin (this
+ * machine at PORT: the committed samples under /samples, by whatever host name the dashboard was
+ * opened with), unless the operator set ALLOW_PRIVATE_URLS.
  */
 function fetcherOf(deps: SandboxDeps): Dispatcher {
   if (deps.dispatcher) return deps.dispatcher;
   let agent = fetchers.get(deps);
   if (!agent) {
-    agent = createPublicAgent({ allowPrivate: deps.config.ALLOW_PRIVATE_URLS, privateOrigins: ownOrigins(deps.config.PORT), lookup: deps.lookup });
+    agent = createPublicAgent({ allowPrivate: deps.config.ALLOW_PRIVATE_URLS, ownPort: deps.config.PORT, lookup: deps.lookup });
     fetchers.set(deps, agent);
   }
   return agent;
