@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { isIP } from "node:net";
 import { ApiError } from "./errors";
+import { PEER_HEADER } from "./request-guard";
 import type { AuthThrottle } from "./rate-limit";
 import { SESSION_COOKIE, type SessionStore } from "./sessions";
 
@@ -49,11 +50,7 @@ export function readCookie(header: string | null, name: string): string | undefi
   return undefined;
 }
 
-/**
- * Set on every request by instrumentation.ts from the socket, over anything a client sent, so it
- * can be trusted where X-Forwarded-For cannot.
- */
-export const PEER_HEADER = "x-dispatch-peer";
+export { PEER_HEADER };
 
 const isLoopback = (address: string) => address === "::1" || /^(::ffff:)?127\./.test(address);
 

@@ -28,6 +28,7 @@ const TITLES: Record<number, string> = {
 };
 
 export type ProblemCode =
+  | "bad-request"
   | "bad-json"
   | "unauthorized"
   | "forbidden"
@@ -42,6 +43,7 @@ export type ProblemCode =
   | "internal";
 
 const STATUS: Record<ProblemCode, number> = {
+  "bad-request": 400,
   "bad-json": 400,
   unauthorized: 401,
   forbidden: 403,
@@ -56,9 +58,20 @@ const STATUS: Record<ProblemCode, number> = {
   internal: 500,
 };
 
+const API_ERROR = Symbol.for("dispatch.api-error");
+
 /** An error the API answers with as it is; anything else becomes a 500 that hides internals. */
 export class ApiError extends Error {
   readonly status: number;
+  readonly [API_ERROR] = true;
+
+  // The server bundles this module more than once (instrumentation and routes each get a copy, and
+  // the services on globalThis come from whichever ran first), so `instanceof` checks a brand
+  // instead of one copy's prototype.
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[API_ERROR] === true;
+  }
+
   constructor(
     readonly code: ProblemCode,
     detail: string,

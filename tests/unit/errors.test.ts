@@ -50,6 +50,16 @@ describe("problem+json", () => {
     expect(JSON.stringify(problem)).not.toContain("secret");
   });
 
+  it("answers an ApiError made by another copy of the module as itself (the server bundles lib more than once)", async () => {
+    // @ts-expect-error a query string makes vite load a second copy of the module
+    const copy = (await import("@/lib/errors?another-copy")) as typeof import("@/lib/errors");
+    expect(copy.ApiError).not.toBe(ApiError);
+    const response = problemResponse(new copy.ApiError("rate-limited", "slow down", undefined, { "Retry-After": "6" }));
+    expect(response.status).toBe(429);
+    expect(response.headers.get("retry-after")).toBe("6");
+    expect(new Error("plain") instanceof ApiError).toBe(false);
+  });
+
   it("carries headers such as Retry-After", () => {
     const response = problemResponse(new ApiError("unavailable", "down", undefined, { "Retry-After": "2" }));
     expect(response.status).toBe(503);

@@ -1,0 +1,62 @@
+import http from "node:http";
+import { ApiError, toProblem } from "./errors";
+import { GraphError } from "./reels/graph-error";
+
+/**
+ * Set on every request from the socket's peer address, over anything a client sent, so it can be
+ * trusted where X-Forwarded-For cannot (Next keeps an X-Forwarded-For a client sent).
+ */
+export const PEER_HEADER = "x-dispatch-peer";
+
+/**
+ * Hooks the web server's request event, before Next sees a request (route handlers see no
+ * socket, and Next answers some input with a bare 500 before any handler runs):
+ * - stamps PEER_HEADER from the socket;
+ * - answers a path with a malformed percent-encoding (`/jobs/%E0%A4%A`) with a 400 in the API's
+ *   shape (Graph's under /graph): Next fails to decode it while routing and answers 500.
+ * Called once by instrumentation.ts in the web server's process.
+ */
+export function guardRequests(): void {
+  const prototype = http.Server.prototype as { emit: (event: string | symbol, ...args: unknown[]) => boolean; __dispatchGuard?: boolean };
+  if (prototype.__dispatchGuard) return;
+  prototype.__dispatchGuard = true;
+  const emit = prototype.emit;
+  prototype.emit = function (this: unknown, event: string | symbol, ...args: unknown[]) {
+    if (event === "request") {
+      const [request, response] = args as [http.IncomingMessage, http.ServerResponse];
+      request.headers[PEER_HEADER] = request.socket?.remoteAddress ?? "";
+      const path = (request.url ?? "/").split("?")[0];
+      if (!decodes(path)) {
+        refuseMalformedPath(path, response);
+        return true;
+      }
+    }
+    return emit.call(this, event, ...args);
+  };
+}
+
+function decodes(path: string): boolean {
+  if (!path.includes("%")) return true;
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function refuseMalformedPath(path: string, response: http.ServerResponse): void {
+  const graph = path.startsWith("/graph/");
+  const body = graph
+    ? new GraphError({ code: 100, message: "(#100) The path has a malformed percent-encoding" }).toBody()
+    : toProblem(new ApiError("bad-request", "The path has a malformed percent-encoding.")).problem;
+  response.writeHead(400, {
+    "content-type": graph ? "application/json; charset=UTF-8" : "application/problem+json",
+    "cache-control": "no-store",
+    "content-security-policy": "default-src 'none'; frame-ancestors 'none'",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    connection: "close",
+  });
+  response.end(JSON.stringify(body));
+}

@@ -1,0 +1,44 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { guardRequests, PEER_HEADER } from "@/lib/request-guard";
+
+/** A plain Node server, as `next start` runs one, with the guard installed the way instrumentation.ts does. */
+let server: http.Server;
+let url: string;
+const seen: http.IncomingHttpHeaders[] = [];
+
+beforeAll(async () => {
+  guardRequests();
+  server = http.createServer((request, response) => {
+    seen.push(request.headers);
+    response.end("handled");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+describe("the request guard", () => {
+  it.each(["/jobs/%E0%A4%A", "/api/reels/%ZZ/events", "/v1/jobs/%"])("answers %s with a 400 problem before the app sees it", async (path) => {
+    const before = seen.length;
+    const response = await fetch(`${url}${path}`, { method: "POST", body: "x" });
+    expect(response.status).toBe(400);
+    expect(response.headers.get("content-type")).toBe("application/problem+json");
+    expect(await response.json()).toMatchObject({ status: 400, type: "/problems/bad-request" });
+    expect(seen.length).toBe(before);
+  });
+
+  it("answers a malformed Graph path in Graph's shape", async () => {
+    const response = await fetch(`${url}/graph/v21.0/%E0%A4%A`);
+    expect(response.status).toBe(400);
+    expect((await response.json()).error.code).toBe(100);
+  });
+
+  it("passes well-formed paths on, stamped with the socket's address over anything the client sent", async () => {
+    const response = await fetch(`${url}/jobs/%41bc?after=%E0`, { headers: { [PEER_HEADER]: "203.0.113.9" } });
+    expect(await response.text()).toBe("handled");
+    expect(seen.at(-1)![PEER_HEADER]).toBe("127.0.0.1");
+  });
+});
