@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { Kafka, logLevel, type KafkaMessage } from "kafkajs";
+import { expect } from "vitest";
 import { assertNoUncaught } from "../scripts/lib/uncaught";
 
 export const ROOT = path.resolve(__dirname, "..");
@@ -96,4 +97,38 @@ export async function readSse(response: Response, stop?: (events: ReturnType<typ
     }
   }
   return parseSse(text);
+}
+
+/** Checks a problem+json answer of `status` in the documented shape, and returns it. */
+export async function expectProblem(response: Response, status: number): Promise<{ status: number; title: string; detail: string; type: string; errors?: { path: string; message: string }[] }> {
+  expect(response.status).toBe(status);
+  expect(response.headers.get("content-type")).toBe("application/problem+json");
+  const problem = await response.json();
+  expect(problem).toMatchObject({ status, title: expect.any(String), detail: expect.any(String), type: expect.any(String) });
+  return problem;
+}
+
+/** A chunked body of `total` bytes without Content-Length, made as it is read; `pulled()` says how much was read. */
+export function chunkedBody(total: number, chunk = 64 * 1024): { body: ReadableStream<Uint8Array>; pulled(): number } {
+  let sent = 0;
+  const bytes = new Uint8Array(chunk).fill(0x61);
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (sent >= total) return controller.close();
+      sent += chunk;
+      controller.enqueue(bytes);
+    },
+  });
+  return { body, pulled: () => sent };
+}
+
+/** Each call answers 503 problem+json with a Retry-After, within `withinMs` (a dependency is down). */
+export async function expectUnavailable(calls: (() => Promise<Response>)[], withinMs = 2000): Promise<void> {
+  for (const call of calls) {
+    const started = Date.now();
+    const response = await call();
+    expect(Date.now() - started).toBeLessThan(withinMs);
+    await expectProblem(response, 503);
+    expect(Number(response.headers.get("retry-after"))).toBeGreaterThan(0);
+  }
 }
