@@ -378,7 +378,7 @@ describe("the reels API", () => {
     const first = await routes.reels.GET(new Request("http://dispatch.test/api/reels?limit=2", { headers: auth() }), undefined);
     const page1 = await first.json();
     expect(page1.data).toHaveLength(2);
-    expect(page1.next_cursor).toMatch(/^\d+$/);
+    expect(page1.next_cursor).toMatch(/^[A-Za-z0-9_-]+$/); // opaque: (created_at, id), base64url
     expect(page1.data.every((p: PublicationView) => p.tenant_id === "acme")).toBe(true);
     const second = await routes.reels.GET(new Request(`http://dispatch.test/api/reels?limit=100&cursor=${page1.next_cursor}`, { headers: auth() }), undefined);
     const page2 = await second.json();
