@@ -78,6 +78,13 @@ export function checkStackEnv(env: NodeJS.ProcessEnv): void {
   parseConfig(filled);
 }
 
+/**
+ * kafkajs 2.2.4 passes setTimeout a negative delay on every connection (tulios/kafkajs#1751),
+ * which Node 23+ reports as a TimeoutNegativeWarning; the delay was always clamped to 1 ms, so
+ * the warning says nothing and would fill the logs.
+ */
+const NODE_FLAGS = ["--disable-warning=TimeoutNegativeWarning"];
+
 export async function startStack(opts: StackOptions): Promise<Stack> {
   checkStackEnv(opts.env);
   const env: NodeJS.ProcessEnv = { ...opts.env, DATA_DIR: opts.dataDir };
@@ -103,14 +110,14 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     if (embedded) env.ALLOW_PRIVATE_VIDEO_URLS ??= "true";
 
     const nextBin = path.join(opts.root, "node_modules/next/dist/bin/next");
-    const webArgs = [nextBin, opts.dev ? "dev" : "start", "-H", env.HOST, "-p", env.PORT];
+    const webArgs = [...NODE_FLAGS, nextBin, opts.dev ? "dev" : "start", "-H", env.HOST, "-p", env.PORT];
     const web = manage("web", process.execPath, webArgs, { ...env, NODE_ENV: opts.dev ? "development" : "production" }, opts);
     started.push(web);
     const workers: ManagedProcess[] = [];
     let nextWorker = 1;
     const startWorker = (extraEnv: Record<string, string> = {}) => {
       const id = nextWorker++;
-      const worker = manage(`worker-${id}`, process.execPath, ["--import", "tsx", path.join(opts.root, "worker/index.ts")], { ...env, WORKER_ID: `worker-${id}`, ...extraEnv }, opts);
+      const worker = manage(`worker-${id}`, process.execPath, [...NODE_FLAGS, "--import", "tsx", path.join(opts.root, "worker/index.ts")], { ...env, WORKER_ID: `worker-${id}`, ...extraEnv }, opts);
       workers.push(worker);
       started.push(worker);
       return worker;
