@@ -7,6 +7,7 @@ import { FINISHED_JOB_TTL_S, isFinal, jobKeys, type JobStatus } from "./keys";
 import { costOf } from "./models";
 import { PermanentProviderError, type ModelInfo, type Provider } from "./providers/provider";
 import { StreamWriter } from "./stream-writer";
+import { revealJob } from "./submit-job";
 import { countTokens } from "./tokens";
 import { HandBack, runUnderLease, writeIfLeaseHeld, type RedisCommand } from "../lease";
 import { abortableSleep } from "../sleep";
@@ -59,6 +60,8 @@ export async function runGeneration(deps: GenerationDeps, command: GenerationCom
           await emitAfterFinal(deps, command, state);
           return "skipped";
         }
+        // On the log but never revealed: its submitter died (or lost Redis) after the broker's ack.
+        if (state.submitting === "1") await revealJob(redis, state.tenant_id, command.job_id, Date.parse(state.created_at) || now());
         return undefined;
       },
       async run(signal) {

@@ -83,9 +83,18 @@ export async function submitJob(deps: SubmitDeps, tenantId: string, input: Comma
       "Retry-After": String(BROKER_RETRY_AFTER_S),
     });
   }
-  await addToTenantIndex(deps.redis.multi().hdel(stateKey, "submitting"), jobKeys.tenantIndex(tenantId), command.job_id, now.getTime(), JOB_INDEX_BOUND, now.getTime()).exec();
+  await revealJob(deps.redis, tenantId, command.job_id, now.getTime(), now.getTime());
   const { submitting: _, ...visible } = state;
   return { created: true, job: toJobView(visible, "") };
+}
+
+/**
+ * Makes an accepted job visible to reads and lists. The submitter does it once the broker has
+ * acknowledged the command; the worker does it too when it gets a job still marked `submitting`,
+ * whose submitter died (or lost Redis) between the acknowledgement and this write.
+ */
+export async function revealJob(redis: Redis, tenantId: string, jobId: string, createdAtMs: number, nowMs = Date.now()): Promise<void> {
+  await addToTenantIndex(redis.multi().hdel(jobKeys.state(jobId), "submitting"), jobKeys.tenantIndex(tenantId), jobId, createdAtMs, JOB_INDEX_BOUND, nowMs).exec();
 }
 
 function initialState(command: GenerationCommand, fingerprint: string, now: Date): Record<string, string> {

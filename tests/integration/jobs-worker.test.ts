@@ -178,6 +178,41 @@ describe("generation jobs on the real stack", () => {
     expect(new Set(events.map((e) => e.worker_id))).toEqual(new Set(["worker-a", "worker-b"]));
   });
 
+  it("makes a job visible when its submitter lost Redis between the broker's ack and the reveal", async () => {
+    const { getServices } = await import("@/lib/services");
+    const { getConfig } = await import("@/lib/config");
+    const { listModels } = await import("@/lib/jobs/models");
+    const { submitJob } = await import("@/lib/jobs/submit-job");
+    // A Redis client whose MULTIs fail: the claim and the produce go through, the reveal does not.
+    const failing = new Redis(env.REDIS_URL);
+    const multi = failing.multi.bind(failing);
+    failing.multi = ((...args: Parameters<typeof multi>) => {
+      const chain = multi(...args);
+      chain.exec = async () => {
+        throw new Error("the connection to Redis was lost");
+      };
+      return chain;
+    }) as typeof failing.multi;
+    const body = { tenant_id: "spread-4", model_name: "local-ngram", prompt: `${CYCLE} lost`, temperature: 0, max_tokens: 5, job_id: crypto.randomUUID() };
+    await expect(submitJob({ redis: failing, producer: getServices().producer, models: listModels(getConfig()) }, "spread-4", body)).rejects.toThrow("lost");
+    failing.disconnect();
+    expect((await state(body.job_id)).submitting).toBe("1");
+
+    const final = await finished(body.job_id);
+    expect(final.status).toBe("COMPLETED");
+    expect(final.submitting).toBeUndefined();
+    const read = await routes.job.GET(new Request(`http://x/jobs/${body.job_id}`, { headers: auth("spread-4") }), { params: Promise.resolve({ id: body.job_id }) });
+    expect(read.status).toBe(200);
+    expect(await redis.zscore("tenant:jobs:spread-4", body.job_id)).not.toBeNull();
+    // The client's retry with the same job_id and body gets the job, not a 409.
+    const retry = await routes.jobs.POST(
+      new Request("http://x/v1/jobs", { method: "POST", headers: { ...auth("spread-4"), "content-type": "application/json" }, body: JSON.stringify(body) }),
+      undefined,
+    );
+    expect(retry.status).toBe(200);
+    expect((await retry.json()).job_id).toBe(body.job_id);
+  });
+
   it("finishes a job whose worker is killed mid-generation on the other worker, once", async () => {
     const id = await submit("spread-2", { prompt: CYCLE, max_tokens: 120 });
     const running = await waitFor(async () => {
