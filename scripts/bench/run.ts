@@ -114,6 +114,8 @@ async function main() {
     REEL_ACCOUNTS: `demo:${reelAccount.id}:${reelAccount.token}`,
     // The limiter still runs on every submission (its Redis round trip is measured); it never refuses here.
     RATE_LIMIT_PER_MINUTE: "1000000000",
+    // The "all at once" fan-out opens 500 streams of one tenant; the per-tenant cap would refuse them.
+    MAX_STREAMS_PER_TENANT: "100000",
     ALLOW_PRIVATE_VIDEO_URLS: "true",
     NEXT_TELEMETRY_DISABLED: "1",
     BENCH_FLOOR_ROUTE: "1",
