@@ -49,6 +49,8 @@ export interface RealisticDrain {
   ratio: number;
   /** What one job at a time per partition (the first build) needed, computed: jobs × job time ÷ partitions. */
   partitionBoundMs: number;
+  /** First job started → last job started. */
+  startSpreadMs: number;
   /** Most jobs RUNNING at once (sampled every 250 ms). */
   peakRunning: number;
   /** Median of a job's own duration (attempt start → completed), against max_tokens ÷ tokens/s. */
@@ -63,7 +65,8 @@ export interface RealisticDrain {
  */
 export async function drainAtPace(ctx: BenchContext, tenants: Tenant[], jobs: number, maxTokens: number, concurrency: number): Promise<RealisticDrain> {
   const ids = await submitMany(ctx, tenants, jobs, maxTokens);
-  const set = startWorkers(ctx, 1, { LOCAL_MODEL_TOKENS_PER_SECOND: String(TOKENS_PER_SECOND), WORKER_CONCURRENCY: String(concurrency) });
+  // The ideal counts the worker's concurrency as the only limit, so no tenant's cap may bind first.
+  const set = startWorkers(ctx, 1, { LOCAL_MODEL_TOKENS_PER_SECOND: String(TOKENS_PER_SECOND), WORKER_CONCURRENCY: String(concurrency), TENANT_CONCURRENCY: String(concurrency) });
   const watch = watchProcesses({ worker: set.workers[0].child.pid });
   let procs: ReturnType<typeof watch.stop> = {};
   let peakRunning = 0;
@@ -82,6 +85,7 @@ export async function drainAtPace(ctx: BenchContext, tenants: Tenant[], jobs: nu
   }
   const [started, attemptStarted, completed] = await Promise.all([readField(ctx, ids, "started_at"), readField(ctx, ids, "attempt_started_at"), readField(ctx, ids, "completed_at")]);
   const firstStart = Math.min(...started.filter(Boolean).map((s) => Date.parse(s!)));
+  const lastStart = Math.max(...started.filter(Boolean).map((s) => Date.parse(s!)));
   const lastDone = Math.max(...completed.filter(Boolean).map((s) => Date.parse(s!)));
   const jobSeconds = maxTokens / TOKENS_PER_SECOND;
   const idealMs = (jobs * jobSeconds * 1000) / concurrency;
@@ -97,13 +101,14 @@ export async function drainAtPace(ctx: BenchContext, tenants: Tenant[], jobs: nu
     idealMs,
     drainMs: lastDone - firstStart,
     ratio: (lastDone - firstStart) / idealMs,
+    startSpreadMs: lastStart - firstStart,
     partitionBoundMs: (jobs * jobSeconds * 1000) / 6,
     peakRunning,
     jobMs,
     statuses: counts,
     workerCpuPct: procs.worker?.cpuPct ?? NaN,
   };
-  ctx.log(`drain at ${TOKENS_PER_SECOND} tokens/s, concurrency ${concurrency}: ${Math.round(run.drainMs)} ms vs ideal ${Math.round(idealMs)} ms (${run.ratio.toFixed(2)}×), peak ${peakRunning} running, job ${jobMs} ms, ${JSON.stringify(counts)}`);
+  ctx.log(`drain at ${TOKENS_PER_SECOND} tokens/s, concurrency ${concurrency}: ${Math.round(run.drainMs)} ms vs ideal ${Math.round(idealMs)} ms (${run.ratio.toFixed(2)}×), peak ${peakRunning} running, starts over ${run.startSpreadMs} ms, job ${jobMs} ms, ${JSON.stringify(counts)}`);
   return run;
 }
 
