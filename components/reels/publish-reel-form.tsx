@@ -33,6 +33,18 @@ export function PublishReelForm() {
   const [scheduled, setScheduled] = useState(false);
   const [publishAt, setPublishAt] = useState("");
   const [localErrors, setLocalErrors] = useState<Record<string, string>>({});
+  // Fields changed since the last submission: their errors were about a value that is gone.
+  const [edited, setEdited] = useState<ReadonlySet<string>>(() => new Set());
+  const change =
+    <T,>(field: string, set: (value: T) => void) =>
+    (value: T) => {
+      set(value);
+      setEdited((fields) => (fields.has(field) ? fields : new Set(fields).add(field)));
+    };
+  const changeAccount = change("account_id", setAccountId);
+  const changeVideoUrl = change("video_url", setVideoUrl);
+  const changeCaption = change("caption", setCaption);
+  const changePublishAt = change("publish_at", setPublishAt);
   const account = accounts.data?.data.find((a) => a.account_id === accountId) ?? accounts.data?.data[0];
 
   const submit = useMutation({
@@ -44,7 +56,7 @@ export function PublishReelForm() {
   });
 
   const serverErrors = submit.error instanceof ProblemError ? submit.error.fieldErrors() : {};
-  const errors = { ...serverErrors, ...localErrors };
+  const errors = Object.fromEntries(Object.entries({ ...serverErrors, ...localErrors }).filter(([field]) => !edited.has(field)));
   const fields = ["account_id", "video_url", "caption", "share_to_feed", "publish_at"];
   const formError = submit.error && !fields.some((f) => serverErrors[f]) ? errorMessage(submit.error) : undefined;
   const count = charCount(caption);
@@ -59,6 +71,7 @@ export function PublishReelForm() {
       else at = date.toISOString();
     }
     setLocalErrors(local);
+    setEdited(new Set());
     if (Object.keys(local).length > 0) return;
     submit.mutate({
       account_id: account?.account_id ?? "",
@@ -77,7 +90,7 @@ export function PublishReelForm() {
         hint={account?.sandbox ? "Sandbox account: publishes to the built-in Graph sandbox." : undefined}
       >
         {(control) => (
-          <Select {...control} name="account_id" value={account?.account_id ?? ""} onChange={(e) => setAccountId(e.target.value)} disabled={accounts.isPending}>
+          <Select {...control} name="account_id" value={account?.account_id ?? ""} onChange={(e) => changeAccount(e.target.value)} disabled={accounts.isPending}>
             {accounts.isPending && <option value="">Loading accounts…</option>}
             {accounts.data?.data.length === 0 && <option value="">No accounts for this tenant</option>}
             {accounts.data?.data.map((a) => (
@@ -92,7 +105,7 @@ export function PublishReelForm() {
 
       <Field label="Video URL" error={errors.video_url} hint="A public MP4 or MOV: H.264 or HEVC, 3 s – 15 min, 23–60 fps.">
         {(control) => (
-          <Input {...control} name="video_url" type="url" inputMode="url" placeholder="https://cdn.example.com/reel.mp4" value={videoUrl} onChange={(e) => setVideoUrl(e.target.value)} />
+          <Input {...control} name="video_url" type="url" inputMode="url" placeholder="https://cdn.example.com/reel.mp4" value={videoUrl} onChange={(e) => changeVideoUrl(e.target.value)} />
         )}
       </Field>
 
@@ -109,7 +122,7 @@ export function PublishReelForm() {
                   type="button"
                   title={sample.note}
                   aria-pressed={active}
-                  onClick={() => setVideoUrl(url)}
+                  onClick={() => changeVideoUrl(url)}
                   className={cx(
                     "rounded-full border px-3 py-1 text-xs font-medium transition-colors",
                     focusRing,
@@ -135,7 +148,7 @@ export function PublishReelForm() {
           </span>
         }
       >
-        {(control) => <Textarea {...control} name="caption" rows={3} placeholder="Say something about it. #hashtags work." value={caption} onChange={(e) => setCaption(e.target.value)} />}
+        {(control) => <Textarea {...control} name="caption" rows={3} placeholder="Say something about it. #hashtags work." value={caption} onChange={(e) => changeCaption(e.target.value)} />}
       </Field>
 
       <div className="space-y-4 rounded-lg border border-zinc-200 p-4 dark:border-zinc-800">
@@ -143,7 +156,7 @@ export function PublishReelForm() {
         <Toggle checked={scheduled} onChange={setScheduled} label="Schedule" description="Publish later instead of now (up to 75 days ahead)." />
         {scheduled && (
           <Field label="Publish at" error={errors.publish_at} hint="Your local time.">
-            {(control) => <Input {...control} name="publish_at" type="datetime-local" value={publishAt} onChange={(e) => setPublishAt(e.target.value)} />}
+            {(control) => <Input {...control} name="publish_at" type="datetime-local" value={publishAt} onChange={(e) => changePublishAt(e.target.value)} />}
           </Field>
         )}
       </div>

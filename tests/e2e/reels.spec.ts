@@ -88,5 +88,11 @@ test.describe("validation", () => {
     await expect(page.getByLabel("Account")).not.toHaveAttribute("aria-invalid", "true");
     await expect(page).toHaveURL(/\/dashboard\/reels$/);
     await screenshot(page, "reels-validation");
+
+    // A field's error goes once its value changes (here by picking a sample); the others stay until the next submission.
+    await page.getByRole("button", { name: "Valid reel" }).click();
+    await expect(page.getByLabel("Video URL")).not.toHaveAttribute("aria-invalid", "true");
+    await expect(page.getByText("Must be an http(s) URL")).toHaveCount(0);
+    await expect(page.getByLabel("Caption")).toHaveAttribute("aria-invalid", "true");
   });
 });
