@@ -52,3 +52,15 @@ test("the system page shows health, lag per partition and jobs by status, refres
   await expect(page.getByTestId("recent-completions").locator(`a[href="/dashboard/jobs/${jobId}"]`)).toBeVisible();
   await screenshot(page, "system");
 });
+
+test.describe("an unknown page", () => {
+  test.use({ allowedConsoleErrors: [/status of 404/] });
+
+  test("answers 404 with Dispatch's own page and a way back", async ({ page }) => {
+    const response = await page.goto("/dashboard/no-such-page");
+    expect(response?.status()).toBe(404);
+    await expect(page.getByRole("heading", { level: 1, name: "This page does not exist" })).toBeVisible();
+    await page.getByRole("link", { name: "Go to the dashboard" }).click();
+    await expect(page).toHaveURL(/\/(sign-in|dashboard\/jobs)/);
+  });
+});
