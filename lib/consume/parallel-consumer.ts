@@ -354,51 +354,118 @@ export interface ParallelConsumer {
   stop(graceMs: number): Promise<void>;
 }
 
+/** A consumer that shows no sign of life (join, heartbeat, fetch) this long is replaced. */
+const STALL_MS = 30_000;
+/** How long joining the group may take before the attempt is given up and made again. */
+const START_TIMEOUT_MS = 60_000;
+const withTimeout = <T>(promise: Promise<T>, ms: number, what: string): Promise<T> => {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} took more than ${ms} ms`)), ms)));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+};
+
 /**
  * Joins `groupId` on `topic` and runs its messages in parallel (see ParallelRunner). A consumer
- * that crashed for good is replaced by a new one, but only after the old runner has handed back
- * its work: two runners of one process never hold the same partition.
+ * that crashed for good, or that stalled (kafkajs was seen to hang for good when the broker went
+ * away while it was joining), is replaced by a new one, tried again with backoff until it joins;
+ * the old runner hands back its work first, so two runners of one process never hold the same
+ * partition, and a replaced consumer that comes back to life later leaves the group at once.
  */
 export async function consumeInParallel(ctx: WorkerContext, opts: ParallelOptions): Promise<ParallelConsumer> {
   const slots = new KeySlots(ctx.redis, opts.groupId, opts.perKeyLimit);
   let stopping = false;
-  let current!: { consumer: Consumer; runner: ParallelRunner };
+  let replacing = false;
+  let lastSign = Date.now();
+  let current!: { consumer: Consumer; runner: ParallelRunner; retired: boolean };
 
   async function start(): Promise<void> {
     const consumer = createWorkerConsumer(ctx.kafka, opts.groupId);
     const runner = new ParallelRunner(consumer, ctx, opts, slots);
-    current = { consumer, runner };
+    const self = { consumer, runner, retired: false };
+    current = self;
+    lastSign = Date.now();
     ctx.presence.track(opts.name, () => runner.stats());
-    consumer.on(consumer.events.GROUP_JOIN, (event) => runner.assign(event.payload.memberAssignment[opts.topic] ?? []));
+    const alive = () => {
+      if (self === current) lastSign = Date.now();
+    };
+    for (const event of [consumer.events.HEARTBEAT, consumer.events.FETCH_START, consumer.events.CONNECT]) consumer.on(event, alive);
+    consumer.on(consumer.events.GROUP_JOIN, (event) => {
+      if (self.retired) return void consumer.disconnect().catch(() => {});
+      alive();
+      runner.assign(event.payload.memberAssignment[opts.topic] ?? []);
+    });
     // kafkajs restarts a crashed consumer only after retriable errors; the mock broker sometimes
     // answers a SyncGroup with a protocol error, which left the worker out of its group for good.
     consumer.on(consumer.events.CRASH, (event) => {
-      if (event.payload.restart || stopping) return;
+      if (event.payload.restart || stopping || self !== current) return;
       ctx.log("error", "consumer crashed and kafkajs will not restart it; starting a new one", { group: opts.groupId, error: String(event.payload.error) });
-      runner.assign([]);
-      setTimeout(() => {
-        if (stopping) return;
-        void runner
-          .stop(0)
-          .then(() => consumer.disconnect())
-          .catch(() => {})
-          .then(() => (stopping ? undefined : start()))
-          .catch((error) => ctx.log("error", "could not start the consumer again", { group: opts.groupId, error: String(error) }));
-      }, 1000);
+      void replace();
     });
-    await consumer.connect();
-    await consumer.subscribe({ topic: opts.topic, fromBeginning: true });
-    await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch: (payload) => runner.takeBatch(payload) });
+    try {
+      await withTimeout(
+        (async () => {
+          await consumer.connect();
+          await consumer.subscribe({ topic: opts.topic, fromBeginning: true });
+          await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch: (payload) => runner.takeBatch(payload) });
+        })(),
+        START_TIMEOUT_MS,
+        "joining the consumer group",
+      );
+    } catch (error) {
+      await retire(self);
+      throw error;
+    }
   }
 
-  await start();
+  async function retire(old: typeof current): Promise<void> {
+    old.retired = true;
+    old.runner.assign([]);
+    await old.runner.stop(0).catch(() => {});
+    await withTimeout(old.consumer.disconnect(), 10_000, "leaving the group").catch(() => {});
+  }
+
+  /** Hands the current runner's work back, leaves, and joins again with a new consumer until one joins. */
+  async function replace(): Promise<void> {
+    if (replacing || stopping) return;
+    replacing = true;
+    try {
+      await retire(current);
+      for (let attempt = 0; !stopping; attempt++) {
+        await new Promise((r) => setTimeout(r, Math.min(30_000, 1000 * 2 ** attempt)));
+        if (stopping) return;
+        try {
+          await start();
+          ctx.log("info", "consumer joined again", { group: opts.groupId });
+          return;
+        } catch (error) {
+          ctx.log("error", "could not start the consumer again; trying again", { group: opts.groupId, error: String(error) });
+        }
+      }
+    } finally {
+      replacing = false;
+    }
+  }
+
+  const watchdog = setInterval(() => {
+    if (stopping || replacing || Date.now() - lastSign < STALL_MS) return;
+    ctx.log("error", "consumer shows no sign of life; starting a new one", { group: opts.groupId, silentMs: Date.now() - lastSign });
+    void replace();
+  }, 5000);
+  watchdog.unref();
+
+  await start().catch(async (error) => {
+    // The first join failed (the broker away at start-up): keep trying in the background.
+    ctx.log("error", "could not join the consumer group; trying again", { group: opts.groupId, error: String(error) });
+    void replace();
+  });
   return {
     stats: () => current.runner.stats(),
     async stop(graceMs) {
       stopping = true;
+      clearInterval(watchdog);
       const { consumer, runner } = current;
       await runner.stop(graceMs);
-      await consumer.disconnect();
+      await withTimeout(consumer.disconnect(), 15_000, "leaving the group").catch(() => {});
     },
   };
 }
