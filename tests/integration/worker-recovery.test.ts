@@ -10,6 +10,13 @@ import { spawnWorker, waitFor, type WorkerProcess } from "../helpers";
 let broker: MockBroker;
 let redis: Redis;
 let worker: WorkerProcess | undefined;
+const workerEnv = () => ({
+  REDIS_URL: inject("redisUrl"),
+  KAFKA_BROKERS: broker.bootstrap,
+  KAFKA_EMBEDDED: "true",
+  API_KEYS: "recovery:recovery-key-0123456789abcdef",
+  LOCAL_MODEL_TOKENS_PER_SECOND: "200",
+});
 
 beforeAll(async () => {
   broker = await startMockBroker();
@@ -44,5 +51,34 @@ describe("worker recovery", () => {
     );
     expect(held).toEqual([0, 1, 2, 3, 4, 5]);
     expect(worker.output()).toContain("starting a new one");
+  });
+
+  it("joins its groups and works after the broker went away while it was joining", async () => {
+    worker?.child.kill("SIGTERM");
+    await worker?.exited;
+    worker?.assertNoUncaught();
+    worker = spawnWorker(workerEnv(), "worker-outage");
+    await waitFor(() => worker!.output().includes("generation consumer started"), { timeoutMs: 60_000, what: "the first consumer to start" });
+    await broker.down();
+    await new Promise((r) => setTimeout(r, 4000));
+    await broker.up();
+
+    const { parseConfig } = await import("@/lib/config");
+    const { listModels } = await import("@/lib/jobs/models");
+    const { submitJob } = await import("@/lib/jobs/submit-job");
+    const { createKafka, createProducer } = await import("@/lib/kafka");
+    const producer = createProducer(createKafka([broker.bootstrap], "recovery-test"));
+    await producer.connect();
+    const input = { tenant_id: "recovery", model_name: "local-ngram", prompt: "one two three four five six seven eight nine ten", temperature: 0, max_tokens: 5 };
+    const { job } = await submitJob({ redis, producer: async () => producer, models: listModels(parseConfig(workerEnv())) }, "recovery", input);
+    await producer.disconnect();
+    await waitFor(async () => (await redis.hget(`job:state:${job.job_id}`, "status")) === "COMPLETED", { timeoutMs: 120_000, intervalMs: 200, what: "the job to complete" });
+    await waitFor(
+      async () => {
+        const raw = await redis.hget("workers:seen", "worker-outage");
+        return raw ? JSON.parse(raw).assignments.reels?.length === 6 : false;
+      },
+      { timeoutMs: 120_000, intervalMs: 200, what: "the reels consumer to join" },
+    );
   });
 });
