@@ -107,7 +107,6 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       env.KAFKA_BROKERS = broker.bootstrap;
       env.KAFKA_EMBEDDED = "true";
     }
-    if (embedded) env.ALLOW_PRIVATE_VIDEO_URLS ??= "true";
 
     const nextBin = path.join(opts.root, "node_modules/next/dist/bin/next");
     const webArgs = [...NODE_FLAGS, nextBin, opts.dev ? "dev" : "start", "-H", env.HOST, "-p", env.PORT];

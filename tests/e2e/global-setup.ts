@@ -33,6 +33,8 @@ export default async function globalSetup() {
     REEL_POLL_INTERVAL_MS: "300",
     SANDBOX_PROCESSING_MS: "1000",
     LOCAL_MODEL_TOKENS_PER_SECOND: "20",
+    // The large-reel spec serves its video from a server of its own on 127.0.0.1.
+    ALLOW_PRIVATE_URLS: "true",
     NEXT_TELEMETRY_DISABLED: "1",
   });
   const logFile = path.join(dataDir, "stack.log");
