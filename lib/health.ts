@@ -1,11 +1,9 @@
 import type { Admin } from "kafkajs";
 import type { Redis } from "./redis";
 import { TOPICS } from "./topics";
+import { withTimeout } from "./with-timeout";
 import { workerLoad } from "./system/read-running";
 import { liveWorkers } from "./workers";
-
-const withTimeout = <T>(promise: Promise<T>, ms: number, what: string) =>
-  Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms))]);
 
 type Part = { ok: true; latency_ms: number } | { ok: false; error: string };
 

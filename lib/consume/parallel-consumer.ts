@@ -2,6 +2,7 @@ import type { Consumer, EachBatchPayload, KafkaMessage } from "kafkajs";
 import { createWorkerConsumer } from "../kafka";
 import type { Log } from "../log";
 import { abortableSleep } from "../sleep";
+import { withTimeout } from "../with-timeout";
 import type { WorkerContext } from "../worker-context";
 import { FairQueue } from "./fair-queue";
 import { KeySlots } from "./key-slots";
@@ -358,11 +359,6 @@ export interface ParallelConsumer {
 const STALL_MS = 30_000;
 /** How long joining the group may take before the attempt is given up and made again. */
 const START_TIMEOUT_MS = 60_000;
-const withTimeout = <T>(promise: Promise<T>, ms: number, what: string): Promise<T> => {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} took more than ${ms} ms`)), ms)));
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-};
 
 /**
  * Joins `groupId` on `topic` and runs its messages in parallel (see ParallelRunner). A consumer

@@ -2,6 +2,7 @@ import type { Admin } from "kafkajs";
 import { JOB_STATUSES, isFinal, jobKeys, type JobStatus } from "../jobs/keys";
 import type { Redis } from "../redis";
 import { CONSUMER_GROUPS, TOPICS } from "../topics";
+import { withTimeout } from "../with-timeout";
 
 /** A part of the status that could not be read says why, instead of failing the whole answer. */
 export type Part<T> = ({ ok: true } & T) | { ok: false; error: string };
@@ -47,14 +48,6 @@ export const WATCHED_GROUPS = [
 
 const TIMEOUT_MS = 3000;
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
-
-function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 /**
  * Lag per partition: the log-end offset minus the group's committed offset (a partition the group
@@ -123,7 +116,7 @@ export async function readJobsByStatus(redis: Redis, tenantId: string, { limit =
 export async function readSystemStatus(deps: { redis: Redis; admin: () => Promise<Admin>; now?: () => Date }, tenantId: string): Promise<SystemStatus> {
   const settle = async <T>(what: string, read: () => Promise<T>): Promise<Part<T>> => {
     try {
-      return { ok: true, ...(await withTimeout(read(), what)) };
+      return { ok: true, ...(await withTimeout(read(), TIMEOUT_MS, what)) };
     } catch (error) {
       return { ok: false, error: message(error) };
     }
