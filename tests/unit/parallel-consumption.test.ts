@@ -1,12 +1,11 @@
 import { randomUUID } from "node:crypto";
-import Redis from "ioredis";
 import type { KafkaMessage } from "kafkajs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { FairQueue } from "@/lib/consume/fair-queue";
 import { KeySlots, slotsKey } from "@/lib/consume/key-slots";
 import { PartitionWindow } from "@/lib/consume/partition-window";
 import { runUnderLease, takeLease, writeIfLeaseHeld } from "@/lib/lease";
-import { startRedis, type RedisServer } from "@/scripts/lib/redis-server";
+import { realRedisPerFile } from "./real-redis";
 
 const message = (offset: number, key = "t"): KafkaMessage => ({ offset: String(offset), key: Buffer.from(key), value: Buffer.from("{}"), timestamp: "0", attributes: 0, headers: {} }) as KafkaMessage;
 const keyOf = (m: KafkaMessage) => m.key!.toString();
@@ -85,23 +84,12 @@ describe("FairQueue", () => {
 });
 
 describe("on a real Redis", () => {
-  let server: RedisServer;
-  let redis: Redis;
-
-  beforeAll(async () => {
-    server = await startRedis({ dir: `.test-data/unit-redis-${randomUUID().slice(0, 8)}` });
-    redis = new Redis(server.url);
-  });
-
-  afterAll(async () => {
-    redis?.disconnect();
-    await server?.stop();
-  });
+  const redis = realRedisPerFile();
 
   it("KeySlots: at most `limit` running per key across processes, freed on release and when a holder stops renewing", async () => {
     const group = `g-${randomUUID()}`;
-    const a = new KeySlots(redis, group, 2, 300);
-    const b = new KeySlots(redis, group, 2, 300);
+    const a = new KeySlots(redis(), group, 2, 300);
+    const b = new KeySlots(redis(), group, 2, 300);
     expect(await a.acquire("tenant", "a1")).toBe(true);
     expect(await b.acquire("tenant", "b1")).toBe(true);
     expect(await b.acquire("tenant", "b2")).toBe(false);
@@ -117,40 +105,40 @@ describe("on a real Redis", () => {
     expect(await a.count("tenant")).toBe(2);
     await new Promise((r) => setTimeout(r, 400));
     expect(await a.count("tenant")).toBe(0);
-    expect(await redis.exists(slotsKey(group, "tenant"))).toBe(0);
+    expect(await redis().exists(slotsKey(group, "tenant"))).toBe(0);
   });
 
   it("writeIfLeaseHeld writes for the holder (or a lapsed lease) and nothing for a run that lost it", async () => {
     const key = `lease-${randomUUID()}`;
     const target = `target-${randomUUID()}`;
-    expect(await writeIfLeaseHeld(redis, key, "run-1", [["HSET", target, "by", "run-1"]])).toBe(true);
-    expect(await takeLease(redis, key, "run-2", 10_000)).toBe("");
-    expect(await writeIfLeaseHeld(redis, key, "run-1", [["HSET", target, "by", "run-1-late"], ["EXPIRE", target, 60]])).toBe(false);
-    expect(await redis.hget(target, "by")).toBe("run-1");
-    expect(await redis.ttl(target)).toBe(-1);
-    expect(await writeIfLeaseHeld(redis, key, "run-2", [["HSET", target, "by", "run-2"]])).toBe(true);
-    expect(await redis.hget(target, "by")).toBe("run-2");
+    expect(await writeIfLeaseHeld(redis(), key, "run-1", [["HSET", target, "by", "run-1"]])).toBe(true);
+    expect(await takeLease(redis(), key, "run-2", 10_000)).toBe("");
+    expect(await writeIfLeaseHeld(redis(), key, "run-1", [["HSET", target, "by", "run-1-late"], ["EXPIRE", target, 60]])).toBe(false);
+    expect(await redis().hget(target, "by")).toBe("run-1");
+    expect(await redis().ttl(target)).toBe(-1);
+    expect(await writeIfLeaseHeld(redis(), key, "run-2", [["HSET", target, "by", "run-2"]])).toBe(true);
+    expect(await redis().hget(target, "by")).toBe("run-2");
   });
 
   it("runUnderLease waits for another live run, then checks again instead of running twice", async () => {
     const key = `lease-${randomUUID()}`;
     let done = false;
-    expect(await takeLease(redis, key, "first", 10_000)).toBe("");
+    expect(await takeLease(redis(), key, "first", 10_000)).toBe("");
     const second = runUnderLease(
-      { redis, key, owner: "second", ms: 10_000, heartbeat: async () => {}, shutdown: new AbortController().signal },
+      { redis: redis(), key, owner: "second", ms: 10_000, heartbeat: async () => {}, shutdown: new AbortController().signal },
       { check: async () => (done ? "skipped" : undefined), run: async () => "ran" },
       "handed-back",
     );
     await new Promise((r) => setTimeout(r, 300));
     done = true;
-    await redis.del(key);
+    await redis().del(key);
     expect(await second).toBe("skipped");
   });
 
   it("runUnderLease hands the work back when the worker stops mid-run", async () => {
     const shutdown = new AbortController();
     const outcome = runUnderLease(
-      { redis, key: `lease-${randomUUID()}`, owner: "run", ms: 10_000, heartbeat: async () => {}, shutdown: shutdown.signal },
+      { redis: redis(), key: `lease-${randomUUID()}`, owner: "run", ms: 10_000, heartbeat: async () => {}, shutdown: shutdown.signal },
       {
         check: async () => undefined,
         run: (signal) => new Promise<string>((_, reject) => signal.addEventListener("abort", () => reject(new Error("aborted")))),

@@ -1,7 +1,5 @@
-import { randomUUID } from "node:crypto";
-import Redis from "ioredis";
 import type { Producer, ProducerRecord } from "kafkajs";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { parseConfig } from "@/lib/config";
 import { listModels } from "@/lib/jobs/models";
 import { createProviders } from "@/lib/jobs/providers";
@@ -9,32 +7,22 @@ import { runGeneration, type GenerationDeps } from "@/lib/jobs/run-generation";
 import { submitJob } from "@/lib/jobs/submit-job";
 import { takeLease } from "@/lib/lease";
 import { TOPICS } from "@/lib/topics";
-import { startRedis, type RedisServer } from "@/scripts/lib/redis-server";
+import { realRedisPerFile } from "./real-redis";
 
 /** runGeneration on a real Redis: one run per job whatever delivers it, final writes under the lease, DLQ and audit once. */
-let server: RedisServer;
-let redis: Redis;
 const sent: ProducerRecord[] = [];
 const producer = { send: async (record: ProducerRecord) => void sent.push(record) } as unknown as Producer;
 const config = parseConfig({ REDIS_URL: "redis://127.0.0.1:1", KAFKA_BROKERS: "127.0.0.1:1", API_KEYS: "t:t-key-0123456789abcdef", LOCAL_MODEL_TOKENS_PER_SECOND: "200" });
 const CYCLE = "one two three four five six seven eight nine ten ".repeat(3).trim();
 
-beforeAll(async () => {
-  server = await startRedis({ dir: `.test-data/unit-redis-${randomUUID().slice(0, 8)}` });
-  redis = new Redis(server.url);
-});
-
-afterAll(async () => {
-  redis?.disconnect();
-  await server?.stop();
-});
+const redis = realRedisPerFile();
 
 function deps(): GenerationDeps {
-  return { redis, producer, log: () => {}, workerId: "one-worker", models: listModels(config), providerFor: createProviders(config), running: new Map() };
+  return { redis: redis(), producer, log: () => {}, workerId: "one-worker", models: listModels(config), providerFor: createProviders(config), running: new Map() };
 }
 
 async function newJob() {
-  const { job } = await submitJob({ redis, producer: async () => producer, models: listModels(config) }, "t", { tenant_id: "t", model_name: "local-ngram", prompt: CYCLE, temperature: 0, max_tokens: 20 });
+  const { job } = await submitJob({ redis: redis(), producer: async () => producer, models: listModels(config) }, "t", { tenant_id: "t", model_name: "local-ngram", prompt: CYCLE, temperature: 0, max_tokens: 20 });
   const command = JSON.parse(sent.at(-1)!.messages[0].value as string);
   return { id: job.job_id, command };
 }
@@ -46,7 +34,7 @@ it("runs a job once when one process gets it twice", async () => {
   const { id, command } = await newJob();
   const outcomes = await Promise.all([runGeneration(deps(), command, control("one-worker:generation:1")), runGeneration(deps(), command, control("one-worker:generation:2"))]);
   expect(outcomes.sort()).toEqual(["finished", "skipped"]);
-  expect(await redis.hget(`job:state:${id}`, "attempts")).toBe("1");
+  expect(await redis().hget(`job:state:${id}`, "attempts")).toBe("1");
   expect(audits(id)).toBe(1);
 });
 
@@ -55,10 +43,10 @@ it("drops the final write of a run whose lease another run took", async () => {
   const first = runGeneration({ ...deps(), leaseMs: 60_000 }, command, control("run-a"));
   await new Promise((r) => setTimeout(r, 30));
   // The lease moves to another run (as after a long pause of the first worker).
-  await redis.set(`job:lease:${id}`, "run-b", "PX", 60_000);
-  expect(await takeLease(redis, `job:lease:${id}`, "run-a", 60_000)).toBe("run-b");
+  await redis().set(`job:lease:${id}`, "run-b", "PX", 60_000);
+  expect(await takeLease(redis(), `job:lease:${id}`, "run-a", 60_000)).toBe("run-b");
   expect(await first).toBe("handed-back");
-  expect(await redis.hget(`job:state:${id}`, "status")).toBe("RUNNING");
+  expect(await redis().hget(`job:state:${id}`, "status")).toBe("RUNNING");
   expect(audits(id)).toBe(0);
 });
 
@@ -80,5 +68,5 @@ it("copies a FAILED job to the DLQ once even when the first DLQ write is refused
   expect(await runGeneration({ ...deps(), producer: flaky }, unknown, control("run-2"))).toBe("skipped");
   expect(sent.filter((r) => r.topic === TOPICS.dlq.name && JSON.parse(r.messages[0].value as string).job_id === id)).toHaveLength(1);
   expect(audits(id)).toBe(1);
-  expect(await redis.hget(`job:state:${id}`, "status")).toBe("FAILED");
+  expect(await redis().hget(`job:state:${id}`, "status")).toBe("FAILED");
 });
