@@ -43,5 +43,10 @@ export async function checkAudit(ctx: BenchContext, jobIds: string[]): Promise<A
     else duplicated++;
   }
   ctx.log(`audit: ${eventsRead} events read; of ${jobIds.length} jobs ${exactlyOnce} once, ${missing} missing, ${duplicated} duplicated`);
+  // What the read model says of a few jobs without exactly one event, to tell a lost event from a lost read.
+  for (const [id] of [...wanted].filter(([, n]) => n !== 1).slice(0, 5)) {
+    const state = await ctx.redis.hmget(`job:state:${id}`, "status", "audited", "attempts", "worker_id", "run_id", "completed_at");
+    ctx.log(`audit: job ${id}: ${wanted.get(id)} events; status ${state[0]}, audited ${state[1]}, attempts ${state[2]}, worker ${state[3]}, run ${state[4]}, completed ${state[5]}`);
+  }
   return { jobs: jobIds.length, exactlyOnce, missing, duplicated, eventsRead };
 }
