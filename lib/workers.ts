@@ -8,6 +8,8 @@ const ALIVE_MS = 6000;
 export interface WorkerPresence {
   /** Reports a consumer of this worker: its partitions, running work and windows, read at every beat. */
   track(consumer: string, stats: () => ConsumerStats): void;
+  /** Beats now rather than at the next tick: a consumer's partitions changed (tests and the system page wait for it). */
+  changed(): void;
   stop(): Promise<void>;
 }
 
@@ -25,29 +27,24 @@ interface Beat {
  */
 export function registerWorker(redis: Redis, workerId: string): WorkerPresence {
   const tracked = new Map<string, () => ConsumerStats>();
-  let last = "";
   const send = () => {
     const stats = Object.fromEntries([...tracked].map(([name, read]) => [name, read()]));
     const assignments = Object.fromEntries(Object.entries(stats).map(([name, s]) => [name, s.partitions]));
     const beat: Beat = { id: workerId, pid: process.pid, assignments, stats };
-    last = JSON.stringify(assignments);
     return redis.hset(WORKERS_KEY, workerId, JSON.stringify({ ...beat, at: Date.now() })).catch(() => {});
   };
   void send();
   const timer = setInterval(send, BEAT_MS);
-  // A rebalance is told at once (tests and the system page wait for it), not at the next beat.
-  const watch = setInterval(() => {
-    const assignments = Object.fromEntries([...tracked].map(([name, read]) => [name, read().partitions]));
-    if (JSON.stringify(assignments) !== last) void send();
-  }, 200);
   return {
     track(consumer, stats) {
       tracked.set(consumer, stats);
       void send();
     },
+    changed() {
+      void send();
+    },
     async stop() {
       clearInterval(timer);
-      clearInterval(watch);
       await redis.hdel(WORKERS_KEY, workerId).catch(() => {});
     },
   };

@@ -389,6 +389,7 @@ export async function consumeInParallel(ctx: WorkerContext, opts: ParallelOption
       if (self.retired) return void consumer.disconnect().catch(() => {});
       alive();
       runner.assign(event.payload.memberAssignment[opts.topic] ?? []);
+      ctx.presence.changed();
     });
     // kafkajs restarts a crashed consumer only after retriable errors; the mock broker sometimes
     // answers a SyncGroup with a protocol error, which left the worker out of its group for good.
@@ -416,6 +417,7 @@ export async function consumeInParallel(ctx: WorkerContext, opts: ParallelOption
   async function retire(old: typeof current): Promise<void> {
     old.retired = true;
     old.runner.assign([]);
+    ctx.presence.changed();
     await old.runner.stop(0).catch(() => {});
     await withTimeout(old.consumer.disconnect(), 10_000, "leaving the group").catch(() => {});
   }

@@ -168,7 +168,7 @@ async function startWorker(): Promise<RunningConsumer> {
     producer,
     log: (level, message, fields) => logs.push({ level, message, workerId, ...fields }),
     workerId,
-    presence: { track: () => {}, stop: async () => {} },
+    presence: { track: () => {}, changed: () => {}, stop: async () => {} },
   };
   return startPublicationConsumer(ctx);
 }
