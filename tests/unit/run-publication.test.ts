@@ -1,15 +1,13 @@
 import { randomUUID } from "node:crypto";
-import { rmSync } from "node:fs";
 import type { Producer } from "kafkajs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRedis, type Redis } from "@/lib/redis";
+import { describe, expect, it } from "vitest";
 import { GraphTransportError, type ContainerStatus, type CreateContainerAnswer, type GraphClient, type MediaItem } from "@/lib/reels/graph-client";
 import { GraphError } from "@/lib/reels/graph-error";
 import { publicationKeys, readPublication, type PublicationView } from "@/lib/reels/publication";
 import { resumePublication } from "@/lib/reels/resume-publication";
 import { runPublication, type PublicationDeps, type PublicationOutcome } from "@/lib/reels/run-publication";
 import { submitPublication } from "@/lib/reels/submit-publication";
-import { startRedis, type RedisServer } from "../../scripts/lib/redis-server";
+import { realRedisPerFile } from "./real-redis";
 
 /**
  * The publish flow against a scripted fake Graph and a real Redis (the flow's state and its Lua
@@ -21,20 +19,7 @@ const ACCOUNT = { tenantId: TENANT, accountId: "17841400000000001", accessToken:
 const CONTAINER = "17900000000000001";
 const POST = "17800000000000042";
 
-let server: RedisServer;
-let redis: Redis;
-const dir = `.test-data/unit-redis-${process.pid}`;
-
-beforeAll(async () => {
-  server = await startRedis({ dir });
-  redis = createRedis(server.url);
-});
-
-afterAll(async () => {
-  redis?.disconnect();
-  await server?.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
+const redis = realRedisPerFile();
 
 type Step<T> = T | Error | (() => T | Promise<T>);
 
@@ -79,7 +64,7 @@ function harness(graph: GraphClient, over: Partial<PublicationDeps> = {}): Harne
   const clock = { now: Date.parse("2030-01-01T00:00:00Z") };
   const sleeps: number[] = [];
   const deps: PublicationDeps = {
-    redis,
+    redis: redis(),
     graph,
     accounts: [ACCOUNT],
     log: () => {},
@@ -110,7 +95,7 @@ const fakeProducer = async () =>
 
 async function newPublication(h: Harness, input: Partial<{ caption: string; publish_at: string }> = {}): Promise<string> {
   const { publication } = await submitPublication(
-    { redis, producer: fakeProducer, accounts: [ACCOUNT], now: () => new Date(h.clock.now) },
+    { redis: redis(), producer: fakeProducer, accounts: [ACCOUNT], now: () => new Date(h.clock.now) },
     TENANT,
     { account_id: ACCOUNT.accountId, video_url: "https://videos.test/reel.mp4", caption: input.caption ?? `caption ${randomUUID()}`, share_to_feed: true, publish_at: input.publish_at },
   );
@@ -118,7 +103,7 @@ async function newPublication(h: Harness, input: Partial<{ caption: string; publ
 }
 
 const control = (shutdown = new AbortController().signal) => ({ heartbeat: async () => {}, shutdown, runId: randomUUID() });
-const read = async (id: string) => (await readPublication(redis, TENANT, id)) as PublicationView;
+const read = async (id: string) => (await readPublication(redis(), TENANT, id)) as PublicationView;
 const stepNames = (p: PublicationView) => p.steps.map((s) => s.step);
 
 interface FlowCase {
@@ -283,7 +268,7 @@ describe("runPublication", () => {
     const id = await newPublication(h);
     expect(await runPublication(h.deps, id, control())).toBe(outcome);
     check(await read(id), calls, h);
-    expect(await redis.exists(publicationKeys.lease(id))).toBe(0);
+    expect(await redis().exists(publicationKeys.lease(id))).toBe(0);
   });
 
   it("TIMED_OUT, then resume polls again with a fresh budget and publishes", async () => {
@@ -294,12 +279,12 @@ describe("runPublication", () => {
     expect(await runPublication(h.deps, id, control())).toBe("skipped"); // a repeat message does not poll on its own
 
     sentMessages.length = 0;
-    const resumed = await resumePublication({ redis, producer: fakeProducer, now: () => h.clock.now }, TENANT, id);
+    const resumed = await resumePublication({ redis: redis(), producer: fakeProducer, now: () => h.clock.now }, TENANT, id);
     expect(resumed?.status).toBe("PROCESSING");
     expect(sentMessages).toHaveLength(1);
     expect(sentMessages[0].key).toBe(ACCOUNT.accountId);
     expect(JSON.parse(sentMessages[0].value)).toEqual({ publication_id: id, tenant_id: TENANT, account_id: ACCOUNT.accountId });
-    await expect(resumePublication({ redis, producer: fakeProducer, now: () => h.clock.now }, TENANT, id)).rejects.toMatchObject({ code: "conflict" });
+    await expect(resumePublication({ redis: redis(), producer: fakeProducer, now: () => h.clock.now }, TENANT, id)).rejects.toMatchObject({ code: "conflict" });
 
     expect(await runPublication(h.deps, id, control())).toBe("published");
     const p = await read(id);
@@ -315,7 +300,7 @@ describe("runPublication", () => {
     const id = await newPublication(h);
     expect(await runPublication(h.deps, id, control())).toBe("timed-out");
     const tomorrow = h.clock.now + 24 * 3600_000 + 1;
-    await expect(resumePublication({ redis, producer: fakeProducer, now: () => tomorrow }, TENANT, id)).rejects.toMatchObject({ code: "conflict" });
+    await expect(resumePublication({ redis: redis(), producer: fakeProducer, now: () => tomorrow }, TENANT, id)).rejects.toMatchObject({ code: "conflict" });
     expect((await read(id)).status).toBe("TIMED_OUT");
   });
 
@@ -381,8 +366,8 @@ describe("runPublication", () => {
     const { graph, calls } = scriptedGraph({ create: [created()], read: [status("FINISHED")], publish: [{ id: POST }] });
     const h = harness(graph, { leaseMs: 300, sleep: undefined, now: undefined });
     const id = await newPublication(h);
-    await redis.hset(publicationKeys.state(id), { status: "PROCESSING", container_id: CONTAINER, container_created_at: new Date().toISOString(), active_run: "dead-worker" });
-    await redis.set(publicationKeys.lease(id), "dead-worker", "PX", 300);
+    await redis().hset(publicationKeys.state(id), { status: "PROCESSING", container_id: CONTAINER, container_created_at: new Date().toISOString(), active_run: "dead-worker" });
+    await redis().set(publicationKeys.lease(id), "dead-worker", "PX", 300);
     const started = Date.now();
     expect(await runPublication(h.deps, id, control())).toBe("published");
     expect(Date.now() - started).toBeGreaterThanOrEqual(200);
@@ -398,11 +383,11 @@ describe("runPublication", () => {
     expect((await read(id)).status).toBe("SCHEDULED");
     expect(await runPublication(h.deps, id, control())).toBe("deferred");
     expect(h.sleeps).toEqual([]);
-    expect(await redis.zscore(publicationKeys.scheduled, id)).toBe(String(Date.parse(publishAt)));
+    expect(await redis().zscore(publicationKeys.scheduled, id)).toBe(String(Date.parse(publishAt)));
 
     h.clock.now += 3600_000;
     expect(await runPublication(h.deps, id, control())).toBe("published");
-    expect(await redis.zscore(publicationKeys.scheduled, id)).toBeNull();
+    expect(await redis().zscore(publicationKeys.scheduled, id)).toBeNull();
     expect(stepNames(await read(id))).toEqual(["scheduled", "due", "creating", "created", "publishing", "published"]);
   });
 

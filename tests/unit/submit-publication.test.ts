@@ -1,34 +1,19 @@
-import { rmSync } from "node:fs";
 import type { Producer } from "kafkajs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ApiError } from "@/lib/errors";
-import { createRedis, type Redis } from "@/lib/redis";
 import { listAccounts } from "@/lib/reels/accounts";
 import { publicationInputSchema, publicationKeys, readPublication } from "@/lib/reels/publication";
 import { submitPublication, type SubmitPublicationDeps } from "@/lib/reels/submit-publication";
-import { startRedis, type RedisServer } from "../../scripts/lib/redis-server";
+import { realRedisPerFile } from "./real-redis";
 
 const ACME = { tenantId: "acme", accountId: "17841400000000101", accessToken: "acme-token" };
 const GLOBEX = { tenantId: "globex", accountId: "17841400000000202", accessToken: "globex-token" };
 const NOW = new Date("2030-01-01T00:00:00Z");
 
-let server: RedisServer;
-let redis: Redis;
-const dir = `.test-data/unit-redis-submit-${process.pid}`;
-
-beforeAll(async () => {
-  server = await startRedis({ dir });
-  redis = createRedis(server.url);
-});
-
-afterAll(async () => {
-  redis?.disconnect();
-  await server?.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
+const redis = realRedisPerFile();
 
 function deps(send: (record: { topic: string; acks?: number; messages: { key: string; value: string }[] }) => Promise<unknown>): SubmitPublicationDeps {
-  return { redis, producer: async () => ({ send }) as unknown as Producer, accounts: [ACME, GLOBEX], now: () => NOW };
+  return { redis: redis(), producer: async () => ({ send }) as unknown as Producer, accounts: [ACME, GLOBEX], now: () => NOW };
 }
 
 const input = (over: Record<string, unknown> = {}) => publicationInputSchema.parse({ account_id: ACME.accountId, video_url: "https://videos.test/a.mp4", ...over });
@@ -68,15 +53,15 @@ describe("submitPublication", () => {
     expect(sent[0]).toMatchObject({ topic: "reels.publish.requests", acks: -1 });
     expect(sent[0].messages[0].key).toBe(ACME.accountId);
     expect(JSON.parse(sent[0].messages[0].value)).toEqual({ publication_id: id, tenant_id: "acme", account_id: ACME.accountId });
-    const stored = await readPublication(redis, "acme", id);
+    const stored = await readPublication(redis(), "acme", id);
     expect(stored).toMatchObject({ status: "QUEUED", caption: "hello", share_to_feed: true, publish_at: null, container_id: null, polls: [], error: null });
     expect(stored?.steps.map((s) => s.step)).toEqual(["queued"]);
-    expect(await redis.zscore(publicationKeys.tenantIndex("acme"), id)).toBe(String(NOW.getTime()));
-    expect(await readPublication(redis, "globex", id)).toBeUndefined();
+    expect(await redis().zscore(publicationKeys.tenantIndex("acme"), id)).toBe(String(NOW.getTime()));
+    expect(await readPublication(redis(), "globex", id)).toBeUndefined();
   });
 
   it("answers 503 with Retry-After and records nothing when the broker does not acknowledge", async () => {
-    const before = await redis.keys("reel:publication:*");
+    const before = await redis().keys("reel:publication:*");
     const error = await apiError(
       submitPublication(
         deps(async () => {
@@ -90,7 +75,7 @@ describe("submitPublication", () => {
     expect(error).toBeInstanceOf(ApiError);
     expect(error?.status).toBe(503);
     expect(error?.headers["Retry-After"]).toBe("2");
-    expect(await redis.keys("reel:publication:*")).toEqual(before);
+    expect(await redis().keys("reel:publication:*")).toEqual(before);
     // the key was released with the record: the same key works once the broker is back
     const again = await submitPublication(deps(async () => []), "acme", input(), { idempotencyKey: "try-once" });
     expect(again.created).toBe(true);
@@ -107,7 +92,7 @@ describe("submitPublication", () => {
     const publishAt = new Date(NOW.getTime() + 3600_000).toISOString();
     const { publication } = await submitPublication(deps(async () => []), "acme", input({ publish_at: publishAt }));
     expect(publication).toMatchObject({ status: "SCHEDULED", publish_at: publishAt });
-    expect(await redis.zscore(publicationKeys.scheduled, publication.publication_id)).toBe(String(Date.parse(publishAt)));
+    expect(await redis().zscore(publicationKeys.scheduled, publication.publication_id)).toBe(String(Date.parse(publishAt)));
 
     for (const at of [new Date(NOW.getTime() - 1000).toISOString(), new Date(NOW.getTime() + 76 * 86400_000).toISOString()]) {
       const error = await apiError(submitPublication(deps(async () => []), "acme", input({ publish_at: at })));
