@@ -1,7 +1,9 @@
 import { z } from "zod";
+import { authenticate } from "./auth";
 import { ApiError, toProblem, zodIssues } from "./errors";
 import { cursorSchema } from "./paging";
 import { isRedisUnavailable, REDIS_RETRY_AFTER_S } from "./redis";
+import { getServices, type Services } from "./services";
 
 /** Helpers for route handlers, on the web-standard Request/Response so lib stays framework-free. */
 
@@ -87,6 +89,20 @@ export function withProblems<C>(handler: Handler<C>, log?: (e: unknown) => void)
       return problemResponse(error, log ?? ((e) => process.stderr.write(`${JSON.stringify({ level: "error", message: "unhandled route error", error: String((e as Error)?.stack ?? e) })}\n`)));
     }
   };
+}
+
+export interface TenantContext {
+  services: Services;
+  tenantId: string;
+}
+
+/** A route for a signed-in tenant (API key or session): the services and the tenant, errors as problem+json. */
+export function withTenant<C>(handler: (request: Request, tenant: TenantContext, context: C) => Promise<Response>): Handler<C> {
+  return withProblems(async (request, context) => {
+    const services = getServices();
+    const { tenantId } = await authenticate(request, services);
+    return handler(request, { services, tenantId }, context);
+  });
 }
 
 /** Redis is away (refused, timed out, reconnecting): 503 with Retry-After, as for the broker; the client retries. */

@@ -1,15 +1,11 @@
-import { authenticate } from "@/lib/auth";
-import { json, pageQuerySchema, parseWith, readJsonBody, withProblems } from "@/lib/http";
+import { json, pageQuerySchema, parseWith, readJsonBody, withTenant } from "@/lib/http";
 import { listPublications, publicationInputSchema } from "@/lib/reels/publication";
 import { submitPublication } from "@/lib/reels/submit-publication";
 import { enforceRateLimit } from "@/lib/rate-limit";
-import { getServices } from "@/lib/services";
 
 export const dynamic = "force-dynamic";
 
-export const POST = withProblems(async (request: Request) => {
-  const services = getServices();
-  const { tenantId } = await authenticate(request, services);
+export const POST = withTenant(async (request: Request, { services, tenantId }) => {
   const input = await readJsonBody(request, publicationInputSchema);
   await enforceRateLimit(services.redis, tenantId, "submit", services.config.RATE_LIMIT_PER_MINUTE);
   const { created, publication } = await submitPublication(
@@ -24,9 +20,7 @@ export const POST = withProblems(async (request: Request) => {
 });
 
 
-export const GET = withProblems(async (request: Request) => {
-  const services = getServices();
-  const { tenantId } = await authenticate(request, services);
+export const GET = withTenant(async (request: Request, { services, tenantId }) => {
   const query = parseWith(pageQuerySchema, Object.fromEntries(new URL(request.url).searchParams));
   return json(await listPublications(services.redis, tenantId, query));
 });

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { assertSameOrigin, authenticate, clientAddress, readCookie, SESSION_COOKIE } from "@/lib/auth";
+import { assertSameOrigin, clientAddress, readCookie, SESSION_COOKIE } from "@/lib/auth";
 import { ApiError } from "@/lib/errors";
-import { json, readJsonBody, withProblems } from "@/lib/http";
+import { json, readJsonBody, withProblems, withTenant } from "@/lib/http";
 import { getServices } from "@/lib/services";
 import { sessionCookieHeader } from "@/lib/sessions";
 
@@ -37,10 +37,7 @@ export const POST = withProblems(async (request: Request) => {
   return json({ tenant_id: tenantId }, 200, { "set-cookie": sessionCookieHeader(session.value, session.maxAge, secureCookie(request)) });
 });
 
-export const GET = withProblems(async (request: Request) => {
-  const { tenantId } = await authenticate(request, getServices());
-  return json({ tenant_id: tenantId });
-});
+export const GET = withTenant(async (_request: Request, { tenantId }) => json({ tenant_id: tenantId }));
 
 /** Signs out: the session is deleted in Redis, so the cookie stops working wherever a copy of it is. */
 export const DELETE = withProblems(async (request: Request) => {

@@ -1,16 +1,12 @@
-import { authenticate } from "@/lib/auth";
 import { checkHealth } from "@/lib/health";
-import { json, withProblems } from "@/lib/http";
-import { getServices } from "@/lib/services";
+import { json, withTenant } from "@/lib/http";
 import { readTenantLoad } from "@/lib/system/read-running";
 import { readSystemStatus } from "@/lib/system/read-system-status";
 
 export const dynamic = "force-dynamic";
 
 /** Health (with the workers' load), consumer lag, the tenant's jobs by status and its running share, for the system page. */
-export const GET = withProblems(async (request: Request) => {
-  const services = getServices();
-  const { tenantId } = await authenticate(request, services);
+export const GET = withTenant(async (request: Request, { services, tenantId }) => {
   const [health, status, tenant] = await Promise.all([
     checkHealth(services),
     readSystemStatus(services, tenantId),

@@ -1,18 +1,14 @@
-import { authenticate } from "@/lib/auth";
-import { json, pageQuerySchema, parseWith, readJsonBody, withProblems } from "@/lib/http";
+import { json, pageQuerySchema, parseWith, readJsonBody, withTenant } from "@/lib/http";
 import { commandInputSchema } from "@/lib/jobs/command";
 import { listModels } from "@/lib/jobs/models";
 import { listJobs } from "@/lib/jobs/read-job";
 import { submitJob } from "@/lib/jobs/submit-job";
 import { enforceRateLimit } from "@/lib/rate-limit";
-import { getServices } from "@/lib/services";
 import { readTenantLoad } from "@/lib/system/read-running";
 
 export const dynamic = "force-dynamic";
 
-export const POST = withProblems(async (request: Request) => {
-  const services = getServices();
-  const { tenantId } = await authenticate(request, services);
+export const POST = withTenant(async (request: Request, { services, tenantId }) => {
   const input = await readJsonBody(request, commandInputSchema(services.config.MAX_PROMPT_CHARS));
   await enforceRateLimit(services.redis, tenantId, "submit", services.config.RATE_LIMIT_PER_MINUTE);
   const result = await submitJob({ redis: services.redis, producer: services.producer, models: listModels(services.config) }, tenantId, input);
@@ -22,9 +18,7 @@ export const POST = withProblems(async (request: Request) => {
 });
 
 
-export const GET = withProblems(async (request: Request) => {
-  const services = getServices();
-  const { tenantId } = await authenticate(request, services);
+export const GET = withTenant(async (request: Request, { services, tenantId }) => {
   const query = parseWith(pageQuerySchema, Object.fromEntries(new URL(request.url).searchParams));
   const [page, running] = await Promise.all([listJobs(services.redis, tenantId, query), readTenantLoad(services.redis, tenantId, services.config.TENANT_CONCURRENCY)]);
   return json({ ...page, running });

@@ -1,12 +1,8 @@
-import { authenticate } from "@/lib/auth";
-import { json, withProblems } from "@/lib/http";
+import { json, withTenant } from "@/lib/http";
 import { listModels } from "@/lib/jobs/models";
-import { getServices } from "@/lib/services";
 
 export const dynamic = "force-dynamic";
 
-export const GET = withProblems(async (request: Request) => {
-  const services = getServices();
-  await authenticate(request, services);
+export const GET = withTenant(async (request: Request, { services }) => {
   return json({ data: listModels(services.config) });
 });

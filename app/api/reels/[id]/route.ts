@@ -1,13 +1,9 @@
-import { authenticate } from "@/lib/auth";
-import { json, withProblems } from "@/lib/http";
+import { json, withTenant } from "@/lib/http";
 import { parsePublicationId, publicationNotFound, readPublication } from "@/lib/reels/publication";
-import { getServices } from "@/lib/services";
 
 export const dynamic = "force-dynamic";
 
-export const GET = withProblems(async (request: Request, { params }: { params: Promise<{ id: string }> }) => {
-  const services = getServices();
-  const { tenantId } = await authenticate(request, services);
+export const GET = withTenant(async (request: Request, { services, tenantId }, { params }: { params: Promise<{ id: string }> }) => {
   const publication = await readPublication(services.redis, tenantId, parsePublicationId((await params).id));
   if (!publication) throw publicationNotFound();
   return json(publication);

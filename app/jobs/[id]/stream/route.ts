@@ -1,16 +1,12 @@
-import { authenticate } from "@/lib/auth";
-import { withProblems } from "@/lib/http";
+import { withTenant } from "@/lib/http";
 import { jobNotFound, parseJobId, parseResumePoint } from "@/lib/jobs/job-id";
 import { readJob } from "@/lib/jobs/read-job";
 import { replayDeltas } from "@/lib/jobs/replay-deltas";
-import { getServices } from "@/lib/services";
 import { sseFrame } from "@/lib/sse";
 
 export const dynamic = "force-dynamic";
 
-export const GET = withProblems(async (request: Request, { params }: { params: Promise<{ id: string }> }) => {
-  const services = getServices();
-  const { tenantId } = await authenticate(request, services);
+export const GET = withTenant(async (request: Request, { services, tenantId }, { params }: { params: Promise<{ id: string }> }) => {
   const jobId = parseJobId((await params).id);
   const after = parseResumePoint(request);
   if (!(await readJob(services.redis, tenantId, jobId))) throw jobNotFound();

@@ -1,19 +1,15 @@
-import { authenticate } from "@/lib/auth";
 import { ApiError } from "@/lib/errors";
-import { json, withProblems } from "@/lib/http";
+import { json, withTenant } from "@/lib/http";
 import { findAccount } from "@/lib/reels/accounts";
 import { createGraphClient } from "@/lib/reels/graph-client";
 import { GraphError } from "@/lib/reels/graph-error";
 import { listPublishedPosts } from "@/lib/reels/list-published-posts";
-import { getServices } from "@/lib/services";
 
 export const dynamic = "force-dynamic";
 
 /** The account's published reels, read from Graph with its token here, so the browser never holds one. */
-export const GET = withProblems(async (request: Request, { params }: { params: Promise<{ account_id: string }> }) => {
-  const services = getServices();
+export const GET = withTenant(async (request: Request, { services, tenantId }, { params }: { params: Promise<{ account_id: string }> }) => {
   const { config } = services;
-  const { tenantId } = await authenticate(request, services);
   const account = findAccount(config.REEL_ACCOUNTS, tenantId, (await params).account_id);
   if (!account) throw new ApiError("not-found", "No such account for this tenant.");
   const graph = createGraphClient({ graphUrl: config.GRAPH_URL, version: config.GRAPH_VERSION, fetch, timeoutMs: 10_000 });
