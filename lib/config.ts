@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
+import { TENANT_ID_PATTERN } from "./tenant-id";
 
 /**
  * The environment, validated once. `npm start` fills REDIS_URL, KAFKA_BROKERS and API_KEYS with
  * its embedded parts before it starts the web server and the workers, so here they are required.
  */
-const tenantId = z.string().regex(/^[A-Za-z0-9._-]{1,128}$/, "tenant ids are 1-128 of [A-Za-z0-9._-]");
 
 const apiKeys = z
   .string()
@@ -16,7 +16,7 @@ const apiKeys = z
       const at = item.indexOf(":");
       const tenant = item.slice(0, at);
       const key = item.slice(at + 1);
-      if (at < 1 || !tenantId.safeParse(tenant).success || key.length < 16) {
+      if (at < 1 || !TENANT_ID_PATTERN.test(tenant) || key.length < 16) {
         ctx.addIssue({ code: "custom", message: `"${tenant || item.slice(0, 8)}…" is not tenant_id:key with a key of 16+ characters` });
         return z.NEVER;
       }

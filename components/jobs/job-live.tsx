@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
-import type { JobStatus } from "@/lib/jobs/keys";
+import type { JobStatus } from "@/lib/jobs/status";
 import type { JobView } from "@/lib/jobs/read-job";
 import { errorMessage, fetchJson, ProblemError } from "../api";
 import { formatCost, formatDateTime, formatMs, formatNumber } from "../format";
@@ -11,7 +11,8 @@ import { Card, CardBody, CardHeader } from "../ui/card";
 import { cx } from "../ui/cx";
 import { Stat } from "../ui/stat";
 import { Alert, Empty, Loading } from "../ui/states";
-import { isFinalStatus, JobStatusBadge } from "./job-status";
+import { JobStatusBadge } from "./job-status";
+import { isFinalJob } from "@/lib/jobs/status";
 import { fetchJob, jobKeys } from "./queries";
 import { useJobStream, type StreamPhase } from "./use-job-stream";
 
@@ -29,11 +30,11 @@ export function JobLive({ jobId }: { jobId: string }) {
     queryFn: () => fetchJob(jobId),
     refetchInterval: (query) => {
       const data = query.state.data;
-      return data && isFinalStatus(data.status) ? false : 1500;
+      return data && isFinalJob(data.status) ? false : 1500;
     },
   });
   // A job already finished is shown from the read model; an unfinished one streams until it ends.
-  const stream = useJobStream(jobId, job.isSuccess && !isFinalStatus(job.data.status), () => {
+  const stream = useJobStream(jobId, job.isSuccess && !isFinalJob(job.data.status), () => {
     void queryClient.invalidateQueries({ queryKey: jobKeys.one(jobId) });
     void queryClient.invalidateQueries({ queryKey: jobKeys.list });
   });
@@ -66,9 +67,9 @@ export function JobLive({ jobId }: { jobId: string }) {
   const view = job.data;
   // The stream leads while it delivers (so the badge and the text never disagree); the read model
   // takes over when the job is final and the stream is not connected.
-  const fromStream = stream.lastSeq > 0 && (stream.phase === "live" || stream.phase === "done" || !isFinalStatus(view.status));
+  const fromStream = stream.lastSeq > 0 && (stream.phase === "live" || stream.phase === "done" || !isFinalJob(view.status));
   const status: JobStatus = stream.finalStatus ?? (fromStream ? "RUNNING" : view.status);
-  const final = isFinalStatus(status);
+  const final = isFinalJob(status);
   const text = fromStream ? stream.text : view.output;
   const streaming = !final && stream.phase !== "idle";
 

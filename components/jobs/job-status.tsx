@@ -1,9 +1,7 @@
-import type { JobStatus } from "@/lib/jobs/keys";
+import type { JobStatus } from "@/lib/jobs/status";
 import { Badge, type Tone } from "../ui/badge";
 
 const TONE: Record<JobStatus, Tone> = { QUEUED: "neutral", RUNNING: "info", COMPLETED: "success", FAILED: "danger", CANCELLED: "warning" };
-
-export const isFinalStatus = (status: JobStatus) => status === "COMPLETED" || status === "FAILED" || status === "CANCELLED";
 
 export function JobStatusBadge({ status }: { status: JobStatus }) {
   return (

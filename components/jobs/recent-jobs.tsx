@@ -6,7 +6,8 @@ import { errorMessage } from "../api";
 import { formatAgo, formatNumber } from "../format";
 import { Card, CardHeader } from "../ui/card";
 import { Alert, Empty, Loading } from "../ui/states";
-import { isFinalStatus, JobStatusBadge } from "./job-status";
+import { JobStatusBadge } from "./job-status";
+import { isFinalJob } from "@/lib/jobs/status";
 import { fetchJobs, jobKeys } from "./queries";
 
 export function RecentJobs() {
@@ -14,7 +15,7 @@ export function RecentJobs() {
     queryKey: jobKeys.list,
     queryFn: fetchJobs,
     // Poll only while something is still moving.
-    refetchInterval: (query) => (query.state.data?.data.some((j) => !isFinalStatus(j.status)) ? 2000 : 15_000),
+    refetchInterval: (query) => (query.state.data?.data.some((j) => !isFinalJob(j.status)) ? 2000 : 15_000),
   });
 
   return (

@@ -1,7 +1,7 @@
 "use client";
 
 import { useEffect, useReducer, useRef } from "react";
-import type { JobStatus } from "@/lib/jobs/keys";
+import type { JobStatus } from "@/lib/jobs/status";
 
 export type StreamPhase = "idle" | "connecting" | "live" | "reconnecting" | "done" | "failed";
 

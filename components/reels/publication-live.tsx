@@ -10,7 +10,8 @@ import { Button } from "../ui/button";
 import { Card, CardBody, CardHeader } from "../ui/card";
 import { cx } from "../ui/cx";
 import { Alert, Empty, Loading } from "../ui/states";
-import { isSettledStatus, PublicationStatusBadge } from "./publication-status";
+import { PublicationStatusBadge } from "./publication-status";
+import { isSettledPublication } from "@/lib/reels/status";
 import { fetchPosts, fetchPublication, reelKeys } from "./queries";
 import { ReelVideo } from "./reel-video";
 
@@ -23,9 +24,9 @@ export function PublicationLive({ publicationId }: { publicationId: string }) {
     queryKey: reelKeys.one(publicationId),
     queryFn: () => fetchPublication(publicationId),
     // The event stream drives updates; this slower poll only covers a stream that cannot connect.
-    refetchInterval: (query) => (query.state.data && isSettledStatus(query.state.data.status) ? false : 2000),
+    refetchInterval: (query) => (query.state.data && isSettledPublication(query.state.data.status) ? false : 2000),
   });
-  const settled = publication.data ? isSettledStatus(publication.data.status) : false;
+  const settled = publication.data ? isSettledPublication(publication.data.status) : false;
   // Listen while the publication is on its way; a resume opens the stream again.
   const listening = publication.isSuccess && !settled;
 

@@ -1,4 +1,4 @@
-import type { PublicationStatus } from "@/lib/reels/publication";
+import type { PublicationStatus } from "@/lib/reels/status";
 import { Badge, type Tone } from "../ui/badge";
 
 const TONE: Record<PublicationStatus, Tone> = {
@@ -11,9 +11,6 @@ const TONE: Record<PublicationStatus, Tone> = {
   FAILED: "danger",
   TIMED_OUT: "warning",
 };
-
-/** Nothing more happens without someone acting (TIMED_OUT can be resumed). */
-export const isSettledStatus = (status: PublicationStatus) => status === "PUBLISHED" || status === "FAILED" || status === "TIMED_OUT";
 
 export function PublicationStatusBadge({ status }: { status: PublicationStatus }) {
   const moving = status === "CREATING" || status === "PROCESSING" || status === "PUBLISHING";

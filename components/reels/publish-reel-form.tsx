@@ -11,7 +11,8 @@ import { Input } from "../ui/input";
 import { Select } from "../ui/select";
 import { Alert } from "../ui/states";
 import { Textarea } from "../ui/textarea";
-import { CAPTION_LIMIT, fetchAccounts, reelKeys } from "./queries";
+import { MAX_CAPTION_CHARS } from "@/lib/reels/status";
+import { fetchAccounts, reelKeys } from "./queries";
 
 const SAMPLES = [
   { file: "reel-valid.mp4", label: "Valid reel", note: "H.264, 9:16, a few seconds" },
@@ -143,8 +144,8 @@ export function PublishReelForm() {
         label="Caption"
         error={errors.caption}
         aside={
-          <span className={cx("text-xs tabular-nums", count > CAPTION_LIMIT ? "font-medium text-red-600 dark:text-red-400" : "text-zinc-500 dark:text-zinc-400")} data-testid="caption-count" aria-live="polite">
-            {count.toLocaleString("en-US")} / {CAPTION_LIMIT.toLocaleString("en-US")}
+          <span className={cx("text-xs tabular-nums", count > MAX_CAPTION_CHARS ? "font-medium text-red-600 dark:text-red-400" : "text-zinc-500 dark:text-zinc-400")} data-testid="caption-count" aria-live="polite">
+            {count.toLocaleString("en-US")} / {MAX_CAPTION_CHARS.toLocaleString("en-US")}
           </span>
         }
       >

@@ -15,6 +15,3 @@ export const fetchAccounts = () => fetchJson<{ data: AccountView[] }>("/api/acco
 export const fetchPublications = () => fetchJson<{ data: PublicationView[]; next_cursor: string | null }>("/api/reels?limit=20");
 export const fetchPublication = (id: string) => fetchJson<PublicationView>(`/api/reels/${encodeURIComponent(id)}`);
 export const fetchPosts = (accountId: string) => fetchJson<{ data: PublishedPost[] }>(`/api/accounts/${encodeURIComponent(accountId)}/posts`);
-
-// The server checks the caption length too (lib/reels/publication.ts); this copy only drives the live count.
-export const CAPTION_LIMIT = 2200;

@@ -6,7 +6,8 @@ import { errorMessage } from "../api";
 import { formatAgo } from "../format";
 import { Card, CardHeader } from "../ui/card";
 import { Alert, Empty, Loading } from "../ui/states";
-import { isSettledStatus, PublicationStatusBadge } from "./publication-status";
+import { PublicationStatusBadge } from "./publication-status";
+import { isSettledPublication } from "@/lib/reels/status";
 import { fetchPublications, reelKeys } from "./queries";
 
 const fileName = (url: string) => {
@@ -21,7 +22,7 @@ export function RecentPublications() {
   const reels = useQuery({
     queryKey: reelKeys.list,
     queryFn: fetchPublications,
-    refetchInterval: (query) => (query.state.data?.data.some((p) => !isSettledStatus(p.status) && p.status !== "SCHEDULED") ? 2000 : 15_000),
+    refetchInterval: (query) => (query.state.data?.data.some((p) => !isSettledPublication(p.status) && p.status !== "SCHEDULED") ? 2000 : 15_000),
   });
   return (
     <Card aria-labelledby="recent-publications">

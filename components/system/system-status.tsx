@@ -3,7 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import type { checkHealth } from "@/lib/health";
-import type { JobStatus } from "@/lib/jobs/keys";
+import type { JobStatus } from "@/lib/jobs/status";
 import type { TenantLoad } from "@/lib/system/read-running";
 import type { GroupLag, SystemStatus } from "@/lib/system/read-system-status";
 import { errorMessage, fetchJson } from "../api";

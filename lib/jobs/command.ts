@@ -1,13 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
+import { tenantIdSchema } from "../tenant-id";
+import { DEFAULT_MAX_PROMPT_CHARS, MAX_TOKENS, TEMPERATURE } from "./status";
 
-export const DEFAULT_MAX_PROMPT_CHARS = 32768;
 
 const uuid = z
   .string()
   .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, "must be a canonical lowercase UUID");
 
-export const tenantIdSchema = z.string().regex(/^[A-Za-z0-9._-]{1,128}$/, "must be 1-128 characters of A-Z a-z 0-9 . _ -");
 
 const isoUtc = z
   .string()
@@ -32,8 +32,8 @@ function buildCommandInputSchema(maxPromptChars: number) {
     tenant_id: tenantIdSchema,
     model_name: z.string().min(1).max(200),
     prompt: z.string().min(1, "must not be empty").max(maxPromptChars, `must be at most ${maxPromptChars} characters`),
-    temperature: z.number().min(0).max(2).default(0.2),
-    max_tokens: z.number().int().min(1).max(32768).default(2048),
+    temperature: z.number().min(TEMPERATURE.min).max(TEMPERATURE.max).default(TEMPERATURE.default),
+    max_tokens: z.number().int().min(MAX_TOKENS.min).max(MAX_TOKENS.max).default(MAX_TOKENS.default),
     timestamp: isoUtc.optional(),
   });
 }

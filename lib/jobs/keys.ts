@@ -24,7 +24,3 @@ export const OPEN_JOB_TTL_S = 7 * 86400;
  * finish that came before it, so older entries are dead; and a tenant lists at most this many.
  */
 export const JOB_INDEX_BOUND = { maxAgeMs: (OPEN_JOB_TTL_S + FINISHED_JOB_TTL_S) * 1000, maxEntries: 100_000 };
-
-export const JOB_STATUSES = ["QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED"] as const;
-export type JobStatus = (typeof JOB_STATUSES)[number];
-export const isFinal = (status: string | undefined) => status === "COMPLETED" || status === "FAILED" || status === "CANCELLED";

@@ -1,6 +1,7 @@
 import { readIndexPage, type IndexCursor } from "../paging";
 import { execPipeline, type Redis } from "../redis";
-import { isFinal, jobKeys, type JobStatus } from "./keys";
+import { jobKeys } from "./keys";
+import { isFinalJob, type JobStatus } from "./status";
 import { parseStreamMessage } from "./stream-message";
 
 export interface JobView {
@@ -66,7 +67,7 @@ export function outputFromEvents(raw: string[]): string {
 export async function readJob(redis: Redis, tenantId: string, jobId: string): Promise<JobView | undefined> {
   const state = await redis.hgetall(jobKeys.state(jobId));
   if (!state.job_id || state.tenant_id !== tenantId || state.submitting === "1") return undefined;
-  const output = isFinal(state.status) ? (state.output ?? "") : outputFromEvents(await redis.lrange(jobKeys.events(jobId), 0, -1));
+  const output = isFinalJob(state.status) ? (state.output ?? "") : outputFromEvents(await redis.lrange(jobKeys.events(jobId), 0, -1));
   return toJobView(state, output);
 }
 

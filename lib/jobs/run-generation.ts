@@ -3,7 +3,8 @@ import type { Log } from "../log";
 import type { Redis } from "../redis";
 import { TOPICS } from "../topics";
 import type { GenerationCommand } from "./command";
-import { FINISHED_JOB_TTL_S, isFinal, jobKeys, type JobStatus } from "./keys";
+import { FINISHED_JOB_TTL_S, jobKeys } from "./keys";
+import { isFinalJob, type JobStatus } from "./status";
 import { costOf } from "./models";
 import { PermanentProviderError, type ModelInfo, type Provider } from "./providers/provider";
 import { StreamWriter } from "./stream-writer";
@@ -56,7 +57,7 @@ export async function runGeneration(deps: GenerationDeps, command: GenerationCom
           deps.log("warn", "skipping a command with no job record (not acknowledged to its client, or expired)", { job_id: command.job_id });
           return "skipped";
         }
-        if (isFinal(state.status)) {
+        if (isFinalJob(state.status)) {
           await emitAfterFinal(deps, command, state);
           return "skipped";
         }

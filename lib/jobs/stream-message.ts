@@ -1,4 +1,4 @@
-import type { JobStatus } from "./keys";
+import type { JobStatus } from "./status";
 
 /**
  * What a job's stream carries, on the pub/sub channel and in the replay list alike. `seq` counts

@@ -1,6 +1,6 @@
 import type { RedisCommand } from "../lease";
 import type { Redis } from "../redis";
-import type { JobStatus } from "./keys";
+import type { JobStatus } from "./status";
 import { jobKeys, OPEN_JOB_TTL_S } from "./keys";
 import type { StreamMessage } from "./stream-message";
 

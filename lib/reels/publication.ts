@@ -3,6 +3,7 @@ import { ApiError } from "../errors";
 import { readIndexPage, type IndexCursor } from "../paging";
 import { execPipeline, type Redis } from "../redis";
 import type { GraphErrorAction } from "./graph-error";
+import { MAX_CAPTION_CHARS, type PublicationStatus } from "./status";
 
 /**
  * A publication: one reel on its way through create → poll → publish. The Redis hash holds its
@@ -12,7 +13,6 @@ import type { GraphErrorAction } from "./graph-error";
  */
 
 export const MAX_VIDEO_URL_CHARS = 2048;
-export const MAX_CAPTION_CHARS = 2200;
 export const MAX_SCHEDULE_AHEAD_DAYS = 75;
 /** A container that is not published within 24 h of its creation expires (Graph's rule). */
 export const CONTAINER_LIFETIME_MS = 24 * 60 * 60 * 1000;
@@ -46,12 +46,6 @@ export const publicationMessageSchema = z.object({
 });
 export type PublicationMessage = z.infer<typeof publicationMessageSchema>;
 
-export const PUBLICATION_STATUSES = ["SCHEDULED", "QUEUED", "CREATING", "PROCESSING", "PUBLISHING", "PUBLISHED", "FAILED", "TIMED_OUT"] as const;
-export type PublicationStatus = (typeof PUBLICATION_STATUSES)[number];
-
-/** Nothing more will happen without a client's action (TIMED_OUT can be resumed). */
-export const isSettled = (status: string | undefined) => status === "PUBLISHED" || status === "FAILED" || status === "TIMED_OUT";
-export const isFinal = (status: string | undefined) => status === "PUBLISHED" || status === "FAILED";
 
 export interface PublicationError {
   code: number | null;

@@ -1,7 +1,8 @@
 import type { Redis } from "../redis";
 import { replay } from "../stream/replay";
 import type { StreamHub } from "../stream/stream-hub";
-import { isSettled, parseEvent, publicationKeys, readEvents, type PublicationEvent } from "./publication";
+import { parseEvent, publicationKeys, readEvents, type PublicationEvent } from "./publication";
+import { isSettledPublication } from "./status";
 
 /**
  * A publication's timeline for one client (lib/stream/replay.ts): the events after `after`, then
@@ -11,7 +12,7 @@ import { isSettled, parseEvent, publicationKeys, readEvents, type PublicationEve
 export function replayPublicationEvents(deps: { redis: Redis; hub: StreamHub }, publicationId: string, after: number, signal: AbortSignal): AsyncGenerator<PublicationEvent[]> {
   return replay(
     deps.hub,
-    { channel: publicationKeys.stream(publicationId), parse: parseEvent, readStored: () => readEvents(deps.redis, publicationId), isEnd: (event) => isSettled(event.status) },
+    { channel: publicationKeys.stream(publicationId), parse: parseEvent, readStored: () => readEvents(deps.redis, publicationId), isEnd: (event) => isSettledPublication(event.status) },
     after,
     signal,
   );

@@ -6,17 +6,8 @@ import { abortableSleep } from "../sleep";
 import { addToTenantIndex } from "../tenant-index";
 import { GraphTransportError, isTransientGraphFailure, type ContainerStatus, type GraphAccount, type GraphClient } from "./graph-client";
 import { classifyGraphError, GraphError, graphErrorForSubcode, subcodeFromContainerStatus } from "./graph-error";
-import {
-  appendEvent,
-  CONTAINER_LIFETIME_MS,
-  isSettled,
-  PUBLICATION_INDEX_BOUND,
-  publicationKeys,
-  type EventBody,
-  type PublicationChanges,
-  type PublicationError,
-  type PublicationStatus,
-} from "./publication";
+import { appendEvent, CONTAINER_LIFETIME_MS, PUBLICATION_INDEX_BOUND, publicationKeys, type EventBody, type PublicationChanges, type PublicationError } from "./publication";
+import { isSettledPublication, type PublicationStatus } from "./status";
 
 export interface RetryPolicy {
   /** Tries after the first one. */
@@ -93,7 +84,7 @@ export async function runPublication(deps: PublicationDeps, publicationId: strin
             if (control.shutdown.aborted) return "handed-back";
             continue;
           }
-          if (isSettled(state.status)) return "skipped";
+          if (isSettledPublication(state.status)) return "skipped";
           if (state.status === "SCHEDULED" && Date.parse(state.publish_at) > now()) {
             // Not due: the scheduler enqueues it again at publish_at; no slot is held meanwhile.
             await redis.zadd(publicationKeys.scheduled, Date.parse(state.publish_at), publicationId);
@@ -141,7 +132,7 @@ class PublicationRun {
     this.state = await redis.hgetall(publicationKeys.state(this.id));
     const state = this.state;
     if (!state.publication_id) return "skipped";
-    if (isSettled(state.status)) return "skipped";
+    if (isSettledPublication(state.status)) return "skipped";
     this.status = state.status as PublicationStatus;
     this.containerId = state.container_id ?? "";
     this.pollCount = Number(state.poll_count ?? 0);

@@ -1,5 +1,6 @@
 import type { Admin } from "kafkajs";
-import { JOB_STATUSES, isFinal, jobKeys, type JobStatus } from "../jobs/keys";
+import { jobKeys } from "../jobs/keys";
+import { JOB_STATUSES, isFinalJob, type JobStatus } from "../jobs/status";
 import type { Redis } from "../redis";
 import { CONSUMER_GROUPS, TOPICS } from "../topics";
 import { withTimeout } from "../with-timeout";
@@ -94,7 +95,7 @@ export async function readJobsByStatus(redis: Redis, tenantId: string, { limit =
     const status = row.status as JobStatus;
     byStatus[status] += 1;
     counted += 1;
-    if (isFinal(status) && row.completed_at) {
+    if (isFinalJob(status) && row.completed_at) {
       const usage = row.usage ? (JSON.parse(row.usage) as { completion_tokens?: number }) : null;
       finished.push({
         job_id: row.job_id,

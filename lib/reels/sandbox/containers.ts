@@ -5,10 +5,10 @@ import { authorize, graphJson, parseParams, pickFields, requestedFields, type Gr
 import { FINISHED_STATUS, IN_PROGRESS_STATUS, newAttemptOwner, resumeIfStale, startProcessing } from "./process-container";
 import { sweepVideoFilesNowAndThen } from "./resume-processing";
 import { insertContainer, newGraphId, visibleStatusCode, type ContainerRecord } from "./store";
+import { CAPTION_LIMITS } from "../status";
 
 /** `POST /{ig-user-id}/media` and `GET /{container-id}` for reels. */
 
-export const CAPTION_LIMITS = { maxChars: 2200, maxHashtags: 30, maxMentions: 20 } as const;
 
 const HASHTAG = /(^|[^\p{L}\p{N}_&])#[\p{L}\p{N}_]+/gu;
 const MENTION = /(^|[^\p{L}\p{N}_.])@[A-Za-z0-9._]+/gu;
