@@ -10,6 +10,7 @@ const TONE: Record<PublicationStatus, Tone> = {
   PUBLISHED: "success",
   FAILED: "danger",
   TIMED_OUT: "warning",
+  CANCELLED: "neutral",
 };
 
 export function PublicationStatusBadge({ status }: { status: PublicationStatus }) {
