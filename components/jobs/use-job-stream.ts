@@ -1,7 +1,8 @@
 "use client";
 
 import { useEffect, useReducer, useRef } from "react";
-import type { JobStatus } from "@/lib/jobs/status";
+import type { FinishReason, JobStatus } from "@/lib/jobs/status";
+import type { StreamMessage } from "@/lib/jobs/stream-message";
 
 export type StreamPhase = "idle" | "connecting" | "live" | "reconnecting" | "done" | "failed";
 
@@ -12,11 +13,12 @@ interface StreamState {
   phase: StreamPhase;
   deltas: number;
   finalStatus?: JobStatus;
+  finishReason?: FinishReason;
   attempt?: number;
 }
 
 type Action =
-  | { type: "delta"; seq: number; delta: string; isFinal: boolean; status?: JobStatus }
+  | { type: "delta"; seq: number; delta: string; isFinal: boolean; status?: JobStatus; finishReason?: FinishReason }
   | { type: "reset"; seq: number; attempt?: number }
   | { type: "phase"; phase: StreamPhase };
 
@@ -36,6 +38,7 @@ function reduce(state: StreamState, action: Action): StreamState {
         lastSeq: action.seq,
         phase: action.isFinal ? "done" : "live",
         finalStatus: action.isFinal ? (action.status ?? "COMPLETED") : state.finalStatus,
+        finishReason: action.isFinal ? action.finishReason : state.finishReason,
       };
   }
 }
@@ -48,7 +51,7 @@ const RETRY_MS = [500, 1000, 2000, 4000, 8000];
  * HTTP error), it is opened again with ?after=<last seq>. Either way a seq seen before is dropped,
  * so the text never repeats; a `reset` (a new attempt) clears it.
  */
-export function useJobStream(jobId: string, wanted: boolean, onFinal?: (status: JobStatus) => void) {
+export function useJobStream(jobId: string, wanted: boolean, onFinal?: (status: JobStatus, finishReason?: FinishReason) => void) {
   const [state, dispatch] = useReducer(reduce, { text: "", lastSeq: 0, phase: "idle", deltas: 0 });
   // Once text has arrived the stream stays open until its final message, even if a refetch saw the job end first.
   const enabled = wanted || (state.lastSeq > 0 && state.phase !== "done" && state.phase !== "failed");
@@ -76,18 +79,19 @@ export function useJobStream(jobId: string, wanted: boolean, onFinal?: (status: 
       };
       es.addEventListener("delta", (event) => {
         const seq = Number(event.lastEventId);
-        const data = JSON.parse(event.data) as { delta: string; is_final: boolean; status?: JobStatus };
+        // The SSE frame carries the stream message without its seq (that is the event id).
+        const data = JSON.parse(event.data) as Omit<StreamMessage, "seq">;
         if (seq > lastSeq.current) lastSeq.current = seq;
-        dispatch({ type: "delta", seq, delta: data.delta, isFinal: data.is_final, status: data.status });
+        dispatch({ type: "delta", seq, delta: data.delta, isFinal: data.is_final, status: data.status, finishReason: data.finish_reason });
         if (data.is_final) {
           finished = true;
           es.close();
-          onFinalRef.current?.(data.status ?? "COMPLETED");
+          onFinalRef.current?.(data.status ?? "COMPLETED", data.finish_reason);
         }
       });
       es.addEventListener("reset", (event) => {
         const seq = Number(event.lastEventId);
-        const data = JSON.parse(event.data) as { attempt?: number };
+        const data = JSON.parse(event.data) as Omit<StreamMessage, "seq">;
         if (seq > lastSeq.current) lastSeq.current = seq;
         dispatch({ type: "reset", seq, attempt: data.attempt });
       });

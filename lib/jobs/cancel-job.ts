@@ -8,8 +8,8 @@ const CANCEL = `
 local status = redis.call('HGET', KEYS[1], 'status')
 if status == 'QUEUED' then
   local seq = redis.call('LLEN', KEYS[2]) + 1
-  local final = cjson.encode({seq = seq, delta = '', is_final = true, status = 'CANCELLED'})
-  redis.call('HSET', KEYS[1], 'status', 'CANCELLED', 'cancel_requested', '1', 'completed_at', ARGV[1], 'output', '')
+  local final = cjson.encode({seq = seq, delta = '', is_final = true, status = 'CANCELLED', finish_reason = 'cancelled'})
+  redis.call('HSET', KEYS[1], 'status', 'CANCELLED', 'finish_reason', 'cancelled', 'cancel_requested', '1', 'completed_at', ARGV[1], 'output', '')
   redis.call('RPUSH', KEYS[2], final)
   redis.call('PUBLISH', KEYS[3], final)
   redis.call('EXPIRE', KEYS[1], ARGV[2])

@@ -1,7 +1,7 @@
 import { readIndexPage, type IndexCursor } from "../paging";
 import { execPipeline, type Redis } from "../redis";
 import { jobKeys } from "./keys";
-import { isFinalJob, type JobStatus } from "./status";
+import { FINISH_REASONS, isFinalJob, type FinishReason, type JobStatus } from "./status";
 import { parseStreamMessage } from "./stream-message";
 
 export interface JobView {
@@ -9,6 +9,8 @@ export interface JobView {
   tenant_id: string;
   model_name: string;
   status: JobStatus;
+  /** Why generation stopped; null until the job is final. */
+  finish_reason: FinishReason | null;
   prompt: string;
   temperature: number;
   max_tokens: number;
@@ -34,6 +36,7 @@ export function toJobView(state: Record<string, string>, output: string): JobVie
     tenant_id: state.tenant_id,
     model_name: state.model_name,
     status: state.status as JobStatus,
+    finish_reason: isFinalJob(state.status) && FINISH_REASONS.includes(state.finish_reason as FinishReason) ? (state.finish_reason as FinishReason) : null,
     prompt: state.prompt ?? "",
     temperature: Number(state.temperature),
     max_tokens: Number(state.max_tokens),

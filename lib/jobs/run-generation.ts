@@ -4,7 +4,7 @@ import type { Redis } from "../redis";
 import { TOPICS } from "../topics";
 import type { GenerationCommand } from "./command";
 import { FINISHED_JOB_TTL_S, jobKeys } from "./keys";
-import { isFinalJob, type JobStatus } from "./status";
+import { isFinalJob, type FinishReason, type JobStatus } from "./status";
 import { costOf } from "./models";
 import { PermanentProviderError, type ModelInfo, type Provider } from "./providers/provider";
 import { StreamWriter } from "./stream-writer";
@@ -107,10 +107,15 @@ async function generate(deps: GenerationDeps, command: GenerationCommand, signal
     let output = "";
     let firstTokenAt: number | undefined;
     let reported: { prompt_tokens: number; completion_tokens: number } | undefined;
+    let stoppedBecause: FinishFacts["stoppedBecause"];
     try {
       for await (const chunk of provider.generate({ model: command.model_name, prompt: command.prompt, temperature: command.temperature, maxTokens: command.max_tokens, signal })) {
         if ("usage" in chunk) {
           reported = chunk.usage;
+          continue;
+        }
+        if ("finish_reason" in chunk) {
+          stoppedBecause = chunk.finish_reason;
           continue;
         }
         firstTokenAt ??= now();
@@ -118,7 +123,7 @@ async function generate(deps: GenerationDeps, command: GenerationCommand, signal
         await writer.delta(chunk.delta);
       }
       signal.throwIfAborted();
-      return finish(deps, command, writer, runId, "COMPLETED", { output, startedAt, firstTokenAt, reported, now, model, attempt });
+      return finish(deps, command, writer, runId, "COMPLETED", { output, startedAt, firstTokenAt, reported, stoppedBecause, now, model, attempt });
     } catch (error) {
       const reason = signal.reason ?? error;
       if (reason instanceof HandBack) {
@@ -143,6 +148,8 @@ interface FinishFacts {
   startedAt: number;
   firstTokenAt?: number;
   reported?: { prompt_tokens: number; completion_tokens: number };
+  /** What the provider said about why it stopped, when it said. */
+  stoppedBecause?: "stop" | "length";
   now: () => number;
   model: ModelInfo | undefined;
   attempt: number;
@@ -160,8 +167,10 @@ async function finish(deps: GenerationDeps, command: GenerationCommand, writer: 
   const ttftMs = facts.firstTokenAt === undefined ? null : facts.firstTokenAt - facts.startedAt;
   const tokensPerSecond = generationMs > 0 ? Math.round((usage.completion_tokens / generationMs) * 1000 * 10) / 10 : null;
   const createdAt = Date.parse((await redis.hget(jobKeys.state(id), "created_at")) ?? "") || facts.startedAt;
+  const finishReason = finishReasonOf(status, facts.stoppedBecause, usage.completion_tokens, command.max_tokens);
   const fields: Record<string, string> = {
     status,
+    finish_reason: finishReason,
     output,
     usage: JSON.stringify(usage),
     cost: JSON.stringify(costOf(facts.model, usage)),
@@ -173,7 +182,7 @@ async function finish(deps: GenerationDeps, command: GenerationCommand, writer: 
     model_version: facts.model?.version ?? command.model_name,
   };
   if (facts.error) fields.error = facts.error;
-  const commands: RedisCommand[] = [["HSET", jobKeys.state(id), ...Object.entries(fields).flat()], ...writer.final(status)];
+  const commands: RedisCommand[] = [["HSET", jobKeys.state(id), ...Object.entries(fields).flat()], ...writer.final(status, finishReason)];
   for (const key of [jobKeys.state(id), jobKeys.events(id)]) commands.push(["EXPIRE", key, FINISHED_JOB_TTL_S]);
   if (!(await writeIfLeaseHeld(redis, jobKeys.lease(id), runId, commands))) {
     deps.log("warn", "another run holds the job now; this run's result is dropped", { job_id: id });
@@ -181,6 +190,13 @@ async function finish(deps: GenerationDeps, command: GenerationCommand, writer: 
   }
   await emitAfterFinal(deps, command, await redis.hgetall(jobKeys.state(id)));
   return "finished";
+}
+
+/** A provider that did not say why it stopped is taken to have hit max_tokens when it produced that many. */
+function finishReasonOf(status: JobStatus, stoppedBecause: FinishFacts["stoppedBecause"], completionTokens: number, maxTokens: number): FinishReason {
+  if (status === "CANCELLED") return "cancelled";
+  if (status !== "COMPLETED") return "error";
+  return stoppedBecause ?? (completionTokens >= maxTokens ? "length" : "stop");
 }
 
 /**
@@ -211,6 +227,7 @@ async function emitAudit(deps: GenerationDeps, jobId: string, state: Record<stri
     parameters: { temperature: Number(state.temperature), max_tokens: Number(state.max_tokens) },
     output: state.output ?? "",
     status: state.status,
+    finish_reason: state.finish_reason || null,
     error: state.error || null,
     usage,
     cost: state.cost ? JSON.parse(state.cost) : null,

@@ -1,9 +1,10 @@
-import type { JobStatus } from "./status";
+import type { FinishReason, JobStatus } from "./status";
 
 /**
  * What a job's stream carries, on the pub/sub channel and in the replay list alike. `seq` counts
  * from 1 over the whole job; a `reset` message says a new attempt started over, and the client
- * drops the text it had; the message with `is_final` true ends the stream and names the status.
+ * drops the text it had; the message with `is_final` true ends the stream and names the status
+ * and why generation stopped.
  */
 export interface StreamMessage {
   seq: number;
@@ -12,6 +13,7 @@ export interface StreamMessage {
   reset?: true;
   attempt?: number;
   status?: JobStatus;
+  finish_reason?: FinishReason;
 }
 
 export function parseStreamMessage(raw: string): StreamMessage | undefined {

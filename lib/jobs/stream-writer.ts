@@ -1,6 +1,6 @@
 import type { RedisCommand } from "../lease";
 import type { Redis } from "../redis";
-import type { JobStatus } from "./status";
+import type { FinishReason, JobStatus } from "./status";
 import { jobKeys, OPEN_JOB_TTL_S } from "./keys";
 import type { StreamMessage } from "./stream-message";
 
@@ -34,8 +34,8 @@ export class StreamWriter {
   }
 
   /** The final message as commands, for the caller's atomic final write (final state and final message land together). */
-  final(status: JobStatus): RedisCommand[] {
-    const message: StreamMessage = { seq: ++this.seq, delta: "", is_final: true, status };
+  final(status: JobStatus, finishReason: FinishReason): RedisCommand[] {
+    const message: StreamMessage = { seq: ++this.seq, delta: "", is_final: true, status, finish_reason: finishReason };
     const raw = JSON.stringify(message);
     return [
       ["RPUSH", jobKeys.events(this.jobId), raw],

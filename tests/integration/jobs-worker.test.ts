@@ -85,7 +85,8 @@ describe("generation jobs on the real stack", () => {
     const id = await submit("spread-0", { prompt: CYCLE, max_tokens: 30 });
     const events = await readSse(await stream("spread-0", id));
     const deltas = events.filter((e) => e.event === "delta").map((e) => ({ id: Number(e.id), ...JSON.parse(e.data) }));
-    expect(deltas.at(-1)).toMatchObject({ is_final: true, status: "COMPLETED" });
+    // At temperature 0 the model keeps counting: max_tokens ends it.
+    expect(deltas.at(-1)).toMatchObject({ is_final: true, status: "COMPLETED", finish_reason: "length" });
     expect(deltas.map((d) => d.id)).toEqual(deltas.map((_, i) => i + 1));
     const final = await state(id);
     expect(final.status).toBe("COMPLETED");
@@ -97,7 +98,7 @@ describe("generation jobs on the real stack", () => {
       expect(ttl).toBeLessThanOrEqual(86_400);
     }
     const job = await (await routes.job.GET(new Request(`http://x/jobs/${id}`, { headers: auth("spread-0") }), { params: Promise.resolve({ id }) })).json();
-    expect(job).toMatchObject({ status: "COMPLETED", output: final.output, attempts: 1, error: null });
+    expect(job).toMatchObject({ status: "COMPLETED", finish_reason: "length", output: final.output, attempts: 1, error: null });
     expect(job.usage.completion_tokens).toBeGreaterThan(0);
     expect(job.usage.total_tokens).toBe(job.usage.prompt_tokens + job.usage.completion_tokens);
     expect(job.ttft_ms).toBeGreaterThanOrEqual(0);
@@ -113,6 +114,7 @@ describe("generation jobs on the real stack", () => {
       parameters: { temperature: 0, max_tokens: 30 },
       output: final.output,
       status: "COMPLETED",
+      finish_reason: "length",
       usage: job.usage,
       cost: { currency: "USD", amount: 0 },
       timing: { queued_ms: expect.any(Number), ttft_ms: expect.any(Number), generation_ms: expect.any(Number), tokens_per_second: expect.any(Number) },

@@ -38,6 +38,7 @@ beforeAll(async () => {
       let i = 0;
       const timer = setInterval(() => {
         if (i < words.length) return void res.write(chunk({ content: words[i++] }));
+        res.write(`data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: body.model, choices: [{ index: 0, delta: {}, finish_reason: "length" }] })}\n\n`);
         clearInterval(timer);
         res.write(`data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: body.model, choices: [], usage: { prompt_tokens: 7, completion_tokens: 5, total_tokens: 12 } })}\n\n`);
         res.end("data: [DONE]\n\n");
@@ -61,6 +62,7 @@ describe("OpenAI-compatible provider", () => {
   it("streams deltas and reports the server's usage", async () => {
     const chunks = await collect("llama-3.2-1b");
     expect(chunks.filter((c) => "delta" in c).map((c) => (c as { delta: string }).delta).join("")).toBe("Kafka keeps the log.");
+    expect(chunks.at(-2)).toEqual({ finish_reason: "length" });
     expect(chunks.at(-1)).toEqual({ usage: { prompt_tokens: 7, completion_tokens: 5 } });
     const request = seen.at(-1)!;
     expect(request.auth).toBe("Bearer sk-test");

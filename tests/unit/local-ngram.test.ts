@@ -40,6 +40,17 @@ describe("local-ngram", () => {
     expect(countTokens(text)).toBeLessThan(500);
   });
 
+  it("says why it stopped: length at max_tokens, stop at a natural end, as the last chunk", async () => {
+    const lastChunk = async (options: { prompt: string; temperature: number; maxTokens: number }) => {
+      const model = createLocalNgram({ corpus, tokensPerSecond: 1000, sleep: noWait, random: seeded(1) });
+      const chunks: GenerationChunk[] = [];
+      for await (const chunk of model.generate({ model: "local-ngram", ...options, signal: new AbortController().signal })) chunks.push(chunk);
+      return chunks.at(-1);
+    };
+    expect(await lastChunk({ prompt: "The", temperature: 1.5, maxTokens: 5 })).toEqual({ finish_reason: "length" });
+    expect(await lastChunk({ prompt: "Clients read the", temperature: 0, maxTokens: 500 })).toEqual({ finish_reason: "stop" });
+  });
+
   it("never completes empty: over many prompts, seeds and temperatures on the shipped corpus", async () => {
     // A whole sentence as the prompt is where the corpus most often ends a paragraph.
     const prompts = ["Write two sentences about lighthouses.", "Hello.", "What is Dispatch?", "The worker", "Summarise the README.", "ok", "1.", "Ctrl-C stops every process it started."];

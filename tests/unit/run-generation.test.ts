@@ -3,6 +3,7 @@ import { expect, it } from "vitest";
 import { parseConfig } from "@/lib/config";
 import { listModels } from "@/lib/jobs/models";
 import { createProviders } from "@/lib/jobs/providers";
+import type { GenerationChunk, Provider } from "@/lib/jobs/providers/provider";
 import { runGeneration, type GenerationDeps } from "@/lib/jobs/run-generation";
 import { submitJob } from "@/lib/jobs/submit-job";
 import { takeLease } from "@/lib/lease";
@@ -27,6 +28,8 @@ async function newJob() {
   return { id: job.job_id, command };
 }
 
+const auditOf = (id: string) =>
+  sent.filter((r) => r.topic === TOPICS.completed.name).map((r) => JSON.parse(r.messages[0].value as string)).find((e) => e.job_id === id);
 const audits = (id: string) => sent.filter((r) => r.topic === TOPICS.completed.name && JSON.parse(r.messages[0].value as string).job_id === id).length;
 const control = (runId: string) => ({ heartbeat: async () => {}, shutdown: new AbortController().signal, runId });
 
@@ -69,4 +72,31 @@ it("copies a FAILED job to the DLQ once even when the first DLQ write is refused
   expect(sent.filter((r) => r.topic === TOPICS.dlq.name && JSON.parse(r.messages[0].value as string).job_id === id)).toHaveLength(1);
   expect(audits(id)).toBe(1);
   expect(await redis().hget(`job:state:${id}`, "status")).toBe("FAILED");
+});
+
+it("records why generation stopped in the state, the final stream message and the audit event", async () => {
+  const says = (chunks: GenerationChunk[]): Provider => ({
+    async *generate() {
+      yield* chunks;
+    },
+  });
+  const cases: [string, GenerationChunk[], string][] = [
+    ["the provider's own word", [{ delta: "cut" }, { finish_reason: "length" }], "length"],
+    ["a natural end when the provider is silent and under max_tokens", [{ delta: "short" }], "stop"],
+    ["max_tokens reached when the provider is silent and produced that many", [{ delta: "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty" }], "length"],
+  ];
+  for (const [, chunks, expected] of cases) {
+    const { id, command } = await newJob();
+    expect(await runGeneration({ ...deps(), providerFor: () => says(chunks) }, command, control("run-1"))).toBe("finished");
+    const state = await redis().hgetall(`job:state:${id}`);
+    expect([state.status, state.finish_reason]).toEqual(["COMPLETED", expected]);
+    const final = JSON.parse((await redis().lrange(`job:events:${id}`, -1, -1))[0]);
+    expect(final).toMatchObject({ is_final: true, status: "COMPLETED", finish_reason: expected });
+    expect(auditOf(id)).toMatchObject({ status: "COMPLETED", finish_reason: expected });
+  }
+
+  const { id, command } = await newJob();
+  await runGeneration(deps(), { ...command, model_name: "no-such-model" }, control("run-1"));
+  expect(await redis().hget(`job:state:${id}`, "finish_reason")).toBe("error");
+  expect(auditOf(id)).toMatchObject({ status: "FAILED", finish_reason: "error" });
 });

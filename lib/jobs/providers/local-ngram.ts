@@ -114,12 +114,16 @@ export function createLocalNgram(options: LocalNgramOptions): Provider {
       let text = "";
       const started = Date.now();
       const minTokens = Math.min(MIN_TOKENS, request.maxTokens);
+      let ended = false;
       for (let i = 0; i < request.maxTokens; i++) {
         request.signal.throwIfAborted();
         // Until it has said something visible, neither the end nor a whitespace-only token.
         const allowed = i >= minTokens ? undefined : text.trim() ? notEnd : visible;
         const token = nextToken(context, [base, local], request.temperature, random, allowed);
-        if (token === END) break;
+        if (token === END) {
+          ended = true;
+          break;
+        }
         context.push(token);
         emitted.push(token);
         // Decode the whole tail so a character split across tokens is emitted whole, once.
@@ -134,6 +138,7 @@ export function createLocalNgram(options: LocalNgramOptions): Provider {
       // max_tokens cut a character in two: say what was generated rather than nothing.
       const rest = decodeTokens(emitted).slice(text.length);
       if (rest) yield { delta: rest };
+      yield { finish_reason: ended ? "stop" : "length" };
     },
   };
 }

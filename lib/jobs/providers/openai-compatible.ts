@@ -32,6 +32,9 @@ export function createOpenAICompatible(options: { baseURL: string; apiKey?: stri
       for await (const chunk of stream) {
         const delta = chunk.choices[0]?.delta?.content;
         if (delta) yield { delta };
+        // Anything but "length" (a content filter, a tool call) still ended the text on the model's side.
+        const finish = chunk.choices[0]?.finish_reason;
+        if (finish) yield { finish_reason: finish === "length" ? "length" : "stop" };
         if (chunk.usage) yield { usage: { prompt_tokens: chunk.usage.prompt_tokens, completion_tokens: chunk.usage.completion_tokens } };
       }
     },

@@ -1,4 +1,7 @@
-/** A model provider streams text deltas; it may report usage at the end (the worker counts tokens itself otherwise). */
+/**
+ * A model provider streams text deltas; it may report usage at the end (the worker counts tokens
+ * itself otherwise) and why it stopped: "length" when max_tokens cut it off, "stop" at a natural end.
+ */
 export interface GenerationRequest {
   model: string;
   prompt: string;
@@ -7,7 +10,7 @@ export interface GenerationRequest {
   signal: AbortSignal;
 }
 
-export type GenerationChunk = { delta: string } | { usage: { prompt_tokens: number; completion_tokens: number } };
+export type GenerationChunk = { delta: string } | { usage: { prompt_tokens: number; completion_tokens: number } } | { finish_reason: "stop" | "length" };
 
 export interface ModelInfo {
   id: string;
