@@ -87,7 +87,7 @@ export function zodIssues(error: ZodError): { path: string; message: string }[] 
   return error.issues.flatMap((issue) => {
     const at = issue.path.map(String);
     // An unknown field is reported at its own path, so a form can show it next to the field.
-    if (issue.code === "unrecognized_keys") return issue.keys.map((key) => ({ path: [...at, key].join("."), message: "is not a known field" }));
+    if (issue.code === "unrecognized_keys") return issue.keys.map((key) => ({ path: [...at, key].join("."), message: `${key} is not a known field` }));
     return [{ path: at.join(".") || "(body)", message: issue.message }];
   });
 }

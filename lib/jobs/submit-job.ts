@@ -52,7 +52,7 @@ export async function submitJob(deps: SubmitDeps, tenantId: string, input: Comma
   if (input.tenant_id !== tenantId) throw new ApiError("forbidden", "tenant_id does not match the API key's tenant.");
   if (!deps.models.some((m) => m.id === input.model_name)) {
     throw new ApiError("validation", "The request does not match the schema.", [
-      { path: "model_name", message: `unknown model; one of: ${deps.models.map((m) => m.id).join(", ")}` },
+      { path: "model_name", message: `There is no model "${input.model_name}"; choose one of: ${deps.models.map((m) => m.id).join(", ")}` },
     ]);
   }
   const now = (deps.now ?? (() => new Date()))();

@@ -124,7 +124,7 @@ test.describe("validation", () => {
 
     const prompt = page.getByLabel("Prompt");
     await expect(prompt).toHaveAttribute("aria-invalid", "true");
-    await expect(prompt).toHaveAccessibleDescription(/must not be empty/i);
+    await expect(prompt).toHaveAccessibleDescription(/enter a prompt/i);
     await expect(page.getByLabel("Temperature")).toHaveAttribute("aria-invalid", "true");
     await expect(page.getByLabel("Temperature")).toHaveAccessibleDescription(/2/);
     await expect(page.getByLabel("Max tokens")).toHaveAttribute("aria-invalid", "true");

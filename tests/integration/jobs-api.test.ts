@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startMockBroker, type MockBroker } from "../../scripts/lib/kafka-mock";
-import { parseSse, readTopic } from "../helpers";
+import { expectProblem, parseSse, readTopic } from "../helpers";
 
 /**
  * The jobs API's route handlers, called with real Requests against the real Redis and a broker of
@@ -118,6 +118,7 @@ describe("POST /v1/jobs", () => {
     ["422 for a bad job_id", () => submit(command({ job_id: "abc" })), 422, "job_id"],
     ["422 for a bad timestamp", () => submit(command({ timestamp: "yesterday" })), 422, "timestamp"],
     ["422 for a missing prompt", () => submit({ tenant_id: "acme", model_name: "local-ngram" }), 422, "prompt"],
+    ["422 for a prompt of only whitespace", () => submit(command({ prompt: "  \n\t " })), 422, "prompt"],
     ["422 for an array body", () => submit([]), 422, "(body)"],
   ])("answers %s, as problem+json", async (_name, call, status, path) => {
     const response = await call();
@@ -126,6 +127,21 @@ describe("POST /v1/jobs", () => {
     const problem = await response.json();
     expect(problem).toMatchObject({ status, title: expect.any(String), detail: expect.any(String), type: expect.stringMatching(/^\/problems\//) });
     if (path !== undefined) expect(problem.errors.map((e: { path: string }) => e.path)).toContain(path);
+  });
+
+  it("refuses a prompt of only whitespace and says each problem in people's words, at its field", async () => {
+    const job_id = randomUUID();
+    const response = await submit(command({ job_id, prompt: "   ", temperature: 3, max_tokens: 1.5, priority: 1 }));
+    const problem = await expectProblem(response, 422);
+    expect(problem.errors).toEqual([
+      { path: "prompt", message: "Enter a prompt" },
+      { path: "temperature", message: "Temperature is between 0 and 2" },
+      { path: "max_tokens", message: "Max tokens must be a whole number" },
+      { path: "priority", message: "priority is not a known field" },
+    ]);
+    expect((await getJob(job_id)).status).toBe(404);
+    const unknownModel = await expectProblem(await submit(command({ model_name: "gpt-17" })), 422);
+    expect(unknownModel.errors).toEqual([{ path: "model_name", message: 'There is no model "gpt-17"; choose one of: local-ngram' }]);
   });
 
   it("answers 503 with Retry-After within a few seconds when the broker is down, hands out no job, and recovers", async () => {

@@ -24,6 +24,7 @@ describe("generation command schema", () => {
     ["tenant_id with a space", { ...valid, tenant_id: "a b" }, "tenant_id"],
     ["tenant_id too long", { ...valid, tenant_id: "a".repeat(129) }, "tenant_id"],
     ["empty prompt", { ...valid, prompt: "" }, "prompt"],
+    ["prompt of only whitespace", { ...valid, prompt: " \n\t  " }, "prompt"],
     ["prompt over the limit", { ...valid, prompt: "x".repeat(101) }, "prompt"],
     ["prompt not a string", { ...valid, prompt: 5 }, "prompt"],
     ["missing model", { tenant_id: "acme", prompt: "p" }, "model_name"],
@@ -42,5 +43,29 @@ describe("generation command schema", () => {
     const result = schema.safeParse(body);
     expect(result.success).toBe(false);
     expect(result.error!.issues.map((i) => i.path.join("."))).toContain(path);
+  });
+
+  it.each([
+    ["a missing prompt", { tenant_id: "acme", model_name: "m" }, "prompt", "Enter a prompt"],
+    ["an empty prompt", { ...valid, prompt: "" }, "prompt", "Enter a prompt"],
+    ["a prompt of only whitespace", { ...valid, prompt: "   " }, "prompt", "Enter a prompt"],
+    ["a prompt over the limit", { ...valid, prompt: "x".repeat(101) }, "prompt", "Prompt is at most 100 characters"],
+    ["a prompt that is not text", { ...valid, prompt: 5 }, "prompt", "Prompt must be text"],
+    ["temperature out of range", { ...valid, temperature: 3 }, "temperature", "Temperature is between 0 and 2"],
+    ["temperature as a string", { ...valid, temperature: "0.5" }, "temperature", "Temperature must be a number"],
+    ["max_tokens not whole", { ...valid, max_tokens: 1.5 }, "max_tokens", "Max tokens must be a whole number"],
+    ["max_tokens as a string", { ...valid, max_tokens: "10" }, "max_tokens", "Max tokens must be a whole number"],
+    ["max_tokens out of range", { ...valid, max_tokens: 40000 }, "max_tokens", "Max tokens is between 1 and 32,768"],
+    ["a missing model", { tenant_id: "acme", prompt: "p" }, "model_name", "Choose a model"],
+    ["a bad tenant_id", { ...valid, tenant_id: "a b" }, "tenant_id", "Tenant id is 1 to 128 letters, digits, dots, underscores or hyphens"],
+    ["a body that is no object", [], "", "The body must be a JSON object with the command's fields"],
+  ])("says what is wrong with %s in people's words", (_name, body, path, message) => {
+    const issues = schema.safeParse(body).error!.issues.map((i) => ({ path: i.path.join("."), message: i.message }));
+    expect(issues).toEqual([{ path, message }]);
+  });
+
+  it("counts the prompt limit with thousands separators", () => {
+    const issue = commandInputSchema(32768).safeParse({ ...valid, prompt: "x".repeat(32769) }).error!.issues[0];
+    expect(issue.message).toBe("Prompt is at most 32,768 characters");
   });
 });
