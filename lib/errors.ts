@@ -83,6 +83,19 @@ export class ApiError extends Error {
   }
 }
 
+/** Seconds a client should wait before trying again when the broker is away. */
+export const BROKER_RETRY_AFTER_S = 2;
+
+/** A 422: the request's shape is wrong; `errors` says where and how, in words a person can act on. */
+export function validationError(errors: { path: string; message: string }[]): ApiError {
+  return new ApiError("validation", "The request does not match the schema.", errors);
+}
+
+/** A 503 for a submission the broker did not acknowledge: nothing was accepted, the client retries. */
+export function brokerUnavailable(detail: string): ApiError {
+  return new ApiError("unavailable", detail, undefined, { "Retry-After": String(BROKER_RETRY_AFTER_S) });
+}
+
 export function zodIssues(error: ZodError): { path: string; message: string }[] {
   return error.issues.flatMap((issue) => {
     const at = issue.path.map(String);
@@ -93,7 +106,7 @@ export function zodIssues(error: ZodError): { path: string; message: string }[] 
 }
 
 export function toProblem(error: unknown): { problem: Problem; headers: Record<string, string> } {
-  if (error instanceof ZodError) error = new ApiError("validation", "The request does not match the schema.", zodIssues(error));
+  if (error instanceof ZodError) error = validationError(zodIssues(error));
   if (error instanceof ApiError) {
     const problem: Problem = {
       type: `/problems/${error.code}`,

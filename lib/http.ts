@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { authenticate } from "./auth";
-import { ApiError, toProblem, zodIssues } from "./errors";
+import { ApiError, toProblem, validationError, zodIssues } from "./errors";
 import { cursorSchema } from "./paging";
 import { isRedisUnavailable, REDIS_RETRY_AFTER_S } from "./redis";
 import { getServices, type Services } from "./services";
@@ -42,7 +42,7 @@ export async function readJsonBody<S extends z.ZodType>(request: Request, schema
     throw new ApiError("bad-json", `The body is not valid JSON: ${(error as Error).message}`);
   }
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new ApiError("validation", "The request does not match the schema.", zodIssues(parsed.error));
+  if (!parsed.success) throw validationError(zodIssues(parsed.error));
   return parsed.data;
 }
 
@@ -73,7 +73,7 @@ export async function readBody(request: Request, maxBytes = MAX_BODY_BYTES): Pro
 /** Validates route params or a query string with zod; a failure is a 422 (or 404 for ids, at the caller's choice). */
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new ApiError("validation", "The request does not match the schema.", zodIssues(parsed.error));
+  if (!parsed.success) throw validationError(zodIssues(parsed.error));
   return parsed.data;
 }
 

@@ -1,6 +1,14 @@
+import { validationError } from "./errors";
 import type { StreamMessage } from "./jobs/stream-message";
 
 export const SSE_HEARTBEAT_MS = 15_000;
+
+/** Where a stream client resumes: `Last-Event-ID` (a reconnecting EventSource) or `?after=`. Any stream of seq-numbered events. */
+export function parseResumePoint(request: Request): number {
+  const raw = request.headers.get("last-event-id") ?? new URL(request.url).searchParams.get("after") ?? "0";
+  if (!/^\d{1,9}$/.test(raw.trim())) throw validationError([{ path: "after", message: "must be a non-negative integer (a seq)" }]);
+  return Number(raw);
+}
 
 /** The SSE frame of one stream message: `id: seq`, `event: delta` (or `reset`), JSON data. */
 export function sseFrame(message: StreamMessage): string {

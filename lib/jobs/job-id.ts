@@ -10,12 +10,3 @@ export function parseJobId(id: string): string {
 }
 
 export const jobNotFound = () => new ApiError("not-found", "No such job.");
-
-/** Where a stream client resumes: `Last-Event-ID` (a reconnecting EventSource) or `?after=`. */
-export function parseResumePoint(request: Request): number {
-  const raw = request.headers.get("last-event-id") ?? new URL(request.url).searchParams.get("after") ?? "0";
-  if (!/^\d{1,9}$/.test(raw.trim())) {
-    throw new ApiError("validation", "The request does not match the schema.", [{ path: "after", message: "must be a non-negative integer (a seq)" }]);
-  }
-  return Number(raw);
-}

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Message, Producer } from "kafkajs";
-import { ApiError } from "../errors";
+import { ApiError, brokerUnavailable, validationError } from "../errors";
 import type { Redis } from "../redis";
 import { TOPICS } from "../topics";
 import { completeCommand, type CommandInput, type GenerationCommand } from "./command";
@@ -17,9 +17,6 @@ export interface SubmitDeps {
 }
 
 export type SubmitResult = { created: true; job: JobView } | { created: false; job: JobView };
-
-/** Seconds a client should wait before trying again when the broker is away. */
-export const BROKER_RETRY_AFTER_S = 2;
 
 // Creates the state record only if the job id is new; otherwise returns the stored fingerprint.
 const CLAIM_JOB = `
@@ -51,9 +48,7 @@ function fingerprintOf(input: CommandInput): string {
 export async function submitJob(deps: SubmitDeps, tenantId: string, input: CommandInput): Promise<SubmitResult> {
   if (input.tenant_id !== tenantId) throw new ApiError("forbidden", "tenant_id does not match the API key's tenant.");
   if (!deps.models.some((m) => m.id === input.model_name)) {
-    throw new ApiError("validation", "The request does not match the schema.", [
-      { path: "model_name", message: `There is no model "${input.model_name}"; choose one of: ${deps.models.map((m) => m.id).join(", ")}` },
-    ]);
+    throw validationError([{ path: "model_name", message: `There is no model "${input.model_name}"; choose one of: ${deps.models.map((m) => m.id).join(", ")}` }]);
   }
   const now = (deps.now ?? (() => new Date()))();
   const command = completeCommand(input, now);
@@ -79,9 +74,7 @@ export async function submitJob(deps: SubmitDeps, tenantId: string, input: Comma
     await batcherFor(producer).send({ key: command.tenant_id, value: JSON.stringify(command), headers: { "content-type": "application/json" } });
   } catch {
     await deps.redis.eval(RELEASE_CLAIM, 1, stateKey).catch(() => {});
-    throw new ApiError("unavailable", "The job log is unreachable right now; the job was not accepted. Try again shortly.", undefined, {
-      "Retry-After": String(BROKER_RETRY_AFTER_S),
-    });
+    throw brokerUnavailable("The job log is unreachable right now; the job was not accepted. Try again shortly.");
   }
   await revealJob(deps.redis, tenantId, command.job_id, now.getTime(), now.getTime());
   const { submitting: _, ...visible } = state;

@@ -1,8 +1,8 @@
 import { withTenant } from "@/lib/http";
-import { jobNotFound, parseJobId, parseResumePoint } from "@/lib/jobs/job-id";
+import { jobNotFound, parseJobId } from "@/lib/jobs/job-id";
 import { readJob } from "@/lib/jobs/read-job";
 import { replayDeltas } from "@/lib/jobs/replay-deltas";
-import { sseFrame } from "@/lib/sse";
+import { parseResumePoint, sseFrame } from "@/lib/sse";
 
 export const dynamic = "force-dynamic";
 

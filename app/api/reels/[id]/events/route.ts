@@ -1,5 +1,5 @@
 import { withTenant } from "@/lib/http";
-import { parseResumePoint } from "@/lib/jobs/job-id";
+import { parseResumePoint } from "@/lib/sse";
 import { parsePublicationId, publicationNotFound, readPublication } from "@/lib/reels/publication";
 import { publicationEventFrame, replayPublicationEvents } from "@/lib/reels/replay-publication-events";
 
