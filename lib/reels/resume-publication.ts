@@ -1,10 +1,9 @@
 import type { Producer } from "kafkajs";
-import { ApiError } from "../errors";
+import { ApiError, brokerUnavailable } from "../errors";
 import type { Redis } from "../redis";
 import { TOPICS } from "../topics";
 import { appendEvent, publicationKeys, readPublication, type PublicationMessage, type PublicationView } from "./publication";
 import { containerAlive } from "./run-publication";
-import { BROKER_RETRY_AFTER_S } from "./submit-publication";
 
 export interface ResumePublicationDeps {
   redis: Redis;
@@ -47,9 +46,7 @@ export async function resumePublication(deps: ResumePublicationDeps, tenantId: s
       fields: { error: state.error ?? "" },
       changes: { error: state.error ? JSON.parse(state.error) : null },
     }).catch(() => {});
-    throw new ApiError("unavailable", "The publishing log is unreachable right now; the publication was not resumed. Try again shortly.", undefined, {
-      "Retry-After": String(BROKER_RETRY_AFTER_S),
-    });
+    throw brokerUnavailable("The publishing log is unreachable right now; the publication was not resumed. Try again shortly.");
   }
   return readPublication(deps.redis, tenantId, id);
 }

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { Producer } from "kafkajs";
 import type { ReelAccount } from "../config";
-import { ApiError } from "../errors";
+import { ApiError, brokerUnavailable, validationError } from "../errors";
 import type { Redis } from "../redis";
 import { addToTenantIndex } from "../tenant-index";
 import { TOPICS } from "../topics";
@@ -27,9 +27,6 @@ export interface SubmitPublicationDeps {
 }
 
 export type SubmitPublicationResult = { created: boolean; publication: PublicationView };
-
-/** Seconds a client should wait before trying again when the broker is away. */
-export const BROKER_RETRY_AFTER_S = 2;
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
@@ -68,7 +65,7 @@ export async function submitPublication(
   const now = (deps.now ?? (() => new Date()))();
   const idempotencyKey = options.idempotencyKey ?? undefined;
   if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
-    throw new ApiError("validation", "The request does not match the schema.", [{ path: "Idempotency-Key", message: "1-255 visible ASCII characters" }]);
+    throw validationError([{ path: "Idempotency-Key", message: "1-255 visible ASCII characters" }]);
   }
   const account = findAccount(deps.accounts, tenantId, input.account_id);
   if (!account) throw new ApiError("not-found", `No account ${input.account_id} for this API key.`);
@@ -132,9 +129,7 @@ export async function submitPublication(
     });
   } catch {
     await deps.redis.eval(RELEASE_CLAIM, 3, publicationKeys.state(id), publicationKeys.events(id), idempotencyRedisKey, id).catch(() => {});
-    throw new ApiError("unavailable", "The publishing log is unreachable right now; the publication was not accepted. Try again shortly.", undefined, {
-      "Retry-After": String(BROKER_RETRY_AFTER_S),
-    });
+    throw brokerUnavailable("The publishing log is unreachable right now; the publication was not accepted. Try again shortly.");
   }
 
   const multi = addToTenantIndex(deps.redis.multi().hdel(publicationKeys.state(id), "submitting"), publicationKeys.tenantIndex(tenantId), id, now.getTime(), PUBLICATION_INDEX_BOUND, now.getTime());
@@ -153,7 +148,7 @@ function checkPublishAt(value: string, now: Date): Date {
       : at.getTime() > now.getTime() + MAX_SCHEDULE_AHEAD_DAYS * 86400_000
         ? `must be at most ${MAX_SCHEDULE_AHEAD_DAYS} days ahead`
         : undefined;
-  if (problem) throw new ApiError("validation", "The request does not match the schema.", [{ path: "publish_at", message: problem }]);
+  if (problem) throw validationError([{ path: "publish_at", message: problem }]);
   return at;
 }
 
