@@ -12,7 +12,7 @@ import type { LoadResult } from "./lib/load";
 import type { Machine } from "./lib/machine";
 import { lineChartSvg } from "./lib/plot";
 import { fmt, fmtRatio, median, ratio } from "./lib/stats";
-import type { Sizes } from "./run";
+import type { Sizes } from "./lib/sizes";
 import type { FairnessRun, MemoryRun, RealisticDrain } from "./figures/concurrency";
 
 export interface Results {
