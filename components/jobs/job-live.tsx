@@ -13,7 +13,7 @@ import { Stat } from "../ui/stat";
 import { Alert, Empty, Loading } from "../ui/states";
 import { JobStatusBadge } from "./job-status";
 import { isFinalJob } from "@/lib/jobs/status";
-import { fetchJob, jobKeys } from "./queries";
+import { fetchJob, jobQueries } from "./queries";
 import { useJobStream, type StreamPhase } from "./use-job-stream";
 
 const PHASE_LABEL: Partial<Record<StreamPhase, string>> = {
@@ -26,7 +26,7 @@ const PHASE_LABEL: Partial<Record<StreamPhase, string>> = {
 export function JobLive({ jobId }: { jobId: string }) {
   const queryClient = useQueryClient();
   const job = useQuery({
-    queryKey: jobKeys.one(jobId),
+    queryKey: jobQueries.one(jobId),
     queryFn: () => fetchJob(jobId),
     refetchInterval: (query) => {
       const data = query.state.data;
@@ -35,15 +35,15 @@ export function JobLive({ jobId }: { jobId: string }) {
   });
   // A job already finished is shown from the read model; an unfinished one streams until it ends.
   const stream = useJobStream(jobId, job.isSuccess && !isFinalJob(job.data.status), () => {
-    void queryClient.invalidateQueries({ queryKey: jobKeys.one(jobId) });
-    void queryClient.invalidateQueries({ queryKey: jobKeys.list });
+    void queryClient.invalidateQueries({ queryKey: jobQueries.one(jobId) });
+    void queryClient.invalidateQueries({ queryKey: jobQueries.list });
   });
 
   const cancel = useMutation({
     mutationFn: () => fetchJson<JobView>(`/jobs/${encodeURIComponent(jobId)}/cancel`, { method: "POST" }),
     onSuccess: (view) => {
-      queryClient.setQueryData(jobKeys.one(jobId), view);
-      void queryClient.invalidateQueries({ queryKey: jobKeys.list });
+      queryClient.setQueryData(jobQueries.one(jobId), view);
+      void queryClient.invalidateQueries({ queryKey: jobQueries.list });
     },
   });
 

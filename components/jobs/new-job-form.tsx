@@ -10,7 +10,7 @@ import { Input } from "../ui/input";
 import { Select } from "../ui/select";
 import { Textarea } from "../ui/textarea";
 import { Alert } from "../ui/states";
-import { fetchModels, jobKeys } from "./queries";
+import { fetchModels, jobQueries } from "./queries";
 
 interface Submitted {
   job_id: string;
@@ -24,7 +24,7 @@ const numberOrUndefined = (value: string) => (value.trim() === "" ? undefined : 
 export function NewJobForm({ tenantId }: { tenantId: string }) {
   const router = useRouter();
   const queryClient = useQueryClient();
-  const models = useQuery({ queryKey: jobKeys.models, queryFn: fetchModels, staleTime: Infinity });
+  const models = useQuery({ queryKey: jobQueries.models, queryFn: fetchModels, staleTime: Infinity });
   const [prompt, setPrompt] = useState("");
   const [model, setModel] = useState("");
   const [temperature, setTemperature] = useState("0.2");
@@ -39,7 +39,7 @@ export function NewJobForm({ tenantId }: { tenantId: string }) {
         json: { tenant_id: tenantId, model_name: modelName, prompt, temperature: numberOrUndefined(temperature), max_tokens: numberOrUndefined(maxTokens) },
       }),
     onSuccess: (job) => {
-      void queryClient.invalidateQueries({ queryKey: jobKeys.list });
+      void queryClient.invalidateQueries({ queryKey: jobQueries.list });
       router.push(`/dashboard/jobs/${job.job_id}`);
     },
   });

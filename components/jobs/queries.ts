@@ -2,8 +2,8 @@ import type { JobView } from "@/lib/jobs/read-job";
 import type { ModelInfo } from "@/lib/jobs/providers/provider";
 import { fetchJson } from "../api";
 
-/** Query keys and fetchers of the jobs API, shared by the jobs components. */
-export const jobKeys = {
+/** TanStack Query keys and fetchers of the jobs API, shared by the jobs components (Redis keys are lib/jobs/keys.ts). */
+export const jobQueries = {
   list: ["jobs"] as const,
   one: (id: string) => ["jobs", id] as const,
   models: ["models"] as const,

@@ -8,11 +8,11 @@ import { Card, CardHeader } from "../ui/card";
 import { Alert, Empty, Loading } from "../ui/states";
 import { JobStatusBadge } from "./job-status";
 import { isFinalJob } from "@/lib/jobs/status";
-import { fetchJobs, jobKeys } from "./queries";
+import { fetchJobs, jobQueries } from "./queries";
 
 export function RecentJobs() {
   const jobs = useQuery({
-    queryKey: jobKeys.list,
+    queryKey: jobQueries.list,
     queryFn: fetchJobs,
     // Poll only while something is still moving.
     refetchInterval: (query) => (query.state.data?.data.some((j) => !isFinalJob(j.status)) ? 2000 : 15_000),

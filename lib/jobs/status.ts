@@ -7,7 +7,7 @@ export const JOB_STATUSES = ["QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCEL
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
 /** Nothing more will happen to the job. */
-export const isFinalJob = (status: string | undefined) => status === "COMPLETED" || status === "FAILED" || status === "CANCELLED";
+export const isFinalJob = (status: string | null | undefined) => status === "COMPLETED" || status === "FAILED" || status === "CANCELLED";
 
 /** Why generation stopped, as OpenAI names it. */
 export const FINISH_REASONS = ["stop", "length", "cancelled", "error"] as const;

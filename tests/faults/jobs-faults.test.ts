@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import Redis from "ioredis";
 import { Kafka, logLevel } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isFinalJob } from "@/lib/jobs/status";
 import { startRedis, type RedisServer } from "../../scripts/lib/redis-server";
 import { parseSse, readTopic, waitFor } from "../helpers";
 import { startTestStack, submitJob, type TestStack } from "./stack";
@@ -52,7 +53,7 @@ async function allFinal(ids: string[], timeoutMs: number) {
       const pipeline = redis.pipeline();
       for (const id of ids) pipeline.hget(`job:state:${id}`, "status");
       const statuses = ((await pipeline.exec()) ?? []).map(([, s]) => s as string);
-      return statuses.every((s) => ["COMPLETED", "FAILED", "CANCELLED"].includes(s)) ? statuses : undefined;
+      return statuses.every(isFinalJob) ? statuses : undefined;
     },
     { timeoutMs, intervalMs: 250, what: `${ids.length} jobs to finish` },
   );

@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import Redis from "ioredis";
 import { Partitioners } from "kafkajs";
+import { isFinalJob } from "@/lib/jobs/status";
 import { readSse, readTopic, spawnWorker, waitFor, type WorkerProcess } from "../helpers";
 
 /**
@@ -71,7 +72,7 @@ const state = (id: string) => redis.hgetall(`job:state:${id}`);
 const finished = (id: string, timeoutMs = 60_000): Promise<Record<string, string>> =>
   waitFor(async () => {
     const s = await state(id);
-    return ["COMPLETED", "FAILED", "CANCELLED"].includes(s.status) ? s : undefined;
+    return isFinalJob(s.status) ? s : undefined;
   }, { timeoutMs, what: `job ${id} to finish` });
 const stream = (tenant: string, id: string, after = 0) =>
   routes.stream.GET(new Request(`http://x/jobs/${id}/stream?after=${after}`, { headers: auth(tenant) }), { params: Promise.resolve({ id }) });

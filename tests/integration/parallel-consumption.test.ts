@@ -5,6 +5,7 @@ import { Partitioners, type Producer } from "kafkajs";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { getConfig } from "@/lib/config";
 import { listModels } from "@/lib/jobs/models";
+import { isFinalJob } from "@/lib/jobs/status";
 import { submitJob } from "@/lib/jobs/submit-job";
 import { createKafka, createProducer } from "@/lib/kafka";
 import { TOPICS } from "@/lib/topics";
@@ -107,7 +108,6 @@ async function statuses(ids: string[], field = "status"): Promise<(string | null
   return ((await pipeline.exec()) ?? []).map(([, value]) => value as string | null);
 }
 
-const isFinal = (s: string | null) => s === "COMPLETED" || s === "FAILED" || s === "CANCELLED";
 
 /** Samples how many of `ids` are RUNNING every 100 ms until all are final; returns every sample. */
 async function sampleRunning(ids: string[], timeoutMs: number): Promise<number[]> {
@@ -116,7 +116,7 @@ async function sampleRunning(ids: string[], timeoutMs: number): Promise<number[]
     async () => {
       const now = await statuses(ids);
       samples.push(now.filter((s) => s === "RUNNING").length);
-      return now.every(isFinal);
+      return now.every(isFinalJob);
     },
     { timeoutMs, intervalMs: 100, what: "the jobs to finish" },
   );

@@ -1,4 +1,5 @@
 import { jobKeys } from "../../../lib/jobs/keys";
+import { isFinalJob } from "../../../lib/jobs/status";
 import { startWorkers, type BenchContext, type Tenant } from "../lib/context";
 import { load } from "../lib/load";
 import { rssMb, processTree, watchProcesses } from "../lib/proc";
@@ -76,7 +77,7 @@ export async function drainAtPace(ctx: BenchContext, tenants: Tenant[], jobs: nu
     for (;;) {
       statuses = await readField(ctx, ids, "status");
       peakRunning = Math.max(peakRunning, statuses.filter((s) => s === "RUNNING").length);
-      if (statuses.every((s) => s === "COMPLETED" || s === "FAILED" || s === "CANCELLED") || Date.now() > deadline) break;
+      if (statuses.every(isFinalJob) || Date.now() > deadline) break;
       await sleep(250);
     }
   } finally {
@@ -153,7 +154,7 @@ export async function measureFairness(ctx: BenchContext, floodTenant: Tenant, lo
       if (!started) throw new Error(`lone job ${id} did not start within 60 s`);
       waits.push(Math.max(0, Date.parse(started) - ackedAt));
       // Let it finish, so each sample starts with the lone tenant idle.
-      while (!["COMPLETED", "FAILED", "CANCELLED"].includes((await ctx.redis.hget(jobKeys.state(id), "status")) ?? "")) await sleep(10);
+      while (!isFinalJob(await ctx.redis.hget(jobKeys.state(id), "status"))) await sleep(10);
     }
     const floodStarted = (await readField(ctx, floodIds, "started_at")).filter(Boolean).length;
     const run = { flood, floodTenant: floodTenant.id, loneTenant: loneTenant.id, partition: floodTenant.partition, startMs: summarize(waits), floodStarted, floodIds };
