@@ -3,17 +3,17 @@ import { ApiError } from "../errors";
 import { readIndexPage, type IndexCursor } from "../paging";
 import { execPipeline, type Redis } from "../redis";
 import type { GraphErrorAction } from "./graph-error";
-import { MAX_CAPTION_CHARS, type PublicationStatus } from "./status";
+import { MAX_SCHEDULE_AHEAD_DAYS } from "./publication-input";
+import { isFinalPublication, PUBLICATION_STATUSES, type PublicationStatus } from "./status";
 
 /**
  * A publication: one reel on its way through create → poll → publish. The Redis hash holds its
  * scalar state; every step and poll is an event in a list (the timeline, replayed to stream
  * clients) and on a pub/sub channel (the live part). The publish flow is the only writer once the
- * web side has recorded it, apart from resume, which acts only on a TIMED_OUT publication.
+ * web side has recorded it, apart from a client's resume (TIMED_OUT only), cancel and edit (before
+ * anything reached Graph), each a conditional write the flow cannot race.
  */
 
-export const MAX_VIDEO_URL_CHARS = 2048;
-export const MAX_SCHEDULE_AHEAD_DAYS = 75;
 /** A container that is not published within 24 h of its creation expires (Graph's rule). */
 export const CONTAINER_LIFETIME_MS = 24 * 60 * 60 * 1000;
 /** Every key of a publication lives this long after its last change: past the 75-day scheduling window. */
@@ -24,28 +24,6 @@ export const PUBLICATION_TTL_S = 90 * 86400;
  * are dead. A tenant lists at most maxEntries.
  */
 export const PUBLICATION_INDEX_BOUND = { maxAgeMs: (PUBLICATION_TTL_S + (MAX_SCHEDULE_AHEAD_DAYS + 1) * 86400) * 1000, maxEntries: 100_000 };
-
-export const publicationInputSchema = z.strictObject({
-  account_id: z.string().min(1).max(64),
-  video_url: z
-    .string()
-    .max(MAX_VIDEO_URL_CHARS, `at most ${MAX_VIDEO_URL_CHARS} characters`)
-    .pipe(z.url({ protocol: /^https?$/, message: "must be an http(s) URL" })),
-  caption: z.string().max(MAX_CAPTION_CHARS, `at most ${MAX_CAPTION_CHARS} characters`).optional(),
-  share_to_feed: z.boolean().default(true),
-  publish_at: z.iso.datetime({ offset: true, message: "must be an ISO 8601 date-time with a time zone, e.g. 2030-01-01T09:00:00Z" }).optional(),
-});
-
-export type PublicationInput = z.infer<typeof publicationInputSchema>;
-
-/** What the worker gets on reels.publish.requests: an id to act on; Redis holds the rest. */
-export const publicationMessageSchema = z.object({
-  publication_id: z.uuid(),
-  tenant_id: z.string().min(1),
-  account_id: z.string().min(1),
-});
-export type PublicationMessage = z.infer<typeof publicationMessageSchema>;
-
 
 export interface PublicationError {
   code: number | null;
@@ -128,19 +106,30 @@ export function parseEvent(raw: string): PublicationEvent | undefined {
 }
 
 // Appends one event with the next seq, applies the hash fields, refreshes the expiry, publishes
-// live. Refuses when the record is gone (a late writer never resurrects a deleted publication) or,
-// with an expected status, when the status moved on.
+// live. Refuses when the record is gone (a late writer never resurrects a deleted publication),
+// when its status is final (ARGV[4]: nothing is written after PUBLISHED, FAILED or CANCELLED), or
+// when an expected field moved on (ARGV[5]: how many field/value pairs follow).
 const APPEND_EVENT = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-if ARGV[4] ~= '' and redis.call('HGET', KEYS[1], 'status') ~= ARGV[4] then return -1 end
+local status = redis.call('HGET', KEYS[1], 'status')
+for final in string.gmatch(ARGV[4], '%S+') do
+  if status == final then return -1 end
+end
+local expected = tonumber(ARGV[5])
+for i = 6, 5 + 2 * expected, 2 do
+  if (redis.call('HGET', KEYS[1], ARGV[i]) or '') ~= ARGV[i + 1] then return -1 end
+end
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
 local event = '{"seq":' .. seq .. ',' .. string.sub(ARGV[3], 2)
-if #ARGV > 4 then redis.call('HSET', KEYS[1], unpack(ARGV, 5)) end
+local first = 6 + 2 * expected
+if #ARGV >= first then redis.call('HSET', KEYS[1], unpack(ARGV, first)) end
 redis.call('RPUSH', KEYS[2], event)
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 redis.call('EXPIRE', KEYS[2], ARGV[2])
 redis.call('PUBLISH', ARGV[1], event)
 return seq`;
+
+const FINAL_STATUSES = PUBLICATION_STATUSES.filter((s) => isFinalPublication(s)).join(" ");
 
 export type EventBody = { kind: "step"; step: StepRecord } | { kind: "poll"; poll: PollRecord };
 
@@ -151,14 +140,14 @@ export interface EventWrite {
   /** Hash fields written with it (status and updated_at are added). */
   fields?: Record<string, string>;
   changes?: PublicationChanges;
-  /** Write only if the status is still this one. */
-  expectStatus?: PublicationStatus;
+  /** Write only if these hash fields still hold these values ("" for an absent field), e.g. `{ status: "TIMED_OUT" }`. */
+  expect?: Record<string, string>;
 }
 
 /**
  * Records a step or a poll together with the state it leads to, in one script: the hash, the
  * timeline and the live channel never disagree. Returns the event's seq; 0 if the record is gone,
- * -1 if the status was not the expected one.
+ * -1 if it is final or a field was not the expected value.
  */
 export async function appendEvent(redis: Redis, id: string, write: EventWrite): Promise<number> {
   const { status, body, changes } = write;
@@ -173,7 +162,9 @@ export async function appendEvent(redis: Redis, id: string, write: EventWrite): 
     publicationKeys.stream(id),
     PUBLICATION_TTL_S,
     JSON.stringify(event),
-    write.expectStatus ?? "",
+    FINAL_STATUSES,
+    Object.keys(write.expect ?? {}).length,
+    ...Object.entries(write.expect ?? {}).flat(),
     ...Object.entries(hash).flat(),
   )) as number;
 }

@@ -2,7 +2,8 @@ import type { Producer } from "kafkajs";
 import { ApiError } from "../errors";
 import type { Redis } from "../redis";
 import { TOPICS } from "../topics";
-import { appendEvent, publicationKeys, readPublication, type PublicationMessage, type PublicationView } from "./publication";
+import { appendEvent, publicationKeys, readPublication, type PublicationView } from "./publication";
+import type { PublicationMessage } from "./publication-input";
 import { containerAlive } from "./run-publication";
 import { BROKER_RETRY_AFTER_S } from "./submit-publication";
 
@@ -28,7 +29,7 @@ export async function resumePublication(deps: ResumePublicationDeps, tenantId: s
   const at = new Date(now).toISOString();
   const moved = await appendEvent(deps.redis, id, {
     status: "PROCESSING",
-    expectStatus: "TIMED_OUT",
+    expect: { status: "TIMED_OUT" },
     body: { kind: "step", step: { at, step: "resumed", detail: `Resumed: polling container ${state.container_id} again.` } },
     fields: { poll_round_start: state.poll_count ?? "0", error: "" },
     changes: { error: null },
@@ -42,7 +43,7 @@ export async function resumePublication(deps: ResumePublicationDeps, tenantId: s
   } catch {
     await appendEvent(deps.redis, id, {
       status: "TIMED_OUT",
-      expectStatus: "PROCESSING",
+      expect: { status: "PROCESSING" },
       body: { kind: "step", step: { at: new Date((deps.now ?? Date.now)()).toISOString(), step: "resume_failed", detail: "The publishing log was unreachable; the publication is still TIMED_OUT." } },
       fields: { error: state.error ?? "" },
       changes: { error: state.error ? JSON.parse(state.error) : null },

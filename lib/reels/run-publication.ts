@@ -50,7 +50,16 @@ export type PublicationOutcome = "published" | "failed" | "timed-out" | "deferre
 
 export const DEFAULT_RETRY: RetryPolicy = { retries: 5, baseMs: 1000, maxMs: 30_000 };
 
-class RecordGone extends Error {}
+/** The record is gone, or a client moved it on (cancelled it) under the run: nothing more to write. */
+class RecordClosed extends Error {}
+
+/** A scheduled publication whose time has not come: the scheduler enqueues it again at publish_at; no slot is held meanwhile. */
+async function deferIfNotDue(redis: Redis, id: string, state: Record<string, string>, now: number): Promise<"deferred" | undefined> {
+  if (state.status !== "SCHEDULED" || !(Date.parse(state.publish_at) > now)) return undefined;
+  // LT: a read older than a reschedule may only make the wake-up earlier (the run defers again then), never later.
+  await redis.zadd(publicationKeys.scheduled, "LT", Date.parse(state.publish_at), id);
+  return "deferred";
+}
 
 
 /**
@@ -85,17 +94,12 @@ export async function runPublication(deps: PublicationDeps, publicationId: strin
             continue;
           }
           if (isSettledPublication(state.status)) return "skipped";
-          if (state.status === "SCHEDULED" && Date.parse(state.publish_at) > now()) {
-            // Not due: the scheduler enqueues it again at publish_at; no slot is held meanwhile.
-            await redis.zadd(publicationKeys.scheduled, Date.parse(state.publish_at), publicationId);
-            return "deferred";
-          }
-          return undefined;
+          return deferIfNotDue(redis, publicationId, state, now());
         }
       },
       run: (signal) =>
         new PublicationRun(deps, publicationId, signal, now, sleep).run().catch((error) => {
-          if (error instanceof RecordGone) return "skipped";
+          if (error instanceof RecordClosed) return "skipped";
           throw error;
         }),
     },
@@ -133,6 +137,7 @@ class PublicationRun {
     const state = this.state;
     if (!state.publication_id) return "skipped";
     if (isSettledPublication(state.status)) return "skipped";
+    if (await deferIfNotDue(redis, this.id, state, this.now())) return "deferred";
     this.status = state.status as PublicationStatus;
     this.containerId = state.container_id ?? "";
     this.pollCount = Number(state.poll_count ?? 0);
@@ -154,8 +159,15 @@ class PublicationRun {
     this.account = { accountId: account.accountId, accessToken: account.accessToken };
 
     if (this.status === "SCHEDULED") {
+      // Due only as read: a client that rescheduled, edited or cancelled it meanwhile wins, and the run reads it again.
+      const due = await appendEvent(redis, this.id, {
+        status: "QUEUED",
+        body: { kind: "step", step: { at: this.iso(), step: "due", detail: `publish_at ${state.publish_at} reached.` } },
+        expect: { status: "SCHEDULED", publish_at: state.publish_at ?? "", caption: state.caption ?? "" },
+      });
+      if (due <= 0) return this.run();
+      this.status = "QUEUED";
       await redis.zrem(publicationKeys.scheduled, this.id);
-      await this.step("QUEUED", "due", `publish_at ${state.publish_at} reached.`);
     } else if (interrupted) {
       await this.step(this.status, "picked_up", `Picked up again after the worker running it stopped (${this.status.toLowerCase()}${this.containerId ? `, container ${this.containerId}` : ""}).`);
     }
@@ -377,7 +389,7 @@ class PublicationRun {
     // A worker that lost its lease must not write: the one that holds it now owns the timeline.
     if (this.signal.aborted) throw this.signal.reason;
     const seq = await appendEvent(this.deps.redis, this.id, { status, body, fields, changes });
-    if (!seq) throw new RecordGone();
+    if (seq <= 0) throw new RecordClosed();
     this.status = status;
   }
 

@@ -6,16 +6,14 @@ import type { Redis } from "../redis";
 import { addToTenantIndex } from "../tenant-index";
 import { TOPICS } from "../topics";
 import { findAccount } from "./accounts";
+import { parsePublishAt, type PublicationInput, type PublicationMessage } from "./publication-input";
 import {
-  MAX_SCHEDULE_AHEAD_DAYS,
   PUBLICATION_INDEX_BOUND,
   PUBLICATION_TTL_S,
   publicationKeys,
   readPublication,
   toPublicationView,
   type PublicationEvent,
-  type PublicationInput,
-  type PublicationMessage,
   type PublicationView,
 } from "./publication";
 
@@ -72,7 +70,7 @@ export async function submitPublication(
   }
   const account = findAccount(deps.accounts, tenantId, input.account_id);
   if (!account) throw new ApiError("not-found", `No account ${input.account_id} for this API key.`);
-  const publishAt = input.publish_at === undefined ? undefined : checkPublishAt(input.publish_at, now);
+  const publishAt = input.publish_at === undefined ? undefined : parsePublishAt(input.publish_at, now);
 
   const id = randomUUID();
   const status = publishAt ? "SCHEDULED" : "QUEUED";
@@ -142,19 +140,6 @@ export async function submitPublication(
   await multi.exec();
   const { submitting: _, ...visible } = state;
   return { created: true, publication: toPublicationView(visible, [first]) };
-}
-
-/** publish_at must be ahead of now and at most 75 days ahead (Graph's scheduling window). */
-function checkPublishAt(value: string, now: Date): Date {
-  const at = new Date(value);
-  const problem =
-    at.getTime() <= now.getTime()
-      ? "must be in the future"
-      : at.getTime() > now.getTime() + MAX_SCHEDULE_AHEAD_DAYS * 86400_000
-        ? `must be at most ${MAX_SCHEDULE_AHEAD_DAYS} days ahead`
-        : undefined;
-  if (problem) throw new ApiError("validation", "The request does not match the schema.", [{ path: "publish_at", message: problem }]);
-  return at;
 }
 
 async function existingFor(redis: Redis, tenantId: string, id: string, fingerprint: string): Promise<PublicationView> {

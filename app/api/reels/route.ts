@@ -1,5 +1,6 @@
 import { json, pageQuerySchema, parseWith, readJsonBody, withTenant } from "@/lib/http";
-import { listPublications, publicationInputSchema } from "@/lib/reels/publication";
+import { listPublications } from "@/lib/reels/publication";
+import { publicationInputSchema } from "@/lib/reels/publication-input";
 import { submitPublication } from "@/lib/reels/submit-publication";
 import { enforceRateLimit } from "@/lib/rate-limit";
 
