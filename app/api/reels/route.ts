@@ -1,4 +1,4 @@
-import { json, pageQuerySchema, parseWith, readJsonBody, withTenant } from "@/lib/http";
+import { json, otherMethods, pageQuerySchema, parseWith, readJsonBody, withTenant } from "@/lib/http";
 import { listPublications } from "@/lib/reels/publication";
 import { publicationInputSchema } from "@/lib/reels/publication-input";
 import { submitPublication } from "@/lib/reels/submit-publication";
@@ -25,3 +25,5 @@ export const GET = withTenant(async (request: Request, { services, tenantId }) =
   const query = parseWith(pageQuerySchema, Object.fromEntries(new URL(request.url).searchParams));
   return json(await listPublications(services.redis, tenantId, query));
 });
+
+export const { PUT, PATCH, DELETE } = otherMethods({ GET, POST });

@@ -1,4 +1,4 @@
-import { json, readJsonBody, withTenant } from "@/lib/http";
+import { json, otherMethods, readJsonBody, withTenant } from "@/lib/http";
 import { cancelPublication } from "@/lib/reels/cancel-publication";
 import { parsePublicationId, publicationNotFound, readPublication } from "@/lib/reels/publication";
 import { publicationUpdateSchema } from "@/lib/reels/publication-input";
@@ -25,3 +25,5 @@ export const PATCH = withTenant(async (request: Request, { services, tenantId },
 export const DELETE = withTenant(async (request: Request, { services, tenantId }, { params }: Params) => {
   return json(await cancelPublication({ redis: services.redis }, tenantId, parsePublicationId((await params).id)));
 });
+
+export const { POST, PUT } = otherMethods({ GET, PATCH, DELETE });
