@@ -31,6 +31,11 @@ export interface PublicationError {
   message: string;
   fbtrace_id: string | null;
   classification: GraphErrorAction;
+  /** One sentence in plain words: what went wrong (e.g. "The video is 1.5 s long; reels must be 3 s to 15 min."). */
+  headline: string;
+  /** What to do about it. */
+  remedy: string;
+  /** The same as remedy, for clients that read it before remedy existed. */
   advice: string;
   /** The whole answer, when Graph's answer itself was the problem (a creation answer without an id). */
   response?: unknown;
@@ -169,7 +174,12 @@ export async function appendEvent(redis: Redis, id: string, write: EventWrite): 
   )) as number;
 }
 
-const parsedJson = <T>(v: string | undefined): T | null => (v ? (JSON.parse(v) as T) : null);
+/** An error recorded before headline and remedy existed reads with its message and advice in their place. */
+function errorView(stored: string | undefined): PublicationError | null {
+  if (!stored) return null;
+  const error = JSON.parse(stored) as Partial<PublicationError> & Pick<PublicationError, "message" | "advice">;
+  return { ...error, headline: error.headline ?? error.message, remedy: error.remedy ?? error.advice } as PublicationError;
+}
 
 export function toPublicationView(state: Record<string, string>, events: PublicationEvent[]): PublicationView {
   return {
@@ -187,7 +197,7 @@ export function toPublicationView(state: Record<string, string>, events: Publica
     steps: events.flatMap((e) => (e.kind === "step" ? [e.step] : [])),
     post_id: state.post_id || null,
     permalink: state.permalink || null,
-    error: parsedJson<PublicationError>(state.error),
+    error: errorView(state.error),
     created_at: state.created_at,
     updated_at: state.updated_at || state.created_at,
   };

@@ -5,8 +5,9 @@ import type { Redis } from "../redis";
 import { abortableSleep } from "../sleep";
 import { addToTenantIndex } from "../tenant-index";
 import { GraphTransportError, isTransientGraphFailure, type ContainerStatus, type GraphAccount, type GraphClient } from "./graph-client";
-import { classifyGraphError, GraphError, graphErrorForSubcode, subcodeFromContainerStatus } from "./graph-error";
+import { GraphError } from "./graph-error";
 import { appendEvent, CONTAINER_LIFETIME_MS, PUBLICATION_INDEX_BOUND, publicationKeys, type EventBody, type PublicationChanges, type PublicationError } from "./publication";
+import { accountMissingError, containerError, describeFailure, errorOf, expiredError, noContainerIdError } from "./publication-error";
 import { isSettledPublication, type PublicationStatus } from "./status";
 
 export interface RetryPolicy {
@@ -147,14 +148,7 @@ class PublicationRun {
 
     const account = this.deps.accounts.find((a) => a.accountId === state.account_id && a.tenantId === state.tenant_id);
     if (!account) {
-      return this.fail({
-        code: null,
-        subcode: null,
-        message: `Account ${state.account_id} is not configured for this tenant any more.`,
-        fbtrace_id: null,
-        classification: "reconnect-account",
-        advice: "Add the account back to REEL_ACCOUNTS with a valid access token, then publish again.",
-      });
+      return this.fail(accountMissingError(state.account_id));
     }
     this.account = { accountId: account.accountId, accessToken: account.accessToken };
 
@@ -188,15 +182,7 @@ class PublicationRun {
     if (!attempt.ok) return this.fail(errorOf(attempt.error));
     const answer = attempt.value;
     if (!answer.id) {
-      return this.fail({
-        code: null,
-        subcode: null,
-        message: "Graph answered the container creation without a container id.",
-        fbtrace_id: answer.fbtraceId,
-        classification: "stop",
-        advice: "Nothing was published. Graph's whole answer is kept in `response`; publish again once it is understood.",
-        response: answer.answer,
-      });
+      return this.fail(noContainerIdError(answer));
     }
     this.containerId = answer.id;
     const createdAt = new Date(this.now()).toISOString();
@@ -248,7 +234,7 @@ class PublicationRun {
         if (!isTransientGraphFailure(outcome) || publishFailures >= this.retry.retries) return this.fail(errorOf(outcome));
         publishFailures++;
         const delay = this.backoff(publishFailures);
-        await this.step("PUBLISHING", "retrying", `Publishing failed (${describe(outcome)}); reading the container again in ${delay} ms before another try.`);
+        await this.step("PUBLISHING", "retrying", `Publishing failed (${describeFailure(outcome)}); reading the container again in ${delay} ms before another try.`);
         await this.sleep(delay, this.signal);
         next = "check";
         continue;
@@ -262,7 +248,7 @@ class PublicationRun {
     const attempt = await this.withRetries("Reading the container's status", () => this.deps.graph.readContainer(this.containerId, this.account.accessToken, this.signal));
     if (!attempt.ok) {
       if (isTransientGraphFailure(attempt.error)) {
-        return this.timedOut(`Graph kept failing while the container was read (${describe(attempt.error)}); resume to poll again.`, errorOf(attempt.error));
+        return this.timedOut(`Graph kept failing while the container was read (${describeFailure(attempt.error)}); resume to poll again.`, errorOf(attempt.error));
       }
       return this.fail(errorOf(attempt.error));
     }
@@ -371,7 +357,7 @@ class PublicationRun {
         if (!isTransientGraphFailure(error) || failures >= this.retry.retries) return { ok: false, error };
         failures++;
         const delay = this.backoff(failures);
-        await this.step(this.status, "retrying", `${what} failed (${describe(error)}); try ${failures + 1} of ${this.retry.retries + 1} in ${delay} ms.`);
+        await this.step(this.status, "retrying", `${what} failed (${describeFailure(error)}); try ${failures + 1} of ${this.retry.retries + 1} in ${delay} ms.`);
         await this.sleep(delay, this.signal);
       }
     }
@@ -403,43 +389,6 @@ class PublicationRun {
   private iso(): string {
     return new Date(this.now()).toISOString();
   }
-}
-
-/** Graph's error object (or a failure below it) in the publication's error shape, with what to do about it. */
-export function errorOf(error: GraphError | GraphTransportError): PublicationError {
-  if (error instanceof GraphError) {
-    const { action, advice } = classifyGraphError(error.code, error.subcode, error.isTransient);
-    return { code: error.code, subcode: error.subcode ?? null, message: error.message, fbtrace_id: error.fbtraceId || null, classification: action, advice };
-  }
-  return {
-    code: null,
-    subcode: null,
-    message: error.message,
-    fbtrace_id: error.fbtraceId,
-    classification: error.isTransient ? "retry" : "stop",
-    advice: error.isTransient ? "Graph could not be reached or failed on its side; try again later." : "Graph's answer was not understood; check GRAPH_URL and GRAPH_VERSION.",
-  };
-}
-
-/** A container in ERROR names its subcode in `status`; the code comes from the table. */
-function containerError(read: ContainerStatus): PublicationError {
-  const subcode = subcodeFromContainerStatus(read.status);
-  const info = subcode === undefined ? undefined : graphErrorForSubcode(subcode);
-  const message = read.status || "The container's processing failed (status_code ERROR).";
-  if (!info) {
-    return { code: null, subcode: subcode ?? null, message, fbtrace_id: read.fbtraceId, classification: "new-container", advice: "Processing failed; fix the video if the status says why, then publish again with a new container." };
-  }
-  const { action, advice } = classifyGraphError(info.code, subcode);
-  return { code: info.code, subcode: subcode ?? null, message, fbtrace_id: read.fbtraceId, classification: action, advice };
-}
-
-function expiredError(fbtraceId: string | null): PublicationError {
-  const { action, advice } = classifyGraphError(-2, 2207020);
-  return { code: -2, subcode: 2207020, message: "The container expired: it was not published within 24 hours of its creation.", fbtrace_id: fbtraceId, classification: action, advice };
-}
-
-function describe(error: GraphError | GraphTransportError): string {
-  return error instanceof GraphError ? `${error.code}${error.subcode ? `/${error.subcode}` : ""}: ${error.message}` : error.message;
 }
 
 /** Graph writes 2024-05-01T12:00:00+0000, which Date.parse does not read everywhere. */

@@ -169,7 +169,16 @@ describe("runPublication", () => {
         expect(p.last_status_code).toBe("ERROR");
         expect(p.error).toMatchObject({ code: 352, subcode: 2207026, message: "Error: unsupported video format (2207026)", fbtrace_id: "TRACE-S", classification: "fix-input" });
         expect(p.error?.advice).toMatch(/video/);
+        expect(p.error).toMatchObject({ headline: "The video's format is not supported for reels.", remedy: p.error?.advice });
         expect(calls.publish).toBe(0);
+      },
+    },
+    {
+      name: "ERROR whose status says what the probe found → that finding is the headline",
+      script: { create: [created()], read: [status("ERROR", "Error: unsupported video format: the video is 1.5 s long; reels must be 3 s to 15 min (2207026)")] },
+      outcome: "failed",
+      expect: (p) => {
+        expect(p.error).toMatchObject({ code: 352, subcode: 2207026, headline: "The video is 1.5 s long; reels must be 3 s to 15 min.", remedy: "The video does not meet the reel specification; fix the video." });
       },
     },
     {
@@ -199,6 +208,7 @@ describe("runPublication", () => {
       outcome: "failed",
       expect: (p, calls, h) => {
         expect(p.error).toMatchObject({ code: 190, subcode: 460, message: "Error validating access token", fbtrace_id: "TRACE-E", classification: "reconnect-account" });
+        expect(p.error).toMatchObject({ headline: "The account's access token is invalid, expired or revoked.", remedy: "The access token is invalid, expired or revoked; reconnect the account." });
         expect(calls.create).toBe(1);
         expect(h.sleeps).toEqual([]);
       },
