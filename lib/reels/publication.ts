@@ -79,8 +79,9 @@ export interface PublicationView {
   status: PublicationStatus;
   container_id: string | null;
   last_status_code: string | null;
-  polls: PollRecord[];
-  steps: StepRecord[];
+  /** Each with its event's seq: the timeline's order (times can tie within a millisecond). */
+  polls: (PollRecord & { seq: number })[];
+  steps: (StepRecord & { seq: number })[];
   post_id: string | null;
   permalink: string | null;
   error: PublicationError | null;
@@ -193,8 +194,8 @@ export function toPublicationView(state: Record<string, string>, events: Publica
     status: state.status as PublicationStatus,
     container_id: state.container_id || null,
     last_status_code: state.last_status_code || null,
-    polls: events.flatMap((e) => (e.kind === "poll" ? [e.poll] : [])),
-    steps: events.flatMap((e) => (e.kind === "step" ? [e.step] : [])),
+    polls: events.flatMap((e) => (e.kind === "poll" ? [{ ...e.poll, seq: e.seq }] : [])),
+    steps: events.flatMap((e) => (e.kind === "step" ? [{ ...e.step, seq: e.seq }] : [])),
     post_id: state.post_id || null,
     permalink: state.permalink || null,
     error: errorView(state.error),

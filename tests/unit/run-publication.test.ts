@@ -138,6 +138,9 @@ describe("runPublication", () => {
         expect(stepNames(p)).toEqual(["queued", "creating", "created", "publishing", "published"]);
         expect(calls).toMatchObject({ create: 1, read: 3, publish: 1 });
         expect(h.sleeps).toEqual([50, 50, 50]);
+        // Every entry carries its event's seq: steps and polls interleave by it.
+        expect(p.steps.map((x) => x.seq)).toEqual([1, 2, 3, 7, 8]);
+        expect(p.polls.map((x) => x.seq)).toEqual([4, 5, 6]);
       },
     },
     {
