@@ -1,6 +1,8 @@
 import { ApiError } from "../errors";
 import type { Redis } from "../redis";
-import { appendEvent, publicationKeys, publicationNotFound, readPublication, type PublicationView } from "./publication";
+import type { PublicationView } from "./publication";
+import { appendEvent, publicationKeys } from "./publication-record";
+import { publicationNotFound, readPublication } from "./read-publication";
 
 /**
  * Withdraws a publication before anything reached Graph: while SCHEDULED, or QUEUED before a

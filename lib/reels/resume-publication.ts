@@ -2,9 +2,11 @@ import type { Producer } from "kafkajs";
 import { ApiError } from "../errors";
 import type { Redis } from "../redis";
 import { TOPICS } from "../topics";
-import { appendEvent, publicationKeys, readPublication, type PublicationView } from "./publication";
+import type { PublicationView } from "./publication";
+import { appendEvent, publicationKeys } from "./publication-record";
+import { readPublication } from "./read-publication";
 import type { PublicationMessage } from "./publication-input";
-import { containerAlive } from "./run-publication";
+import { containerAlive } from "./publication-record";
 import { BROKER_RETRY_AFTER_S } from "./submit-publication";
 
 export interface ResumePublicationDeps {

@@ -6,7 +6,8 @@ import { abortableSleep } from "../sleep";
 import { addToTenantIndex } from "../tenant-index";
 import { GraphTransportError, isTransientGraphFailure, type ContainerStatus, type GraphAccount, type GraphClient } from "./graph-client";
 import { GraphError } from "./graph-error";
-import { appendEvent, CONTAINER_LIFETIME_MS, PUBLICATION_INDEX_BOUND, publicationKeys, type EventBody, type PublicationChanges, type PublicationError } from "./publication";
+import type { PublicationChanges, PublicationError } from "./publication";
+import { appendEvent, PUBLICATION_INDEX_BOUND, publicationKeys, type EventBody } from "./publication-record";
 import { accountMissingError, containerError, describeFailure, errorOf, expiredError, noContainerIdError } from "./publication-error";
 import { isSettledPublication, type PublicationStatus } from "./status";
 
@@ -396,10 +397,3 @@ function parseGraphTime(value: string | undefined): number {
   if (!value) return Number.NaN;
   return Date.parse(value.replace(/([+-]\d{2})(\d{2})$/, "$1:$2"));
 }
-
-/** Whether a TIMED_OUT publication's container may still be published (Graph expires it 24 h after creation). */
-export function containerAlive(state: Record<string, string>, now: number): boolean {
-  const createdAt = Date.parse(state.container_created_at ?? "");
-  return !!state.container_id && !Number.isNaN(createdAt) && now < createdAt + CONTAINER_LIFETIME_MS;
-}
-

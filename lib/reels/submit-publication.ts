@@ -7,15 +7,9 @@ import { addToTenantIndex } from "../tenant-index";
 import { TOPICS } from "../topics";
 import { findAccount } from "./accounts";
 import { parsePublishAt, type PublicationInput, type PublicationMessage } from "./publication-input";
-import {
-  PUBLICATION_INDEX_BOUND,
-  PUBLICATION_TTL_S,
-  publicationKeys,
-  readPublication,
-  toPublicationView,
-  type PublicationEvent,
-  type PublicationView,
-} from "./publication";
+import type { PublicationEvent, PublicationView } from "./publication";
+import { PUBLICATION_INDEX_BOUND, PUBLICATION_TTL_S, publicationKeys } from "./publication-record";
+import { readPublication, toPublicationView } from "./read-publication";
 
 export interface SubmitPublicationDeps {
   redis: Redis;

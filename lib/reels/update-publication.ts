@@ -1,6 +1,8 @@
 import { ApiError } from "../errors";
 import type { Redis } from "../redis";
-import { appendEvent, publicationKeys, publicationNotFound, readPublication, type PublicationView } from "./publication";
+import type { PublicationView } from "./publication";
+import { appendEvent, publicationKeys } from "./publication-record";
+import { publicationNotFound, readPublication } from "./read-publication";
 import { parsePublishAt, type PublicationUpdate } from "./publication-input";
 
 /**

@@ -1,5 +1,5 @@
 import { json, otherMethods, pageQuerySchema, parseWith, readJsonBody, withTenant } from "@/lib/http";
-import { listPublications } from "@/lib/reels/publication";
+import { listPublications } from "@/lib/reels/read-publication";
 import { publicationInputSchema } from "@/lib/reels/publication-input";
 import { submitPublication } from "@/lib/reels/submit-publication";
 import { enforceRateLimit } from "@/lib/rate-limit";

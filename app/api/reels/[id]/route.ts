@@ -1,6 +1,6 @@
 import { json, otherMethods, readJsonBody, withTenant } from "@/lib/http";
 import { cancelPublication } from "@/lib/reels/cancel-publication";
-import { parsePublicationId, publicationNotFound, readPublication } from "@/lib/reels/publication";
+import { parsePublicationId, publicationNotFound, readPublication } from "@/lib/reels/read-publication";
 import { publicationUpdateSchema } from "@/lib/reels/publication-input";
 import { updatePublication } from "@/lib/reels/update-publication";
 

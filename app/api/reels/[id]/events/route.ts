@@ -1,6 +1,6 @@
 import { otherMethods, withTenant } from "@/lib/http";
 import { parseResumePoint } from "@/lib/jobs/job-id";
-import { parsePublicationId, publicationNotFound, readPublication } from "@/lib/reels/publication";
+import { parsePublicationId, publicationNotFound, readPublication } from "@/lib/reels/read-publication";
 import { publicationEventFrame, replayPublicationEvents } from "@/lib/reels/replay-publication-events";
 
 export const dynamic = "force-dynamic";

@@ -1,5 +1,5 @@
 import { json, otherMethods, withTenant } from "@/lib/http";
-import { parsePublicationId, publicationNotFound } from "@/lib/reels/publication";
+import { parsePublicationId, publicationNotFound } from "@/lib/reels/read-publication";
 import { resumePublication } from "@/lib/reels/resume-publication";
 
 export const dynamic = "force-dynamic";
