@@ -4,6 +4,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useEffect } from "react";
 import type { PollRecord, PublicationView, StepRecord } from "@/lib/reels/publication";
+import { PUBLICATION_EVENT_KINDS } from "@/lib/reels/publication";
 import { errorMessage, fetchJson, ProblemError } from "../api";
 import { formatDateTime, formatTime } from "../format";
 import { Button } from "../ui/button";
@@ -14,9 +15,6 @@ import { PublicationStatusBadge } from "./publication-status";
 import { isSettledPublication } from "@/lib/reels/status";
 import { fetchPosts, fetchPublication, reelKeys } from "./queries";
 import { ReelVideo } from "./reel-video";
-
-// Event names the publication's SSE may use; any of them means "the publication changed".
-const EVENT_NAMES = ["message", "step", "poll", "status", "update", "event"];
 
 export function PublicationLive({ publicationId }: { publicationId: string }) {
   const queryClient = useQueryClient();
@@ -34,7 +32,8 @@ export function PublicationLive({ publicationId }: { publicationId: string }) {
     if (!listening) return;
     const source = new EventSource(`/api/reels/${encodeURIComponent(publicationId)}/events`);
     const changed = () => void queryClient.invalidateQueries({ queryKey: reelKeys.one(publicationId) });
-    for (const name of EVENT_NAMES) source.addEventListener(name, changed);
+    // Any event of the stream means "the publication changed".
+    for (const name of PUBLICATION_EVENT_KINDS) source.addEventListener(name, changed);
     return () => source.close();
   }, [publicationId, listening, queryClient]);
 

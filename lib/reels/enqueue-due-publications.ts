@@ -1,7 +1,8 @@
 import type { Producer } from "kafkajs";
 import type { Redis } from "../redis";
 import { TOPICS } from "../topics";
-import { publicationKeys, type PublicationMessage } from "./publication";
+import { publicationKeys } from "./publication-record";
+import type { PublicationMessage } from "./publication-input";
 
 const SCHEDULER_LOCK = "reels:scheduler:lock";
 const BATCH = 100;

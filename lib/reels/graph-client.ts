@@ -1,4 +1,4 @@
-import { GraphError } from "./graph-error";
+import { describeGraphError, GraphError } from "./graph-error";
 
 /**
  * A thin client of the Graph content-publishing contract, the same against the real interface and
@@ -184,14 +184,9 @@ function describeNetworkError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Whether a failed Graph call may succeed if made again: the brief's list plus what Graph marks transient. */
-const TRANSIENT_CODES = new Set([1, 2, 4, 17, 32, 613, 80002]);
-const TRANSIENT_SUBCODES = new Set([2207001, 2207003, 2207008, 2207032]);
-
+/** Whether a failed Graph call may succeed if made again: what GRAPH_ERRORS says of its code and subcode, or what Graph marked transient. */
 export function isTransientGraphFailure(error: unknown): boolean {
   if (error instanceof GraphTransportError) return error.isTransient;
-  if (error instanceof GraphError) {
-    return error.isTransient || TRANSIENT_CODES.has(error.code) || (error.subcode !== undefined && TRANSIENT_SUBCODES.has(error.subcode)) || error.status >= 500;
-  }
+  if (error instanceof GraphError) return error.isTransient || describeGraphError(error.code, error.subcode).transient || error.status >= 500;
   return false;
 }

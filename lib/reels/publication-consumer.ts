@@ -3,7 +3,7 @@ import { CONSUMER_GROUPS, TOPICS } from "../topics";
 import type { RunningConsumer, StartConsumer, WorkerContext } from "../worker-context";
 import { enqueueDuePublications } from "./enqueue-due-publications";
 import { createGraphClient } from "./graph-client";
-import { publicationMessageSchema } from "./publication";
+import { publicationMessageSchema } from "./publication-input";
 import { runPublication, type PublicationDeps } from "./run-publication";
 
 const SCHEDULER_TICK_MS = 1000;

@@ -1,7 +1,9 @@
 import type { Redis } from "../redis";
 import { replay } from "../stream/replay";
 import type { StreamHub } from "../stream/stream-hub";
-import { parseEvent, publicationKeys, readEvents, type PublicationEvent } from "./publication";
+import type { PublicationEvent } from "./publication";
+import { parseEvent, publicationKeys } from "./publication-record";
+import { readEvents } from "./read-publication";
 import { isSettledPublication } from "./status";
 
 /**
@@ -18,7 +20,7 @@ export function replayPublicationEvents(deps: { redis: Redis; hub: StreamHub }, 
   );
 }
 
-/** `id: seq`, `event: step|poll`, and the event as data (the status it led to, the step or poll, what changed). */
+/** `id: seq`, `event: step|poll` (PUBLICATION_EVENT_KINDS), and the event as data (the status it led to, the step or poll, what changed). */
 export function publicationEventFrame(event: PublicationEvent): string {
   const { kind, ...data } = event;
   return `id: ${event.seq}\nevent: ${kind}\ndata: ${JSON.stringify(data)}\n\n`;

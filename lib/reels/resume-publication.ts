@@ -2,8 +2,11 @@ import type { Producer } from "kafkajs";
 import { ApiError, brokerUnavailable } from "../errors";
 import type { Redis } from "../redis";
 import { TOPICS } from "../topics";
-import { appendEvent, publicationKeys, readPublication, type PublicationMessage, type PublicationView } from "./publication";
-import { containerAlive } from "./run-publication";
+import type { PublicationView } from "./publication";
+import { appendEvent, publicationKeys } from "./publication-record";
+import { readPublication } from "./read-publication";
+import type { PublicationMessage } from "./publication-input";
+import { containerAlive } from "./publication-record";
 
 export interface ResumePublicationDeps {
   redis: Redis;
@@ -27,7 +30,7 @@ export async function resumePublication(deps: ResumePublicationDeps, tenantId: s
   const at = new Date(now).toISOString();
   const moved = await appendEvent(deps.redis, id, {
     status: "PROCESSING",
-    expectStatus: "TIMED_OUT",
+    expect: { status: "TIMED_OUT" },
     body: { kind: "step", step: { at, step: "resumed", detail: `Resumed: polling container ${state.container_id} again.` } },
     fields: { poll_round_start: state.poll_count ?? "0", error: "" },
     changes: { error: null },
@@ -41,7 +44,7 @@ export async function resumePublication(deps: ResumePublicationDeps, tenantId: s
   } catch {
     await appendEvent(deps.redis, id, {
       status: "TIMED_OUT",
-      expectStatus: "PROCESSING",
+      expect: { status: "PROCESSING" },
       body: { kind: "step", step: { at: new Date((deps.now ?? Date.now)()).toISOString(), step: "resume_failed", detail: "The publishing log was unreachable; the publication is still TIMED_OUT." } },
       fields: { error: state.error ?? "" },
       changes: { error: state.error ? JSON.parse(state.error) : null },

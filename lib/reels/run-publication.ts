@@ -5,8 +5,10 @@ import type { Redis } from "../redis";
 import { abortableSleep } from "../sleep";
 import { addToTenantIndex } from "../tenant-index";
 import { GraphTransportError, isTransientGraphFailure, type ContainerStatus, type GraphAccount, type GraphClient } from "./graph-client";
-import { classifyGraphError, GraphError, graphErrorForSubcode, subcodeFromContainerStatus } from "./graph-error";
-import { appendEvent, CONTAINER_LIFETIME_MS, PUBLICATION_INDEX_BOUND, publicationKeys, type EventBody, type PublicationChanges, type PublicationError } from "./publication";
+import { GraphError } from "./graph-error";
+import type { PublicationChanges, PublicationError } from "./publication";
+import { appendEvent, PUBLICATION_INDEX_BOUND, publicationKeys, type EventBody } from "./publication-record";
+import { accountMissingError, containerError, describeFailure, errorOf, expiredError, noContainerIdError } from "./publication-error";
 import { isSettledPublication, type PublicationStatus } from "./status";
 
 export interface RetryPolicy {
@@ -50,7 +52,16 @@ export type PublicationOutcome = "published" | "failed" | "timed-out" | "deferre
 
 export const DEFAULT_RETRY: RetryPolicy = { retries: 5, baseMs: 1000, maxMs: 30_000 };
 
-class RecordGone extends Error {}
+/** The record is gone, or a client moved it on (cancelled it) under the run: nothing more to write. */
+class RecordClosed extends Error {}
+
+/** A scheduled publication whose time has not come: the scheduler enqueues it again at publish_at; no slot is held meanwhile. */
+async function deferIfNotDue(redis: Redis, id: string, state: Record<string, string>, now: number): Promise<"deferred" | undefined> {
+  if (state.status !== "SCHEDULED" || !(Date.parse(state.publish_at) > now)) return undefined;
+  // LT: a read older than a reschedule may only make the wake-up earlier (the run defers again then), never later.
+  await redis.zadd(publicationKeys.scheduled, "LT", Date.parse(state.publish_at), id);
+  return "deferred";
+}
 
 
 /**
@@ -85,17 +96,12 @@ export async function runPublication(deps: PublicationDeps, publicationId: strin
             continue;
           }
           if (isSettledPublication(state.status)) return "skipped";
-          if (state.status === "SCHEDULED" && Date.parse(state.publish_at) > now()) {
-            // Not due: the scheduler enqueues it again at publish_at; no slot is held meanwhile.
-            await redis.zadd(publicationKeys.scheduled, Date.parse(state.publish_at), publicationId);
-            return "deferred";
-          }
-          return undefined;
+          return deferIfNotDue(redis, publicationId, state, now());
         }
       },
       run: (signal) =>
         new PublicationRun(deps, publicationId, signal, now, sleep).run().catch((error) => {
-          if (error instanceof RecordGone) return "skipped";
+          if (error instanceof RecordClosed) return "skipped";
           throw error;
         }),
     },
@@ -133,6 +139,7 @@ class PublicationRun {
     const state = this.state;
     if (!state.publication_id) return "skipped";
     if (isSettledPublication(state.status)) return "skipped";
+    if (await deferIfNotDue(redis, this.id, state, this.now())) return "deferred";
     this.status = state.status as PublicationStatus;
     this.containerId = state.container_id ?? "";
     this.pollCount = Number(state.poll_count ?? 0);
@@ -142,20 +149,20 @@ class PublicationRun {
 
     const account = this.deps.accounts.find((a) => a.accountId === state.account_id && a.tenantId === state.tenant_id);
     if (!account) {
-      return this.fail({
-        code: null,
-        subcode: null,
-        message: `Account ${state.account_id} is not configured for this tenant any more.`,
-        fbtrace_id: null,
-        classification: "reconnect-account",
-        advice: "Add the account back to REEL_ACCOUNTS with a valid access token, then publish again.",
-      });
+      return this.fail(accountMissingError(state.account_id));
     }
     this.account = { accountId: account.accountId, accessToken: account.accessToken };
 
     if (this.status === "SCHEDULED") {
+      // Due only as read: a client that rescheduled, edited or cancelled it meanwhile wins, and the run reads it again.
+      const due = await appendEvent(redis, this.id, {
+        status: "QUEUED",
+        body: { kind: "step", step: { at: this.iso(), step: "due", detail: `publish_at ${state.publish_at} reached.` } },
+        expect: { status: "SCHEDULED", publish_at: state.publish_at ?? "", caption: state.caption ?? "" },
+      });
+      if (due <= 0) return this.run();
+      this.status = "QUEUED";
       await redis.zrem(publicationKeys.scheduled, this.id);
-      await this.step("QUEUED", "due", `publish_at ${state.publish_at} reached.`);
     } else if (interrupted) {
       await this.step(this.status, "picked_up", `Picked up again after the worker running it stopped (${this.status.toLowerCase()}${this.containerId ? `, container ${this.containerId}` : ""}).`);
     }
@@ -176,15 +183,7 @@ class PublicationRun {
     if (!attempt.ok) return this.fail(errorOf(attempt.error));
     const answer = attempt.value;
     if (!answer.id) {
-      return this.fail({
-        code: null,
-        subcode: null,
-        message: "Graph answered the container creation without a container id.",
-        fbtrace_id: answer.fbtraceId,
-        classification: "stop",
-        advice: "Nothing was published. Graph's whole answer is kept in `response`; publish again once it is understood.",
-        response: answer.answer,
-      });
+      return this.fail(noContainerIdError(answer));
     }
     this.containerId = answer.id;
     const createdAt = new Date(this.now()).toISOString();
@@ -236,7 +235,7 @@ class PublicationRun {
         if (!isTransientGraphFailure(outcome) || publishFailures >= this.retry.retries) return this.fail(errorOf(outcome));
         publishFailures++;
         const delay = this.backoff(publishFailures);
-        await this.step("PUBLISHING", "retrying", `Publishing failed (${describe(outcome)}); reading the container again in ${delay} ms before another try.`);
+        await this.step("PUBLISHING", "retrying", `Publishing failed (${describeFailure(outcome)}); reading the container again in ${delay} ms before another try.`);
         await this.sleep(delay, this.signal);
         next = "check";
         continue;
@@ -250,7 +249,7 @@ class PublicationRun {
     const attempt = await this.withRetries("Reading the container's status", () => this.deps.graph.readContainer(this.containerId, this.account.accessToken, this.signal));
     if (!attempt.ok) {
       if (isTransientGraphFailure(attempt.error)) {
-        return this.timedOut(`Graph kept failing while the container was read (${describe(attempt.error)}); resume to poll again.`, errorOf(attempt.error));
+        return this.timedOut(`Graph kept failing while the container was read (${describeFailure(attempt.error)}); resume to poll again.`, errorOf(attempt.error));
       }
       return this.fail(errorOf(attempt.error));
     }
@@ -359,7 +358,7 @@ class PublicationRun {
         if (!isTransientGraphFailure(error) || failures >= this.retry.retries) return { ok: false, error };
         failures++;
         const delay = this.backoff(failures);
-        await this.step(this.status, "retrying", `${what} failed (${describe(error)}); try ${failures + 1} of ${this.retry.retries + 1} in ${delay} ms.`);
+        await this.step(this.status, "retrying", `${what} failed (${describeFailure(error)}); try ${failures + 1} of ${this.retry.retries + 1} in ${delay} ms.`);
         await this.sleep(delay, this.signal);
       }
     }
@@ -377,7 +376,7 @@ class PublicationRun {
     // A worker that lost its lease must not write: the one that holds it now owns the timeline.
     if (this.signal.aborted) throw this.signal.reason;
     const seq = await appendEvent(this.deps.redis, this.id, { status, body, fields, changes });
-    if (!seq) throw new RecordGone();
+    if (seq <= 0) throw new RecordClosed();
     this.status = status;
   }
 
@@ -393,52 +392,8 @@ class PublicationRun {
   }
 }
 
-/** Graph's error object (or a failure below it) in the publication's error shape, with what to do about it. */
-export function errorOf(error: GraphError | GraphTransportError): PublicationError {
-  if (error instanceof GraphError) {
-    const { action, advice } = classifyGraphError(error.code, error.subcode, error.isTransient);
-    return { code: error.code, subcode: error.subcode ?? null, message: error.message, fbtrace_id: error.fbtraceId || null, classification: action, advice };
-  }
-  return {
-    code: null,
-    subcode: null,
-    message: error.message,
-    fbtrace_id: error.fbtraceId,
-    classification: error.isTransient ? "retry" : "stop",
-    advice: error.isTransient ? "Graph could not be reached or failed on its side; try again later." : "Graph's answer was not understood; check GRAPH_URL and GRAPH_VERSION.",
-  };
-}
-
-/** A container in ERROR names its subcode in `status`; the code comes from the table. */
-function containerError(read: ContainerStatus): PublicationError {
-  const subcode = subcodeFromContainerStatus(read.status);
-  const info = subcode === undefined ? undefined : graphErrorForSubcode(subcode);
-  const message = read.status || "The container's processing failed (status_code ERROR).";
-  if (!info) {
-    return { code: null, subcode: subcode ?? null, message, fbtrace_id: read.fbtraceId, classification: "new-container", advice: "Processing failed; fix the video if the status says why, then publish again with a new container." };
-  }
-  const { action, advice } = classifyGraphError(info.code, subcode);
-  return { code: info.code, subcode: subcode ?? null, message, fbtrace_id: read.fbtraceId, classification: action, advice };
-}
-
-function expiredError(fbtraceId: string | null): PublicationError {
-  const { action, advice } = classifyGraphError(-2, 2207020);
-  return { code: -2, subcode: 2207020, message: "The container expired: it was not published within 24 hours of its creation.", fbtrace_id: fbtraceId, classification: action, advice };
-}
-
-function describe(error: GraphError | GraphTransportError): string {
-  return error instanceof GraphError ? `${error.code}${error.subcode ? `/${error.subcode}` : ""}: ${error.message}` : error.message;
-}
-
 /** Graph writes 2024-05-01T12:00:00+0000, which Date.parse does not read everywhere. */
 function parseGraphTime(value: string | undefined): number {
   if (!value) return Number.NaN;
   return Date.parse(value.replace(/([+-]\d{2})(\d{2})$/, "$1:$2"));
 }
-
-/** Whether a TIMED_OUT publication's container may still be published (Graph expires it 24 h after creation). */
-export function containerAlive(state: Record<string, string>, now: number): boolean {
-  const createdAt = Date.parse(state.container_created_at ?? "");
-  return !!state.container_id && !Number.isNaN(createdAt) && now < createdAt + CONTAINER_LIFETIME_MS;
-}
-

@@ -6,18 +6,10 @@ import type { Redis } from "../redis";
 import { addToTenantIndex } from "../tenant-index";
 import { TOPICS } from "../topics";
 import { findAccount } from "./accounts";
-import {
-  MAX_SCHEDULE_AHEAD_DAYS,
-  PUBLICATION_INDEX_BOUND,
-  PUBLICATION_TTL_S,
-  publicationKeys,
-  readPublication,
-  toPublicationView,
-  type PublicationEvent,
-  type PublicationInput,
-  type PublicationMessage,
-  type PublicationView,
-} from "./publication";
+import { parsePublishAt, type PublicationInput, type PublicationMessage } from "./publication-input";
+import type { PublicationEvent, PublicationView } from "./publication";
+import { PUBLICATION_INDEX_BOUND, PUBLICATION_TTL_S, publicationKeys } from "./publication-record";
+import { readPublication, toPublicationView } from "./read-publication";
 
 export interface SubmitPublicationDeps {
   redis: Redis;
@@ -69,7 +61,7 @@ export async function submitPublication(
   }
   const account = findAccount(deps.accounts, tenantId, input.account_id);
   if (!account) throw new ApiError("not-found", `No account ${input.account_id} for this API key.`);
-  const publishAt = input.publish_at === undefined ? undefined : checkPublishAt(input.publish_at, now);
+  const publishAt = input.publish_at === undefined ? undefined : parsePublishAt(input.publish_at, now);
 
   const id = randomUUID();
   const status = publishAt ? "SCHEDULED" : "QUEUED";
@@ -137,19 +129,6 @@ export async function submitPublication(
   await multi.exec();
   const { submitting: _, ...visible } = state;
   return { created: true, publication: toPublicationView(visible, [first]) };
-}
-
-/** publish_at must be ahead of now and at most 75 days ahead (Graph's scheduling window). */
-function checkPublishAt(value: string, now: Date): Date {
-  const at = new Date(value);
-  const problem =
-    at.getTime() <= now.getTime()
-      ? "must be in the future"
-      : at.getTime() > now.getTime() + MAX_SCHEDULE_AHEAD_DAYS * 86400_000
-        ? `must be at most ${MAX_SCHEDULE_AHEAD_DAYS} days ahead`
-        : undefined;
-  if (problem) throw validationError([{ path: "publish_at", message: problem }]);
-  return at;
 }
 
 async function existingFor(redis: Redis, tenantId: string, id: string, fingerprint: string): Promise<PublicationView> {

@@ -2,7 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import Redis from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { publicationKeys } from "../../lib/reels/publication";
+import { publicationKeys } from "../../lib/reels/publication-record";
 import { waitFor } from "../helpers";
 import { startTestStack, type TestStack } from "./stack";
 

@@ -5,7 +5,7 @@ import { FINISHED_JOB_TTL_S, JOB_INDEX_BOUND, jobKeys, OPEN_JOB_TTL_S } from "@/
 import { StreamWriter } from "@/lib/jobs/stream-writer";
 import { submitJob } from "@/lib/jobs/submit-job";
 import { createRedis, type Redis } from "@/lib/redis";
-import { PUBLICATION_INDEX_BOUND, PUBLICATION_TTL_S } from "@/lib/reels/publication";
+import { PUBLICATION_INDEX_BOUND, PUBLICATION_TTL_S } from "@/lib/reels/publication-record";
 import { addToTenantIndex } from "@/lib/tenant-index";
 
 /** Every Redis key a job writes has a bound, checked on the real Redis: an expiry, and for indexes a trim. */

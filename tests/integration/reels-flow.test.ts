@@ -344,8 +344,10 @@ describe("publishing a reel through the worker", () => {
     expect(data.map((e) => e.id)).toEqual(data.map((_, i) => i + 1));
     expect(data.at(-1)).toMatchObject({ event: "step", status: "PUBLISHED", step: { step: "published" } });
     const p = (await get(id)).body;
-    expect(data.filter((e) => e.event === "poll").map((e) => e.poll)).toEqual(p.polls);
-    expect(data.filter((e) => e.event === "step").map((e) => e.step)).toEqual(p.steps);
+    expect(data.filter((e) => e.event === "poll").map((e) => ({ ...e.poll, seq: e.id }))).toEqual(p.polls);
+    expect(data.filter((e) => e.event === "step").map((e) => ({ ...e.step, seq: e.id }))).toEqual(p.steps);
+    // One sequence across steps and polls, in the order they happened.
+    expect([...p.steps, ...p.polls].map((e) => e.seq).sort((a, b) => a - b)).toEqual(data.map((e) => e.id));
     expect(data.find((e) => e.step?.step === "created")?.changes).toEqual({ container_id: p.container_id });
 
     const replay = await routes.events.GET(new Request(`http://dispatch.test/api/reels/${id}/events`, { headers: { ...auth(), "last-event-id": "3" } }), params(id));

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   classifyGraphError,
+  GRAPH_ERRORS,
   GraphError,
   graphErrorForSubcode,
   subcodeFromContainerStatus,
@@ -44,6 +45,12 @@ describe("classifyGraphError", () => {
     const result = classifyGraphError(code, subcode);
     expect(result.action).toBe(action);
     expect(result.advice.length).toBeGreaterThan(10);
+  });
+
+  it("gives every entry a one-sentence headline in plain words", () => {
+    for (const entry of GRAPH_ERRORS) expect(entry.headline).toMatch(/^[A-Z][^\n]*\.$/);
+    expect(classifyGraphError(9004, 2207052).headline).toBe("Instagram could not fetch the video from its URL.");
+    expect(classifyGraphError(230).headline).toBe(classifyGraphError(10).headline);
   });
 
   it("retries an unknown code that Graph marked transient", () => {

@@ -3,10 +3,14 @@ import type { Producer } from "kafkajs";
 import { describe, expect, it } from "vitest";
 import { GraphTransportError, type ContainerStatus, type CreateContainerAnswer, type GraphClient, type MediaItem } from "@/lib/reels/graph-client";
 import { GraphError } from "@/lib/reels/graph-error";
-import { publicationKeys, readPublication, type PublicationView } from "@/lib/reels/publication";
+import type { PublicationView } from "@/lib/reels/publication";
+import { publicationKeys } from "@/lib/reels/publication-record";
+import { readPublication } from "@/lib/reels/read-publication";
+import { cancelPublication } from "@/lib/reels/cancel-publication";
 import { resumePublication } from "@/lib/reels/resume-publication";
 import { runPublication, type PublicationDeps, type PublicationOutcome } from "@/lib/reels/run-publication";
 import { submitPublication } from "@/lib/reels/submit-publication";
+import { updatePublication } from "@/lib/reels/update-publication";
 import { realRedisPerFile } from "./real-redis";
 
 /**
@@ -136,6 +140,9 @@ describe("runPublication", () => {
         expect(stepNames(p)).toEqual(["queued", "creating", "created", "publishing", "published"]);
         expect(calls).toMatchObject({ create: 1, read: 3, publish: 1 });
         expect(h.sleeps).toEqual([50, 50, 50]);
+        // Every entry carries its event's seq: steps and polls interleave by it.
+        expect(p.steps.map((x) => x.seq)).toEqual([1, 2, 3, 7, 8]);
+        expect(p.polls.map((x) => x.seq)).toEqual([4, 5, 6]);
       },
     },
     {
@@ -167,7 +174,16 @@ describe("runPublication", () => {
         expect(p.last_status_code).toBe("ERROR");
         expect(p.error).toMatchObject({ code: 352, subcode: 2207026, message: "Error: unsupported video format (2207026)", fbtrace_id: "TRACE-S", classification: "fix-input" });
         expect(p.error?.advice).toMatch(/video/);
+        expect(p.error).toMatchObject({ headline: "The video's format is not supported for reels.", remedy: p.error?.advice });
         expect(calls.publish).toBe(0);
+      },
+    },
+    {
+      name: "ERROR whose status says what the probe found → that finding is the headline",
+      script: { create: [created()], read: [status("ERROR", "Error: unsupported video format: the video is 1.5 s long; reels must be 3 s to 15 min (2207026)")] },
+      outcome: "failed",
+      expect: (p) => {
+        expect(p.error).toMatchObject({ code: 352, subcode: 2207026, headline: "The video is 1.5 s long; reels must be 3 s to 15 min.", remedy: "The video does not meet the reel specification; fix the video." });
       },
     },
     {
@@ -197,6 +213,7 @@ describe("runPublication", () => {
       outcome: "failed",
       expect: (p, calls, h) => {
         expect(p.error).toMatchObject({ code: 190, subcode: 460, message: "Error validating access token", fbtrace_id: "TRACE-E", classification: "reconnect-account" });
+        expect(p.error).toMatchObject({ headline: "The account's access token is invalid, expired or revoked.", remedy: "The access token is invalid, expired or revoked; reconnect the account." });
         expect(calls.create).toBe(1);
         expect(h.sleeps).toEqual([]);
       },
@@ -389,6 +406,76 @@ describe("runPublication", () => {
     expect(await runPublication(h.deps, id, control())).toBe("published");
     expect(await redis().zscore(publicationKeys.scheduled, id)).toBeNull();
     expect(stepNames(await read(id))).toEqual(["scheduled", "due", "creating", "created", "publishing", "published"]);
+  });
+
+  it("skips a publication cancelled while QUEUED, without a Graph call", async () => {
+    const { graph, calls } = scriptedGraph({});
+    const h = harness(graph);
+    const id = await newPublication(h);
+    const cancelled = await cancelPublication({ redis: redis(), now: () => h.clock.now }, TENANT, id);
+    expect(cancelled.status).toBe("CANCELLED");
+    expect(await runPublication(h.deps, id, control())).toBe("skipped");
+    expect(calls).toMatchObject({ create: 0, read: 0, publish: 0 });
+    expect(stepNames(await read(id))).toEqual(["queued", "cancelled"]);
+  });
+
+  /** The worker's Redis, with `between` run once right after the run read the record and before its first event. */
+  const interleaved = (between: () => Promise<unknown>) => {
+    let done = false;
+    return new Proxy(redis(), {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (prop !== "hset" || typeof value !== "function") return typeof value === "function" ? value.bind(target) : value;
+        return async (...args: unknown[]) => {
+          const result = await value.apply(target, args);
+          if (!done && args[1] === "active_run") {
+            done = true;
+            await between();
+          }
+          return result;
+        };
+      },
+    });
+  };
+
+  it("a cancel that lands between the worker's read and its first write wins: nothing more is written, Graph is not called", async () => {
+    const { graph, calls } = scriptedGraph({});
+    const h = harness(graph);
+    const id = await newPublication(h);
+    let answer: PublicationView | undefined;
+    const deps = { ...h.deps, redis: interleaved(async () => (answer = await cancelPublication({ redis: redis() }, TENANT, id))) };
+    expect(await runPublication(deps, id, control())).toBe("skipped");
+    expect(answer?.status).toBe("CANCELLED");
+    expect(calls).toMatchObject({ create: 0, read: 0, publish: 0 });
+    const p = await read(id);
+    expect([p.status, stepNames(p)]).toEqual(["CANCELLED", ["queued", "cancelled"]]);
+  });
+
+  it("refuses to cancel once the container is being created, and to change a publication that is not SCHEDULED", async () => {
+    const h = harness(scriptedGraph({ create: [created()], read: [status("FINISHED")], publish: [{ id: POST }] }).graph);
+    const id = await newPublication(h);
+    expect(await runPublication(h.deps, id, control())).toBe("published");
+    await expect(cancelPublication({ redis: redis() }, TENANT, id)).rejects.toMatchObject({ status: 409, message: expect.stringContaining("PUBLISHED") });
+    await expect(updatePublication({ redis: redis() }, TENANT, id, { caption: "new" })).rejects.toMatchObject({ status: 409 });
+    await expect(cancelPublication({ redis: redis() }, "globex", id)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it("a reschedule that lands between the worker's read of a due publication and its move to QUEUED wins: the run defers to the new time", async () => {
+    const { graph, calls } = scriptedGraph({ create: [created()], read: [status("FINISHED")], publish: [{ id: POST }] });
+    const h = harness(graph);
+    const id = await newPublication(h, { publish_at: new Date(h.clock.now + 60_000).toISOString(), caption: "old caption" });
+    h.clock.now += 60_000;
+    const later = new Date(h.clock.now + 3600_000);
+    const reschedule = () => updatePublication({ redis: redis(), now: () => new Date(h.clock.now) }, TENANT, id, { publish_at: later.toISOString(), caption: "new caption" });
+    expect(await runPublication({ ...h.deps, redis: interleaved(reschedule) }, id, control())).toBe("deferred");
+    expect(calls.create).toBe(0);
+    const p = await read(id);
+    expect([p.status, p.publish_at, p.caption, stepNames(p)]).toEqual(["SCHEDULED", later.toISOString(), "new caption", ["scheduled", "updated"]]);
+    expect(await redis().zscore(publicationKeys.scheduled, id)).toBe(String(later.getTime()));
+
+    h.clock.now = later.getTime();
+    expect(await runPublication(h.deps, id, control())).toBe("published");
+    expect(stepNames(await read(id))).toEqual(["scheduled", "updated", "due", "creating", "created", "publishing", "published"]);
   });
 
   it("skips a message for a publication that was never recorded", async () => {

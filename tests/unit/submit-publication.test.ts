@@ -2,7 +2,9 @@ import type { Producer } from "kafkajs";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "@/lib/errors";
 import { listAccounts } from "@/lib/reels/accounts";
-import { publicationInputSchema, publicationKeys, readPublication } from "@/lib/reels/publication";
+import { publicationKeys } from "@/lib/reels/publication-record";
+import { readPublication } from "@/lib/reels/read-publication";
+import { publicationInputSchema } from "@/lib/reels/publication-input";
 import { submitPublication, type SubmitPublicationDeps } from "@/lib/reels/submit-publication";
 import { realRedisPerFile } from "./real-redis";
 

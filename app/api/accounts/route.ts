@@ -1,4 +1,4 @@
-import { json, withTenant } from "@/lib/http";
+import { json, otherMethods, withTenant } from "@/lib/http";
 import { listAccounts } from "@/lib/reels/accounts";
 
 export const dynamic = "force-dynamic";
@@ -8,3 +8,5 @@ export const GET = withTenant(async (request: Request, { services, tenantId }) =
   const { config } = services;
   return json({ data: listAccounts(config.REEL_ACCOUNTS, tenantId, config.GRAPH_SANDBOX) });
 });
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });

@@ -1,5 +1,5 @@
 import { checkHealth } from "@/lib/health";
-import { json, withProblems } from "@/lib/http";
+import { json, otherMethods, withProblems } from "@/lib/http";
 import { getServices } from "@/lib/services";
 
 export const dynamic = "force-dynamic";
@@ -9,3 +9,5 @@ export const GET = withProblems(async () => {
   const health = await checkHealth(services);
   return json(health, health.status === "ok" ? 200 : 503);
 });
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });

@@ -1,5 +1,6 @@
-import { json, pageQuerySchema, parseWith, readJsonBody, withTenant } from "@/lib/http";
-import { listPublications, publicationInputSchema } from "@/lib/reels/publication";
+import { json, otherMethods, pageQuerySchema, parseWith, readJsonBody, withTenant } from "@/lib/http";
+import { listPublications } from "@/lib/reels/read-publication";
+import { publicationInputSchema } from "@/lib/reels/publication-input";
 import { submitPublication } from "@/lib/reels/submit-publication";
 import { enforceRateLimit } from "@/lib/rate-limit";
 
@@ -24,3 +25,5 @@ export const GET = withTenant(async (request: Request, { services, tenantId }) =
   const query = parseWith(pageQuerySchema, Object.fromEntries(new URL(request.url).searchParams));
   return json(await listPublications(services.redis, tenantId, query));
 });
+
+export const { PUT, PATCH, DELETE } = otherMethods({ GET, POST });

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { assertSameOrigin, clientAddress, readCookie, SESSION_COOKIE } from "@/lib/auth";
 import { ApiError } from "@/lib/errors";
-import { json, readJsonBody, withProblems, withTenant } from "@/lib/http";
+import { json, otherMethods, readJsonBody, withProblems, withTenant } from "@/lib/http";
 import { getServices } from "@/lib/services";
 import { sessionCookieHeader } from "@/lib/sessions";
 
@@ -46,3 +46,5 @@ export const DELETE = withProblems(async (request: Request) => {
   if (value) await getServices().sessions.revoke(value);
   return new Response(null, { status: 204, headers: { "cache-control": "no-store", "set-cookie": sessionCookieHeader("", 0, secureCookie(request)) } });
 });
+
+export const { PUT, PATCH } = otherMethods({ GET, POST, DELETE });

@@ -1,5 +1,5 @@
 import { checkHealth } from "@/lib/health";
-import { json, withTenant } from "@/lib/http";
+import { json, otherMethods, withTenant } from "@/lib/http";
 import { readTenantLoad } from "@/lib/system/read-running";
 import { readSystemStatus } from "@/lib/system/read-system-status";
 
@@ -14,3 +14,5 @@ export const GET = withTenant(async (request: Request, { services, tenantId }) =
   ]);
   return json({ health, ...status, tenant });
 });
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });

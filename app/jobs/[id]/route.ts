@@ -1,4 +1,4 @@
-import { json, withTenant } from "@/lib/http";
+import { json, otherMethods, withTenant } from "@/lib/http";
 import { jobNotFound, parseJobId } from "@/lib/jobs/job-id";
 import { readJob } from "@/lib/jobs/read-job";
 
@@ -9,3 +9,5 @@ export const GET = withTenant(async (request: Request, { services, tenantId }, {
   if (!job) throw jobNotFound();
   return json(job);
 });
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });

@@ -1,4 +1,4 @@
-import { json, pageQuerySchema, parseWith, readJsonBody, withTenant } from "@/lib/http";
+import { json, otherMethods, pageQuerySchema, parseWith, readJsonBody, withTenant } from "@/lib/http";
 import { commandInputSchema } from "@/lib/jobs/command";
 import { listModels } from "@/lib/jobs/models";
 import { listJobs } from "@/lib/jobs/read-job";
@@ -23,3 +23,5 @@ export const GET = withTenant(async (request: Request, { services, tenantId }) =
   const [page, running] = await Promise.all([listJobs(services.redis, tenantId, query), readTenantLoad(services.redis, tenantId, services.config.TENANT_CONCURRENCY)]);
   return json({ ...page, running });
 });
+
+export const { PUT, PATCH, DELETE } = otherMethods({ GET, POST });

@@ -1,4 +1,4 @@
-import { json, withTenant } from "@/lib/http";
+import { json, otherMethods, withTenant } from "@/lib/http";
 import { listModels } from "@/lib/jobs/models";
 
 export const dynamic = "force-dynamic";
@@ -6,3 +6,5 @@ export const dynamic = "force-dynamic";
 export const GET = withTenant(async (request: Request, { services }) => {
   return json({ data: listModels(services.config) });
 });
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });

@@ -1,9 +1,8 @@
 import { stat } from "node:fs/promises";
-import path from "node:path";
 import type { ReelAccount } from "../../config";
 import { fileResponse } from "../../file-response";
 import { authorize, graphJson, invalidParameter, pickFields, requestedFields, type GraphCall } from "./graph-request";
-import { keys, readMediaRecord, videosDir, type MediaRecord } from "./store";
+import { keys, readMediaRecord, videoPath, type MediaRecord } from "./store";
 import type { SandboxDeps } from "./deps";
 
 /** Published reels: `GET /{media-id}`, `GET /{ig-user-id}/media`, the kept video and its permalink page. */
@@ -114,7 +113,7 @@ function decodeCursor(cursor: string): number {
 export async function serveMediaFile(deps: SandboxDeps, request: Request, fileName: string): Promise<Response> {
   const match = /^(\d{6,20})\.(mp4|mov)$/.exec(fileName);
   const media = match?.[1] ? await readMediaRecord(deps.redis, match[1]) : undefined;
-  const filePath = media ? path.join(videosDir(deps), media.file) : undefined;
+  const filePath = media ? videoPath(deps, media.file) : undefined;
   const info = filePath ? await stat(filePath).catch(() => undefined) : undefined;
   if (!media || !filePath || !info?.isFile()) return new Response("Not found", { status: 404, headers: { "content-type": "text/plain" } });
 

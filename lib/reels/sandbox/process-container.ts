@@ -7,7 +7,7 @@ import { createPublicAgent } from "../../net/public-agent";
 import { checkReelSpec, probeVideo, VideoProbeError, type VideoProbe } from "../probe-video";
 import { limitsOf, type SandboxDeps } from "./deps";
 import { downloadVideo, VideoFetchError } from "./fetch-video";
-import { beat, claimStaleContainer, finishProcessing, readContainerRecord, videosDir, visibleStatusCode, type ContainerRecord } from "./store";
+import { beat, claimStaleContainer, finishProcessing, readContainerRecord, videoPath, visibleStatusCode, type ContainerRecord } from "./store";
 import { accountVideoPath, downloadSlots, keepVideo } from "./video-store";
 
 /**
@@ -90,8 +90,7 @@ export async function processContainer(deps: SandboxDeps, containerId: string, o
   }, limits.heartbeatMs);
   heartbeat.unref();
 
-  const dir = videosDir(deps);
-  const part = path.join(dir, accountVideoPath(container.account_id, `${containerId}-${owner}.part`));
+  const part = videoPath(deps, accountVideoPath(container.account_id, `${containerId}-${owner}.part`));
   let outcome: Outcome | undefined;
   try {
     await mkdir(path.dirname(part), { recursive: true });
@@ -101,7 +100,7 @@ export async function processContainer(deps: SandboxDeps, containerId: string, o
   } catch (error) {
     clearInterval(heartbeat);
     await unlink(part).catch(() => {});
-    if (outcome?.file) await unlink(path.join(dir, outcome.file)).catch(() => {});
+    if (outcome?.file) await unlink(videoPath(deps, outcome.file)).catch(() => {});
     if (lost.signal.aborted) return; // the new owner settles it
     deps.log("error", "sandbox processing error", { container_id: containerId, error: error instanceof Error ? error.message : String(error) });
     outcome = { fields: errorFields(-1, 2207001, "unexpected server error while processing the media") };
@@ -109,7 +108,7 @@ export async function processContainer(deps: SandboxDeps, containerId: string, o
   clearInterval(heartbeat);
 
   const saved = await finishProcessing(deps.redis, containerId, owner, { ...outcome.fields, owner: "", settled_at: deps.now() });
-  if (!saved && outcome.file) await unlink(path.join(dir, outcome.file)).catch(() => {});
+  if (!saved && outcome.file) await unlink(videoPath(deps, outcome.file)).catch(() => {});
   if (saved) {
     deps.log("info", "sandbox container processed", {
       container_id: containerId,

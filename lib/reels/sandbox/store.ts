@@ -108,6 +108,14 @@ export function videosDir(deps: Pick<SandboxDeps, "config">): string {
   return path.resolve(deps.config.DATA_DIR, "sandbox", "videos");
 }
 
+/**
+ * A video's absolute path from its `file` field (relative to videosDir). Data under DATA_DIR, never
+ * code: the comment keeps Next's build from tracing the whole project into the server output.
+ */
+export function videoPath(deps: Pick<SandboxDeps, "config">, file: string): string {
+  return path.join(/*turbopackIgnore: true*/ videosDir(deps), file);
+}
+
 /** Redis hashes hold strings; undefined fields are left out. */
 export function toHashArgs(fields: Record<string, string | number | undefined>): string[] {
   return Object.entries(fields).flatMap(([k, v]) => (v === undefined ? [] : [k, String(v)]));

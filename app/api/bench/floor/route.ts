@@ -1,4 +1,4 @@
-import { problemResponse, readBody } from "@/lib/http";
+import { otherMethods, problemResponse, readBody } from "@/lib/http";
 import { notFoundRoute } from "@/lib/not-found-route";
 import { getConfig } from "@/lib/config";
 
@@ -26,3 +26,5 @@ export async function POST(request: Request): Promise<Response> {
   }
   return ok();
 }
+
+export const { PUT, PATCH, DELETE } = otherMethods({ GET, POST });

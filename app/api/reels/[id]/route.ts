@@ -1,10 +1,29 @@
-import { json, withTenant } from "@/lib/http";
-import { parsePublicationId, publicationNotFound, readPublication } from "@/lib/reels/publication";
+import { json, otherMethods, readJsonBody, withTenant } from "@/lib/http";
+import { cancelPublication } from "@/lib/reels/cancel-publication";
+import { parsePublicationId, publicationNotFound, readPublication } from "@/lib/reels/read-publication";
+import { publicationUpdateSchema } from "@/lib/reels/publication-input";
+import { updatePublication } from "@/lib/reels/update-publication";
 
 export const dynamic = "force-dynamic";
 
-export const GET = withTenant(async (request: Request, { services, tenantId }, { params }: { params: Promise<{ id: string }> }) => {
+type Params = { params: Promise<{ id: string }> };
+
+export const GET = withTenant(async (request: Request, { services, tenantId }, { params }: Params) => {
   const publication = await readPublication(services.redis, tenantId, parsePublicationId((await params).id));
   if (!publication) throw publicationNotFound();
   return json(publication);
 });
+
+/** Changes a SCHEDULED publication's publish_at or caption. */
+export const PATCH = withTenant(async (request: Request, { services, tenantId }, { params }: Params) => {
+  const id = parsePublicationId((await params).id);
+  const update = await readJsonBody(request, publicationUpdateSchema);
+  return json(await updatePublication({ redis: services.redis }, tenantId, id, update));
+});
+
+/** Cancels a publication before anything reached Graph (SCHEDULED, or QUEUED without a container). */
+export const DELETE = withTenant(async (request: Request, { services, tenantId }, { params }: Params) => {
+  return json(await cancelPublication({ redis: services.redis }, tenantId, parsePublicationId((await params).id)));
+});
+
+export const { POST, PUT } = otherMethods({ GET, PATCH, DELETE });

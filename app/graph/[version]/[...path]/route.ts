@@ -13,3 +13,7 @@ function answer(request: Request): Promise<Response> | Response {
 export const GET = answer;
 export const HEAD = answer;
 export const POST = answer;
+// Graph's own answer to a method it does not support (#100), not Dispatch's problem+json: this is Meta's interface.
+export const PUT = answer;
+export const PATCH = answer;
+export const DELETE = answer;

@@ -1,4 +1,4 @@
-import { json, withTenant } from "@/lib/http";
+import { json, otherMethods, withTenant } from "@/lib/http";
 import { cancelJob } from "@/lib/jobs/cancel-job";
 import { jobNotFound, parseJobId } from "@/lib/jobs/job-id";
 
@@ -9,3 +9,5 @@ export const POST = withTenant(async (request: Request, { services, tenantId }, 
   if (!job) throw jobNotFound();
   return json(job);
 });
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods({ POST });

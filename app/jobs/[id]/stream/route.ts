@@ -1,4 +1,4 @@
-import { withTenant } from "@/lib/http";
+import { otherMethods, withTenant } from "@/lib/http";
 import { jobNotFound, parseJobId } from "@/lib/jobs/job-id";
 import { readJob } from "@/lib/jobs/read-job";
 import { replayDeltas } from "@/lib/jobs/replay-deltas";
@@ -13,3 +13,5 @@ export const GET = withTenant(async (request: Request, { services, tenantId }, {
   const deps = { redis: services.redis, hub: services.hub() };
   return services.streams.respond(tenantId, (signal) => replayDeltas(deps, jobId, after, signal), sseFrame, request.signal);
 });
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });

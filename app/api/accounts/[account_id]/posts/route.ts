@@ -1,5 +1,5 @@
 import { ApiError } from "@/lib/errors";
-import { json, withTenant } from "@/lib/http";
+import { json, otherMethods, withTenant } from "@/lib/http";
 import { findAccount } from "@/lib/reels/accounts";
 import { createGraphClient } from "@/lib/reels/graph-client";
 import { GraphError } from "@/lib/reels/graph-error";
@@ -21,3 +21,5 @@ export const GET = withTenant(async (request: Request, { services, tenantId }, {
     throw new ApiError("unavailable", detail, undefined, { "Retry-After": "5" });
   }
 });
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });

@@ -1,6 +1,6 @@
-import { withTenant } from "@/lib/http";
+import { otherMethods, withTenant } from "@/lib/http";
 import { parseResumePoint } from "@/lib/sse";
-import { parsePublicationId, publicationNotFound, readPublication } from "@/lib/reels/publication";
+import { parsePublicationId, publicationNotFound, readPublication } from "@/lib/reels/read-publication";
 import { publicationEventFrame, replayPublicationEvents } from "@/lib/reels/replay-publication-events";
 
 export const dynamic = "force-dynamic";
@@ -12,3 +12,5 @@ export const GET = withTenant(async (request: Request, { services, tenantId }, {
   const deps = { redis: services.redis, hub: services.hub() };
   return services.streams.respond(tenantId, (signal) => replayPublicationEvents(deps, id, after, signal), publicationEventFrame, request.signal);
 });
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });

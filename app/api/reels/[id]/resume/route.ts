@@ -1,5 +1,5 @@
-import { json, withTenant } from "@/lib/http";
-import { parsePublicationId, publicationNotFound } from "@/lib/reels/publication";
+import { json, otherMethods, withTenant } from "@/lib/http";
+import { parsePublicationId, publicationNotFound } from "@/lib/reels/read-publication";
 import { resumePublication } from "@/lib/reels/resume-publication";
 
 export const dynamic = "force-dynamic";
@@ -9,3 +9,5 @@ export const POST = withTenant(async (request: Request, { services, tenantId }, 
   if (!publication) throw publicationNotFound();
   return json({ publication_id: publication.publication_id, status: publication.status }, 202, { location: `/api/reels/${publication.publication_id}` });
 });
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods({ POST });

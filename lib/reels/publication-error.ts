@@ -1,0 +1,120 @@
+import type { ContainerStatus, CreateContainerAnswer } from "./graph-client";
+import { GraphTransportError } from "./graph-client";
+import { classifyGraphError, GraphError, graphErrorForSubcode, subcodeFromContainerStatus, type GraphErrorAction } from "./graph-error";
+import type { PublicationError } from "./publication";
+
+/**
+ * Why a publication failed, in the publication's error shape: Graph's code, subcode and trace id
+ * for support, and from the GRAPH_ERRORS table a headline in plain words and what to do (remedy).
+ */
+
+interface ErrorFacts {
+  code: number | null;
+  subcode: number | null;
+  message: string;
+  fbtrace_id: string | null;
+  classification: GraphErrorAction;
+  headline: string;
+  remedy: string;
+  response?: unknown;
+}
+
+/** `advice` is kept for clients that read it before `remedy` existed; they say the same. */
+function publicationError(facts: ErrorFacts): PublicationError {
+  return { ...facts, advice: facts.remedy };
+}
+
+/** Graph's error object (or a failure below it); Graph's own words for users (error_user_msg) make the best headline. */
+export function errorOf(error: GraphError | GraphTransportError): PublicationError {
+  if (error instanceof GraphError) {
+    const { action, advice, headline } = classifyGraphError(error.code, error.subcode, error.isTransient);
+    return publicationError({
+      code: error.code,
+      subcode: error.subcode ?? null,
+      message: error.message,
+      fbtrace_id: error.fbtraceId || null,
+      classification: action,
+      headline: sentence(error.userMessage) ?? headline,
+      remedy: advice,
+    });
+  }
+  return publicationError({
+    code: null,
+    subcode: null,
+    message: error.message,
+    fbtrace_id: error.fbtraceId,
+    classification: error.isTransient ? "retry" : "stop",
+    headline: error.isTransient ? "Graph could not be reached or failed on its side." : "Graph's answer was not understood.",
+    remedy: error.isTransient ? "Graph could not be reached or failed on its side; try again later." : "Graph's answer was not understood; check GRAPH_URL and GRAPH_VERSION.",
+  });
+}
+
+/**
+ * A container in ERROR names its subcode in `status`; the code comes from the table. When the
+ * status also says what is wrong with the video ("Error: unsupported video format: the video is
+ * 1.5 s long; …"), that finding is the headline.
+ */
+export function containerError(read: ContainerStatus): PublicationError {
+  const subcode = subcodeFromContainerStatus(read.status);
+  const info = subcode === undefined ? undefined : graphErrorForSubcode(subcode);
+  const message = read.status || "The container's processing failed (status_code ERROR).";
+  const [, prefix, detail] = /^Error: ([^:]+): (.+?)(?: \(\d+\))?$/.exec(read.status ?? "") ?? [];
+  // What the probe found about the video, after the table's own words for the error (the sandbox writes it so).
+  const finding = info?.action === "fix-input" && prefix?.toLowerCase() === info.meaning.toLowerCase() ? sentence(detail) : undefined;
+  if (!info) {
+    return publicationError({
+      code: null,
+      subcode: subcode ?? null,
+      message,
+      fbtrace_id: read.fbtraceId,
+      classification: "new-container",
+      headline: "Instagram could not process the video.",
+      remedy: "Processing failed; fix the video if the status says why, then publish again with a new container.",
+    });
+  }
+  const { action, advice, headline } = classifyGraphError(info.code, subcode);
+  return publicationError({ code: info.code, subcode: subcode ?? null, message, fbtrace_id: read.fbtraceId, classification: action, headline: finding ?? headline, remedy: advice });
+}
+
+export function expiredError(fbtraceId: string | null): PublicationError {
+  const { action, advice, headline } = classifyGraphError(-2, 2207020);
+  return publicationError({ code: -2, subcode: 2207020, message: "The container expired: it was not published within 24 hours of its creation.", fbtrace_id: fbtraceId, classification: action, headline, remedy: advice });
+}
+
+export function accountMissingError(accountId: string): PublicationError {
+  return publicationError({
+    code: null,
+    subcode: null,
+    message: `Account ${accountId} is not configured for this tenant any more.`,
+    fbtrace_id: null,
+    classification: "reconnect-account",
+    headline: `Account ${accountId} is no longer connected.`,
+    remedy: "Add the account back to REEL_ACCOUNTS with a valid access token, then publish again.",
+  });
+}
+
+export function noContainerIdError(answer: CreateContainerAnswer): PublicationError {
+  return publicationError({
+    code: null,
+    subcode: null,
+    message: "Graph answered the container creation without a container id.",
+    fbtrace_id: answer.fbtraceId,
+    classification: "stop",
+    headline: "Graph created no container: its answer had no id.",
+    remedy: "Nothing was published. Graph's whole answer is kept in `response`; publish again once it is understood.",
+    response: answer.answer,
+  });
+}
+
+/** `code/subcode: message`, for the timeline's retry steps. */
+export function describeFailure(error: GraphError | GraphTransportError): string {
+  return error instanceof GraphError ? `${error.code}${error.subcode ? `/${error.subcode}` : ""}: ${error.message}` : error.message;
+}
+
+/** "the video is 1.5 s long" → "The video is 1.5 s long."; undefined for nothing. */
+function sentence(text: string | undefined | null): string | undefined {
+  const trimmed = text?.trim();
+  if (!trimmed) return undefined;
+  const capital = trimmed[0].toUpperCase() + trimmed.slice(1);
+  return /[.!?]$/.test(capital) ? capital : `${capital}.`;
+}

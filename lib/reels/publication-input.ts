@@ -1,0 +1,53 @@
+import { z } from "zod";
+import { validationError } from "../errors";
+import { MAX_CAPTION_CHARS } from "./status";
+
+/** What a client sends to publish a reel or change a scheduled one, and what the worker gets on the log. */
+
+export const MAX_VIDEO_URL_CHARS = 2048;
+/** Graph's scheduling window. */
+export const MAX_SCHEDULE_AHEAD_DAYS = 75;
+
+const captionSchema = z.string().max(MAX_CAPTION_CHARS, `at most ${MAX_CAPTION_CHARS} characters`);
+const publishAtSchema = z.iso.datetime({ offset: true, message: "must be an ISO 8601 date-time with a time zone, e.g. 2030-01-01T09:00:00Z" });
+
+export const publicationInputSchema = z.strictObject({
+  account_id: z.string().min(1).max(64),
+  video_url: z
+    .string()
+    .max(MAX_VIDEO_URL_CHARS, `at most ${MAX_VIDEO_URL_CHARS} characters`)
+    .pipe(z.url({ protocol: /^https?$/, message: "must be an http(s) URL" })),
+  caption: captionSchema.optional(),
+  share_to_feed: z.boolean().default(true),
+  publish_at: publishAtSchema.optional(),
+});
+
+export type PublicationInput = z.infer<typeof publicationInputSchema>;
+
+/** PATCH of a scheduled publication: a new time, a new caption, or both. */
+export const publicationUpdateSchema = z
+  .strictObject({ publish_at: publishAtSchema.optional(), caption: captionSchema.optional() })
+  .refine((update) => update.publish_at !== undefined || update.caption !== undefined, { message: "send publish_at, caption or both" });
+
+export type PublicationUpdate = z.infer<typeof publicationUpdateSchema>;
+
+/** publish_at must be ahead of now and within the scheduling window; a 422 naming publish_at otherwise. */
+export function parsePublishAt(value: string, now: Date): Date {
+  const at = new Date(value);
+  const problem =
+    at.getTime() <= now.getTime()
+      ? "must be in the future"
+      : at.getTime() > now.getTime() + MAX_SCHEDULE_AHEAD_DAYS * 86400_000
+        ? `must be at most ${MAX_SCHEDULE_AHEAD_DAYS} days ahead`
+        : undefined;
+  if (problem) throw validationError([{ path: "publish_at", message: problem }]);
+  return at;
+}
+
+/** What the worker gets on reels.publish.requests: an id to act on; Redis holds the rest. */
+export const publicationMessageSchema = z.object({
+  publication_id: z.uuid(),
+  tenant_id: z.string().min(1),
+  account_id: z.string().min(1),
+});
+export type PublicationMessage = z.infer<typeof publicationMessageSchema>;

@@ -1,0 +1,115 @@
+import type { Redis } from "../redis";
+import type { PollRecord, PublicationChanges, PublicationEvent, StepRecord } from "./publication";
+import { MAX_SCHEDULE_AHEAD_DAYS } from "./publication-input";
+import { isFinalPublication, PUBLICATION_STATUSES, type PublicationStatus } from "./status";
+
+/**
+ * A publication's record: one reel on its way through create → poll → publish. The Redis hash
+ * holds its scalar state; every step and poll is an event in a list (the timeline, replayed to
+ * stream clients) and on a pub/sub channel (the live part). The publish flow is the only writer
+ * once the web side has recorded it, apart from a client's resume (TIMED_OUT only), cancel and
+ * edit (before anything reached Graph), each a conditional write the flow cannot race.
+ */
+
+/** A container that is not published within 24 h of its creation expires (Graph's rule). */
+export const CONTAINER_LIFETIME_MS = 24 * 60 * 60 * 1000;
+/** Every key of a publication lives this long after its last change: past the 75-day scheduling window. */
+export const PUBLICATION_TTL_S = 90 * 86400;
+/**
+ * tenant:reels:{tenant}: a publication's last change comes at most a scheduling window (and a day
+ * of running) after its creation, and its keys live PUBLICATION_TTL_S after that; older entries
+ * are dead. A tenant lists at most maxEntries.
+ */
+export const PUBLICATION_INDEX_BOUND = { maxAgeMs: (PUBLICATION_TTL_S + (MAX_SCHEDULE_AHEAD_DAYS + 1) * 86400) * 1000, maxEntries: 100_000 };
+
+export const publicationKeys = {
+  state: (id: string) => `reel:publication:${id}`,
+  events: (id: string) => `reel:events:${id}`,
+  /** Pub/sub channel of live events. */
+  stream: (id: string) => `reel:stream:${id}`,
+  /** The worker running the publication, renewed while it runs. */
+  lease: (id: string) => `reel:lease:${id}`,
+  tenantIndex: (tenantId: string) => `tenant:reels:${tenantId}`,
+  idempotency: (tenantId: string, keyDigest: string) => `reel:idempotency:${tenantId}:${keyDigest}`,
+  /** Publications waiting for their publish_at, scored by it (ms). */
+  scheduled: "reels:scheduled",
+};
+
+export function parseEvent(raw: string): PublicationEvent | undefined {
+  try {
+    const value = JSON.parse(raw) as PublicationEvent;
+    return typeof value.seq === "number" && (value.kind === "step" || value.kind === "poll") ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+// Appends one event with the next seq, applies the hash fields, refreshes the expiry, publishes
+// live. Refuses when the record is gone (a late writer never resurrects a deleted publication),
+// when its status is final (ARGV[4]: nothing is written after PUBLISHED, FAILED or CANCELLED), or
+// when an expected field moved on (ARGV[5]: how many field/value pairs follow).
+const APPEND_EVENT = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local status = redis.call('HGET', KEYS[1], 'status')
+for final in string.gmatch(ARGV[4], '%S+') do
+  if status == final then return -1 end
+end
+local expected = tonumber(ARGV[5])
+for i = 6, 5 + 2 * expected, 2 do
+  if (redis.call('HGET', KEYS[1], ARGV[i]) or '') ~= ARGV[i + 1] then return -1 end
+end
+local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
+local event = '{"seq":' .. seq .. ',' .. string.sub(ARGV[3], 2)
+local first = 6 + 2 * expected
+if #ARGV >= first then redis.call('HSET', KEYS[1], unpack(ARGV, first)) end
+redis.call('RPUSH', KEYS[2], event)
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+redis.call('EXPIRE', KEYS[2], ARGV[2])
+redis.call('PUBLISH', ARGV[1], event)
+return seq`;
+
+const FINAL_STATUSES = PUBLICATION_STATUSES.filter((s) => isFinalPublication(s)).join(" ");
+
+export type EventBody = { kind: "step"; step: StepRecord } | { kind: "poll"; poll: PollRecord };
+
+export interface EventWrite {
+  /** The publication's status after the event. */
+  status: PublicationStatus;
+  body: EventBody;
+  /** Hash fields written with it (status and updated_at are added). */
+  fields?: Record<string, string>;
+  changes?: PublicationChanges;
+  /** Write only if these hash fields still hold these values ("" for an absent field), e.g. `{ status: "TIMED_OUT" }`. */
+  expect?: Record<string, string>;
+}
+
+/**
+ * Records a step or a poll together with the state it leads to, in one script: the hash, the
+ * timeline and the live channel never disagree. Returns the event's seq; 0 if the record is gone,
+ * -1 if it is final or a field was not the expected value.
+ */
+export async function appendEvent(redis: Redis, id: string, write: EventWrite): Promise<number> {
+  const { status, body, changes } = write;
+  const at = body.kind === "step" ? body.step.at : body.poll.at;
+  const event = { kind: body.kind, status, ...(body.kind === "step" ? { step: body.step } : { poll: body.poll }), ...(changes ? { changes } : {}) };
+  const hash = { ...write.fields, status, updated_at: at };
+  return (await redis.eval(
+    APPEND_EVENT,
+    2,
+    publicationKeys.state(id),
+    publicationKeys.events(id),
+    publicationKeys.stream(id),
+    PUBLICATION_TTL_S,
+    JSON.stringify(event),
+    FINAL_STATUSES,
+    Object.keys(write.expect ?? {}).length,
+    ...Object.entries(write.expect ?? {}).flat(),
+    ...Object.entries(hash).flat(),
+  )) as number;
+}
+
+/** Whether a TIMED_OUT publication's container may still be published (Graph expires it 24 h after creation). */
+export function containerAlive(state: Record<string, string>, now: number): boolean {
+  const createdAt = Date.parse(state.container_created_at ?? "");
+  return !!state.container_id && !Number.isNaN(createdAt) && now < createdAt + CONTAINER_LIFETIME_MS;
+}
