@@ -1,5 +1,8 @@
 import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { LOCAL_MODEL } from "./jobs/models";
+import { resolvePrices, resolveProviders, SettingError, type ModelPrices, type ProviderConfig, type ReadFile } from "./jobs/providers/provider-config";
 import { TENANT_ID_PATTERN } from "./tenant-id";
 
 /**
@@ -76,6 +79,12 @@ const envSchema = z.object({
     .string()
     .optional()
     .transform((v) => (v ? v.split(",").map((s) => s.trim()).filter(Boolean) : [])),
+  /** JSON [{name, base_url, api_key?, models, max_tokens_param?}]; resolved with the short form above into Config.LLM_PROVIDERS. */
+  LLM_PROVIDERS: z.string().optional(),
+  LLM_PROVIDERS_FILE: z.string().optional(),
+  /** JSON {"<model>": {input_per_million, output_per_million}} in USD. */
+  MODEL_PRICES: z.string().optional(),
+  MODEL_PRICES_FILE: z.string().optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
   DATA_DIR: z.string().default(".data"),
   SESSION_SECRET: z.string().min(32, "SESSION_SECRET must be at least 32 characters").optional(),
@@ -83,24 +92,31 @@ const envSchema = z.object({
   BENCH_FLOOR_ROUTE: boolean.default(false),
 });
 
+/** Every variable the configuration reads: .env.example and compose.yaml are checked against it. */
+export const CONFIG_VARIABLES = Object.keys(envSchema.shape) as (keyof typeof envSchema.shape)[];
+
 export interface ReelAccount {
   tenantId: string;
   accountId: string;
   accessToken: string;
 }
 
-export type Config = Omit<z.infer<typeof envSchema>, "REEL_ACCOUNTS" | "GRAPH_URL" | "ALLOW_PRIVATE_URLS"> & {
+export type Config = Omit<z.infer<typeof envSchema>, "REEL_ACCOUNTS" | "GRAPH_URL" | "ALLOW_PRIVATE_URLS" | "LLM_PROVIDERS" | "MODEL_PRICES"> & {
   ALLOW_PRIVATE_URLS: boolean;
   GRAPH_URL: string;
   /** True when GRAPH_URL points at the built-in sandbox of this same server. */
   GRAPH_SANDBOX: boolean;
   REEL_ACCOUNTS: ReelAccount[];
+  /** LLM_PROVIDERS (or its file) and the short form LLM_BASE_URL + LLM_MODELS, each model name routed to one. */
+  LLM_PROVIDERS: ProviderConfig[];
+  /** MODEL_PRICES (or its file). */
+  MODEL_PRICES: ModelPrices;
 };
 
 export class ConfigError extends Error {}
 
-/** Parses an environment; throws a ConfigError whose message names every bad variable. */
-export function parseConfig(env: Record<string, string | undefined>): Config {
+/** Parses an environment; throws a ConfigError whose message names every bad variable. `readFile` reads the *_FILE settings. */
+export function parseConfig(env: Record<string, string | undefined>, readFile: ReadFile = (file) => readFileSync(file, "utf8")): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
   const result = envSchema.safeParse(cleaned);
   if (!result.success) {
@@ -108,7 +124,15 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
   }
   const parsed = result.data;
-  if (parsed.LLM_BASE_URL && parsed.LLM_MODELS.length === 0) throw new ConfigError("Invalid configuration:\n  LLM_MODELS: list the model names LLM_BASE_URL serves (comma separated)");
+  let providers: ProviderConfig[];
+  let prices: ModelPrices;
+  try {
+    providers = resolveProviders(parsed, [LOCAL_MODEL], readFile);
+    prices = resolvePrices(parsed, readFile);
+  } catch (error) {
+    if (error instanceof SettingError) throw new ConfigError(`Invalid configuration:\n  ${error.variable}: ${error.message}`);
+    throw error;
+  }
   const sandboxUrl = `http://127.0.0.1:${parsed.PORT}/graph`;
   const graphUrl = (parsed.GRAPH_URL ?? sandboxUrl).replace(/\/+$/, "");
   const tenants = new Set(parsed.API_KEYS.map((k) => k.tenantId));
@@ -123,6 +147,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     GRAPH_URL: graphUrl,
     GRAPH_SANDBOX: graphUrl === sandboxUrl || graphUrl === `http://localhost:${parsed.PORT}/graph`,
     REEL_ACCOUNTS: accounts,
+    LLM_PROVIDERS: providers,
+    MODEL_PRICES: prices,
   };
 }
 

@@ -1,37 +1,57 @@
 import type { Config } from "../config";
 import type { ModelInfo } from "./providers/provider";
+import type { ModelPrice } from "./providers/provider-config";
 
 export const LOCAL_MODEL = "local-ngram";
 export const LOCAL_MODEL_VERSION = "local-ngram-1 (token trigrams, back-off, o200k_base BPE)";
 
-/** The models this deployment serves: the built-in one, and the names LLM_MODELS lists for LLM_BASE_URL. */
-export function listModels(config: Pick<Config, "LLM_BASE_URL" | "LLM_MODELS">): ModelInfo[] {
+/** The built-in model runs on the worker's own CPU: no one bills for its tokens, unless MODEL_PRICES says otherwise. */
+const FREE: ModelPrice = { input_per_million: 0, output_per_million: 0 };
+
+/** The models this deployment serves: the built-in one, then each provider's, with its price (null when none is configured). */
+export function listModels(config: Pick<Config, "LLM_PROVIDERS" | "MODEL_PRICES">): ModelInfo[] {
   const models: ModelInfo[] = [
     {
       id: LOCAL_MODEL,
       provider: "local",
       version: LOCAL_MODEL_VERSION,
       description: "A small statistical model trained at start-up on Dispatch's own docs and the prompt. It continues text; it does not follow instructions.",
-      price: { input_per_million: 0, output_per_million: 0 },
+      price: config.MODEL_PRICES[LOCAL_MODEL] ?? FREE,
     },
   ];
-  if (config.LLM_BASE_URL) {
-    for (const id of config.LLM_MODELS) {
+  for (const provider of config.LLM_PROVIDERS) {
+    for (const id of provider.models) {
       models.push({
         id,
-        provider: "openai-compatible",
+        provider: provider.name,
         version: id,
-        description: `Served by the OpenAI-compatible server at ${new URL(config.LLM_BASE_URL).host}.`,
-        price: { input_per_million: 0, output_per_million: 0 },
+        description: `Served by the OpenAI-compatible server at ${new URL(provider.base_url).host} (provider ${provider.name}).`,
+        price: config.MODEL_PRICES[id] ?? null,
       });
     }
   }
   return models;
 }
 
-export function costOf(model: ModelInfo | undefined, usage: { prompt_tokens: number; completion_tokens: number }) {
-  const input = model?.price.input_per_million ?? 0;
-  const output = model?.price.output_per_million ?? 0;
-  const amount = (usage.prompt_tokens * input + usage.completion_tokens * output) / 1_000_000;
-  return { currency: "USD", amount: Math.round(amount * 1e6) / 1e6 };
+export interface JobCost {
+  cost: { currency: "USD"; amount: number } | null;
+  /** Why `cost` is null; null when it is not. */
+  cost_note: string | null;
+}
+
+/**
+ * USD = prompt_tokens × input ÷ 10⁶ + completion_tokens × output ÷ 10⁶, at the model's configured
+ * price. A model without one has no cost rather than a made-up 0, and the note says why.
+ */
+export function costOf(modelName: string, model: ModelInfo | undefined, usage: { prompt_tokens: number; completion_tokens: number }): JobCost {
+  if (!model?.price) return { cost: null, cost_note: `No price is configured for model ${modelName}` };
+  const amount = (usage.prompt_tokens * model.price.input_per_million + usage.completion_tokens * model.price.output_per_million) / 1_000_000;
+  // Ten decimals keep a one-token cost exact and drop the float noise of the division.
+  return { cost: { currency: "USD", amount: Number(amount.toFixed(10)) }, cost_note: null };
+}
+
+/** The job hash's fields for its cost (see read-job.ts). */
+export function costFields(modelName: string, model: ModelInfo | undefined, usage: { prompt_tokens: number; completion_tokens: number }): { cost: string; cost_note: string } {
+  const { cost, cost_note } = costOf(modelName, model, usage);
+  return { cost: cost ? JSON.stringify(cost) : "", cost_note: cost_note ?? "" };
 }

@@ -17,6 +17,8 @@ export interface JobView {
   output: string;
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null;
   cost: { currency: string; amount: number } | null;
+  /** Why `cost` is null once the job is final (e.g. "No price is configured for model x"). */
+  cost_note: string | null;
   created_at: string;
   started_at: string | null;
   completed_at: string | null;
@@ -43,6 +45,7 @@ export function toJobView(state: Record<string, string>, output: string): JobVie
     output,
     usage: parsed(state.usage),
     cost: parsed(state.cost),
+    cost_note: state.cost_note || null,
     created_at: state.created_at,
     started_at: state.started_at || null,
     completed_at: state.completed_at || null,

@@ -5,7 +5,7 @@ import { TOPICS } from "../topics";
 import type { GenerationCommand } from "./command";
 import { FINISHED_JOB_TTL_S, jobKeys } from "./keys";
 import { isFinalJob, type FinishReason, type JobStatus } from "./status";
-import { costOf } from "./models";
+import { costFields } from "./models";
 import { PermanentProviderError, type ModelInfo, type Provider } from "./providers/provider";
 import { StreamWriter } from "./stream-writer";
 import { revealJob } from "./submit-job";
@@ -173,7 +173,7 @@ async function finish(deps: GenerationDeps, command: GenerationCommand, writer: 
     finish_reason: finishReason,
     output,
     usage: JSON.stringify(usage),
-    cost: JSON.stringify(costOf(facts.model, usage)),
+    ...costFields(command.model_name, facts.model, usage),
     completed_at: new Date(end).toISOString(),
     generation_ms: String(generationMs),
     queued_ms: String(Math.max(0, facts.startedAt - createdAt)),
@@ -231,6 +231,7 @@ async function emitAudit(deps: GenerationDeps, jobId: string, state: Record<stri
     error: state.error || null,
     usage,
     cost: state.cost ? JSON.parse(state.cost) : null,
+    cost_note: state.cost_note || null,
     timing: {
       queued_ms: Number(state.queued_ms ?? 0),
       ttft_ms: state.ttft_ms ? Number(state.ttft_ms) : null,

@@ -14,11 +14,12 @@ export type GenerationChunk = { delta: string } | { usage: { prompt_tokens: numb
 
 export interface ModelInfo {
   id: string;
-  provider: "local" | "openai-compatible";
+  /** "local" for the built-in model, else the name of the provider (LLM_PROVIDERS; "default" for LLM_BASE_URL) that serves it. */
+  provider: string;
   version: string;
   description: string;
-  /** USD per million tokens; 0 for the local model. */
-  price: { input_per_million: number; output_per_million: number };
+  /** USD per million tokens (MODEL_PRICES; the built-in model is free unless priced); null when no price is configured. */
+  price: { input_per_million: number; output_per_million: number } | null;
 }
 
 export interface Provider {
