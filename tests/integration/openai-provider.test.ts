@@ -1,7 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createOpenAICompatible } from "@/lib/jobs/providers/openai-compatible";
+import { createOpenAICompatible, type OpenAICompatibleOptions } from "@/lib/jobs/providers/openai-compatible";
 import { PermanentProviderError, type GenerationChunk } from "@/lib/jobs/providers/provider";
 
 /**
@@ -24,6 +24,14 @@ beforeAll(async () => {
       if (body.model === "missing") {
         res.writeHead(404, { "content-type": "application/json" });
         return void res.end(JSON.stringify({ error: { message: "model not found", type: "invalid_request_error" } }));
+      }
+      // As OpenAI answers for its reasoning models (o-series, gpt-5), and a server too old for the newer field.
+      const refused = body.model.startsWith("gpt-5") && "max_tokens" in body ? "max_tokens" : body.model === "legacy" && "max_completion_tokens" in body ? "max_completion_tokens" : undefined;
+      if (refused) {
+        const other = refused === "max_tokens" ? "max_completion_tokens" : "max_tokens";
+        res.writeHead(400, { "content-type": "application/json" });
+        const message = `Unsupported parameter: '${refused}' is not supported with this model. Use '${other}' instead.`;
+        return void res.end(JSON.stringify({ error: { message, type: "invalid_request_error", param: refused, code: "unsupported_parameter" } }));
       }
       if (failuresBeforeSuccess > 0) {
         failuresBeforeSuccess--;
@@ -51,8 +59,7 @@ beforeAll(async () => {
 
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
-async function collect(model: string) {
-  const provider = createOpenAICompatible({ baseURL, apiKey: "sk-test" });
+async function collect(model: string, provider = createOpenAICompatible({ baseURL, apiKey: "sk-test" })) {
   const chunks: GenerationChunk[] = [];
   for await (const c of provider.generate({ model, prompt: "What keeps the log?", temperature: 0.3, maxTokens: 16, signal: new AbortController().signal })) chunks.push(c);
   return chunks;
@@ -74,6 +81,36 @@ describe("OpenAI-compatible provider", () => {
     const chunks = await collect("llama-3.2-1b");
     expect(chunks.length).toBeGreaterThan(1);
     expect(failuresBeforeSuccess).toBe(0);
+  });
+
+  describe("the token cap's field", () => {
+    const text = (chunks: GenerationChunk[]) => chunks.map((c) => ("delta" in c ? c.delta : "")).join("");
+    const capFields = (requests: typeof seen) => requests.map((r) => Object.keys(r.body).filter((k) => k === "max_tokens" || k === "max_completion_tokens"));
+    const provider = (options: Partial<OpenAICompatibleOptions> = {}) => createOpenAICompatible({ baseURL, apiKey: "sk-test", ...options });
+
+    it("is max_completion_tokens from the first request when the provider says so", async () => {
+      const from = seen.length;
+      expect(text(await collect("gpt-5-mini", provider({ maxTokensParam: "max_completion_tokens" })))).toBe("Kafka keeps the log.");
+      expect(capFields(seen.slice(from))).toEqual([["max_completion_tokens"]]);
+      expect(seen.at(-1)!.body.max_completion_tokens).toBe(16);
+    });
+
+    it("switches once to max_completion_tokens when the model refuses max_tokens, and remembers it for that model", async () => {
+      const shared = provider();
+      const from = seen.length;
+      const first = await collect("gpt-5-mini", shared);
+      expect(text(first)).toBe("Kafka keeps the log.");
+      expect(first.at(-1)).toEqual({ usage: { prompt_tokens: 7, completion_tokens: 5 } });
+      await collect("gpt-5-mini", shared);
+      await collect("llama-3.2-1b", shared);
+      expect(capFields(seen.slice(from))).toEqual([["max_tokens"], ["max_completion_tokens"], ["max_completion_tokens"], ["max_tokens"]]);
+    });
+
+    it("switches back to max_tokens for a server that refuses the newer field", async () => {
+      const from = seen.length;
+      expect(text(await collect("legacy", provider({ maxTokensParam: "max_completion_tokens" })))).toBe("Kafka keeps the log.");
+      expect(capFields(seen.slice(from))).toEqual([["max_completion_tokens"], ["max_tokens"]]);
+    });
   });
 
   it("fails permanently for a model the server does not have", async () => {
