@@ -1,4 +1,5 @@
 import path from "node:path";
+import { loadEnvFiles } from "../lib/env-files";
 import { startBanner } from "./lib/banner";
 import { buildIfStale } from "./lib/build";
 import { checkStackEnv, startStack } from "./lib/stack";
@@ -7,6 +8,8 @@ import { checkStackEnv, startStack } from "./lib/stack";
 async function main() {
   const root = path.resolve(__dirname, "..");
   const dev = process.argv.includes("--dev");
+  // .env and .env.local fill what the shell did not set; the web server and workers inherit them.
+  loadEnvFiles(root, { dev });
   // Before the build and before any process starts: a bad value stops here, named.
   checkStackEnv(process.env);
   if (!dev) buildIfStale(root);

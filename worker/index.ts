@@ -1,5 +1,7 @@
 import { hostname } from "node:os";
+import path from "node:path";
 import { getConfig } from "../lib/config";
+import { loadEnvFiles } from "../lib/env-files";
 import { startGenerationConsumer } from "../lib/jobs/generation-consumer";
 import { createKafka, createProducer, ensureTopics } from "../lib/kafka";
 import { createLog } from "../lib/log";
@@ -15,6 +17,8 @@ const consumers: Record<string, StartConsumer> = {
 };
 
 async function main() {
+  // As `next start` does for the web server: .env and .env.local, never over the environment.
+  loadEnvFiles(path.resolve(__dirname, ".."));
   const config = getConfig();
   const workerId = config.WORKER_ID ?? `${hostname()}-${process.pid}`;
   const log = createLog(`worker:${workerId}`);
