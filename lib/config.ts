@@ -92,7 +92,8 @@ const envSchema = z.object({
   BENCH_FLOOR_ROUTE: boolean.default(false),
 });
 
-/** Every variable the configuration reads: .env.example and compose.yaml are checked against it. */
+/** The schema of every variable, one field each: .env.example and compose.yaml are checked against it. */
+export const CONFIG_SCHEMA = envSchema;
 export const CONFIG_VARIABLES = Object.keys(envSchema.shape) as (keyof typeof envSchema.shape)[];
 
 export interface ReelAccount {
