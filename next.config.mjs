@@ -20,6 +20,10 @@ const contentSecurityPolicy = [
 
 /** @type {import('next').NextConfig} */
 const nextConfig = {
+  // The container image (Dockerfile) builds with NEXT_OUTPUT=standalone and runs .next/standalone/server.js.
+  // `next start` (npm start, the e2e tests, the bench) serves the regular build: on a standalone
+  // build it warns that it "does not work" with it, so the regular build stays the default.
+  output: process.env.NEXT_OUTPUT === "standalone" ? "standalone" : undefined,
   reactStrictMode: true,
   poweredByHeader: false,
   // ioredis and kafkajs are Node libraries with optional native peers; keep them out of the bundle.
