@@ -99,7 +99,7 @@ export function JobLive({ jobId }: { jobId: string }) {
             <Stat label="Prompt tokens" value={formatNumber(view.usage?.prompt_tokens)} data-testid="stat-prompt-tokens" />
             <Stat label="Completion tokens" value={view.usage ? formatNumber(view.usage.completion_tokens) : streaming ? `~${formatNumber(stream.deltas)}` : "—"} data-testid="stat-completion-tokens" />
             <Stat label="Total tokens" value={formatNumber(view.usage?.total_tokens)} data-testid="stat-total-tokens" />
-            <Stat label="Cost" value={formatCost(view.cost)} data-testid="stat-cost" />
+            <Stat label="Cost" value={view.cost_note ? "Not priced" : formatCost(view.cost)} hint={view.cost_note ?? undefined} data-testid="stat-cost" />
           </dl>
         </CardBody>
       </Card>
