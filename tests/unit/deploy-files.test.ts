@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { CONFIG_VARIABLES, parseConfig } from "@/lib/config";
@@ -163,7 +164,7 @@ describe("Dockerfile", () => {
     const original = process.env.NEXT_OUTPUT;
     process.env.NEXT_OUTPUT = "standalone";
     try {
-      const { default: nextConfig } = await import("../../next.config.mjs");
+      const { default: nextConfig } = (await import(pathToFileURL(path.join(ROOT, "next.config.mjs")).href)) as { default: { output?: string } };
       expect(nextConfig.output).toBe("standalone");
     } finally {
       if (original === undefined) delete process.env.NEXT_OUTPUT;
