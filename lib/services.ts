@@ -8,6 +8,7 @@ import { createLog, type Log } from "./log";
 import { OpenStreams } from "./stream/open-streams";
 import { StreamHub } from "./stream/stream-hub";
 import { createSubscriber, createWebRedis, type Redis } from "./redis";
+import { createGraphClient, type GraphClient } from "./reels/graph-client";
 
 /**
  * The web server's long-lived clients, made once per process (kept on globalThis so the dev
@@ -31,6 +32,8 @@ export interface Services {
   streams: OpenStreams;
   /** A connected admin client for health and lag; connects again on the next call after a failure. */
   admin(): Promise<Admin>;
+  /** Graph at GRAPH_URL, for what the web side reads itself (account names, published reels). */
+  graph: GraphClient;
 }
 
 const holder = globalThis as unknown as { __dispatchServices?: Services };
@@ -58,6 +61,7 @@ function createServices(config: Config): Services {
     kafka,
     log,
     streams: new OpenStreams(config.MAX_STREAMS_PER_TENANT),
+    graph: createGraphClient({ graphUrl: config.GRAPH_URL, version: config.GRAPH_VERSION, fetch: (input, init) => fetch(input, init), timeoutMs: 10_000 }),
     producer() {
       connecting ??= (async () => {
         if (!topicsChecked) {

@@ -49,6 +49,12 @@ export interface MediaItem {
   [field: string]: unknown;
 }
 
+export interface GraphUser {
+  id: string;
+  username?: string;
+  [field: string]: unknown;
+}
+
 /** A failure below Graph's error object: the network, a timeout, or an answer that is not Graph's (a proxy's 502 page). */
 export class GraphTransportError extends Error {
   constructor(
@@ -68,6 +74,8 @@ export interface GraphClient {
   readContainer(containerId: string, accessToken: string, signal?: AbortSignal): Promise<ContainerStatus>;
   publishContainer(account: GraphAccount, containerId: string, signal?: AbortSignal): Promise<{ id: string }>;
   readMedia(mediaId: string, accessToken: string, fields?: string, signal?: AbortSignal): Promise<MediaItem>;
+  /** The account itself (`GET /{ig-user-id}`), e.g. its username. */
+  readAccount(account: GraphAccount, fields?: string, signal?: AbortSignal): Promise<GraphUser>;
   listMedia(account: GraphAccount, fields?: string, limit?: number, signal?: AbortSignal): Promise<MediaItem[]>;
 }
 
@@ -123,6 +131,14 @@ export function createGraphClient(options: GraphClientOptions): GraphClient {
     return { body, fbtraceId };
   }
 
+  /** One node by id with the requested fields; an answer without an id is not Graph's. */
+  async function readNode(nodeId: string, accessToken: string, fields: string, signal?: AbortSignal): Promise<{ id: string; [field: string]: unknown }> {
+    const { body } = await call("GET", nodeId, { fields }, accessToken, signal);
+    const id = idOf(body);
+    if (!id || !isRecord(body)) throw new GraphTransportError(`GET /${nodeId} answered without an id`, 200, false);
+    return { ...body, id };
+  }
+
   return {
     async createContainer(account, input, signal) {
       const params: Record<string, string> = { media_type: "REELS", video_url: input.videoUrl, share_to_feed: String(input.shareToFeed) };
@@ -150,12 +166,9 @@ export function createGraphClient(options: GraphClientOptions): GraphClient {
       return { id };
     },
 
-    async readMedia(mediaId, accessToken, fields = "id,permalink,timestamp", signal) {
-      const { body } = await call("GET", mediaId, { fields }, accessToken, signal);
-      const id = idOf(body);
-      if (!id || !isRecord(body)) throw new GraphTransportError(`GET /${mediaId} answered without an id`, 200, false);
-      return { ...body, id };
-    },
+    readMedia: (mediaId, accessToken, fields = "id,permalink,timestamp", signal) => readNode(mediaId, accessToken, fields, signal),
+
+    readAccount: (account, fields = "id,username", signal) => readNode(account.accountId, account.accessToken, fields, signal),
 
     async listMedia(account, fields = "id,caption,timestamp,permalink", limit = 25, signal) {
       const { body } = await call("GET", `${account.accountId}/media`, { fields, limit: String(limit) }, account.accessToken, signal);

@@ -13,6 +13,7 @@ import { createRedis, type Redis } from "@/lib/redis";
 import type { PublicationView } from "@/lib/reels/publication";
 import { startPublicationConsumer } from "@/lib/reels/publication-consumer";
 import { handleGraphRequest, settleSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
+import { usernameOf } from "@/lib/reels/sandbox/media";
 import { TOPICS } from "@/lib/topics";
 import type { RunningConsumer, WorkerContext } from "@/lib/worker-context";
 import { readSse, waitFor } from "../helpers";
@@ -394,8 +395,11 @@ describe("the reels API", () => {
     const response = await routes.accounts.GET(new Request("http://dispatch.test/api/accounts", { headers: auth() }), undefined);
     const text = await response.text();
     expect(text).not.toContain("secret");
-    const body = JSON.parse(text) as { data: { account_id: string; sandbox: boolean }[] };
+    const body = JSON.parse(text) as { data: { account_id: string; username: string | null; sandbox: boolean }[] };
     expect(body.data.map((a) => a.account_id).sort()).toEqual(ACCOUNTS.filter((n) => n !== "globex").map((n) => account[n]).sort());
+    // Read from Graph (here the sandbox, answering like Meta) with each account's own token.
+    expect(body.data.map((a) => a.username)).toEqual(body.data.map(() => usernameOf({ tenantId: "acme" })));
+    expect(graphCalls).toContain(`GET /graph/v21.0/${account.valid}`);
     expect(body.data.every((a) => a.sandbox === false)).toBe(true); // GRAPH_URL is this test's own server, not the app's sandbox
   });
 });

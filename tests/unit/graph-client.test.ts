@@ -75,6 +75,14 @@ describe("requests", () => {
     expect(seen[0].body).toBe("");
   });
 
+  it("reads the account's username with a GET of the account node and its own token", async () => {
+    const { fetch, seen } = fakeFetch(jsonAnswer({ id: ACCOUNT.accountId, username: "acme_reels" }));
+    expect(await client(fetch).readAccount(ACCOUNT)).toEqual({ id: ACCOUNT.accountId, username: "acme_reels" });
+    expect(seen[0].method).toBe("GET");
+    expect(seen[0].url.pathname).toBe(`/v21.0/${ACCOUNT.accountId}`);
+    expect(Object.fromEntries(seen[0].url.searchParams)).toEqual({ fields: "id,username", access_token: TOKEN });
+  });
+
   it("keeps a creation answer without an id whole", async () => {
     const { fetch } = fakeFetch(jsonAnswer({ success: true, uri: "https://rupload.example.test/x" }));
     expect(await client(fetch).createContainer(ACCOUNT, { videoUrl: "https://v.test/a.mp4", shareToFeed: true })).toEqual({

@@ -49,6 +49,7 @@ function scriptedGraph(script: { create?: Step<CreateContainerAnswer>[]; read?: 
       calls.listMedia++;
       return script.media ?? [];
     },
+    readAccount: async (account) => ({ id: account.accountId }),
   };
   return { graph, calls };
 }

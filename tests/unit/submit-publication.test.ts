@@ -1,7 +1,8 @@
 import type { Producer } from "kafkajs";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "@/lib/errors";
-import { listAccounts } from "@/lib/reels/accounts";
+import { accountKeys, listAccounts, USERNAME_TTL_S } from "@/lib/reels/accounts";
+import { GraphTransportError, type GraphAccount, type GraphClient, type GraphUser } from "@/lib/reels/graph-client";
 import { publicationKeys } from "@/lib/reels/publication-record";
 import { readPublication } from "@/lib/reels/read-publication";
 import { publicationInputSchema } from "@/lib/reels/publication-input";
@@ -120,7 +121,36 @@ describe("submitPublication", () => {
 });
 
 describe("listAccounts", () => {
-  it("lists the tenant's accounts without tokens", () => {
-    expect(listAccounts([ACME, GLOBEX], "acme", true)).toEqual([{ account_id: ACME.accountId, sandbox: true }]);
+  /** A Graph that only knows `GET /{account_id}`, counting the calls. */
+  const graphAnswering = (answer: (account: GraphAccount) => Promise<GraphUser>) => {
+    const calls: string[] = [];
+    const graph = {
+      readAccount: async (account: GraphAccount, fields?: string) => {
+        calls.push(`${account.accountId} ${fields}`);
+        return answer(account);
+      },
+    } as unknown as GraphClient;
+    return { graph, calls };
+  };
+
+  it("lists the tenant's accounts without tokens, with the username Graph gives, cached for a while", async () => {
+    const { graph, calls } = graphAnswering(async (a) => ({ id: a.accountId, username: "acme_reels" }));
+    const expected = [{ account_id: ACME.accountId, username: "acme_reels", sandbox: true }];
+    expect(await listAccounts({ redis: redis(), graph }, [ACME, GLOBEX], "acme", { sandbox: true })).toEqual(expected);
+    expect(await listAccounts({ redis: redis(), graph }, [ACME, GLOBEX], "acme", { sandbox: true })).toEqual(expected);
+    expect(calls).toEqual([`${ACME.accountId} id,username`]);
+    const ttl = await redis().ttl(accountKeys.username(ACME.accountId));
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(USERNAME_TTL_S);
+  });
+
+  it("answers a null username when Graph cannot tell, never failing the list, and asks again next time", async () => {
+    const { graph, calls } = graphAnswering(async () => {
+      throw new GraphTransportError("GET /x failed: ECONNREFUSED", null, true);
+    });
+    const expected = [{ account_id: GLOBEX.accountId, username: null, sandbox: false }];
+    expect(await listAccounts({ redis: redis(), graph }, [ACME, GLOBEX], "globex", { sandbox: false })).toEqual(expected);
+    expect(await listAccounts({ redis: redis(), graph }, [ACME, GLOBEX], "globex", { sandbox: false })).toEqual(expected);
+    expect(calls).toHaveLength(2);
   });
 });

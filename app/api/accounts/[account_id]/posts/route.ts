@@ -1,7 +1,6 @@
 import { ApiError } from "@/lib/errors";
 import { json, otherMethods, withTenant } from "@/lib/http";
 import { findAccount } from "@/lib/reels/accounts";
-import { createGraphClient } from "@/lib/reels/graph-client";
 import { GraphError } from "@/lib/reels/graph-error";
 import { listPublishedPosts } from "@/lib/reels/list-published-posts";
 
@@ -12,9 +11,8 @@ export const GET = withTenant(async (request: Request, { services, tenantId }, {
   const { config } = services;
   const account = findAccount(config.REEL_ACCOUNTS, tenantId, (await params).account_id);
   if (!account) throw new ApiError("not-found", "No such account for this tenant.");
-  const graph = createGraphClient({ graphUrl: config.GRAPH_URL, version: config.GRAPH_VERSION, fetch, timeoutMs: 10_000 });
   try {
-    const data = await listPublishedPosts(graph, account, { sameServer: config.GRAPH_SANDBOX, signal: request.signal });
+    const data = await listPublishedPosts(services.graph, account, { sameServer: config.GRAPH_SANDBOX, signal: request.signal });
     return json({ data });
   } catch (error) {
     const detail = error instanceof GraphError ? `Graph refused: ${error.message}` : "The publishing interface did not answer.";
