@@ -6,13 +6,14 @@ export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
   const { guardRequests } = await import("./lib/request-guard");
   guardRequests();
-  const { getSandboxDeps, sandboxEnabled } = await import("./lib/reels/sandbox/web-deps");
+  const { getServices } = await import("./lib/services");
   const { resumeSandboxProcessing } = await import("./lib/reels/sandbox/resume-processing");
   const warn = (error: unknown) =>
     console.error(JSON.stringify({ time: new Date().toISOString(), level: "warn", component: "web", message: "sandbox resume failed", error: error instanceof Error ? error.message : String(error) }));
   // Not awaited: start-up does not wait on Redis, and a read of a stale container resumes it anyway.
   try {
-    if (sandboxEnabled()) resumeSandboxProcessing(getSandboxDeps()).catch(warn);
+    const { config, sandbox } = getServices();
+    if (config.GRAPH_SANDBOX) resumeSandboxProcessing(sandbox).catch(warn);
   } catch (error) {
     warn(error);
   }

@@ -9,6 +9,7 @@ import { OpenStreams } from "./stream/open-streams";
 import { StreamHub } from "./stream/stream-hub";
 import { createSubscriber, createWebRedis, type Redis } from "./redis";
 import { createGraphClient, type GraphClient } from "./reels/graph-client";
+import type { SandboxDeps } from "./reels/sandbox/deps";
 
 /**
  * The web server's long-lived clients, made once per process (kept on globalThis so the dev
@@ -34,6 +35,11 @@ export interface Services {
   admin(): Promise<Admin>;
   /** Graph at GRAPH_URL, for what the web side reads itself (account names, published reels). */
   graph: GraphClient;
+  /**
+   * The Graph sandbox's clients (lib/reels/sandbox), one object for the route handler, its
+   * background processing and the start-up sweep. It answers only when config.GRAPH_SANDBOX.
+   */
+  sandbox: SandboxDeps;
 }
 
 const holder = globalThis as unknown as { __dispatchServices?: Services };
@@ -62,6 +68,7 @@ function createServices(config: Config): Services {
     log,
     streams: new OpenStreams(config.MAX_STREAMS_PER_TENANT),
     graph: createGraphClient({ graphUrl: config.GRAPH_URL, version: config.GRAPH_VERSION, fetch: (input, init) => fetch(input, init), timeoutMs: 10_000 }),
+    sandbox: { config, redis, log, now: () => Date.now() },
     producer() {
       connecting ??= (async () => {
         if (!topicsChecked) {

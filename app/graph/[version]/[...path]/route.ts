@@ -1,13 +1,15 @@
 import { handleGraphRequest } from "@/lib/reels/sandbox";
-import { getSandboxDeps, sandboxEnabled } from "@/lib/reels/sandbox/web-deps";
+import { getServices } from "@/lib/services";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
 
 /** The built-in Graph-compatible sandbox; everything happens in lib/reels/sandbox. */
 function answer(request: Request): Promise<Response> | Response {
-  if (!sandboxEnabled()) return new Response("The Graph sandbox is off: GRAPH_URL points elsewhere.", { status: 404 });
-  return handleGraphRequest(request, getSandboxDeps());
+  const { config, sandbox } = getServices();
+  // With the real Graph API configured the sandbox is not an open fetcher.
+  if (!config.GRAPH_SANDBOX) return new Response("The Graph sandbox is off: GRAPH_URL points elsewhere.", { status: 404 });
+  return handleGraphRequest(request, sandbox);
 }
 
 export const GET = answer;
