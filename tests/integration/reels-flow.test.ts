@@ -11,6 +11,7 @@ import { createKafka, createProducer } from "@/lib/kafka";
 import type { Log } from "@/lib/log";
 import { createRedis, type Redis } from "@/lib/redis";
 import type { PublicationView } from "@/lib/reels/publication";
+import { publicationKeys } from "@/lib/reels/publication-record";
 import { startPublicationConsumer } from "@/lib/reels/publication-consumer";
 import { handleGraphRequest, settleSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
 import { usernameOf } from "@/lib/reels/sandbox/media";
@@ -29,7 +30,7 @@ const SAMPLES = path.resolve(__dirname, "../../public/samples");
 const DATA_DIR = path.resolve(__dirname, "../../.test-data/reels-flow");
 const ACME_KEY = "acme-reels-key-0123456789abcdef";
 const GLOBEX_KEY = "globex-reels-key-0123456789abcdef";
-const ACCOUNTS = ["valid", "short", "unreachable", "crash", "timeout", "scheduled", "stream", "slow", "neighbour", "globex"] as const;
+const ACCOUNTS = ["valid", "short", "unreachable", "crash", "timeout", "scheduled", "stream", "slow", "neighbour", "cancel", "edit", "globex"] as const;
 const account = Object.fromEntries(ACCOUNTS.map((name) => [name, `1784${randomInt(1e9, 1e10)}`])) as Record<(typeof ACCOUNTS)[number], string>;
 const partitionOf = (key: string) =>
   Partitioners.DefaultPartitioner()({
@@ -190,6 +191,19 @@ async function get(id: string, key = ACME_KEY): Promise<{ status: number; body: 
   return { status: response.status, body: await response.json() };
 }
 
+async function cancel(id: string, key = ACME_KEY) {
+  const response = await routes.reel.DELETE(new Request(`http://dispatch.test/api/reels/${id}`, { method: "DELETE", headers: auth(key) }), params(id));
+  return { status: response.status, type: response.headers.get("content-type"), body: await response.json() };
+}
+
+async function patch(id: string, body: unknown, key = ACME_KEY) {
+  const response = await routes.reel.PATCH(
+    new Request(`http://dispatch.test/api/reels/${id}`, { method: "PATCH", headers: { ...auth(key), "content-type": "application/json" }, body: JSON.stringify(body) }),
+    params(id),
+  );
+  return { status: response.status, type: response.headers.get("content-type"), body: await response.json() };
+}
+
 async function settled(id: string, timeoutMs = 60_000): Promise<PublicationView> {
   return waitFor(
     async () => {
@@ -238,6 +252,9 @@ describe("publishing a reel through the worker", () => {
     expect(p.last_status_code).toBe("ERROR");
     expect(p.error).toMatchObject({ code: 352, subcode: 2207026, classification: "fix-input" });
     expect(p.error?.message).toMatch(/unsupported video format/);
+    // In plain words, from what the sandbox's probe found; then what to do.
+    expect(p.error?.headline).toMatch(/^The video is [\d.]+ s long; reels must be 3 s to 15 min\.$/);
+    expect(p.error?.remedy).toBe("The video does not meet the reel specification; fix the video.");
     expect(publishCalls(account.short)).toBe(0);
   });
 
@@ -245,7 +262,8 @@ describe("publishing a reel through the worker", () => {
     const answer = await create({ account_id: account.unreachable, video_url: closedPortUrl });
     const p = await settled(answer.body.publication_id);
     expect(p.status).toBe("FAILED");
-    expect(p.error).toMatchObject({ code: 9004, subcode: 2207052, classification: "fix-input" });
+    expect(p.error).toMatchObject({ code: 9004, subcode: 2207052, classification: "fix-input", headline: "Instagram could not fetch the video from its URL." });
+    expect(p.error?.remedy).toMatch(/public/);
     expect(publishCalls(account.unreachable)).toBe(0);
   });
 
@@ -389,6 +407,56 @@ describe("the reels API", () => {
     expect(new Set(all.map((p) => p.publication_id)).size).toBe(all.length);
     const created = all.map((p) => Date.parse(p.created_at));
     expect(created).toEqual([...created].sort((a, b) => b - a));
+  });
+
+  it("cancels a scheduled publication: 200 CANCELLED, out of the scheduler's index, never sent to Graph; cancelling again is a 409", async () => {
+    const answer = await create({ account_id: account.cancel, video_url: sample("reel-valid.mp4"), publish_at: new Date(Date.now() + 3600_000).toISOString() });
+    const id = answer.body.publication_id;
+    await waitFor(async () => (await redis.zscore(publicationKeys.scheduled, id)) !== null, { what: "the publication to be scheduled" });
+
+    expect((await cancel(id, GLOBEX_KEY)).status).toBe(404);
+    const cancelled = await cancel(id);
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body).toMatchObject({ publication_id: id, status: "CANCELLED" });
+    expect((cancelled.body as PublicationView).steps.map((s) => [s.step, s.seq])).toEqual([
+      ["scheduled", 1],
+      ["cancelled", 2],
+    ]);
+    expect((await get(id)).body.status).toBe("CANCELLED");
+    expect(await redis.zscore(publicationKeys.scheduled, id)).toBeNull();
+
+    const again = await cancel(id);
+    expect([again.status, again.type, again.body.detail]).toEqual([409, "application/problem+json", "The publication is already cancelled."]);
+    expect(createCalls(account.cancel)).toBe(0);
+  });
+
+  it("changes a scheduled publication's time and caption with PATCH; it goes out at the new time with the new caption, and cannot be changed or cancelled after", async () => {
+    const answer = await create({ account_id: account.edit, video_url: sample("reel-valid.mp4"), caption: "old caption", publish_at: new Date(Date.now() + 3600_000).toISOString() });
+    const id = answer.body.publication_id;
+
+    const refused = await patch(id, { caption: "x".repeat(2201), publish_at: "2020-01-01T00:00:00Z", extra: 1 });
+    expect([refused.status, refused.type]).toEqual([422, "application/problem+json"]);
+    expect(refused.body.errors.map((e: { path: string }) => e.path).sort()).toEqual(["caption", "extra"]);
+    expect((await patch(id, { publish_at: "2020-01-01T00:00:00Z" })).body.errors).toEqual([{ path: "publish_at", message: "must be in the future" }]);
+    expect((await patch(id, {})).status).toBe(422);
+    expect((await patch(id, { caption: "x" }, GLOBEX_KEY)).status).toBe(404);
+
+    const caption = `new caption ${randomUUID()}`;
+    const publishAt = new Date(Date.now() + 2500).toISOString();
+    const changed = await patch(id, { publish_at: publishAt, caption });
+    expect(changed.status).toBe(200);
+    expect(changed.body).toMatchObject({ publication_id: id, status: "SCHEDULED", publish_at: publishAt, caption });
+    expect((changed.body as PublicationView).steps.map((s) => s.step)).toEqual(["scheduled", "updated"]);
+    expect(await redis.zscore(publicationKeys.scheduled, id)).toBe(String(Date.parse(publishAt)));
+
+    const p = await settled(id);
+    expect(p.status).toBe("PUBLISHED");
+    expect(Date.parse(p.steps.find((s) => s.step === "due")!.at)).toBeGreaterThanOrEqual(Date.parse(publishAt));
+    expect((await sandboxMedia(account.edit)).map((m) => m.caption)).toEqual([caption]);
+
+    const late = await patch(id, { caption: "too late" });
+    expect([late.status, late.body.detail]).toEqual([409, "Only a SCHEDULED publication can be changed; this one is PUBLISHED."]);
+    expect((await cancel(id)).status).toBe(409);
   });
 
   it("lists the tenant's accounts without their tokens", async () => {
