@@ -2,7 +2,7 @@ import type { Producer } from "kafkajs";
 import type { Redis } from "../redis";
 import { TOPICS } from "../topics";
 import { publicationKeys } from "./publication-record";
-import type { PublicationMessage } from "./publication-input";
+import { publicationRequestRecord } from "./publication-input";
 
 const SCHEDULER_LOCK = "reels:scheduler:lock";
 const BATCH = 100;
@@ -25,8 +25,7 @@ export async function enqueueDuePublications(deps: { redis: Redis; producer: Pro
   ids.forEach((id, i) => {
     const [tenantId, accountId, status] = rows[i] ?? [];
     if (!tenantId || !accountId || status !== "SCHEDULED") return;
-    const message: PublicationMessage = { publication_id: id, tenant_id: tenantId, account_id: accountId };
-    messages.push({ key: accountId, value: JSON.stringify(message), headers: { "content-type": "application/json" } });
+    messages.push(publicationRequestRecord({ publication_id: id, tenant_id: tenantId, account_id: accountId }));
   });
   if (messages.length > 0) await deps.producer.send({ topic: TOPICS.reels.name, acks: -1, messages });
   await redis.zrem(publicationKeys.scheduled, ...ids);

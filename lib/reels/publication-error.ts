@@ -1,6 +1,5 @@
-import type { ContainerStatus, CreateContainerAnswer } from "./graph-client";
-import { GraphTransportError } from "./graph-client";
-import { classifyGraphError, GraphError, graphErrorForSubcode, subcodeFromContainerStatus, type GraphErrorAction } from "./graph-error";
+import type { ContainerStatus, CreateContainerAnswer, GraphTransportError } from "./graph-client";
+import { classifyGraphError, GraphError, graphErrorForSubcode, subcodeFromContainerStatus } from "./graph-error";
 import type { PublicationError } from "./publication";
 
 /**
@@ -8,16 +7,7 @@ import type { PublicationError } from "./publication";
  * for support, and from the GRAPH_ERRORS table a headline in plain words and what to do (remedy).
  */
 
-interface ErrorFacts {
-  code: number | null;
-  subcode: number | null;
-  message: string;
-  fbtrace_id: string | null;
-  classification: GraphErrorAction;
-  headline: string;
-  remedy: string;
-  response?: unknown;
-}
+type ErrorFacts = Omit<PublicationError, "advice">;
 
 /** `advice` is kept for clients that read it before `remedy` existed; they say the same. */
 function publicationError(facts: ErrorFacts): PublicationError {

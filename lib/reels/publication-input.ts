@@ -51,3 +51,8 @@ export const publicationMessageSchema = z.object({
   account_id: z.string().min(1),
 });
 export type PublicationMessage = z.infer<typeof publicationMessageSchema>;
+
+/** The request as a record on reels.publish.requests, keyed by account so an account's publications start in order. */
+export function publicationRequestRecord(message: PublicationMessage): { key: string; value: string; headers: Record<string, string> } {
+  return { key: message.account_id, value: JSON.stringify(message), headers: { "content-type": "application/json" } };
+}

@@ -5,7 +5,7 @@ import { TOPICS } from "../topics";
 import type { PublicationView } from "./publication";
 import { appendEvent, publicationKeys } from "./publication-record";
 import { readPublication } from "./read-publication";
-import type { PublicationMessage } from "./publication-input";
+import { publicationRequestRecord } from "./publication-input";
 import { containerAlive } from "./publication-record";
 
 export interface ResumePublicationDeps {
@@ -37,10 +37,9 @@ export async function resumePublication(deps: ResumePublicationDeps, tenantId: s
   });
   if (moved <= 0) throw new ApiError("conflict", "The publication changed meanwhile; read it again.");
 
-  const message: PublicationMessage = { publication_id: id, tenant_id: tenantId, account_id: state.account_id };
   try {
     const producer = await deps.producer();
-    await producer.send({ topic: TOPICS.reels.name, acks: -1, messages: [{ key: state.account_id, value: JSON.stringify(message), headers: { "content-type": "application/json" } }] });
+    await producer.send({ topic: TOPICS.reels.name, acks: -1, messages: [publicationRequestRecord({ publication_id: id, tenant_id: tenantId, account_id: state.account_id })] });
   } catch {
     await appendEvent(deps.redis, id, {
       status: "TIMED_OUT",

@@ -6,7 +6,7 @@ import type { Redis } from "../redis";
 import { addToTenantIndex } from "../tenant-index";
 import { TOPICS } from "../topics";
 import { findAccount } from "./accounts";
-import { parsePublishAt, type PublicationInput, type PublicationMessage } from "./publication-input";
+import { parsePublishAt, publicationRequestRecord, type PublicationInput } from "./publication-input";
 import type { PublicationEvent, PublicationView } from "./publication";
 import { PUBLICATION_INDEX_BOUND, PUBLICATION_TTL_S, publicationKeys } from "./publication-record";
 import { readPublication, toPublicationView } from "./read-publication";
@@ -111,13 +111,12 @@ export async function submitPublication(
   )) as [number, string];
   if (!claimed) return { created: false, publication: await existingFor(deps.redis, tenantId, claimedId, fingerprint) };
 
-  const message: PublicationMessage = { publication_id: id, tenant_id: tenantId, account_id: account.accountId };
   try {
     const producer = await deps.producer();
     await producer.send({
       topic: TOPICS.reels.name,
       acks: -1,
-      messages: [{ key: account.accountId, value: JSON.stringify(message), headers: { "content-type": "application/json" } }],
+      messages: [publicationRequestRecord({ publication_id: id, tenant_id: tenantId, account_id: account.accountId })],
     });
   } catch {
     await deps.redis.eval(RELEASE_CLAIM, 3, publicationKeys.state(id), publicationKeys.events(id), idempotencyRedisKey, id).catch(() => {});
