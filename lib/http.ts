@@ -117,16 +117,19 @@ export const pageQuerySchema = z.strictObject({
 
 const ROUTE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 type RouteMethod = (typeof ROUTE_METHODS)[number];
+type OtherMethods<M> = Record<Exclude<RouteMethod, keyof M>, () => Response> & { OPTIONS: () => Response };
 
 /**
- * Next answers a method a route does not export with an empty 405. A route ends with
- * `export const { PUT, PATCH, DELETE } = otherMethods({ GET, POST })`: the methods it lacks answer
- * 405 problem+json, with an Allow header taken from the handlers it has.
+ * Next answers a method a route does not export with an empty 405, and OPTIONS with every method
+ * exported. A route ends with `export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET, POST })`:
+ * the methods it lacks answer 405 problem+json, and OPTIONS 204, both with an Allow header taken
+ * from the handlers it has.
  */
-export function otherMethods<M extends Partial<Record<RouteMethod, unknown>>>(handlers: M): Record<Exclude<RouteMethod, keyof M>, () => Response> {
+export function otherMethods<M extends Partial<Record<RouteMethod, unknown>>>(handlers: M): OtherMethods<M> {
   const allowed: string[] = ROUTE_METHODS.filter((method) => method in handlers);
   if (allowed.includes("GET")) allowed.splice(1, 0, "HEAD");
   const allow = [...allowed, "OPTIONS"].join(", ");
-  const answer = () => problemResponse(new ApiError("method-not-allowed", `This endpoint answers ${allow}.`, undefined, { Allow: allow }));
-  return Object.fromEntries(ROUTE_METHODS.filter((method) => !(method in handlers)).map((method) => [method, answer])) as Record<Exclude<RouteMethod, keyof M>, () => Response>;
+  const notAllowed = () => problemResponse(new ApiError("method-not-allowed", `This endpoint answers ${allow}.`, undefined, { Allow: allow }));
+  const lacking = ROUTE_METHODS.filter((method) => !(method in handlers)).map((method) => [method, notAllowed]);
+  return { ...Object.fromEntries(lacking), OPTIONS: () => new Response(null, { status: 204, headers: { Allow: allow } }) } as OtherMethods<M>;
 }

@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 
 /**
  * A method a route does not have answers 405 in the API's error shape with an Allow header naming
- * the ones it has (Next alone would send an empty 405). Calls the route modules as Next does.
+ * the ones it has, and OPTIONS names the same (Next alone would send an empty 405, and list every
+ * exported method). Calls the route modules as Next does.
  */
 
 type Route = Record<string, unknown>;
@@ -20,11 +21,14 @@ describe("unsupported methods", () => {
     ["/v1/jobs/{id}/cancel", "DELETE", "POST, OPTIONS", () => import("@/app/v1/jobs/[id]/cancel/route")],
     ["/api/session", "PUT", "GET, HEAD, POST, DELETE, OPTIONS", () => import("@/app/api/session/route")],
   ])("%s answers %s with 405 problem+json", async (_path, method, allow, load) => {
-    const response = await call(await load(), method);
+    const route = await load();
+    const response = await call(route, method);
     expect(response.status).toBe(405);
     expect(response.headers.get("content-type")).toBe("application/problem+json");
     expect(response.headers.get("allow")).toBe(allow);
     expect(await response.json()).toEqual({ type: "/problems/method-not-allowed", title: "Method Not Allowed", status: 405, detail: `This endpoint answers ${allow}.` });
+    const options = await call(route, "OPTIONS");
+    expect([options.status, options.headers.get("allow")]).toEqual([204, allow]);
   });
 
   it("every route module has a handler for every method", async () => {
@@ -34,7 +38,7 @@ describe("unsupported methods", () => {
     expect(files.length).toBeGreaterThan(15);
     for (const file of files) {
       const route = (await import(/* @vite-ignore */ path.resolve(file))) as Route;
-      for (const method of ["GET", "POST", "PUT", "PATCH", "DELETE"]) expect([file, method, typeof route[method]]).toEqual([file, method, "function"]);
+      for (const method of ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]) expect([file, method, typeof route[method]]).toEqual([file, method, "function"]);
     }
   });
 });

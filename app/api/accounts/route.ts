@@ -10,4 +10,4 @@ export const GET = withTenant(async (request: Request, { services, tenantId }) =
   return json({ data });
 });
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET });

@@ -10,4 +10,4 @@ export const GET = withProblems(async () => {
   return json(health, health.status === "ok" ? 200 : 503);
 });
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET });

@@ -26,4 +26,4 @@ export const GET = withTenant(async (request: Request, { services, tenantId }) =
   return json(await listPublications(services.redis, tenantId, query));
 });
 
-export const { PUT, PATCH, DELETE } = otherMethods({ GET, POST });
+export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET, POST });

@@ -47,4 +47,4 @@ export const DELETE = withProblems(async (request: Request) => {
   return new Response(null, { status: 204, headers: { "cache-control": "no-store", "set-cookie": sessionCookieHeader("", 0, secureCookie(request)) } });
 });
 
-export const { PUT, PATCH } = otherMethods({ GET, POST, DELETE });
+export const { PUT, PATCH, OPTIONS } = otherMethods({ GET, POST, DELETE });

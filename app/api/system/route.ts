@@ -15,4 +15,4 @@ export const GET = withTenant(async (request: Request, { services, tenantId }) =
   return json({ health, ...status, tenant });
 });
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET });

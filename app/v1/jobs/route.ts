@@ -24,4 +24,4 @@ export const GET = withTenant(async (request: Request, { services, tenantId }) =
   return json({ ...page, running });
 });
 
-export const { PUT, PATCH, DELETE } = otherMethods({ GET, POST });
+export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET, POST });

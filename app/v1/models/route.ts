@@ -7,4 +7,4 @@ export const GET = withTenant(async (request: Request, { services }) => {
   return json({ data: listModels(services.config) });
 });
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET });

@@ -27,4 +27,4 @@ export async function POST(request: Request): Promise<Response> {
   return ok();
 }
 
-export const { PUT, PATCH, DELETE } = otherMethods({ GET, POST });
+export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET, POST });

@@ -26,4 +26,4 @@ export const DELETE = withTenant(async (request: Request, { services, tenantId }
   return json(await cancelPublication({ redis: services.redis }, tenantId, parsePublicationId((await params).id)));
 });
 
-export const { POST, PUT } = otherMethods({ GET, PATCH, DELETE });
+export const { POST, PUT, OPTIONS } = otherMethods({ GET, PATCH, DELETE });

@@ -14,4 +14,4 @@ export const GET = withTenant(async (request: Request, { services, tenantId }, {
   return services.streams.respond(tenantId, (signal) => replayDeltas(deps, jobId, after, signal), sseFrame, request.signal);
 });
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET });

@@ -20,4 +20,4 @@ export const GET = withTenant(async (request: Request, { services, tenantId }, {
   }
 });
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET });

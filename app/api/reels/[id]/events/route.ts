@@ -13,4 +13,4 @@ export const GET = withTenant(async (request: Request, { services, tenantId }, {
   return services.streams.respond(tenantId, (signal) => replayPublicationEvents(deps, id, after, signal), publicationEventFrame, request.signal);
 });
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET });

@@ -1,3 +1,3 @@
 export { GET } from "../../../../jobs/[id]/stream/route";
 export const dynamic = "force-dynamic";
-export { POST, PUT, PATCH, DELETE } from "../../../../jobs/[id]/stream/route";
+export { POST, PUT, PATCH, DELETE, OPTIONS } from "../../../../jobs/[id]/stream/route";
