@@ -63,7 +63,6 @@ async function deferIfNotDue(redis: Redis, id: string, state: Record<string, str
   return "deferred";
 }
 
-
 /**
  * Runs one publication as far as it can go: create the container (once), poll it every
  * `pollIntervalMs` up to `pollAttempts` times, publish it when FINISHED (once). Progress lives in
