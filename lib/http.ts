@@ -2,6 +2,7 @@ import { z } from "zod";
 import { authenticate } from "./auth";
 import { ApiError, toProblem, validationError, zodIssues } from "./errors";
 import { cursorSchema } from "./paging";
+import { readWithin } from "./read-within";
 import { isRedisUnavailable, REDIS_RETRY_AFTER_S } from "./redis";
 import { getServices, type Services } from "./services";
 
@@ -51,22 +52,12 @@ export async function readJsonBody<S extends z.ZodType>(request: Request, schema
  * as soon as a chunked body crosses the limit, so nothing larger is ever held in memory.
  */
 export async function readBody(request: Request, maxBytes = MAX_BODY_BYTES): Promise<Uint8Array> {
+  const tooLarge = () => new ApiError("too-large", `The body is over ${maxBytes} bytes.`);
   const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > maxBytes) throw new ApiError("too-large", `The body is over ${maxBytes} bytes.`);
+  if (declared > maxBytes) throw tooLarge();
   if (!request.body) return new Uint8Array();
-  const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw new ApiError("too-large", `The body is over ${maxBytes} bytes.`);
-    }
-    chunks.push(value);
-  }
+  await readWithin(request.body, maxBytes, tooLarge, (chunk) => chunks.push(chunk));
   return Buffer.concat(chunks);
 }
 

@@ -1,5 +1,6 @@
 import { open, unlink } from "node:fs/promises";
 import { fetch, type Dispatcher, type Response } from "undici";
+import { readWithin } from "../../read-within";
 
 /**
  * Downloads a video the way Meta's fetcher does (a plain GET), with the guards a server that
@@ -97,21 +98,8 @@ async function downloadFollowingRedirects(start: URL, destination: string, optio
 
 async function writeBody(response: Response, destination: string, maxBytes: number): Promise<number> {
   const file = await open(destination, "w");
-  let total = 0;
   try {
-    if (!response.body) return 0;
-    const reader = response.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > maxBytes) {
-        await reader.cancel().catch(() => {});
-        throw new VideoFetchError(`the video is over the ${formatBytes(maxBytes)} limit`);
-      }
-      await file.write(value);
-    }
-    return total;
+    return await readWithin(response.body, maxBytes, () => new VideoFetchError(`the video is over the ${formatBytes(maxBytes)} limit`), (chunk) => file.write(chunk));
   } finally {
     await file.close();
   }
