@@ -54,10 +54,8 @@ function createServices(config: Config): Services {
   const kafka = createKafka(config.KAFKA_BROKERS, "dispatch-web");
   const redis = createWebRedis(config.REDIS_URL);
   redis.on("error", () => {}); // reconnection is automatic; failures surface on the commands that need Redis
-  let connecting: Promise<Producer> | undefined;
   let topicsChecked = false;
   let hub: StreamHub | undefined;
-  let admin: Promise<Admin> | undefined;
   return {
     config,
     keys: new KeyRing(config.API_KEYS),
@@ -69,24 +67,16 @@ function createServices(config: Config): Services {
     streams: new OpenStreams(config.MAX_STREAMS_PER_TENANT),
     graph: createGraphClient({ graphUrl: config.GRAPH_URL, version: config.GRAPH_VERSION, fetch: (input, init) => fetch(input, init), timeoutMs: 10_000 }),
     sandbox: { config, redis, log, now: () => Date.now() },
-    producer() {
-      connecting ??= (async () => {
-        if (!topicsChecked) {
-          topicsChecked = true;
-          await ensureTopics(kafka, log);
-        }
-        const producer = createProducer(kafka);
-        await producer.connect();
-        producer.on(producer.events.DISCONNECT, () => {
-          connecting = undefined;
-        });
-        return producer;
-      })().catch((error) => {
-        connecting = undefined;
-        throw error;
-      });
-      return connecting;
-    },
+    producer: connectedOnDemand(async (dropped) => {
+      if (!topicsChecked) {
+        topicsChecked = true;
+        await ensureTopics(kafka, log);
+      }
+      const producer = createProducer(kafka);
+      await producer.connect();
+      producer.on(producer.events.DISCONNECT, dropped);
+      return producer;
+    }),
     hub() {
       if (!hub) {
         const subscriber = createSubscriber(config.REDIS_URL);
@@ -95,19 +85,26 @@ function createServices(config: Config): Services {
       }
       return hub;
     },
-    admin() {
-      admin ??= (async () => {
-        const client = kafka.admin();
-        await client.connect();
-        client.on(client.events.DISCONNECT, () => {
-          admin = undefined;
-        });
-        return client;
-      })().catch((error) => {
-        admin = undefined;
-        throw error;
-      });
-      return admin;
-    },
+    admin: connectedOnDemand(async (dropped) => {
+      const client = kafka.admin();
+      await client.connect();
+      client.on(client.events.DISCONNECT, dropped);
+      return client;
+    }),
+  };
+}
+
+/** A client connected on first use, and again on the next use after it dropped (`dropped`) or failed to connect. */
+function connectedOnDemand<T>(connect: (dropped: () => void) => Promise<T>): () => Promise<T> {
+  let current: Promise<T> | undefined;
+  const dropped = () => {
+    current = undefined;
+  };
+  return () => {
+    current ??= connect(dropped).catch((error: unknown) => {
+      current = undefined;
+      throw error;
+    });
+    return current;
   };
 }
