@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { validationError } from "../errors";
-import { MAX_CAPTION_CHARS } from "./status";
+import { CAPTION_LIMITS, countCaption } from "./status";
 
 /** What a client sends to publish a reel or change a scheduled one, and what the worker gets on the log. */
 
@@ -8,7 +8,13 @@ export const MAX_VIDEO_URL_CHARS = 2048;
 /** Graph's scheduling window. */
 export const MAX_SCHEDULE_AHEAD_DAYS = 75;
 
-const captionSchema = z.string().max(MAX_CAPTION_CHARS, `at most ${MAX_CAPTION_CHARS} characters`);
+/** Graph's caption limits, checked here so a caption Graph would refuse is a 422 now rather than a failed publication later. */
+const captionSchema = z.string().superRefine((caption, ctx) => {
+  const { chars, hashtags, mentions } = countCaption(caption);
+  if (chars > CAPTION_LIMITS.maxChars) ctx.addIssue({ code: "custom", message: `at most ${CAPTION_LIMITS.maxChars} characters` });
+  if (hashtags > CAPTION_LIMITS.maxHashtags) ctx.addIssue({ code: "custom", message: `at most ${CAPTION_LIMITS.maxHashtags} hashtags` });
+  if (mentions > CAPTION_LIMITS.maxMentions) ctx.addIssue({ code: "custom", message: `at most ${CAPTION_LIMITS.maxMentions} @-mentions` });
+});
 const publishAtSchema = z.iso.datetime({ offset: true, message: "must be an ISO 8601 date-time with a time zone, e.g. 2030-01-01T09:00:00Z" });
 
 export const publicationInputSchema = z.strictObject({

@@ -28,12 +28,20 @@ describe("publicationInputSchema", () => {
     ["a URL that is not http(s)", { account_id: "1", video_url: "ftp://v.test/a.mp4" }, "video_url"],
     ["a URL over 2048 characters", { account_id: "1", video_url: `https://v.test/${"a".repeat(2040)}` }, "video_url"],
     ["a caption over 2200 characters", { account_id: "1", video_url: "https://v.test/a.mp4", caption: "x".repeat(2201) }, "caption"],
+    ["a caption with 31 hashtags", { account_id: "1", video_url: "https://v.test/a.mp4", caption: Array.from({ length: 31 }, (_, i) => `#tag${i}`).join(" ") }, "caption"],
+    ["a caption with 21 @-mentions", { account_id: "1", video_url: "https://v.test/a.mp4", caption: Array.from({ length: 21 }, (_, i) => `@user${i}`).join(" ") }, "caption"],
     ["publish_at without a time zone", { account_id: "1", video_url: "https://v.test/a.mp4", publish_at: "2030-01-01T10:00:00" }, "publish_at"],
     ["share_to_feed as a string", { account_id: "1", video_url: "https://v.test/a.mp4", share_to_feed: "yes" }, "share_to_feed"],
   ])("refuses %s", (_name, body, path) => {
     const result = publicationInputSchema.safeParse(body);
     expect(result.success).toBe(false);
     expect(result.error?.issues.some((i) => i.path.includes(path) || ("keys" in i && (i.keys as string[]).includes(path)))).toBe(true);
+  });
+
+  it("counts caption characters as Graph does (an emoji is one), and takes a caption at the limits", () => {
+    const tagsAndMentions = [...Array.from({ length: 30 }, (_, i) => `#t${i}`), ...Array.from({ length: 20 }, (_, i) => `@u${i}`)].join(" ");
+    expect(publicationInputSchema.safeParse({ account_id: "1", video_url: "https://v.test/a.mp4", caption: "🎬".repeat(2200) }).success).toBe(true);
+    expect(publicationInputSchema.safeParse({ account_id: "1", video_url: "https://v.test/a.mp4", caption: tagsAndMentions }).success).toBe(true);
   });
 
   it("shares to the feed unless told otherwise", () => {

@@ -5,13 +5,11 @@ import { authorize, graphJson, parseParams, pickFields, requestedFields, type Gr
 import { FINISHED_STATUS, IN_PROGRESS_STATUS, newAttemptOwner, resumeIfStale, startProcessing } from "./process-container";
 import { sweepVideoFilesNowAndThen } from "./resume-processing";
 import { insertContainer, newGraphId, visibleStatusCode, type ContainerRecord } from "./store";
-import { CAPTION_LIMITS } from "../status";
+import { CAPTION_LIMITS, countCaption } from "../status";
 
 /** `POST /{ig-user-id}/media` and `GET /{container-id}` for reels. */
 
 
-const HASHTAG = /(^|[^\p{L}\p{N}_&])#[\p{L}\p{N}_]+/gu;
-const MENTION = /(^|[^\p{L}\p{N}_.])@[A-Za-z0-9._]+/gu;
 
 function isHttpUrl(value: string): boolean {
   try {
@@ -58,9 +56,7 @@ export const createContainerParams = z.object({
     .string()
     .default("")
     .superRefine((caption, ctx) => {
-      const chars = [...caption].length;
-      const hashtags = caption.match(HASHTAG)?.length ?? 0;
-      const mentions = caption.match(MENTION)?.length ?? 0;
+      const { chars, hashtags, mentions } = countCaption(caption);
       if (chars > CAPTION_LIMITS.maxChars) ctx.addIssue({ code: "custom", message: `Param caption must be at most ${CAPTION_LIMITS.maxChars} characters long (it has ${chars})` });
       if (hashtags > CAPTION_LIMITS.maxHashtags) ctx.addIssue({ code: "custom", message: `Param caption may contain at most ${CAPTION_LIMITS.maxHashtags} hashtags (it has ${hashtags})` });
       if (mentions > CAPTION_LIMITS.maxMentions) ctx.addIssue({ code: "custom", message: `Param caption may contain at most ${CAPTION_LIMITS.maxMentions} @-mentions (it has ${mentions})` });
