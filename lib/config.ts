@@ -87,6 +87,12 @@ const envSchema = z.object({
   MODEL_PRICES_FILE: z.string().optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
   DATA_DIR: z.string().default(".data"),
+  /** Largest video POST /api/uploads accepts (Meta's newer page: 300 MB). */
+  UPLOAD_MAX_BYTES: z.coerce.number().int().min(1).max(4 * 1024 ** 3).default(300 * 1024 * 1024),
+  /** Uploaded videos a tenant may hold at once; a file goes when its publication ends. */
+  UPLOAD_TENANT_QUOTA_BYTES: z.coerce.number().int().min(1).default(2 * 1024 ** 3),
+  /** Probe each video before its container is created: "auto" does so unless GRAPH_URL is the built-in sandbox (which checks it itself). */
+  REEL_PREFLIGHT: z.enum(["auto", "on", "off"]).default("auto"),
   SESSION_SECRET: z.string().min(32, "SESSION_SECRET must be at least 32 characters").optional(),
   MAX_STREAMS_PER_TENANT: z.coerce.number().int().min(1).max(1_000_000).default(200),
   BENCH_FLOOR_ROUTE: boolean.default(false),

@@ -1,7 +1,8 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkReelSpec, probeVideo, VideoProbeError, type VideoProbe } from "@/lib/reels/probe-video";
+import { probeVideo, VideoProbeError, type VideoProbe } from "@/lib/reels/probe-video";
+import { checkReelSpec } from "@/lib/reels/reel-spec";
 
 const sample = (name: string) => path.resolve(__dirname, "../../public/samples", name);
 

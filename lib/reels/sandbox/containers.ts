@@ -4,6 +4,7 @@ import { limitsOf } from "./deps";
 import { authorize, graphJson, parseParams, pickFields, requestedFields, type GraphCall } from "./graph-request";
 import { FINISHED_STATUS, IN_PROGRESS_STATUS, newAttemptOwner, resumeIfStale, startProcessing } from "./process-container";
 import { sweepVideoFilesNowAndThen } from "./resume-processing";
+import { containerUploadUri } from "./upload-container";
 import { insertContainer, newGraphId, visibleStatusCode, type ContainerRecord } from "./store";
 import { CAPTION_LIMITS, countCaption } from "../status";
 
@@ -47,11 +48,12 @@ export const createContainerParams = z.object({
       else if (value !== "REELS") ctx.addIssue({ code: "custom", message: `Param media_type must be REELS: this sandbox publishes reels only (got "${value.slice(0, 40)}")` });
     }),
   video_url: z
-    .string(required("video_url"))
+    .string()
     .min(1, required("video_url").error)
     .max(4096, "Param video_url is too long")
     .refine(isHttpUrl, "Param video_url must be a valid http or https URL")
-    .refine(hasNoCredentials, "Param video_url must not contain a user name or password"),
+    .refine(hasNoCredentials, "Param video_url must not contain a user name or password")
+    .optional(),
   caption: z
     .string()
     .default("")
@@ -78,10 +80,10 @@ export const createContainerParams = z.object({
     .optional(),
   location_id: z.string().regex(/^\d+$/, "Param location_id must be a page id").optional(),
   user_tags: z.string().optional(),
-  upload_type: z
-    .string()
-    .refine((v) => v !== "resumable", "Resumable upload is not available in the sandbox; send video_url")
-    .optional(),
+  upload_type: z.enum(["resumable"], "Param upload_type must be resumable").optional(),
+}).superRefine((params, ctx) => {
+  // A resumable container gets its bytes at the upload endpoint (uri); any other needs a video_url.
+  if (params.upload_type === undefined && params.video_url === undefined) ctx.addIssue({ code: "custom", message: required("video_url").error });
 });
 
 export async function createContainer(call: GraphCall, accountId: string): Promise<Response> {
@@ -89,7 +91,9 @@ export async function createContainer(call: GraphCall, accountId: string): Promi
   const input = parseParams(createContainerParams, call.params);
   const { deps } = call;
   const now = deps.now();
-  const owner = newAttemptOwner();
+  const resumable = input.upload_type === "resumable";
+  // A resumable container waits, unowned, for its bytes at the upload endpoint; then processing starts.
+  const owner = resumable ? "" : newAttemptOwner();
   for (let attempt = 0; attempt < 3; attempt++) {
     const id = newGraphId("179");
     const outcome = await insertContainer(
@@ -98,7 +102,8 @@ export async function createContainer(call: GraphCall, accountId: string): Promi
         id,
         account_id: accountId,
         media_type: "REELS",
-        video_url: input.video_url,
+        video_url: resumable ? "" : (input.video_url ?? ""),
+        upload_type: input.upload_type,
         caption: input.caption,
         share_to_feed: input.share_to_feed,
         cover_url: input.cover_url,
@@ -118,10 +123,10 @@ export async function createContainer(call: GraphCall, accountId: string): Promi
     );
     if (outcome === "limit") throw containerLimitReached(limitsOf(deps).containersPer24h);
     if (outcome === "created") {
-      startProcessing(deps, id, owner);
+      if (!resumable) startProcessing(deps, id, owner);
       sweepVideoFilesNowAndThen(deps);
-      deps.log("info", "sandbox container created", { container_id: id, account_id: accountId });
-      return graphJson({ id });
+      deps.log("info", "sandbox container created", { container_id: id, account_id: accountId, upload_type: input.upload_type });
+      return graphJson(resumable ? { id, uri: containerUploadUri(call, id) } : { id });
     }
   }
   throw new GraphError({ code: -1, subcode: 2207032, message: "Create container failed. Please try again." });

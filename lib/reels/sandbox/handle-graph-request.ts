@@ -12,6 +12,7 @@ import {
 import { listMedia, readAccount, readMedia, renderPermalinkPage, serveMediaFile } from "./media";
 import { publishContainer, readPublishingLimit } from "./publishing";
 import { readContainerRecord, readMediaRecord } from "./store";
+import { receiveContainerUpload } from "./upload-container";
 
 /**
  * The Graph-compatible sandbox behind `{origin}/graph/...`:
@@ -22,6 +23,7 @@ import { readContainerRecord, readMediaRecord } from "./store";
  *   GET  /{version}/{id}                                    an account, container or reel
  *   GET  /media-files/{media-id}.mp4                        the kept video (Range supported)
  *   GET  /reel/{shortcode}                                  the permalink page
+ *   POST /ig-api-upload/{version}/{container-id}            a resumable container's bytes (upload-container.ts)
  */
 
 export interface GraphRouteOptions {
@@ -47,6 +49,10 @@ export async function handleGraphRequest(request: Request, deps: SandboxDeps, op
     const readOnly = method === "GET" || method === "HEAD";
     if (first === "media-files" && path.length === 1 && readOnly) return await serveMediaFile(deps, request, path[0] ?? "");
     if (first === "reel" && path.length === 1 && readOnly) return await renderPermalinkPage(deps, baseUrl, path[0] ?? "");
+    const [version = "", containerId = ""] = path;
+    if (first === "ig-api-upload" && path.length === 2 && method === "POST" && isSupportedVersion(version, deps.config.GRAPH_VERSION)) {
+      return await receiveContainerUpload(deps, request, version, containerId);
+    }
     if (!isSupportedVersion(first, deps.config.GRAPH_VERSION)) throw unknownPath(`/${rest}`);
     if (!readOnly && method !== "POST") throw unsupportedRequest(method, path[0] ?? first);
 

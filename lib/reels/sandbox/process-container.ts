@@ -1,13 +1,14 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, truncate, unlink } from "node:fs/promises";
+import { copyFile, link, mkdir, truncate, unlink } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Dispatcher } from "undici";
 import { createPublicAgent } from "../../net/public-agent";
-import { checkReelSpec, probeVideo, VideoProbeError, type VideoProbe } from "../probe-video";
+import { probeVideo, VideoProbeError, type VideoProbe } from "../probe-video";
+import { checkReelSpec, REEL_SPEC_VIOLATION } from "../reel-spec";
 import { limitsOf, type SandboxDeps } from "./deps";
 import { downloadVideo, VideoFetchError } from "./fetch-video";
-import { beat, claimStaleContainer, finishProcessing, readContainerRecord, videoPath, visibleStatusCode, type ContainerRecord } from "./store";
+import { awaitingUpload, beat, claimStaleContainer, finishProcessing, readContainerRecord, videoPath, visibleStatusCode, type ContainerRecord } from "./store";
 import { accountVideoPath, downloadSlots, keepVideo } from "./video-store";
 
 /**
@@ -60,6 +61,8 @@ export async function resumeIfStale(deps: SandboxDeps, container: ContainerRecor
   const now = deps.now();
   const limits = limitsOf(deps);
   if (visibleStatusCode(container, now) !== "IN_PROGRESS" || container.heartbeat_at > now - limits.staleAfterMs) return { container, resumed: false };
+  // A resumable container has nothing to process until its bytes (or a file_url) arrive.
+  if (awaitingUpload(container)) return { container, resumed: false };
   const owner = newAttemptOwner();
   const claim = await claimStaleContainer(deps.redis, container.id, {
     now,
@@ -139,16 +142,22 @@ function fetcherOf(deps: SandboxDeps): Dispatcher {
 
 async function fetchAndCheck(deps: SandboxDeps, container: ContainerRecord, part: string, signal: AbortSignal): Promise<Outcome> {
   const limits = limitsOf(deps);
-  const release = await downloadSlots(deps).acquire(signal);
+  const uploaded = container.upload_file ? videoPath(deps, container.upload_file) : undefined;
+  const release = uploaded ? () => {} : await downloadSlots(deps).acquire(signal);
   let probe: VideoProbe;
   try {
-    await downloadVideo(container.video_url, part, {
-      dispatcher: fetcherOf(deps),
-      maxBytes: limits.maxVideoBytes,
-      timeoutMs: limits.fetchTimeoutMs,
-      maxRedirects: limits.maxRedirects,
-      signal,
-    });
+    if (uploaded) {
+      // The bytes of a resumable upload are processed exactly as downloaded ones; a link keeps them for another attempt.
+      await link(uploaded, part).catch(() => copyFile(uploaded, part));
+    } else {
+      await downloadVideo(container.video_url, part, {
+        dispatcher: fetcherOf(deps),
+        maxBytes: limits.maxVideoBytes,
+        timeoutMs: limits.fetchTimeoutMs,
+        maxRedirects: limits.maxRedirects,
+        signal,
+      });
+    }
     probe = await probeVideo(part);
   } catch (error) {
     await unlink(part).catch(() => {});
@@ -157,7 +166,7 @@ async function fetchAndCheck(deps: SandboxDeps, container: ContainerRecord, part
         ? { fields: errorFields(-2, 2207003, `timed out downloading the media: ${error.message}`) }
         : { fields: errorFields(9004, 2207052, `the video could not be downloaded: ${error.message}`) };
     }
-    if (error instanceof VideoProbeError) return { fields: errorFields(352, 2207026, `unsupported video format: ${error.message}`) };
+    if (error instanceof VideoProbeError) return { fields: specViolation(error.message) };
     throw error;
   } finally {
     release();
@@ -166,7 +175,7 @@ async function fetchAndCheck(deps: SandboxDeps, container: ContainerRecord, part
   const { problems, warnings } = checkReelSpec(probe);
   if (problems.length > 0) {
     await unlink(part).catch(() => {});
-    return { fields: errorFields(352, 2207026, `unsupported video format: ${problems.join("; ")}`) };
+    return { fields: specViolation(problems.join("; ")) };
   }
   // Bytes after the last box are never played: keep the movie only.
   if (probe.trailingBytes > 0) await truncate(part, probe.sizeBytes);
@@ -176,6 +185,7 @@ async function fetchAndCheck(deps: SandboxDeps, container: ContainerRecord, part
     await unlink(part).catch(() => {});
     return { fields: errorFields(-1, 2207053, kept.reason) };
   }
+  if (uploaded) await unlink(uploaded).catch(() => {});
   return {
     file,
     fields: {
@@ -186,6 +196,10 @@ async function fetchAndCheck(deps: SandboxDeps, container: ContainerRecord, part
       probe: JSON.stringify({ ...probe, warnings }),
     },
   };
+}
+
+function specViolation(reason: string): Outcome["fields"] {
+  return errorFields(REEL_SPEC_VIOLATION.code, REEL_SPEC_VIOLATION.subcode, `${REEL_SPEC_VIOLATION.meaning}: ${reason}`);
 }
 
 /** Graph's ERROR status names the subcode in parentheses; the code is kept for the sandbox's own use. */

@@ -52,6 +52,10 @@ const containerRecordSchema = z.object({
   file: z.string().default(""),
   mime: z.string().default("video/mp4"),
   media_id: z.string().default(""),
+  /** "resumable": created without a video_url; processing starts when the upload endpoint has all the bytes. */
+  upload_type: z.string().default(""),
+  /** The uploaded bytes (relative to videosDir) of a resumable container. */
+  upload_file: z.string().default(""),
 });
 
 export type ContainerRecord = z.infer<typeof containerRecordSchema>;
@@ -288,4 +292,21 @@ export async function publishContainerRecord(
 /** Posts published in the moving 24 h window ending now. */
 export async function countPublishedSince(redis: Redis, accountId: string, now: number): Promise<number> {
   return redis.zcount(keys.accountPublished(accountId), `(${now - DAY_MS}`, "+inf");
+}
+
+/** A resumable container whose bytes (or file_url) have not arrived yet. */
+export function awaitingUpload(container: ContainerRecord): boolean {
+  return container.upload_type === "resumable" && !container.upload_file && !container.video_url;
+}
+
+const START_UPLOADED = `
+if redis.call('HGET', KEYS[1], 'status_code') ~= 'IN_PROGRESS' then return 0 end
+if (redis.call('HGET', KEYS[1], 'owner') or '') ~= '' then return 0 end
+redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'heartbeat_at', ARGV[2], 'processing_started_at', ARGV[2], 'attempts', 1, unpack(ARGV, 4))
+redis.call('SADD', KEYS[2], ARGV[3])
+return 1`;
+
+/** Hands a resumable container its bytes (`upload_file`) or its `video_url` and makes `owner` its processor; false if it already has one. */
+export async function startUploadedContainer(redis: Redis, id: string, owner: string, now: number, fields: { upload_file?: string; video_url?: string }): Promise<boolean> {
+  return (await redis.eval(START_UPLOADED, 2, keys.container(id), keys.processing, owner, now, id, ...toHashArgs(fields))) === 1;
 }

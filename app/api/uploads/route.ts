@@ -1,0 +1,13 @@
+import { json, otherMethods, withTenant } from "@/lib/http";
+import { enforceRateLimit } from "@/lib/rate-limit";
+import { receiveUpload } from "@/lib/uploads/receive-upload";
+
+export const runtime = "nodejs";
+export const dynamic = "force-dynamic";
+
+export const POST = withTenant(async (request: Request, { services, tenantId }) => {
+  await enforceRateLimit(services.redis, tenantId, "submit", services.config.RATE_LIMIT_PER_MINUTE);
+  return json(await receiveUpload({ redis: services.redis, config: services.config }, tenantId, request), 201);
+});
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods({ POST });

@@ -1,0 +1,128 @@
+import { readdir, stat, unlink } from "node:fs/promises";
+import path from "node:path";
+import { z } from "zod";
+import type { Redis } from "../redis";
+
+/**
+ * Videos a tenant uploaded for publishing (POST /api/uploads): the files under DATA_DIR/uploads,
+ * one folder per tenant, and their records in Redis, read and written only here. A record lives a
+ * day until a publication claims it, then as long as a publication may wait; the file goes when
+ * its publication ends (discardUpload) or, failing that, with the sweep once its record expired.
+ * The tenant's hash of upload sizes is its storage quota.
+ */
+
+/** An upload no publication claimed is kept this long. */
+export const UNCLAIMED_UPLOAD_TTL_S = 24 * 60 * 60;
+/** A claimed upload lives as long as its publication may (a scheduled one waits up to 75 days). */
+export const CLAIMED_UPLOAD_TTL_S = 90 * 24 * 60 * 60;
+/** A file younger than this is never swept: its upload may be between writing and recording. */
+const FILE_GRACE_MS = 10 * 60 * 1000;
+
+export const uploadKeys = {
+  upload: (id: string) => `upload:${id}`,
+  /** hash upload id → bytes: what the tenant stores now. */
+  tenant: (tenantId: string) => `tenant:uploads:${tenantId}`,
+};
+
+export const UPLOAD_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+const uploadRecordSchema = z.object({
+  upload_id: z.string(),
+  tenant_id: z.string(),
+  size: z.coerce.number(),
+  mime: z.enum(["video/mp4", "video/quicktime"]),
+  /** Relative to uploadsDir. */
+  file: z.string(),
+  created_at: z.string(),
+  publication_id: z.string().default(""),
+});
+
+export type UploadRecord = z.infer<typeof uploadRecordSchema>;
+
+export function uploadsDir(dataDir: string): string {
+  return path.resolve(dataDir, "uploads");
+}
+
+/** Data under DATA_DIR, never code: the comment keeps Next's build from tracing the project into the output. */
+export function uploadPath(dataDir: string, file: string): string {
+  return path.join(/*turbopackIgnore: true*/ uploadsDir(dataDir), file);
+}
+
+export async function readUpload(redis: Redis, id: string): Promise<UploadRecord | undefined> {
+  if (!UPLOAD_ID.test(id)) return undefined;
+  const parsed = uploadRecordSchema.safeParse(await redis.hgetall(uploadKeys.upload(id)));
+  return parsed.success ? parsed.data : undefined;
+}
+
+// Sums the tenant's live uploads (forgetting expired ones), and records the new one if it fits the quota.
+const RECORD_UPLOAD = `
+local used = 0
+local sizes = redis.call('HGETALL', KEYS[1])
+for i = 1, #sizes, 2 do
+  if redis.call('EXISTS', ARGV[4] .. sizes[i]) == 1 then used = used + tonumber(sizes[i + 1])
+  else redis.call('HDEL', KEYS[1], sizes[i]) end
+end
+if used + tonumber(ARGV[2]) > tonumber(ARGV[1]) then return {0, used} end
+redis.call('HSET', KEYS[2], unpack(ARGV, 6))
+redis.call('EXPIRE', KEYS[2], ARGV[5])
+redis.call('HSET', KEYS[1], ARGV[3], ARGV[2])
+return {1, used}`;
+
+/** Records an upload within the tenant's quota; `{ recorded: false, used }` when it does not fit. */
+export async function recordUpload(redis: Redis, record: Omit<UploadRecord, "publication_id">, quotaBytes: number): Promise<{ recorded: boolean; used: number }> {
+  const [recorded, used] = (await redis.eval(
+    RECORD_UPLOAD,
+    2,
+    uploadKeys.tenant(record.tenant_id),
+    uploadKeys.upload(record.upload_id),
+    quotaBytes,
+    record.size,
+    record.upload_id,
+    uploadKeys.upload(""),
+    UNCLAIMED_UPLOAD_TTL_S,
+    ...Object.entries(record).flatMap(([k, v]) => [k, String(v)]),
+  )) as [number, number];
+  return { recorded: recorded === 1, used };
+}
+
+const CLAIM_UPLOAD = `
+if redis.call('HGET', KEYS[1], 'tenant_id') ~= ARGV[1] then return 0 end
+local owner = redis.call('HGET', KEYS[1], 'publication_id') or ''
+if owner ~= '' and owner ~= ARGV[2] then return -1 end
+redis.call('HSET', KEYS[1], 'publication_id', ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return 1`;
+
+/** Gives an upload to one publication: "missing" if unknown, expired or another tenant's; "taken" if another publication has it. */
+export async function claimUpload(redis: Redis, tenantId: string, uploadId: string, publicationId: string): Promise<"claimed" | "missing" | "taken"> {
+  if (!UPLOAD_ID.test(uploadId)) return "missing";
+  const result = await redis.eval(CLAIM_UPLOAD, 1, uploadKeys.upload(uploadId), tenantId, publicationId, CLAIMED_UPLOAD_TTL_S);
+  return result === 1 ? "claimed" : result === -1 ? "taken" : "missing";
+}
+
+/** Frees an upload whose publication ended (or was never accepted): its file, its record, its share of the quota. */
+export async function discardUpload(redis: Redis, dataDir: string, uploadId: string): Promise<void> {
+  const record = await readUpload(redis, uploadId);
+  if (!record) return;
+  await unlink(uploadPath(dataDir, record.file)).catch(() => {});
+  await redis.multi().del(uploadKeys.upload(uploadId)).hdel(uploadKeys.tenant(record.tenant_id), uploadId).exec();
+}
+
+/** Removes files whose record is gone (expired unclaimed, or a publication that ended without discarding). */
+export async function sweepUploads(redis: Redis, dataDir: string, now = Date.now()): Promise<number> {
+  const root = uploadsDir(dataDir);
+  let removed = 0;
+  for (const tenant of await readdir(root, { withFileTypes: true }).catch(() => [])) {
+    if (!tenant.isDirectory()) continue;
+    for (const name of await readdir(path.join(root, tenant.name)).catch(() => [] as string[])) {
+      const id = /^([0-9a-f-]{36})\.(mp4|mov|part)$/.exec(name)?.[1];
+      if (!id || (await redis.exists(uploadKeys.upload(id)))) continue;
+      const full = path.join(root, tenant.name, name);
+      const info = await stat(full).catch(() => undefined);
+      if (!info || now - info.mtimeMs < FILE_GRACE_MS) continue;
+      await unlink(full).catch(() => {});
+      removed++;
+    }
+  }
+  return removed;
+}
