@@ -1,3 +1,5 @@
+import { createReadStream } from "node:fs";
+import { Readable } from "node:stream";
 import { describeGraphError, GraphError } from "./graph-error";
 
 /**
@@ -20,8 +22,10 @@ export interface GraphAccount {
   accessToken: string;
 }
 
+/** A video_url for Graph to fetch, or `resumable`: Graph answers an upload `uri` for the bytes (uploadVideo). */
 export interface CreateContainerInput {
-  videoUrl: string;
+  videoUrl?: string;
+  resumable?: boolean;
   caption?: string;
   shareToFeed: boolean;
 }
@@ -29,6 +33,8 @@ export interface CreateContainerInput {
 /** The creation answer as Graph sent it: a container id normally, but the flow keeps the whole answer when there is none. */
 export interface CreateContainerAnswer {
   id: string | null;
+  /** Where a resumable container's bytes go; null otherwise. */
+  uri: string | null;
   answer: unknown;
   fbtraceId: string | null;
 }
@@ -72,6 +78,8 @@ export class GraphTransportError extends Error {
 export interface GraphClient {
   createContainer(account: GraphAccount, input: CreateContainerInput, signal?: AbortSignal): Promise<CreateContainerAnswer>;
   readContainer(containerId: string, accessToken: string, signal?: AbortSignal): Promise<ContainerStatus>;
+  /** Sends a resumable container's bytes to its upload `uri` (Graph's rupload), from offset 0. */
+  uploadVideo(account: GraphAccount, uri: string, video: { path: string; size: number }, signal?: AbortSignal): Promise<void>;
   publishContainer(account: GraphAccount, containerId: string, signal?: AbortSignal): Promise<{ id: string }>;
   readMedia(mediaId: string, accessToken: string, fields?: string, signal?: AbortSignal): Promise<MediaItem>;
   /** The account itself (`GET /{ig-user-id}`), e.g. its username. */
@@ -80,6 +88,8 @@ export interface GraphClient {
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+/** An upload of up to 300 MB on a slow line. */
+const UPLOAD_TIMEOUT_MS = 30 * 60_000;
 
 export function createGraphClient(options: GraphClientOptions): GraphClient {
   const base = `${options.graphUrl.replace(/\/+$/, "")}/${options.version}`;
@@ -91,17 +101,22 @@ export function createGraphClient(options: GraphClientOptions): GraphClient {
     params: Record<string, string>,
     accessToken: string,
     signal?: AbortSignal,
+    upload?: { url: URL; headers: Record<string, string>; body: () => ReadableStream<Uint8Array> },
   ): Promise<{ body: unknown; fbtraceId: string | null }> {
-    const url = new URL(`${base}/${path}`);
-    const init: RequestInit = { method, headers: { accept: "application/json" } };
-    if (method === "GET") {
+    const url = upload?.url ?? new URL(`${base}/${path}`);
+    const init: RequestInit & { duplex?: "half" } = { method, headers: { accept: "application/json" } };
+    if (upload) {
+      init.headers = { ...init.headers, ...upload.headers };
+      init.body = upload.body();
+      init.duplex = "half";
+    } else if (method === "GET") {
       for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
       url.searchParams.set("access_token", accessToken);
     } else {
       init.body = new URLSearchParams({ ...params, access_token: accessToken }).toString();
       init.headers = { ...init.headers, "content-type": "application/x-www-form-urlencoded" };
     }
-    const timeout = AbortSignal.timeout(timeoutMs);
+    const timeout = AbortSignal.timeout(upload ? UPLOAD_TIMEOUT_MS : timeoutMs);
     init.signal = signal ? AbortSignal.any([signal, timeout]) : timeout;
 
     let response: Response;
@@ -141,10 +156,21 @@ export function createGraphClient(options: GraphClientOptions): GraphClient {
 
   return {
     async createContainer(account, input, signal) {
-      const params: Record<string, string> = { media_type: "REELS", video_url: input.videoUrl, share_to_feed: String(input.shareToFeed) };
+      const params: Record<string, string> = { media_type: "REELS", share_to_feed: String(input.shareToFeed) };
+      if (input.resumable) params.upload_type = "resumable";
+      if (input.videoUrl) params.video_url = input.videoUrl;
       if (input.caption) params.caption = input.caption;
       const { body, fbtraceId } = await call("POST", `${account.accountId}/media`, params, account.accessToken, signal);
-      return { id: idOf(body), answer: body, fbtraceId };
+      const uri = isRecord(body) && typeof body.uri === "string" ? body.uri : null;
+      return { id: idOf(body), uri, answer: body, fbtraceId };
+    },
+
+    async uploadVideo(account, uri, video, signal) {
+      const url = new URL(uri);
+      const headers = { authorization: `OAuth ${account.accessToken}`, offset: "0", file_size: String(video.size), "content-type": "application/octet-stream" };
+      const body = () => Readable.toWeb(createReadStream(video.path)) as ReadableStream<Uint8Array>;
+      const { body: answer } = await call("POST", url.pathname.replace(/^\/+/, ""), {}, account.accessToken, signal, { url, headers, body });
+      if (!isRecord(answer) || answer.success !== true) throw new GraphTransportError(`POST ${url.pathname} answered without success`, 200, true);
     },
 
     async readContainer(containerId, accessToken, signal) {

@@ -5,6 +5,10 @@ import { enqueueDuePublications } from "./enqueue-due-publications";
 import { createGraphClient } from "./graph-client";
 import { publicationMessageSchema } from "./publication-input";
 import { runPublication, type PublicationDeps } from "./run-publication";
+import { createPublicAgent } from "../net/public-agent";
+import { discardUpload } from "../uploads/upload-store";
+import { createPreflight } from "./preflight-video";
+import { publicationKeys } from "./publication-record";
 
 const SCHEDULER_TICK_MS = 1000;
 
@@ -27,6 +31,8 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
     workerId,
     pollIntervalMs: config.REEL_POLL_INTERVAL_MS,
     pollAttempts: config.REEL_POLL_ATTEMPTS,
+    dataDir: config.DATA_DIR,
+    preflight: preflightWanted(config) ? createPreflight(PREFLIGHT(config)) : undefined,
   };
 
   const consumer = await consumeInParallel(ctx, {
@@ -42,7 +48,9 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
         log("warn", "skipping a message that is not a publication request", { partition: control.partition, offset: message.offset });
         return "settled";
       }
-      return (await runPublication(deps, parsed.publication_id, control)) === "handed-back" ? "handed-back" : "settled";
+      const outcome = await runPublication(deps, parsed.publication_id, control);
+      if (outcome === "published" || outcome === "failed") await discardPublicationUpload(redis, config.DATA_DIR, parsed.publication_id);
+      return outcome === "handed-back" ? "handed-back" : "settled";
     },
   });
 
@@ -70,4 +78,23 @@ function parseMessage(value: Buffer | null) {
   } catch {
     return undefined;
   }
+}
+
+/** Preflight probes against the real Graph API; the built-in sandbox checks every video itself. */
+function preflightWanted(config: WorkerContext["config"]): boolean {
+  return config.REEL_PREFLIGHT === "on" || (config.REEL_PREFLIGHT === "auto" && !config.GRAPH_SANDBOX);
+}
+
+const PREFLIGHT = (config: WorkerContext["config"]) => ({
+  dispatcher: createPublicAgent({ allowPrivate: config.ALLOW_PRIVATE_URLS, ownPort: config.PORT }),
+  maxBytes: config.UPLOAD_MAX_BYTES,
+  timeoutMs: 120_000,
+  maxRedirects: 5,
+  dataDir: config.DATA_DIR,
+});
+
+/** An uploaded video is kept until its publication ends, then freed (bounded storage). */
+async function discardPublicationUpload(redis: WorkerContext["redis"], dataDir: string, publicationId: string): Promise<void> {
+  const uploadId = await redis.hget(publicationKeys.state(publicationId), "upload_id").catch(() => null);
+  if (uploadId) await discardUpload(redis, dataDir, uploadId).catch(() => {});
 }

@@ -1,6 +1,7 @@
 import type { ContainerStatus, CreateContainerAnswer, GraphTransportError } from "./graph-client";
 import { classifyGraphError, GraphError, graphErrorForSubcode, subcodeFromContainerStatus } from "./graph-error";
 import type { PublicationError } from "./publication";
+import { REEL_SPEC_VIOLATION } from "./reel-spec";
 
 /**
  * Why a publication failed, in the publication's error shape: Graph's code, subcode and trace id
@@ -83,14 +84,14 @@ export function accountMissingError(accountId: string): PublicationError {
   });
 }
 
-export function noContainerIdError(answer: CreateContainerAnswer): PublicationError {
+export function noContainerIdError(answer: CreateContainerAnswer, missing: "id" | "uri" = "id"): PublicationError {
   return publicationError({
     code: null,
     subcode: null,
-    message: "Graph answered the container creation without a container id.",
+    message: missing === "id" ? "Graph answered the container creation without a container id." : "Graph answered the resumable container creation without an upload uri.",
     fbtrace_id: answer.fbtraceId,
     classification: "stop",
-    headline: "Graph created no container: its answer had no id.",
+    headline: missing === "id" ? "Graph created no container: its answer had no id." : "Graph gave no address to upload the video to.",
     remedy: "Nothing was published. Graph's whole answer is kept in `response`; publish again once it is understood.",
     response: answer.answer,
   });
@@ -107,4 +108,31 @@ function sentence(text: string | undefined | null): string | undefined {
   if (!trimmed) return undefined;
   const capital = trimmed[0].toUpperCase() + trimmed.slice(1);
   return /[.!?]$/.test(capital) ? capital : `${capital}.`;
+}
+
+/** The preflight found the video breaks the reel specification: Graph's own code for it, before any container exists. */
+export function preflightError(problems: string[]): PublicationError {
+  const { code, subcode, meaning } = REEL_SPEC_VIOLATION;
+  const { action, advice } = classifyGraphError(code, subcode);
+  return publicationError({
+    code,
+    subcode,
+    message: `${meaning}: ${problems.join("; ")} (found by Dispatch's preflight; no container was created)`,
+    fbtrace_id: null,
+    classification: action,
+    headline: sentence(problems.join("; ")) ?? "The video breaks the reel specification.",
+    remedy: advice,
+  });
+}
+
+export function uploadMissingError(uploadId: string | undefined): PublicationError {
+  return publicationError({
+    code: null,
+    subcode: null,
+    message: `The uploaded video ${uploadId ?? ""} is no longer stored.`,
+    fbtrace_id: null,
+    classification: "fix-input",
+    headline: "The uploaded video is gone (uploads expire).",
+    remedy: "Upload the video again and publish it with the new upload_id.",
+  });
 }

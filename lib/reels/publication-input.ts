@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { validationError } from "../errors";
+import { UPLOAD_ID } from "../uploads/upload-store";
 import { CAPTION_LIMITS, countCaption } from "./status";
 
 /** What a client sends to publish a reel or change a scheduled one, and what the worker gets on the log. */
@@ -22,10 +23,17 @@ export const publicationInputSchema = z.strictObject({
   video_url: z
     .string()
     .max(MAX_VIDEO_URL_CHARS, `at most ${MAX_VIDEO_URL_CHARS} characters`)
-    .pipe(z.url({ protocol: /^https?$/, message: "must be an http(s) URL" })),
+    .pipe(z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }))
+    .optional(),
+  /** A video uploaded through POST /api/uploads, in place of video_url. */
+  upload_id: z.string().regex(UPLOAD_ID, "must be an upload_id from POST /api/uploads").optional(),
   caption: captionSchema.optional(),
   share_to_feed: z.boolean().default(true),
   publish_at: publishAtSchema.optional(),
+}).superRefine((input, ctx) => {
+  if ((input.video_url === undefined) === (input.upload_id === undefined)) {
+    ctx.addIssue({ code: "custom", path: [input.video_url === undefined ? "video_url" : "upload_id"], message: "send exactly one of video_url and upload_id" });
+  }
 });
 
 export type PublicationInput = z.infer<typeof publicationInputSchema>;

@@ -42,6 +42,7 @@ export interface PublicationChanges {
   post_id?: string;
   permalink?: string | null;
   error?: PublicationError | null;
+  warnings?: string[];
 }
 
 /** One timeline entry, as stored and as streamed; `status` is the publication's status after it. */
@@ -53,7 +54,10 @@ export interface PublicationView {
   publication_id: string;
   tenant_id: string;
   account_id: string;
-  video_url: string;
+  /** The video's URL, or null when it was uploaded (upload_id). */
+  video_url: string | null;
+  /** The upload (POST /api/uploads) published through Graph's resumable upload; null for a video_url. */
+  upload_id: string | null;
   caption: string;
   share_to_feed: boolean;
   publish_at: string | null;
@@ -66,6 +70,8 @@ export interface PublicationView {
   post_id: string | null;
   permalink: string | null;
   error: PublicationError | null;
+  /** What the preflight found that Graph accepts but advises against (bitrate, moov at the end, audio rate). */
+  warnings: string[];
   created_at: string;
   updated_at: string;
 }

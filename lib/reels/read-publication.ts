@@ -20,7 +20,8 @@ export function toPublicationView(state: Record<string, string>, events: Publica
     publication_id: state.publication_id,
     tenant_id: state.tenant_id,
     account_id: state.account_id,
-    video_url: state.video_url,
+    video_url: state.video_url || null,
+    upload_id: state.upload_id || null,
     caption: state.caption ?? "",
     share_to_feed: state.share_to_feed !== "false",
     publish_at: state.publish_at || null,
@@ -32,6 +33,7 @@ export function toPublicationView(state: Record<string, string>, events: Publica
     post_id: state.post_id || null,
     permalink: state.permalink || null,
     error: errorView(state.error),
+    warnings: state.warnings ? (JSON.parse(state.warnings) as string[]) : [],
     created_at: state.created_at,
     updated_at: state.updated_at || state.created_at,
   };

@@ -1,14 +1,17 @@
+import { stat } from "node:fs/promises";
 import type { ReelAccount } from "../config";
 import type { Log } from "../log";
 import { runUnderLease } from "../lease";
 import type { Redis } from "../redis";
 import { abortableSleep } from "../sleep";
 import { addToTenantIndex } from "../tenant-index";
+import { readUpload, uploadPath } from "../uploads/upload-store";
 import { GraphTransportError, isTransientGraphFailure, type ContainerStatus, type GraphAccount, type GraphClient } from "./graph-client";
 import { GraphError } from "./graph-error";
 import type { PublicationChanges, PublicationError } from "./publication";
 import { appendEvent, PUBLICATION_INDEX_BOUND, publicationKeys, type EventBody } from "./publication-record";
-import { accountMissingError, containerError, describeFailure, errorOf, expiredError, noContainerIdError } from "./publication-error";
+import { accountMissingError, containerError, describeFailure, errorOf, expiredError, noContainerIdError, preflightError, uploadMissingError } from "./publication-error";
+import type { PreflightResult, PreflightSource } from "./preflight-video";
 import { isSettledPublication, type PublicationStatus } from "./status";
 
 export interface RetryPolicy {
@@ -32,6 +35,10 @@ export interface PublicationDeps {
   submitSettleMs?: number;
   now?: () => number;
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Where uploaded videos live (DATA_DIR): a publication with an upload_id goes through Graph's resumable upload. */
+  dataDir?: string;
+  /** Checks the video before a container is created (against the real Graph API; see preflight-video.ts). */
+  preflight?: (source: PreflightSource, signal: AbortSignal) => Promise<PreflightResult>;
 }
 
 export interface RunControl {
@@ -169,24 +176,66 @@ class PublicationRun {
     if (!this.containerId) {
       const created = await this.createContainer();
       if (created !== undefined) return created;
+    } else if (state.upload_id && state.upload_done !== "1") {
+      // Stopped between creating the container and sending all its bytes: send them again from offset 0.
+      const upload = await this.uploadedVideo();
+      if (typeof upload === "string") return upload;
+      const sent = await this.sendUpload(upload, state.upload_uri ?? "");
+      if (sent !== undefined) return sent;
     }
     return this.pollAndPublish();
   }
 
   private async createContainer(): Promise<PublicationOutcome | undefined> {
     const { state } = this;
-    await this.step("CREATING", "creating", `Creating a REELS container from ${state.video_url}.`);
+    const upload = state.upload_id ? await this.uploadedVideo() : undefined;
+    if (typeof upload === "string") return upload;
+    const refused = await this.preflight(upload);
+    if (refused !== undefined) return refused;
+    await this.step("CREATING", "creating", upload ? `Creating a resumable REELS container for the uploaded video (${upload.size} bytes).` : `Creating a REELS container from ${state.video_url}.`);
+    const input = upload ? { resumable: true } : { videoUrl: state.video_url };
     const attempt = await this.withRetries("Creating the container", () =>
-      this.deps.graph.createContainer(this.account, { videoUrl: state.video_url, caption: state.caption || undefined, shareToFeed: state.share_to_feed !== "false" }, this.signal),
+      this.deps.graph.createContainer(this.account, { ...input, caption: state.caption || undefined, shareToFeed: state.share_to_feed !== "false" }, this.signal),
     );
     if (!attempt.ok) return this.fail(errorOf(attempt.error));
     const answer = attempt.value;
     if (!answer.id) {
       return this.fail(noContainerIdError(answer));
     }
+    if (upload && !answer.uri) return this.fail(noContainerIdError(answer, "uri"));
     this.containerId = answer.id;
     const createdAt = new Date(this.now()).toISOString();
-    await this.step("PROCESSING", "created", `Container ${answer.id} created; Graph is processing the video.`, { container_id: answer.id, container_created_at: createdAt }, { container_id: answer.id });
+    const detail = upload ? `Container ${answer.id} created for a resumable upload.` : `Container ${answer.id} created; Graph is processing the video.`;
+    await this.step("PROCESSING", "created", detail, { container_id: answer.id, container_created_at: createdAt, ...(upload ? { upload_uri: answer.uri ?? "" } : {}) }, { container_id: answer.id });
+    return upload ? this.sendUpload(upload, answer.uri ?? "") : undefined;
+  }
+
+  /** The uploaded file of an upload_id publication; it fails the publication when the upload is gone. */
+  private async uploadedVideo(): Promise<{ path: string; size: number } | PublicationOutcome> {
+    const record = this.deps.dataDir ? await readUpload(this.deps.redis, this.state.upload_id) : undefined;
+    const path = record && this.deps.dataDir ? uploadPath(this.deps.dataDir, record.file) : undefined;
+    const size = path ? (await stat(path).catch(() => undefined))?.size : undefined;
+    if (!path || size === undefined) return this.fail(uploadMissingError(this.state.upload_id));
+    return { path, size };
+  }
+
+  /** Graph's resumable upload: the bytes to the container's uri; then Graph processes them as a fetched video. */
+  private async sendUpload(upload: { path: string; size: number }, uri: string): Promise<PublicationOutcome | undefined> {
+    await this.step("PROCESSING", "uploading", `Uploading ${upload.size} bytes to the container's upload address.`);
+    const attempt = await this.withRetries("Uploading the video", () => this.deps.graph.uploadVideo(this.account, uri, upload, this.signal));
+    if (!attempt.ok) return this.fail(errorOf(attempt.error));
+    await this.step("PROCESSING", "uploaded", "Upload complete; Graph is processing the video.", { upload_done: "1" });
+    return undefined;
+  }
+
+  /** Probes the video before any container exists: a spec violation fails at once with Graph's code; warnings are kept on the publication. */
+  private async preflight(upload: { path: string } | undefined): Promise<PublicationOutcome | undefined> {
+    if (!this.deps.preflight) return undefined;
+    const result = await this.deps.preflight(upload ? { file: upload.path } : { url: this.state.video_url }, this.signal);
+    if (result.problems.length > 0) return this.fail(preflightError(result.problems));
+    const { warnings } = result;
+    const detail = `Checked the video before creating a container: ${result.summary}.${warnings.length ? ` Warnings: ${warnings.join("; ")}.` : ""}`;
+    await this.step(this.status, "preflight", detail, warnings.length ? { warnings: JSON.stringify(warnings) } : {}, warnings.length ? { warnings } : undefined);
     return undefined;
   }
 

@@ -5,6 +5,7 @@ import { ApiError, brokerUnavailable, validationError } from "../errors";
 import type { Redis } from "../redis";
 import { addToTenantIndex } from "../tenant-index";
 import { TOPICS } from "../topics";
+import { claimUpload } from "../uploads/upload-store";
 import { findAccount } from "./accounts";
 import { parsePublishAt, publicationRequestRecord, type PublicationInput } from "./publication-input";
 import type { PublicationEvent, PublicationView } from "./publication";
@@ -66,13 +67,14 @@ export async function submitPublication(
   const id = randomUUID();
   const status = publishAt ? "SCHEDULED" : "QUEUED";
   const fingerprint = createHash("sha256")
-    .update(JSON.stringify([input.account_id, input.video_url, input.caption ?? "", input.share_to_feed, publishAt?.toISOString() ?? null]))
+    .update(JSON.stringify([input.account_id, input.video_url ?? null, input.upload_id ?? null, input.caption ?? "", input.share_to_feed, publishAt?.toISOString() ?? null]))
     .digest("hex");
   const state: Record<string, string> = {
     publication_id: id,
     tenant_id: tenantId,
     account_id: account.accountId,
-    video_url: input.video_url,
+    video_url: input.video_url ?? "",
+    upload_id: input.upload_id ?? "",
     caption: input.caption ?? "",
     share_to_feed: String(input.share_to_feed),
     publish_at: publishAt?.toISOString() ?? "",
@@ -110,6 +112,14 @@ export async function submitPublication(
     ...Object.entries(state).flat(),
   )) as [number, string];
   if (!claimed) return { created: false, publication: await existingFor(deps.redis, tenantId, claimedId, fingerprint) };
+  if (input.upload_id) {
+    const upload = await claimUpload(deps.redis, tenantId, input.upload_id, id);
+    if (upload !== "claimed") {
+      await deps.redis.eval(RELEASE_CLAIM, 3, publicationKeys.state(id), publicationKeys.events(id), idempotencyRedisKey, id).catch(() => {});
+      const message = upload === "taken" ? "this upload is already used by another publication; upload the video again" : "no such upload (it expires a day after uploading if unused)";
+      throw validationError([{ path: "upload_id", message }]);
+    }
+  }
 
   try {
     const producer = await deps.producer();

@@ -86,6 +86,8 @@ beforeAll(async () => {
     REEL_POLL_ATTEMPTS: String(POLL_ATTEMPTS),
     SANDBOX_PROCESSING_MS: "600",
     ALLOW_PRIVATE_VIDEO_URLS: "true",
+    // These tests exercise the sandbox's own processing; uploads.test.ts covers the worker's preflight.
+    REEL_PREFLIGHT: "off",
     DATA_DIR,
     WORKER_CONCURRENCY: "6",
   };

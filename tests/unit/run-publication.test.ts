@@ -41,6 +41,9 @@ function scriptedGraph(script: { create?: Step<CreateContainerAnswer>[]; read?: 
     createContainer: () => take(script.create, "create"),
     readContainer: () => take(script.read, "read"),
     publishContainer: () => take(script.publish, "publish"),
+    uploadVideo: async () => {
+      throw new Error("unexpected upload");
+    },
     readMedia: async (id) => {
       calls.readMedia++;
       return { id, permalink: `https://sandbox.test/reel/${id}` };
@@ -54,7 +57,7 @@ function scriptedGraph(script: { create?: Step<CreateContainerAnswer>[]; read?: 
   return { graph, calls };
 }
 
-const created = (id: string | null = CONTAINER, answer: unknown = { id }): CreateContainerAnswer => ({ id, answer, fbtraceId: "TRACE-C" });
+const created = (id: string | null = CONTAINER, answer: unknown = { id }): CreateContainerAnswer => ({ id, uri: null, answer, fbtraceId: "TRACE-C" });
 const status = (statusCode: string, text: string | null = null): ContainerStatus => ({ id: CONTAINER, statusCode, status: text, fbtraceId: "TRACE-S" });
 const times = <T>(n: number, value: T): T[] => Array.from({ length: n }, () => value);
 const graphError = (code: number, subcode?: number, message = "Graph said no") => new GraphError({ message, code, subcode, fbtraceId: "TRACE-E" });

@@ -106,7 +106,7 @@ async function writeBody(response: Response, destination: string, maxBytes: numb
 }
 
 /** Refuses what Meta's fetcher could not or should not fetch; the dispatcher checks the addresses. */
-function assertFetchableUrl(url: URL): void {
+export function assertFetchableUrl(url: URL): void {
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new VideoFetchError(`${url.protocol} URLs are not fetched; use http or https`);
   if (url.username || url.password) throw new VideoFetchError("URLs with credentials are not fetched");
 }

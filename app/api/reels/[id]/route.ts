@@ -3,6 +3,7 @@ import { cancelPublication } from "@/lib/reels/cancel-publication";
 import { parsePublicationId, publicationNotFound, readPublication } from "@/lib/reels/read-publication";
 import { publicationUpdateSchema } from "@/lib/reels/publication-input";
 import { updatePublication } from "@/lib/reels/update-publication";
+import { discardUpload } from "@/lib/uploads/upload-store";
 
 export const dynamic = "force-dynamic";
 
@@ -23,7 +24,10 @@ export const PATCH = withTenant(async (request: Request, { services, tenantId },
 
 /** Cancels a publication before anything reached Graph (SCHEDULED, or QUEUED without a container). */
 export const DELETE = withTenant(async (request: Request, { services, tenantId }, { params }: Params) => {
-  return json(await cancelPublication({ redis: services.redis }, tenantId, parsePublicationId((await params).id)));
+  const cancelled = await cancelPublication({ redis: services.redis }, tenantId, parsePublicationId((await params).id));
+  // A cancelled publication's upload is freed at once (bounded storage).
+  if (cancelled.upload_id) await discardUpload(services.redis, services.config.DATA_DIR, cancelled.upload_id);
+  return json(cancelled);
 });
 
 export const { POST, PUT, OPTIONS } = otherMethods({ GET, PATCH, DELETE });
