@@ -226,7 +226,7 @@ function Details({ view }: { view: PublicationView }) {
           <Detail label="Account" value={<span className="font-mono">{view.account_id}</span>} />
           <Detail label="Container" value={<span className="font-mono" data-testid="container-id">{view.container_id ?? "—"}</span>} />
           <Detail label="Last status_code" value={<span className="font-mono">{view.last_status_code ?? "—"}</span>} />
-          <Detail label="Video" value={<span className="font-mono text-xs break-all">{view.video_url}</span>} />
+          <Detail label="Video" value={<span className="font-mono text-xs break-all">{view.video_url ?? `Uploaded file (${view.upload_id})`}</span>} />
           <Detail label="Caption" value={view.caption || <span className="text-zinc-400">None</span>} />
           <Detail label="Share to feed" value={view.share_to_feed ? "Yes" : "No"} />
           <Detail label="Created" value={formatDateTime(view.created_at)} />

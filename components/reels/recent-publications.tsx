@@ -44,11 +44,11 @@ export function RecentPublications() {
                 className="block px-5 py-3 outline-none hover:bg-zinc-50 focus-visible:bg-zinc-50 focus-visible:ring-2 focus-visible:ring-indigo-500 focus-visible:ring-inset dark:hover:bg-zinc-800/50 dark:focus-visible:bg-zinc-800/50"
               >
                 <div className="flex items-center justify-between gap-3">
-                  <p className="truncate text-sm font-medium text-zinc-900 dark:text-zinc-100">{p.caption || fileName(p.video_url)}</p>
+                  <p className="truncate text-sm font-medium text-zinc-900 dark:text-zinc-100">{p.caption || (p.video_url ? fileName(p.video_url) : "Uploaded video")}</p>
                   <PublicationStatusBadge status={p.status} />
                 </div>
                 <p className="mt-1 flex flex-wrap gap-x-3 text-xs text-zinc-500 dark:text-zinc-400">
-                  {p.caption && <span className="truncate font-mono">{fileName(p.video_url)}</span>}
+                  {p.caption && <span className="truncate font-mono">{(p.video_url ? fileName(p.video_url) : "Uploaded video")}</span>}
                   <span>{formatAgo(p.created_at)}</span>
                   {p.error?.code != null && <span className="text-red-600 dark:text-red-400">Graph {p.error.code}{p.error.subcode ? `/${p.error.subcode}` : ""}</span>}
                 </p>
