@@ -35,7 +35,7 @@ describe("requests", () => {
   it("creates a container with a form-encoded POST, the token in the body and never in the URL", async () => {
     const { fetch, seen } = fakeFetch(jsonAnswer({ id: "17900000000000001" }));
     const answer = await client(fetch).createContainer(ACCOUNT, { videoUrl: "https://cdn.example.test/a.mp4?x=1&y=2", caption: "Hi & bye #reel", shareToFeed: false });
-    expect(answer).toEqual({ id: "17900000000000001", answer: { id: "17900000000000001" }, fbtraceId: null });
+    expect(answer).toEqual({ id: "17900000000000001", uri: null, answer: { id: "17900000000000001" }, fbtraceId: null });
     const [request] = seen;
     expect(request.method).toBe("POST");
     expect(request.url.toString()).toBe(`https://graph.example.test/v21.0/${ACCOUNT.accountId}/media`);
@@ -87,9 +87,19 @@ describe("requests", () => {
     const { fetch } = fakeFetch(jsonAnswer({ success: true, uri: "https://rupload.example.test/x" }));
     expect(await client(fetch).createContainer(ACCOUNT, { videoUrl: "https://v.test/a.mp4", shareToFeed: true })).toEqual({
       id: null,
+      uri: "https://rupload.example.test/x",
       answer: { success: true, uri: "https://rupload.example.test/x" },
       fbtraceId: null,
     });
+  });
+
+  it("creates a resumable container without a video_url and keeps its upload uri", async () => {
+    const { fetch, seen } = fakeFetch(jsonAnswer({ id: "17900000000000002", uri: "https://rupload.example.test/ig-api-upload/v21.0/17900000000000002" }));
+    const answer = await client(fetch).createContainer(ACCOUNT, { resumable: true, shareToFeed: true });
+    expect(answer).toMatchObject({ id: "17900000000000002", uri: "https://rupload.example.test/ig-api-upload/v21.0/17900000000000002" });
+    const params = new URLSearchParams(seen[0]?.body);
+    expect(params.get("upload_type")).toBe("resumable");
+    expect(params.has("video_url")).toBe(false);
   });
 
   it("keeps a creation answer that is not JSON as text", async () => {
