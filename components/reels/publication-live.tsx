@@ -73,6 +73,15 @@ export function PublicationLive({ publicationId }: { publicationId: string }) {
           </CardBody>
         </Card>
         <Outcome view={view} onResume={() => resume.mutate()} resuming={resume.isPending} resumeError={resume.isError ? errorMessage(resume.error) : undefined} />
+        {view.warnings?.length > 0 && (
+          <Alert tone="warning" title="Preflight warnings: Graph accepts the video, but advises against these">
+            <ul className="list-disc space-y-1 pl-5" data-testid="publication-warnings">
+              {view.warnings.map((warning) => (
+                <li key={warning}>{warning}</li>
+              ))}
+            </ul>
+          </Alert>
+        )}
       </div>
       <div className="space-y-6">
         <Details view={view} />

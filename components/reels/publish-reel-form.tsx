@@ -13,6 +13,7 @@ import { Alert } from "../ui/states";
 import { Textarea } from "../ui/textarea";
 import { MAX_CAPTION_CHARS } from "@/lib/reels/status";
 import { fetchAccounts, reelKeys } from "./queries";
+import { VideoFilePicker, type UploadedVideo } from "./video-file-picker";
 
 const SAMPLES = [
   { file: "reel-valid.mp4", label: "Valid reel", note: "H.264, 9:16, a few seconds" },
@@ -29,6 +30,8 @@ export function PublishReelForm() {
   const accounts = useQuery({ queryKey: reelKeys.accounts, queryFn: fetchAccounts, staleTime: 60_000 });
   const [accountId, setAccountId] = useState("");
   const [videoUrl, setVideoUrl] = useState("");
+  const [source, setSource] = useState<"url" | "file">("url");
+  const [upload, setUpload] = useState<UploadedVideo | null>(null);
   const [caption, setCaption] = useState("");
   const [shareToFeed, setShareToFeed] = useState(true);
   const [scheduled, setScheduled] = useState(false);
@@ -58,7 +61,7 @@ export function PublishReelForm() {
 
   const serverErrors = submit.error instanceof ProblemError ? submit.error.fieldErrors() : {};
   const errors = Object.fromEntries(Object.entries({ ...serverErrors, ...localErrors }).filter(([field]) => !edited.has(field)));
-  const fields = ["account_id", "video_url", "caption", "share_to_feed", "publish_at"];
+  const fields = ["account_id", "video_url", "upload_id", "caption", "share_to_feed", "publish_at"];
   const formError = submit.error && !fields.some((f) => serverErrors[f]) ? errorMessage(submit.error) : undefined;
   const count = charCount(caption);
 
@@ -71,12 +74,13 @@ export function PublishReelForm() {
       if (!publishAt || Number.isNaN(date.getTime())) local.publish_at = "Pick a date and time, or turn scheduling off.";
       else at = date.toISOString();
     }
+    if (source === "file" && !upload) local.upload_id = "Pick a video file and wait for its upload to finish.";
     setLocalErrors(local);
     setEdited(new Set());
     if (Object.keys(local).length > 0) return;
     submit.mutate({
       account_id: account?.account_id ?? "",
-      video_url: videoUrl.trim(),
+      ...(source === "file" ? { upload_id: upload?.upload_id ?? "" } : { video_url: videoUrl.trim() }),
       ...(caption ? { caption } : {}),
       share_to_feed: shareToFeed,
       ...(at ? { publish_at: at } : {}),
@@ -104,13 +108,37 @@ export function PublishReelForm() {
         )}
       </Field>
 
-      <Field label="Video URL" error={errors.video_url} hint="A public MP4 or MOV: H.264 or HEVC, 3 s – 15 min, 23–60 fps.">
-        {(control) => (
-          <Input {...control} name="video_url" type="url" inputMode="url" placeholder="https://cdn.example.com/reel.mp4" value={videoUrl} onChange={(e) => changeVideoUrl(e.target.value)} />
-        )}
-      </Field>
+      <fieldset>
+        <legend className="text-sm font-medium text-zinc-800 dark:text-zinc-200">Video</legend>
+        <div className="mt-2 inline-flex rounded-lg border border-zinc-300 p-0.5 dark:border-zinc-700" role="radiogroup" aria-label="Video source">
+          {(["url", "file"] as const).map((option) => (
+            <button
+              key={option}
+              type="button"
+              role="radio"
+              aria-checked={source === option}
+              onClick={() => setSource(option)}
+              className={cx("rounded-md px-3 py-1 text-xs font-medium", focusRing, source === option ? "bg-indigo-600 text-white" : "text-zinc-700 hover:bg-zinc-50 dark:text-zinc-300 dark:hover:bg-zinc-800")}
+            >
+              {option === "url" ? "From a URL" : "From a file"}
+            </button>
+          ))}
+        </div>
+      </fieldset>
 
-      {account?.sandbox && (
+      {source === "file" ? (
+        <Field label="Video file" error={errors.upload_id} hint="An MP4 or MOV from this computer: H.264 or HEVC, 3 s – 15 min, 23–60 fps.">
+          {(control) => <VideoFilePicker control={control} onChange={setUpload} />}
+        </Field>
+      ) : (
+        <Field label="Video URL" error={errors.video_url} hint="A public MP4 or MOV: H.264 or HEVC, 3 s – 15 min, 23–60 fps.">
+          {(control) => (
+            <Input {...control} name="video_url" type="url" inputMode="url" placeholder="https://cdn.example.com/reel.mp4" value={videoUrl} onChange={(e) => changeVideoUrl(e.target.value)} />
+          )}
+        </Field>
+      )}
+
+      {account?.sandbox && source === "url" && (
         <fieldset>
           <legend className="text-xs font-medium text-zinc-500 dark:text-zinc-400">Or use a sample</legend>
           <div className="mt-2 flex flex-wrap gap-2">
