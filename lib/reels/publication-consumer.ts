@@ -6,7 +6,7 @@ import { createGraphClient } from "./graph-client";
 import { publicationMessageSchema } from "./publication-input";
 import { runPublication, type PublicationDeps } from "./run-publication";
 import { createPublicAgent } from "../net/public-agent";
-import { discardUpload } from "../uploads/upload-store";
+import { discardUpload, expireUpload, sweepUploads } from "../uploads/upload-store";
 import { createPreflight } from "./preflight-video";
 import { publicationKeys } from "./publication-record";
 
@@ -49,7 +49,7 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
         return "settled";
       }
       const outcome = await runPublication(deps, parsed.publication_id, control);
-      if (outcome === "published" || outcome === "failed") await discardPublicationUpload(redis, config.DATA_DIR, parsed.publication_id);
+      if (outcome === "published" || outcome === "failed" || outcome === "timed-out") await releasePublicationUpload(redis, config.DATA_DIR, parsed.publication_id, outcome);
       return outcome === "handed-back" ? "handed-back" : "settled";
     },
   });
@@ -93,8 +93,17 @@ const PREFLIGHT = (config: WorkerContext["config"]) => ({
   dataDir: config.DATA_DIR,
 });
 
-/** An uploaded video is kept until its publication ends, then freed (bounded storage). */
-async function discardPublicationUpload(redis: WorkerContext["redis"], dataDir: string, publicationId: string): Promise<void> {
+/**
+ * An uploaded video is kept until its publication ends (bounded storage): freed at once when it is
+ * published; kept a day after a failure or a time-out, for a retry, then swept.
+ */
+async function releasePublicationUpload(redis: WorkerContext["redis"], dataDir: string, publicationId: string, outcome: "published" | "failed" | "timed-out"): Promise<void> {
   const uploadId = await redis.hget(publicationKeys.state(publicationId), "upload_id").catch(() => null);
-  if (uploadId) await discardUpload(redis, dataDir, uploadId).catch(() => {});
+  if (!uploadId) return;
+  await (outcome === "published" ? discardUpload(redis, dataDir, uploadId) : expireUpload(redis, uploadId)).catch(() => {});
+  if (Date.now() - lastUploadSweep > 60 * 60 * 1000) {
+    lastUploadSweep = Date.now();
+    void sweepUploads(redis, dataDir).catch(() => {});
+  }
 }
+let lastUploadSweep = 0;

@@ -6,7 +6,7 @@ import { ApiError } from "../errors";
 import type { Redis } from "../redis";
 import { probeVideo, VideoProbeError } from "../reels/probe-video";
 import { firstFilePart, multipartBoundary } from "./multipart-file";
-import { recordUpload, sweepUploads, uploadPath } from "./upload-store";
+import { recordUpload, sweepUploads, tenantFolder, uploadPath } from "./upload-store";
 
 /**
  * POST /api/uploads: the video is streamed to disk (never held in memory), refused past
@@ -53,7 +53,7 @@ export async function receiveUpload(deps: UploadDeps, tenantId: string, request:
   }
 
   const id = randomUUID();
-  const dir = uploadPath(config.DATA_DIR, tenantId);
+  const dir = uploadPath(config.DATA_DIR, tenantFolder(tenantId));
   await mkdir(dir, { recursive: true });
   const part = path.join(dir, `${id}.part`);
   try {
@@ -63,7 +63,7 @@ export async function receiveUpload(deps: UploadDeps, tenantId: string, request:
       if (error instanceof VideoProbeError) throw new ApiError("validation", `The file is not an MP4 or MOV video: ${error.message}.`);
       throw error;
     });
-    const file = `${tenantId}/${id}.${probe.container}`;
+    const file = `${tenantFolder(tenantId)}/${id}.${probe.container}`;
     await rename(part, uploadPath(config.DATA_DIR, file));
     const { recorded, used } = await recordUpload(
       deps.redis,

@@ -15,6 +15,8 @@ import type { Redis } from "../redis";
 export const UNCLAIMED_UPLOAD_TTL_S = 24 * 60 * 60;
 /** A claimed upload lives as long as its publication may (a scheduled one waits up to 75 days). */
 export const CLAIMED_UPLOAD_TTL_S = 90 * 24 * 60 * 60;
+/** After a publication fails or times out, its upload stays this long for a retry, then expires. */
+export const ENDED_UPLOAD_TTL_S = 24 * 60 * 60;
 /** A file younger than this is never swept: its upload may be between writing and recording. */
 const FILE_GRACE_MS = 10 * 60 * 1000;
 
@@ -38,6 +40,11 @@ const uploadRecordSchema = z.object({
 });
 
 export type UploadRecord = z.infer<typeof uploadRecordSchema>;
+
+/** The tenant's folder under uploadsDir; a tenant id may be "." or "..", which must not name a parent folder. */
+export function tenantFolder(tenantId: string): string {
+  return /^\.+$/.test(tenantId) ? `_${tenantId}` : tenantId;
+}
 
 export function uploadsDir(dataDir: string): string {
   return path.resolve(dataDir, "uploads");
@@ -106,6 +113,11 @@ export async function discardUpload(redis: Redis, dataDir: string, uploadId: str
   if (!record) return;
   await unlink(uploadPath(dataDir, record.file)).catch(() => {});
   await redis.multi().del(uploadKeys.upload(uploadId)).hdel(uploadKeys.tenant(record.tenant_id), uploadId).exec();
+}
+
+/** Keeps an upload `seconds` more at most (a failed publication may be retried meanwhile); the sweep takes its file after. */
+export async function expireUpload(redis: Redis, uploadId: string, seconds = ENDED_UPLOAD_TTL_S): Promise<void> {
+  if (UPLOAD_ID.test(uploadId)) await redis.expire(uploadKeys.upload(uploadId), seconds, "LT");
 }
 
 /** Removes files whose record is gone (expired unclaimed, or a publication that ended without discarding). */

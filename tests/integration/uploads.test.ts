@@ -15,7 +15,7 @@ import { startPublicationConsumer } from "@/lib/reels/publication-consumer";
 import { REEL_SPEC_VIOLATION } from "@/lib/reels/reel-spec";
 import { handleGraphRequest, settleSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
 import { UPLOAD_SUCCESS } from "@/lib/reels/sandbox/upload-container";
-import { readUpload, uploadsDir } from "@/lib/uploads/upload-store";
+import { ENDED_UPLOAD_TTL_S, readUpload, uploadKeys, uploadsDir } from "@/lib/uploads/upload-store";
 import type { RunningConsumer, WorkerContext } from "@/lib/worker-context";
 import { expectProblem, ROOT, waitFor } from "../helpers";
 import { largeReel } from "../large-reel";
@@ -322,20 +322,28 @@ describe("publishing an upload through Graph's resumable flow", () => {
     expect((await settled(first.body.publication_id)).status).toBe("PUBLISHED");
   });
 
-  it("answers at the sandbox's upload uri as Graph does: success, a 190 for a wrong token, a 100 for missing headers", async () => {
+  it("answers at the sandbox's upload uri as Graph does: success, a 190 for a wrong token, a 100 for missing headers, a resume from offset", async () => {
     const base = `${origin(graphServer)}/graph/v21.0`;
     const form = new URLSearchParams({ media_type: "REELS", upload_type: "resumable", access_token: token(account.multipart) });
     const created = (await (await fetch(`${base}/${account.multipart}/media`, { method: "POST", body: form })).json()) as { id: string; uri: string };
     expect(created.uri).toBe(`${origin(graphServer)}/graph/ig-api-upload/v21.0/${created.id}`);
     const bytes = readFileSync(path.join(SAMPLES, "reel-valid.mp4"));
-    const send = (headers: Record<string, string>) => fetch(created.uri, { method: "POST", headers, body: bytes });
+    const send = (headers: Record<string, string>, body: Uint8Array = bytes) => fetch(created.uri, { method: "POST", headers, body: Uint8Array.from(body) });
 
     const wrongToken = await send({ authorization: "OAuth not-a-token", offset: "0", file_size: String(bytes.length) });
     expect((await wrongToken.json()).error).toMatchObject({ code: 190, type: "OAuthException" });
     const noSize = await send({ authorization: `OAuth ${token(account.multipart)}`, offset: "0" });
     expect((await noSize.json()).error).toMatchObject({ code: 100 });
-    const ok = await send({ authorization: `OAuth ${token(account.multipart)}`, offset: "0", file_size: String(bytes.length) });
+    // Cut short: the bytes that arrived are kept, and the upload goes on from there.
+    const half = Math.floor(bytes.length / 2);
+    const oauth = { authorization: `OAuth ${token(account.multipart)}`, file_size: String(bytes.length) };
+    const cut = await send({ ...oauth, offset: "0" }, bytes.subarray(0, half));
+    expect((await cut.json()).error).toMatchObject({ code: 100, message: expect.stringContaining(`resume with offset ${half}`) });
+    const wrongOffset = await send({ ...oauth, offset: "5" }, bytes.subarray(5));
+    expect((await wrongOffset.json()).error.message).toContain(`resume at offset ${half}`);
+    const ok = await send({ ...oauth, offset: String(half) }, bytes.subarray(half));
     expect(await ok.json()).toEqual(UPLOAD_SUCCESS);
+    expect(await (await send({ ...oauth, offset: "0" })).json()).toEqual(UPLOAD_SUCCESS);
     const status = await waitFor(
       async () => {
         const read = await (await fetch(`${base}/${created.id}?fields=status_code&access_token=${token(account.multipart)}`)).json();
@@ -366,7 +374,12 @@ describe("preflight against a Graph URL that is not the sandbox", () => {
     expect(p.status).toBe("FAILED");
     expect(p.error?.headline).toBe("The video is 1 s long; reels must be 3 s to 15 min.");
     expect(callsOf(account.short, "media")).toHaveLength(0);
-    await waitFor(async () => (await readUpload(redis, upload_id)) === undefined, { what: "the failed publication's upload to be freed" });
+    // Kept a day for a retry, then it expires and the sweep takes the file.
+    const ttl = await waitFor(async () => {
+      const seconds = await redis.ttl(uploadKeys.upload(upload_id));
+      return seconds > 0 && seconds <= ENDED_UPLOAD_TTL_S ? seconds : undefined;
+    }, { what: "the failed publication's upload to expire within a day" });
+    expect(ttl).toBeGreaterThan(ENDED_UPLOAD_TTL_S - 60);
   });
 
   it("keeps the warnings (moov at the end, 64 kHz audio) on the publication, which still publishes", async () => {
