@@ -307,6 +307,19 @@ describe("publishing an upload through Graph's resumable flow", () => {
     await waitFor(async () => (await readUpload(redis, upload_id)) === undefined, { what: "the upload to be freed" });
   });
 
+  it("frees the upload of a publication cancelled before its time", async () => {
+    const { upload_id } = await uploadFile(path.join(SAMPLES, "reel-valid.mp4"));
+    const publishAt = new Date(Date.now() + 3_600_000).toISOString();
+    const { status, body } = await create({ account_id: account.multipart, upload_id, publish_at: publishAt });
+    expect(status).toBe(202);
+    expect(await readUpload(redis, upload_id)).toMatchObject({ publication_id: body.publication_id });
+    const id = body.publication_id;
+    const cancelled = await routes.reel.DELETE(new Request(`http://dispatch.test/api/reels/${id}`, { method: "DELETE", headers: auth() }), { params: Promise.resolve({ id }) });
+    expect(cancelled.status).toBe(200);
+    expect(await readUpload(redis, upload_id)).toBeUndefined();
+    expect((await filesOf("acme")).filter((name) => name.startsWith(upload_id))).toEqual([]);
+  });
+
   it("takes exactly one of video_url and upload_id, an upload of this tenant only, and each upload once", async () => {
     const { upload_id } = await uploadFile(path.join(SAMPLES, "reel-valid.mp4"));
     const both = await create({ account_id: account.multipart, upload_id, video_url: `${origin(files)}/ranges/reel-valid.mp4` });
