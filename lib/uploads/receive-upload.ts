@@ -2,7 +2,9 @@ import { randomUUID } from "node:crypto";
 import { mkdir, open, rename, unlink } from "node:fs/promises";
 import path from "node:path";
 import type { Config } from "../config";
+import { ReadableStream } from "node:stream/web";
 import { ApiError } from "../errors";
+import { readWithin } from "../read-within";
 import type { Redis } from "../redis";
 import { probeVideo, VideoProbeError } from "../reels/probe-video";
 import { firstFilePart, multipartBoundary } from "./multipart-file";
@@ -45,11 +47,11 @@ export async function receiveUpload(deps: UploadDeps, tenantId: string, request:
   // A multipart body carries a little more than the file: its headers and boundaries.
   if (declared > config.UPLOAD_MAX_BYTES + (multipart ? 64 * 1024 : 0)) throw tooLarge();
   if (!request.body) throw new ApiError("validation", "The body is empty: send the video's bytes.");
-  let source: AsyncIterable<Uint8Array> = chunksOf(request.body);
+  let body: Parameters<typeof readWithin>[0] = request.body;
   if (multipart) {
     const boundary = multipartBoundary(type);
     if (!boundary) throw new ApiError("bad-request", "The multipart body has no boundary in its Content-Type.");
-    source = firstFilePart(request.body, boundary);
+    body = ReadableStream.from(firstFilePart(request.body, boundary));
   }
 
   const id = randomUUID();
@@ -57,7 +59,7 @@ export async function receiveUpload(deps: UploadDeps, tenantId: string, request:
   await mkdir(dir, { recursive: true });
   const part = path.join(dir, `${id}.part`);
   try {
-    const size = await writeAtMost(source, part, config.UPLOAD_MAX_BYTES, tooLarge);
+    const size = await writeWithin(body, part, config.UPLOAD_MAX_BYTES, tooLarge);
     if (size === 0) throw new ApiError("validation", "The body is empty: send the video's bytes.");
     const probe = await probeVideo(part).catch((error: unknown) => {
       if (error instanceof VideoProbeError) throw new ApiError("validation", `The file is not an MP4 or MOV video: ${error.message}.`);
@@ -87,30 +89,11 @@ export async function receiveUpload(deps: UploadDeps, tenantId: string, request:
   }
 }
 
-async function* chunksOf(body: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
-  const reader = body.getReader();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      yield value;
-    }
-  } finally {
-    await reader.cancel().catch(() => {});
-  }
-}
-
-/** Streams `source` into `destination`, refusing as soon as it passes `maxBytes`. */
-async function writeAtMost(source: AsyncIterable<Uint8Array>, destination: string, maxBytes: number, tooLarge: () => ApiError): Promise<number> {
+/** Streams the body into `destination` through the app's one size-limited reader. */
+async function writeWithin(body: Parameters<typeof readWithin>[0], destination: string, maxBytes: number, tooLarge: () => ApiError): Promise<number> {
   const file = await open(destination, "w");
-  let total = 0;
   try {
-    for await (const chunk of source) {
-      total += chunk.byteLength;
-      if (total > maxBytes) throw tooLarge();
-      await file.write(chunk);
-    }
-    return total;
+    return await readWithin(body, maxBytes, tooLarge, (chunk) => file.write(chunk));
   } finally {
     await file.close();
   }

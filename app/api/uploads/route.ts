@@ -10,4 +10,4 @@ export const POST = withTenant(async (request: Request, { services, tenantId }) 
   return json(await receiveUpload({ redis: services.redis, config: services.config }, tenantId, request), 201);
 });
 
-export const { GET, PUT, PATCH, DELETE } = otherMethods({ POST });
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods({ POST });

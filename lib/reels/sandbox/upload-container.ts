@@ -1,8 +1,6 @@
-import { createWriteStream } from "node:fs";
-import { mkdir, stat, unlink } from "node:fs/promises";
+import { mkdir, open, stat, unlink } from "node:fs/promises";
 import path from "node:path";
-import { Readable, Transform } from "node:stream";
-import { pipeline } from "node:stream/promises";
+import { readWithin } from "../../read-within";
 import { GraphError } from "../graph-error";
 import { limitsOf, type SandboxDeps } from "./deps";
 import { formatBytes } from "./fetch-video";
@@ -64,22 +62,21 @@ export async function receiveContainerUpload(deps: SandboxDeps, request: Request
     if (offset !== received && offset !== 0) throw invalidParameter(`The offset header is ${offset}, but ${received} bytes were received; resume at offset ${received}`);
     if (!request.body) throw invalidParameter("The request has no body: send the video's bytes, or a file_url header");
 
-    let total = offset;
-    const counter = new Transform({
-      transform(chunk: Buffer, _encoding, done) {
-        total += chunk.byteLength;
-        done(total > fileSize ? invalidParameter(`The body is longer than file_size (${fileSize}) minus offset (${offset})`) : null, chunk);
-      },
-    });
+    const tooLong = () => invalidParameter(`The body is longer than file_size (${fileSize}) minus offset (${offset})`);
+    const writing = await open(full, offset === 0 ? "w" : "a");
     try {
-      await pipeline(Readable.fromWeb(request.body as import("node:stream/web").ReadableStream), counter, createWriteStream(full, { flags: offset === 0 ? "w" : "a" }));
+      await readWithin(request.body, fileSize - offset, tooLong, (chunk) => writing.write(chunk));
     } catch (error) {
       if (error instanceof GraphError) {
+        await writing.close();
         await unlink(full).catch(() => {});
         throw error;
       }
       // The connection broke: what arrived is kept, and the client resumes at its size.
+    } finally {
+      await writing.close().catch(() => {});
     }
+    const total = (await stat(full)).size;
     if (total < fileSize) throw invalidParameter(`The upload stopped at byte ${total} of ${fileSize}; resume with offset ${total}`);
     await begin(deps, containerId, { upload_file: file });
     deps.log("info", "sandbox container upload received", { container_id: containerId, account_id: container.account_id, bytes: fileSize });
