@@ -1,27 +1,46 @@
 import type { Redis } from "../redis";
+import { jobHashArgs, type JobHash } from "./job-record";
 import { CANCEL_CHANNEL, FINISHED_JOB_TTL_S, jobKeys } from "./keys";
 import { readJob, type JobView } from "./read-job";
+import { finalStreamMessage } from "./stream-message";
 
 // A queued job is cancelled here at once, with its final stream message; a running one is flagged
-// and the worker holding it is told. Final jobs are left as they are (cancel is idempotent).
+// and the worker holding it is told. Final jobs are left as they are (cancel is idempotent). The
+// final message and the fields written come from TypeScript (ARGV[4..6]); the script only numbers
+// the message and reads `status`, job-record.ts's field.
 const CANCEL = `
 local status = redis.call('HGET', KEYS[1], 'status')
 if status == 'QUEUED' then
-  local seq = redis.call('LLEN', KEYS[2]) + 1
-  local final = cjson.encode({seq = seq, delta = '', is_final = true, status = 'CANCELLED', finish_reason = 'cancelled'})
-  redis.call('HSET', KEYS[1], 'status', 'CANCELLED', 'finish_reason', 'cancelled', 'cancel_requested', '1', 'completed_at', ARGV[1], 'output', '')
+  local final = cjson.decode(ARGV[4])
+  final['seq'] = redis.call('LLEN', KEYS[2]) + 1
+  final = cjson.encode(final)
+  redis.call('HSET', KEYS[1], unpack(cjson.decode(ARGV[5])))
   redis.call('RPUSH', KEYS[2], final)
   redis.call('PUBLISH', KEYS[3], final)
-  redis.call('EXPIRE', KEYS[1], ARGV[2])
-  redis.call('EXPIRE', KEYS[2], ARGV[2])
+  redis.call('EXPIRE', KEYS[1], ARGV[1])
+  redis.call('EXPIRE', KEYS[2], ARGV[1])
 elseif status == 'RUNNING' then
-  redis.call('HSET', KEYS[1], 'cancel_requested', '1')
-  redis.call('PUBLISH', ARGV[3], ARGV[4])
+  redis.call('HSET', KEYS[1], unpack(cjson.decode(ARGV[6])))
+  redis.call('PUBLISH', ARGV[2], ARGV[3])
 end
 return status`;
 
 export async function cancelJob(redis: Redis, tenantId: string, jobId: string, now = new Date()): Promise<JobView | undefined> {
   if (!(await readJob(redis, tenantId, jobId))) return undefined;
-  await redis.eval(CANCEL, 3, jobKeys.state(jobId), jobKeys.events(jobId), jobKeys.stream(jobId), now.toISOString(), FINISHED_JOB_TTL_S, CANCEL_CHANNEL, jobId);
+  const cancelledWhileQueued: JobHash = { status: "CANCELLED", finish_reason: "cancelled", cancel_requested: "1", completed_at: now.toISOString(), output: "" };
+  const cancelRequested: JobHash = { cancel_requested: "1" };
+  await redis.eval(
+    CANCEL,
+    3,
+    jobKeys.state(jobId),
+    jobKeys.events(jobId),
+    jobKeys.stream(jobId),
+    FINISHED_JOB_TTL_S,
+    CANCEL_CHANNEL,
+    jobId,
+    JSON.stringify(finalStreamMessage("CANCELLED", "cancelled")),
+    JSON.stringify(jobHashArgs(cancelledWhileQueued)),
+    JSON.stringify(jobHashArgs(cancelRequested)),
+  );
   return readJob(redis, tenantId, jobId);
 }

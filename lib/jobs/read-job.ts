@@ -1,7 +1,8 @@
 import { readIndexPage, type IndexCursor } from "../paging";
 import { execPipeline, type Redis } from "../redis";
+import { parseJobRecord, readJobRecord, type JobRecord } from "./job-record";
 import { jobKeys } from "./keys";
-import { FINISH_REASONS, isFinalJob, type FinishReason, type JobStatus } from "./status";
+import { isFinalJob, type FinishReason, type JobStatus } from "./status";
 import { parseStreamMessage } from "./stream-message";
 
 export interface JobView {
@@ -29,31 +30,28 @@ export interface JobView {
   stream_url: string;
 }
 
-const num = (v: string | undefined) => (v === undefined || v === "" ? null : Number(v));
-const parsed = <T>(v: string | undefined): T | null => (v ? (JSON.parse(v) as T) : null);
-
-export function toJobView(state: Record<string, string>, output: string): JobView {
+export function toJobView(record: JobRecord, output: string): JobView {
   return {
-    job_id: state.job_id,
-    tenant_id: state.tenant_id,
-    model_name: state.model_name,
-    status: state.status as JobStatus,
-    finish_reason: isFinalJob(state.status) && FINISH_REASONS.includes(state.finish_reason as FinishReason) ? (state.finish_reason as FinishReason) : null,
-    prompt: state.prompt ?? "",
-    temperature: Number(state.temperature),
-    max_tokens: Number(state.max_tokens),
+    job_id: record.job_id,
+    tenant_id: record.tenant_id,
+    model_name: record.model_name,
+    status: record.status,
+    finish_reason: isFinalJob(record.status) ? (record.finish_reason ?? null) : null,
+    prompt: record.prompt,
+    temperature: record.temperature,
+    max_tokens: record.max_tokens,
     output,
-    usage: parsed(state.usage),
-    cost: parsed(state.cost),
-    cost_note: state.cost_note || null,
-    created_at: state.created_at,
-    started_at: state.started_at || null,
-    completed_at: state.completed_at || null,
-    ttft_ms: num(state.ttft_ms),
-    tokens_per_second: num(state.tokens_per_second),
-    attempts: Number(state.attempts ?? 0),
-    error: state.error || null,
-    stream_url: `/jobs/${state.job_id}/stream`,
+    usage: record.usage ?? null,
+    cost: record.cost ?? null,
+    cost_note: record.cost_note || null,
+    created_at: record.created_at,
+    started_at: record.started_at || null,
+    completed_at: record.completed_at || null,
+    ttft_ms: record.ttft_ms ?? null,
+    tokens_per_second: record.tokens_per_second ?? null,
+    attempts: record.attempts,
+    error: record.error || null,
+    stream_url: `/jobs/${record.job_id}/stream`,
   };
 }
 
@@ -71,10 +69,10 @@ export function outputFromEvents(raw: string[]): string {
 
 /** A tenant's job, or undefined when it does not exist, has expired or is another tenant's. */
 export async function readJob(redis: Redis, tenantId: string, jobId: string): Promise<JobView | undefined> {
-  const state = await redis.hgetall(jobKeys.state(jobId));
-  if (!state.job_id || state.tenant_id !== tenantId || state.submitting === "1") return undefined;
-  const output = isFinalJob(state.status) ? (state.output ?? "") : outputFromEvents(await redis.lrange(jobKeys.events(jobId), 0, -1));
-  return toJobView(state, output);
+  const record = await readJobRecord(redis, jobId);
+  if (!record || record.tenant_id !== tenantId || record.submitting) return undefined;
+  const output = isFinalJob(record.status) ? (record.output ?? "") : outputFromEvents(await redis.lrange(jobKeys.events(jobId), 0, -1));
+  return toJobView(record, output);
 }
 
 /** The tenant's jobs, newest first; `cursor` is where the previous page ended (see lib/paging.ts). */
@@ -86,10 +84,8 @@ export async function listJobs(redis: Redis, tenantId: string, opts: { limit: nu
   const expired = page.filter((_, i) => !states[i]?.job_id).map((e) => e.id);
   if (expired.length) await redis.zrem(jobKeys.tenantIndex(tenantId), ...expired);
   const data = states
-    .filter((s) => s?.job_id && s.submitting !== "1")
-    .map((s) => {
-      const view = toJobView(s, s.output ?? "");
-      return { ...view, output: view.output.slice(0, 280) };
-    });
+    .map(parseJobRecord)
+    .filter((record): record is JobRecord => record !== undefined && !record.submitting)
+    .map((record) => toJobView(record, (record.output ?? "").slice(0, 280)));
   return { data, next_cursor: next };
 }

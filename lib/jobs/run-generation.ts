@@ -3,6 +3,7 @@ import type { Log } from "../log";
 import type { Redis } from "../redis";
 import { TOPICS } from "../topics";
 import type { GenerationCommand } from "./command";
+import { jobHashArgs, readJobRecord, type JobField, type JobHash, type JobRecord } from "./job-record";
 import { FINISHED_JOB_TTL_S, jobKeys } from "./keys";
 import { isFinalJob, type FinishReason, type JobStatus } from "./status";
 import { costFields } from "./models";
@@ -46,23 +47,22 @@ export interface GenerationControl {
 export async function runGeneration(deps: GenerationDeps, command: GenerationCommand, control: GenerationControl): Promise<GenerationOutcome> {
   const { redis } = deps;
   const now = deps.now ?? Date.now;
-  const stateKey = jobKeys.state(command.job_id);
   const leaseKey = jobKeys.lease(command.job_id);
   return runUnderLease<GenerationOutcome>(
     { redis, key: leaseKey, owner: control.runId, ms: deps.leaseMs ?? 10_000, heartbeat: control.heartbeat, shutdown: control.shutdown },
     {
       async check() {
-        const state = await redis.hgetall(stateKey);
-        if (!state.job_id) {
+        const record = await readJobRecord(redis, command.job_id);
+        if (!record) {
           deps.log("warn", "skipping a command with no job record (not acknowledged to its client, or expired)", { job_id: command.job_id });
           return "skipped";
         }
-        if (isFinalJob(state.status)) {
-          await emitAfterFinal(deps, command, state);
+        if (isFinalJob(record.status)) {
+          await emitAfterFinal(deps, command, record);
           return "skipped";
         }
         // On the log but never revealed: its submitter died (or lost Redis) after the broker's ack.
-        if (state.submitting === "1") await revealJob(redis, state.tenant_id, command.job_id, Date.parse(state.created_at) || now());
+        if (record.submitting) await revealJob(redis, record.tenant_id, command.job_id, Date.parse(record.created_at) || now());
         return undefined;
       },
       async run(signal) {
@@ -92,15 +92,15 @@ async function generate(deps: GenerationDeps, command: GenerationCommand, signal
   let lastError = "";
 
   for (let tryNo = 1; tryNo <= maxTries; tryNo++) {
-    const attempt = await redis.hincrby(stateKey, "attempts", 1);
+    const attempt = await redis.hincrby(stateKey, "attempts" satisfies JobField, 1);
     const startedAt = now();
-    await redis.hset(stateKey, { status: "RUNNING", worker_id: deps.workerId, run_id: runId, attempt_started_at: new Date(startedAt).toISOString() });
-    await redis.hsetnx(stateKey, "started_at", new Date(startedAt).toISOString());
+    await redis.hset(stateKey, { status: "RUNNING", worker_id: deps.workerId, run_id: runId, attempt_started_at: new Date(startedAt).toISOString() } satisfies JobHash);
+    await redis.hsetnx(stateKey, "started_at" satisfies JobField, new Date(startedAt).toISOString());
     if (writer.written > 0) await writer.reset(attempt);
     if (!provider) {
       return finish(deps, command, writer, runId, "FAILED", { error: `unknown model "${command.model_name}"`, startedAt, now, model, attempt });
     }
-    if ((await redis.hget(stateKey, "cancel_requested")) === "1") {
+    if ((await redis.hget(stateKey, "cancel_requested" satisfies JobField)) === "1") {
       return finish(deps, command, writer, runId, "CANCELLED", { output: "", startedAt, now, model, attempt });
     }
 
@@ -138,7 +138,7 @@ async function generate(deps: GenerationDeps, command: GenerationCommand, signal
       if (signal.aborted) return signal.reason instanceof HandBack ? "handed-back" : finish(deps, command, writer, runId, "CANCELLED", { output: "", startedAt, now, model, attempt });
     }
   }
-  const attempt = Number(await redis.hget(stateKey, "attempts"));
+  const attempt = Number(await redis.hget(stateKey, "attempts" satisfies JobField));
   return finish(deps, command, writer, runId, "FAILED", { error: `the model failed: ${lastError}`, startedAt: now(), now, model, attempt });
 }
 
@@ -166,9 +166,9 @@ async function finish(deps: GenerationDeps, command: GenerationCommand, writer: 
   const generationMs = end - facts.startedAt;
   const ttftMs = facts.firstTokenAt === undefined ? null : facts.firstTokenAt - facts.startedAt;
   const tokensPerSecond = generationMs > 0 ? Math.round((usage.completion_tokens / generationMs) * 1000 * 10) / 10 : null;
-  const createdAt = Date.parse((await redis.hget(jobKeys.state(id), "created_at")) ?? "") || facts.startedAt;
+  const createdAt = Date.parse((await redis.hget(jobKeys.state(id), "created_at" satisfies JobField)) ?? "") || facts.startedAt;
   const finishReason = finishReasonOf(status, facts.stoppedBecause, usage.completion_tokens, command.max_tokens);
-  const fields: Record<string, string> = {
+  const fields: JobHash = {
     status,
     finish_reason: finishReason,
     output,
@@ -182,13 +182,15 @@ async function finish(deps: GenerationDeps, command: GenerationCommand, writer: 
     model_version: facts.model?.version ?? command.model_name,
   };
   if (facts.error) fields.error = facts.error;
-  const commands: RedisCommand[] = [["HSET", jobKeys.state(id), ...Object.entries(fields).flat()], ...writer.final(status, finishReason)];
+  const commands: RedisCommand[] = [["HSET", jobKeys.state(id), ...jobHashArgs(fields)], ...writer.final(status, finishReason)];
   for (const key of [jobKeys.state(id), jobKeys.events(id)]) commands.push(["EXPIRE", key, FINISHED_JOB_TTL_S]);
   if (!(await writeIfLeaseHeld(redis, jobKeys.lease(id), runId, commands))) {
     deps.log("warn", "another run holds the job now; this run's result is dropped", { job_id: id });
     throw new HandBack("lease lost");
   }
-  await emitAfterFinal(deps, command, await redis.hgetall(jobKeys.state(id)));
+  const record = await readJobRecord(redis, id);
+  if (!record) throw new Error(`job ${id}: its record does not parse after the final write`);
+  await emitAfterFinal(deps, command, record);
   return "finished";
 }
 
@@ -203,46 +205,45 @@ function finishReasonOf(status: JobStatus, stoppedBecause: FinishFacts["stoppedB
  * What follows a final state, each marked once done so a redelivery after a crash (or a refused
  * write, tried again) does only what is missing: a FAILED job's copy to the DLQ, then the audit event.
  */
-async function emitAfterFinal(deps: GenerationDeps, command: GenerationCommand, state: Record<string, string>): Promise<void> {
-  if (state.status === "FAILED" && state.dead_lettered !== "1") {
+async function emitAfterFinal(deps: GenerationDeps, command: GenerationCommand, record: JobRecord): Promise<void> {
+  if (record.status === "FAILED" && !record.dead_lettered) {
     await deps.producer.send({
       topic: TOPICS.dlq.name,
       acks: -1,
-      messages: [{ key: command.tenant_id, value: JSON.stringify(command), headers: { reason: state.error || "failed", worker_id: deps.workerId } }],
+      messages: [{ key: command.tenant_id, value: JSON.stringify(command), headers: { reason: record.error || "failed", worker_id: deps.workerId } }],
     });
-    await deps.redis.hset(jobKeys.state(command.job_id), "dead_lettered", "1");
+    await deps.redis.hset(jobKeys.state(command.job_id), { dead_lettered: "1" } satisfies JobHash);
   }
-  if (state.audited !== "1") await emitAudit(deps, command.job_id, state);
+  if (!record.audited) await emitAudit(deps, command.job_id, record);
 }
 
 /** One event per finished job on ai.generation.completed: the audit log. */
-async function emitAudit(deps: GenerationDeps, jobId: string, state: Record<string, string>): Promise<void> {
-  const usage = state.usage ? JSON.parse(state.usage) : null;
+async function emitAudit(deps: GenerationDeps, jobId: string, record: JobRecord): Promise<void> {
   const event = {
     job_id: jobId,
-    tenant_id: state.tenant_id,
-    model_name: state.model_name,
-    model_version: state.model_version ?? state.model_name,
-    prompt: state.prompt,
-    parameters: { temperature: Number(state.temperature), max_tokens: Number(state.max_tokens) },
-    output: state.output ?? "",
-    status: state.status,
-    finish_reason: state.finish_reason || null,
-    error: state.error || null,
-    usage,
-    cost: state.cost ? JSON.parse(state.cost) : null,
-    cost_note: state.cost_note || null,
+    tenant_id: record.tenant_id,
+    model_name: record.model_name,
+    model_version: record.model_version ?? record.model_name,
+    prompt: record.prompt,
+    parameters: { temperature: record.temperature, max_tokens: record.max_tokens },
+    output: record.output ?? "",
+    status: record.status,
+    finish_reason: record.finish_reason ?? null,
+    error: record.error || null,
+    usage: record.usage ?? null,
+    cost: record.cost ?? null,
+    cost_note: record.cost_note || null,
     timing: {
-      queued_ms: Number(state.queued_ms ?? 0),
-      ttft_ms: state.ttft_ms ? Number(state.ttft_ms) : null,
-      generation_ms: Number(state.generation_ms ?? 0),
-      tokens_per_second: state.tokens_per_second ? Number(state.tokens_per_second) : null,
+      queued_ms: record.queued_ms ?? 0,
+      ttft_ms: record.ttft_ms ?? null,
+      generation_ms: record.generation_ms ?? 0,
+      tokens_per_second: record.tokens_per_second ?? null,
     },
     worker_id: deps.workerId,
-    attempt: Number(state.attempts ?? 1),
-    submitted_at: state.created_at,
-    completed_at: state.completed_at,
+    attempt: record.attempts,
+    submitted_at: record.created_at,
+    completed_at: record.completed_at,
   };
-  await deps.producer.send({ topic: TOPICS.completed.name, acks: -1, messages: [{ key: state.tenant_id, value: JSON.stringify(event) }] });
-  await deps.redis.hset(jobKeys.state(jobId), "audited", "1");
+  await deps.producer.send({ topic: TOPICS.completed.name, acks: -1, messages: [{ key: record.tenant_id, value: JSON.stringify(event) }] });
+  await deps.redis.hset(jobKeys.state(jobId), { audited: "1" } satisfies JobHash);
 }

@@ -16,6 +16,11 @@ export interface StreamMessage {
   finish_reason?: FinishReason;
 }
 
+/** The message that ends a job's stream, without its seq (the writer, or the cancel script, numbers it). */
+export function finalStreamMessage(status: JobStatus, finishReason: FinishReason): Omit<StreamMessage, "seq"> {
+  return { delta: "", is_final: true, status, finish_reason: finishReason };
+}
+
 export function parseStreamMessage(raw: string): StreamMessage | undefined {
   try {
     const value = JSON.parse(raw) as StreamMessage;

@@ -2,7 +2,7 @@ import type { RedisCommand } from "../lease";
 import type { Redis } from "../redis";
 import type { FinishReason, JobStatus } from "./status";
 import { jobKeys, OPEN_JOB_TTL_S } from "./keys";
-import type { StreamMessage } from "./stream-message";
+import { finalStreamMessage, type StreamMessage } from "./stream-message";
 
 /**
  * Writes a job's stream: each message is appended to the replay list and published on the
@@ -35,7 +35,7 @@ export class StreamWriter {
 
   /** The final message as commands, for the caller's atomic final write (final state and final message land together). */
   final(status: JobStatus, finishReason: FinishReason): RedisCommand[] {
-    const message: StreamMessage = { seq: ++this.seq, delta: "", is_final: true, status, finish_reason: finishReason };
+    const message: StreamMessage = { seq: ++this.seq, ...finalStreamMessage(status, finishReason) };
     const raw = JSON.stringify(message);
     return [
       ["RPUSH", jobKeys.events(this.jobId), raw],

@@ -5,6 +5,7 @@ import type { Redis } from "../redis";
 import { TOPICS } from "../topics";
 import { completeCommand, type CommandInput, type GenerationCommand } from "./command";
 import { addToTenantIndex } from "../tenant-index";
+import { jobHashArgs, jobRecordSchema, type JobField, type JobHash } from "./job-record";
 import { JOB_INDEX_BOUND, jobKeys, OPEN_JOB_TTL_S } from "./keys";
 import type { ModelInfo } from "./providers/provider";
 import { readJob, toJobView, type JobView } from "./read-job";
@@ -19,6 +20,7 @@ export interface SubmitDeps {
 export type SubmitResult = { created: true; job: JobView } | { created: false; job: JobView };
 
 // Creates the state record only if the job id is new; otherwise returns the stored fingerprint.
+// The fields named here and in RELEASE_CLAIM are job-record.ts's.
 const CLAIM_JOB = `
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return {0, redis.call('HGET', KEYS[1], 'fingerprint') or '', redis.call('HGET', KEYS[1], 'tenant_id') or ''}
@@ -61,7 +63,7 @@ export async function submitJob(deps: SubmitDeps, tenantId: string, input: Comma
     1,
     stateKey,
     OPEN_JOB_TTL_S,
-    ...Object.entries(state).flat(),
+    ...jobHashArgs(state),
   )) as [number, string, string];
   if (!claimed) {
     const existing = storedTenant === tenantId && storedFingerprint === fingerprint ? await readJob(deps.redis, tenantId, command.job_id) : undefined;
@@ -77,8 +79,7 @@ export async function submitJob(deps: SubmitDeps, tenantId: string, input: Comma
     throw brokerUnavailable("The job log is unreachable right now; the job was not accepted. Try again shortly.");
   }
   await revealJob(deps.redis, tenantId, command.job_id, now.getTime(), now.getTime());
-  const { submitting: _, ...visible } = state;
-  return { created: true, job: toJobView(visible, "") };
+  return { created: true, job: toJobView(jobRecordSchema.parse(state), "") };
 }
 
 /**
@@ -87,10 +88,10 @@ export async function submitJob(deps: SubmitDeps, tenantId: string, input: Comma
  * whose submitter died (or lost Redis) between the acknowledgement and this write.
  */
 export async function revealJob(redis: Redis, tenantId: string, jobId: string, createdAtMs: number, nowMs = Date.now()): Promise<void> {
-  await addToTenantIndex(redis.multi().hdel(jobKeys.state(jobId), "submitting"), jobKeys.tenantIndex(tenantId), jobId, createdAtMs, JOB_INDEX_BOUND, nowMs).exec();
+  await addToTenantIndex(redis.multi().hdel(jobKeys.state(jobId), "submitting" satisfies JobField), jobKeys.tenantIndex(tenantId), jobId, createdAtMs, JOB_INDEX_BOUND, nowMs).exec();
 }
 
-function initialState(command: GenerationCommand, fingerprint: string, now: Date): Record<string, string> {
+function initialState(command: GenerationCommand, fingerprint: string, now: Date): JobHash {
   return {
     job_id: command.job_id,
     tenant_id: command.tenant_id,

@@ -1,4 +1,5 @@
 import type { Admin } from "kafkajs";
+import { jobRecordSchema, type JobField } from "../jobs/job-record";
 import { jobKeys } from "../jobs/keys";
 import { JOB_STATUSES, isFinalJob, type JobStatus } from "../jobs/status";
 import type { Redis } from "../redis";
@@ -76,7 +77,9 @@ export async function readConsumerLag(admin: Admin, watched = WATCHED_GROUPS): P
   return { groups, audit_log: { topic: TOPICS.completed.name, events } };
 }
 
-const FIELDS = ["job_id", "status", "model_name", "completed_at", "ttft_ms", "tokens_per_second", "usage", "worker_id", "submitting"] as const;
+const FIELDS = ["job_id", "status", "model_name", "completed_at", "ttft_ms", "tokens_per_second", "usage", "worker_id", "submitting"] as const satisfies readonly JobField[];
+/** The part of the job record the status page reads (HMGET, not the whole hash with its prompt and output). */
+const statusRowSchema = jobRecordSchema.pick(Object.fromEntries(FIELDS.map((f) => [f, true])) as { [F in (typeof FIELDS)[number]]: true });
 
 /**
  * The tenant's jobs counted by status, and its latest finished ones, from the read model in Redis
@@ -86,25 +89,26 @@ export async function readJobsByStatus(redis: Redis, tenantId: string, { limit =
   const ids = await redis.zrevrange(jobKeys.tenantIndex(tenantId), 0, limit - 1);
   const pipeline = redis.pipeline();
   for (const id of ids) pipeline.hmget(jobKeys.state(id), ...FIELDS);
-  const rows = ((await pipeline.exec()) ?? []).map(([, values]) => Object.fromEntries(FIELDS.map((f, i) => [f, (values as (string | null)[])[i]])));
+  const rows = ((await pipeline.exec()) ?? []).map(([, values]) => {
+    const present = FIELDS.flatMap((f, i) => ((values as (string | null)[])[i] === null ? [] : [[f, (values as string[])[i]]]));
+    return statusRowSchema.safeParse(Object.fromEntries(present)).data;
+  });
   const byStatus = Object.fromEntries(JOB_STATUSES.map((s) => [s, 0])) as Record<JobStatus, number>;
   const finished: CompletedJob[] = [];
   let counted = 0;
   for (const row of rows) {
-    if (!row.job_id || row.submitting === "1" || !(JOB_STATUSES as readonly string[]).includes(row.status ?? "")) continue;
-    const status = row.status as JobStatus;
-    byStatus[status] += 1;
+    if (!row || row.submitting) continue;
+    byStatus[row.status] += 1;
     counted += 1;
-    if (isFinalJob(status) && row.completed_at) {
-      const usage = row.usage ? (JSON.parse(row.usage) as { completion_tokens?: number }) : null;
+    if (isFinalJob(row.status) && row.completed_at) {
       finished.push({
         job_id: row.job_id,
-        status,
-        model_name: row.model_name ?? "",
+        status: row.status,
+        model_name: row.model_name,
         completed_at: row.completed_at,
-        ttft_ms: row.ttft_ms ? Number(row.ttft_ms) : null,
-        tokens_per_second: row.tokens_per_second ? Number(row.tokens_per_second) : null,
-        completion_tokens: usage?.completion_tokens ?? null,
+        ttft_ms: row.ttft_ms ?? null,
+        tokens_per_second: row.tokens_per_second ?? null,
+        completion_tokens: row.usage?.completion_tokens ?? null,
         worker_id: row.worker_id || null,
       });
     }
