@@ -8,8 +8,9 @@ export async function register(): Promise<void> {
   guardRequests();
   const { getServices } = await import("./lib/services");
   const { resumeSandboxProcessing } = await import("./lib/reels/sandbox/resume-processing");
-  const warn = (error: unknown) =>
-    console.error(JSON.stringify({ time: new Date().toISOString(), level: "warn", component: "web", message: "sandbox resume failed", error: error instanceof Error ? error.message : String(error) }));
+  const { createLog } = await import("./lib/log");
+  const log = createLog("web");
+  const warn = (error: unknown) => log("warn", "sandbox resume failed", { error: error instanceof Error ? error.message : String(error) });
   // Not awaited: start-up does not wait on Redis, and a read of a stale container resumes it anyway.
   try {
     const { config, sandbox } = getServices();

@@ -45,8 +45,12 @@ const boolean = z
   .enum(["true", "false", "1", "0", "yes", "no"])
   .transform((v) => v === "true" || v === "1" || v === "yes");
 
+/** pino's levels; LOG_LEVEL picks the least severe one written. */
+export const logLevelSchema = z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info");
+
 const envSchema = z.object({
   NODE_ENV: z.string().default("production"),
+  LOG_LEVEL: logLevelSchema,
   PORT: z.coerce.number().int().min(1).max(65535).default(3000),
   HOST: z.string().regex(/^[A-Za-z0-9.:-]{1,253}$/, "HOST is the address the web server binds, e.g. 127.0.0.1 or 0.0.0.0").optional(),
   REDIS_URL: z.string().url({ message: "REDIS_URL must be a redis:// URL (npm start sets it when it runs the embedded Redis)" }),

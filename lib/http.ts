@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { authenticate } from "./auth";
 import { ApiError, toProblem, validationError, zodIssues } from "./errors";
+import { createLog, type Log } from "./log";
 import { cursorSchema } from "./paging";
 import { readWithin } from "./read-within";
 import { isRedisUnavailable, REDIS_RETRY_AFTER_S } from "./redis";
@@ -70,6 +71,9 @@ export function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.inf
 
 type Handler<C> = (request: Request, context: C) => Promise<Response>;
 
+let webLog: Log | undefined;
+const logRouteError = (error: unknown) => (webLog ??= createLog("web"))("error", "unhandled route error", { error: String((error as Error)?.stack ?? error) });
+
 /** Wraps a route handler so every thrown error leaves as problem+json (500s logged, never shown). */
 export function withProblems<C>(handler: Handler<C>, log?: (e: unknown) => void): Handler<C> {
   return async (request, context) => {
@@ -77,7 +81,7 @@ export function withProblems<C>(handler: Handler<C>, log?: (e: unknown) => void)
       return await handler(request, context);
     } catch (error) {
       if (isRedisUnavailable(error)) return problemResponse(redisUnavailable());
-      return problemResponse(error, log ?? ((e) => process.stderr.write(`${JSON.stringify({ level: "error", message: "unhandled route error", error: String((e as Error)?.stack ?? e) })}\n`)));
+      return problemResponse(error, log ?? logRouteError);
     }
   };
 }

@@ -1,7 +1,6 @@
 import { Kafka, logLevel, type Admin, type Consumer, type Producer, type ITopicConfig } from "kafkajs";
+import type { Log } from "./log";
 import { ALL_TOPICS } from "./topics";
-
-export type Log = (level: "info" | "warn" | "error", message: string, fields?: Record<string, unknown>) => void;
 
 /**
  * kafkajs tuned to fail within seconds when the broker is away, so the API can answer 503 quickly.

@@ -1,13 +1,38 @@
-import type { Log } from "./kafka";
+import pino, { type Logger } from "pino";
+import { logLevelSchema } from "./config";
+
+/** How lib code logs: a level, a message and fields. Tests pass a function that collects them. */
+export type Log = (level: "info" | "warn" | "error", message: string, fields?: Record<string, unknown>) => void;
 
 const SECRET_FIELD = /token|key|secret|password|authorization/i;
 
-/** One JSON line per event on stderr; fields whose names look secret are never written. */
-export function createLog(component: string): Log {
-  return (level, message, fields = {}) => {
-    const safe = Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, SECRET_FIELD.test(k) ? "[redacted]" : v]));
-    process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level, component, message, ...safe })}\n`);
-  };
+let root: Logger | undefined;
+
+/**
+ * The process's one logger: JSON lines on stderr ({level, time, component, message, ...fields}),
+ * written synchronously so the last lines before an exit are not lost. LOG_LEVEL is read here and
+ * not from getConfig(), so a process whose configuration is invalid can still say so.
+ */
+function rootLogger(): Logger {
+  root ??= pino(
+    {
+      level: logLevelSchema.catch("info").parse(process.env.LOG_LEVEL || undefined),
+      base: undefined,
+      messageKey: "message",
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: {
+        level: (label) => ({ level: label }),
+        // Fields whose names look secret are never written.
+        log: (fields) => Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, SECRET_FIELD.test(k) ? "[redacted]" : v])),
+      },
+    },
+    pino.destination({ dest: 2, sync: true }),
+  );
+  return root;
 }
 
-export type { Log };
+/** A logger for one part of the system (`web`, `worker:<id>`), as lib code takes it. */
+export function createLog(component: string): Log {
+  const logger = rootLogger().child({ component });
+  return (level, message, fields = {}) => logger[level](fields, message);
+}
