@@ -1,7 +1,8 @@
 import type { ConsumerStats } from "./consume/parallel-consumer";
 import type { Redis } from "./redis";
 
-const WORKERS_KEY = "workers:seen";
+/** The hash of worker heartbeats, one field per worker. */
+export const WORKERS_KEY = "workers:seen";
 const BEAT_MS = 2000;
 const ALIVE_MS = 6000;
 

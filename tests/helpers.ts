@@ -5,6 +5,12 @@ import { Kafka, logLevel, type KafkaMessage } from "kafkajs";
 import { expect } from "vitest";
 import { assertNoUncaught } from "../scripts/lib/uncaught";
 
+/*
+ * Redis keys and topic names: tests import them from lib (jobKeys, TOPICS, WORKERS_KEY, the reel
+ * and sandbox key modules). Only tests/unit/wire-names.test.ts spells them out, on purpose: it pins
+ * the names other programs see, so renaming one in lib fails there instead of passing everywhere.
+ */
+
 export const ROOT = path.resolve(__dirname, "..");
 
 /** Polls `check` until it returns a truthy value or the deadline passes. */

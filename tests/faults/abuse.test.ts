@@ -2,6 +2,8 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import Redis from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jobKeys } from "@/lib/jobs/keys";
+import { publicationKeys } from "@/lib/reels/publication-record";
 import { BUILD_CANARY_SECRETS, CANARY_MARKER } from "../../scripts/lib/build";
 import { ROOT, waitFor } from "../helpers";
 import { startTestStack, submitJob, type TestStack } from "./stack";
@@ -86,8 +88,8 @@ describe("abuse", () => {
       () => ({ method: "GET", path: `/v1/jobs/${pick(badIds)}`, headers: { ...authHeaders(), "x-padding": "a".repeat(20_000 + Math.floor(random() * 40_000)) } }),
     ];
 
-    const jobsBefore = await countKeys("job:state:*");
-    const reelsBefore = await countKeys("reel:publication:*");
+    const jobsBefore = await countKeys(jobKeys.state("*"));
+    const reelsBefore = await countKeys(publicationKeys.state("*"));
     const bad: string[] = [];
     const statuses = new Map<number, number>();
     const N = 2100;
@@ -120,8 +122,8 @@ describe("abuse", () => {
     expect(bad.slice(0, 10)).toEqual([]);
     expect(sent).toBeGreaterThanOrEqual(2000);
     expect([...statuses.keys()].every((s) => s >= 400 && s < 500)).toBe(true);
-    expect(await countKeys("job:state:*")).toBe(jobsBefore);
-    expect(await countKeys("reel:publication:*")).toBe(reelsBefore);
+    expect(await countKeys(jobKeys.state("*"))).toBe(jobsBefore);
+    expect(await countKeys(publicationKeys.state("*"))).toBe(reelsBefore);
     const health = await fetch(`${stack.url}/api/health`);
     expect(health.status).toBe(200);
   });

@@ -3,7 +3,9 @@ import type { AddressInfo } from "node:net";
 import Redis from "ioredis";
 import { Kafka, logLevel } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jobKeys } from "@/lib/jobs/keys";
 import { isFinalJob } from "@/lib/jobs/status";
+import { TOPICS } from "@/lib/topics";
 import { startRedis, type RedisServer } from "../../scripts/lib/redis-server";
 import { parseSse, readTopic, waitFor } from "../helpers";
 import { startTestStack, submitJob, type TestStack } from "./stack";
@@ -46,12 +48,12 @@ afterAll(async () => {
   failingModel?.close();
 });
 
-const state = (id: string) => redis.hgetall(`job:state:${id}`);
+const state = (id: string) => redis.hgetall(jobKeys.state(id));
 async function allFinal(ids: string[], timeoutMs: number) {
   return waitFor(
     async () => {
       const pipeline = redis.pipeline();
-      for (const id of ids) pipeline.hget(`job:state:${id}`, "status");
+      for (const id of ids) pipeline.hget(jobKeys.state(id), "status");
       const statuses = ((await pipeline.exec()) ?? []).map(([, s]) => s as string);
       return statuses.every(isFinalJob) ? statuses : undefined;
     },
@@ -60,7 +62,7 @@ async function allFinal(ids: string[], timeoutMs: number) {
 }
 const completedEventsFor = async (ids: string[]) => {
   const wanted = new Set(ids);
-  const messages = await readTopic(stack.env.KAFKA_BROKERS!, "ai.generation.completed", (m) => {
+  const messages = await readTopic(stack.env.KAFKA_BROKERS!, TOPICS.completed.name, (m) => {
     const seen = new Set(m.map((x) => JSON.parse(x.value!.toString()).job_id));
     return ids.every((id) => seen.has(id));
   }, 120_000);
@@ -100,7 +102,7 @@ describe("faults", () => {
       const running = await waitFor(async () => {
         for (const id of ids) {
           const s = await state(id);
-          if (s.status === "RUNNING" && (await redis.llen(`job:events:${id}`)) >= 3 && !victims.includes(id)) return s;
+          if (s.status === "RUNNING" && (await redis.llen(jobKeys.events(id))) >= 3 && !victims.includes(id)) return s;
         }
         return undefined;
       }, { timeoutMs: 90_000, what: "a running job" });
@@ -170,7 +172,7 @@ describe("faults", () => {
 
     const runningId = (await (await submitJob(stack, "t2", { prompt: CYCLE, max_tokens: 120 })).json()).job_id;
     const streaming = stack.fetchAs("t2", `/jobs/${runningId}/stream`).then((r) => r.text());
-    await waitFor(async () => (await redis.llen(`job:events:${runningId}`)) >= 10, { what: "the job to stream" });
+    await waitFor(async () => (await redis.llen(jobKeys.events(runningId))) >= 10, { what: "the job to stream" });
 
     await stack.redis!.kill();
     const port = stack.redis!.port;
@@ -192,7 +194,7 @@ describe("faults", () => {
     const kafka = new Kafka({ clientId: "poison", brokers: stack.env.KAFKA_BROKERS!.split(","), logLevel: logLevel.NOTHING });
     const producer = kafka.producer({ idempotent: false });
     await producer.connect();
-    await producer.send({ topic: "ai.generation.requests", acks: -1, messages: [
+    await producer.send({ topic: TOPICS.requests.name, acks: -1, messages: [
       { key: "t4", value: "{not json" },
       { key: "t4", value: JSON.stringify({ job_id: "not-a-uuid", tenant_id: "t4" }) },
     ] });
@@ -203,7 +205,7 @@ describe("faults", () => {
     expect([failed, completed]).toEqual(["FAILED", "COMPLETED"]);
     expect((await state(failing)).error).toContain("the model failed");
 
-    const dlq = await readTopic(stack.env.KAFKA_BROKERS!, "ai.generation.requests.dlq", (m) => m.length >= 3 && m.some((x) => x.value?.toString().includes(failing)), 60_000);
+    const dlq = await readTopic(stack.env.KAFKA_BROKERS!, TOPICS.dlq.name, (m) => m.length >= 3 && m.some((x) => x.value?.toString().includes(failing)), 60_000);
     const reasons = dlq.map((m) => m.headers?.reason?.toString() ?? "");
     expect(dlq.some((m) => m.value?.toString() === "{not json" && m.headers?.reason?.toString() === "not JSON")).toBe(true);
     expect(reasons.some((r) => r.includes("job_id"))).toBe(true);

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { TOPICS } from "@/lib/topics";
 import { startMockBroker, type MockBroker } from "../../scripts/lib/kafka-mock";
 import { expectProblem, parseSse, readTopic } from "../helpers";
 
@@ -68,7 +69,7 @@ describe("POST /v1/jobs", () => {
     expect(body).toEqual({ job_id: body.job_id, status: "QUEUED", stream_url: `/jobs/${body.job_id}/stream` });
     expect(response.headers.get("location")).toBe(`/jobs/${body.job_id}`);
 
-    const messages = await readTopic(broker.bootstrap, "ai.generation.requests", (m) => m.some((x) => x.value?.toString().includes(body.job_id)));
+    const messages = await readTopic(broker.bootstrap, TOPICS.requests.name, (m) => m.some((x) => x.value?.toString().includes(body.job_id)));
     const message = messages.find((m) => m.value?.toString().includes(body.job_id))!;
     expect(message.key?.toString()).toBe("acme");
     expect(JSON.parse(message.value!.toString())).toEqual({
@@ -99,7 +100,7 @@ describe("POST /v1/jobs", () => {
 
     const marker = await submit(command({ prompt: "marker after the idempotency checks" }));
     const markerId = (await marker.json()).job_id;
-    const messages = await readTopic(broker.bootstrap, "ai.generation.requests", (m) => m.some((x) => x.value?.toString().includes(markerId)));
+    const messages = await readTopic(broker.bootstrap, TOPICS.requests.name, (m) => m.some((x) => x.value?.toString().includes(markerId)));
     expect(messages.filter((m) => m.value?.toString().includes(job_id))).toHaveLength(1);
   });
 

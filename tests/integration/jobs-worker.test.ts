@@ -2,7 +2,10 @@ import { writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import Redis from "ioredis";
 import { Partitioners } from "kafkajs";
+import { jobKeys } from "@/lib/jobs/keys";
 import { isFinalJob } from "@/lib/jobs/status";
+import { TOPICS } from "@/lib/topics";
+import { WORKERS_KEY } from "@/lib/workers";
 import { readSse, readTopic, spawnWorker, waitFor, type WorkerProcess } from "../helpers";
 
 /**
@@ -51,7 +54,7 @@ afterAll(async () => {
 async function waitForBalancedGroup() {
   await waitFor(
     async () => {
-      const seen = Object.values(await redis.hgetall("workers:seen")).map((raw) => JSON.parse(raw));
+      const seen = Object.values(await redis.hgetall(WORKERS_KEY)).map((raw) => JSON.parse(raw));
       const held = seen.filter((w) => workers.some((x) => x.id === w.id)).map((w) => w.assignments.generation ?? []);
       return held.length === 2 && held.every((p) => p.length > 0) && held.flat().length === 6;
     },
@@ -68,7 +71,7 @@ async function submit(tenant: string, body: Record<string, unknown>): Promise<st
   expect(response.status).toBe(202);
   return (await response.json()).job_id;
 }
-const state = (id: string) => redis.hgetall(`job:state:${id}`);
+const state = (id: string) => redis.hgetall(jobKeys.state(id));
 const finished = (id: string, timeoutMs = 60_000): Promise<Record<string, string>> =>
   waitFor(async () => {
     const s = await state(id);
@@ -77,7 +80,7 @@ const finished = (id: string, timeoutMs = 60_000): Promise<Record<string, string
 const stream = (tenant: string, id: string, after = 0) =>
   routes.stream.GET(new Request(`http://x/jobs/${id}/stream?after=${after}`, { headers: auth(tenant) }), { params: Promise.resolve({ id }) });
 const completedEvents = (ids: string[]) =>
-  readTopic(inject("kafkaBrokers"), "ai.generation.completed", (m) => ids.every((id) => m.some((x) => JSON.parse(x.value!.toString()).job_id === id))).then((m) =>
+  readTopic(inject("kafkaBrokers"), TOPICS.completed.name, (m) => ids.every((id) => m.some((x) => JSON.parse(x.value!.toString()).job_id === id))).then((m) =>
     m.map((x) => ({ key: x.key?.toString(), ...JSON.parse(x.value!.toString()) })).filter((e) => ids.includes(e.job_id)),
   );
 
@@ -93,7 +96,7 @@ describe("generation jobs on the real stack", () => {
     expect(final.status).toBe("COMPLETED");
     expect(final.output).toBe(deltas.map((d) => d.delta).join(""));
     expect(final.output.length).toBeGreaterThan(20);
-    for (const key of [`job:state:${id}`, `job:events:${id}`]) {
+    for (const key of [jobKeys.state(id), jobKeys.events(id)]) {
       const ttl = await redis.ttl(key);
       expect(ttl).toBeGreaterThan(86_300);
       expect(ttl).toBeLessThanOrEqual(86_400);
@@ -137,7 +140,7 @@ describe("generation jobs on the real stack", () => {
   it("never holds a job back behind a slow one on another partition", async () => {
     const partitioner = Partitioners.DefaultPartitioner();
     const partitionMetadata = Array.from({ length: 6 }, (_, i) => ({ partitionId: i, leader: 1, partitionErrorCode: 0, replicas: [1], isr: [1] }));
-    const partitionOf = (tenant: string) => partitioner({ topic: "ai.generation.requests", partitionMetadata, message: { key: tenant, value: "" } });
+    const partitionOf = (tenant: string) => partitioner({ topic: TOPICS.requests.name, partitionMetadata, message: { key: tenant, value: "" } });
     const slowTenant = "spread-3";
     const slow = await submit(slowTenant, { prompt: CYCLE, max_tokens: 150 });
     await waitFor(async () => (await state(slow)).status === "RUNNING", { what: "the slow job to start" });
@@ -154,7 +157,7 @@ describe("generation jobs on the real stack", () => {
   it("gives a second subscriber that connects mid-stream the full text exactly once", async () => {
     const id = await submit("spread-1", { prompt: CYCLE, max_tokens: 60 });
     const first = stream("spread-1", id).then((r) => readSse(r));
-    await waitFor(async () => (await redis.llen(`job:events:${id}`)) >= 8, { what: "a few deltas" });
+    await waitFor(async () => (await redis.llen(jobKeys.events(id))) >= 8, { what: "a few deltas" });
     const second = await readSse(await stream("spread-1", id));
     const firstEvents = await first;
     const texts = [firstEvents, second].map((events) => {
@@ -206,7 +209,7 @@ describe("generation jobs on the real stack", () => {
     expect(final.submitting).toBeUndefined();
     const read = await routes.job.GET(new Request(`http://x/jobs/${body.job_id}`, { headers: auth("spread-4") }), { params: Promise.resolve({ id: body.job_id }) });
     expect(read.status).toBe(200);
-    expect(await redis.zscore("tenant:jobs:spread-4", body.job_id)).not.toBeNull();
+    expect(await redis.zscore(jobKeys.tenantIndex("spread-4"), body.job_id)).not.toBeNull();
     // The client's retry with the same job_id and body gets the job, not a 409.
     const retry = await routes.jobs.POST(
       new Request("http://x/v1/jobs", { method: "POST", headers: { ...auth("spread-4"), "content-type": "application/json" }, body: JSON.stringify(body) }),
@@ -220,7 +223,7 @@ describe("generation jobs on the real stack", () => {
     const id = await submit("spread-2", { prompt: CYCLE, max_tokens: 120 });
     const running = await waitFor(async () => {
       const s = await state(id);
-      return s.status === "RUNNING" && (await redis.llen(`job:events:${id}`)) >= 5 ? s : undefined;
+      return s.status === "RUNNING" && (await redis.llen(jobKeys.events(id))) >= 5 ? s : undefined;
     }, { what: "the job to be generating" });
     const victim = workers.find((w) => w.id === running.worker_id)!;
     victim.child.kill("SIGKILL");

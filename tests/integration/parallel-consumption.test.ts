@@ -4,11 +4,13 @@ import Redis from "ioredis";
 import { Partitioners, type Producer } from "kafkajs";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { getConfig } from "@/lib/config";
+import { jobKeys } from "@/lib/jobs/keys";
 import { listModels } from "@/lib/jobs/models";
 import { isFinalJob } from "@/lib/jobs/status";
 import { submitJob } from "@/lib/jobs/submit-job";
 import { createKafka, createProducer } from "@/lib/kafka";
 import { TOPICS } from "@/lib/topics";
+import { WORKERS_KEY } from "@/lib/workers";
 import { startMockBroker, type MockBroker } from "../../scripts/lib/kafka-mock";
 import { readTopic, spawnWorker, waitFor, type WorkerProcess } from "../helpers";
 
@@ -72,7 +74,7 @@ async function startWorkers(count: number, extra: Record<string, string>) {
   workers.push(...started);
   await waitFor(
     async () => {
-      const seen = Object.values(await redis.hgetall("workers:seen")).map((raw) => JSON.parse(raw));
+      const seen = Object.values(await redis.hgetall(WORKERS_KEY)).map((raw) => JSON.parse(raw));
       const held = seen.filter((w) => started.some((x) => x.id === w.id)).map((w) => w.assignments.generation ?? []);
       return held.length === count && held.every((p) => p.length > 0) && held.flat().length === TOPICS.requests.partitions;
     },
@@ -104,7 +106,7 @@ async function submit(tenant: string, body: Record<string, unknown>): Promise<st
 
 async function statuses(ids: string[], field = "status"): Promise<(string | null)[]> {
   const pipeline = redis.pipeline();
-  for (const id of ids) pipeline.hget(`job:state:${id}`, field);
+  for (const id of ids) pipeline.hget(jobKeys.state(id), field);
   return ((await pipeline.exec()) ?? []).map(([, value]) => value as string | null);
 }
 
@@ -194,7 +196,7 @@ describe("parallel consumption on the real stack", () => {
     for (let i = 0; i < 10; i++) floodIds.push(...(await Promise.all(Array.from({ length: 200 }, () => submit(tenants.flood, { max_tokens: 4000 })))));
     const submittedAt = Date.now();
     const loneId = await submit(tenants.lone, { max_tokens: 5 });
-    const started = await waitFor(async () => (await redis.hget(`job:state:${loneId}`, "started_at")) ?? undefined, { timeoutMs: 60_000, intervalMs: 20, what: "the lone job to start" });
+    const started = await waitFor(async () => (await redis.hget(jobKeys.state(loneId), "started_at")) ?? undefined, { timeoutMs: 60_000, intervalMs: 20, what: "the lone job to start" });
     const startedFlood = (await statuses(floodIds, "started_at")).filter(Boolean).length;
     process.stdout.write(`lone job started ${Date.parse(started) - submittedAt} ms after its submission, behind ${floodIds.length} flood jobs\n`);
     // It did not wait for the flood: the flood still had all but its cap's share waiting.
@@ -209,7 +211,7 @@ describe("parallel consumption on the real stack", () => {
     const partition = partitionOf(tenants.backlog);
     const window = await waitFor(
       async () => {
-        const beat = JSON.parse((await redis.hget("workers:seen", worker.id)) ?? "{}");
+        const beat = JSON.parse((await redis.hget(WORKERS_KEY, worker.id)) ?? "{}");
         const w = beat.stats?.generation?.windows?.find((x: { partition: number }) => x.partition === partition);
         return w?.paused ? w : undefined;
       },

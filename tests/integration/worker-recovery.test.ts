@@ -1,5 +1,7 @@
 import Redis from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { jobKeys } from "@/lib/jobs/keys";
+import { WORKERS_KEY } from "@/lib/workers";
 import { startMockBroker, type MockBroker } from "../../scripts/lib/kafka-mock";
 import { spawnWorker, waitFor, type WorkerProcess } from "../helpers";
 
@@ -43,7 +45,7 @@ describe("worker recovery", () => {
     }, "worker-recovery");
     const held = await waitFor(
       async () => {
-        const raw = await redis.hget("workers:seen", "worker-recovery");
+        const raw = await redis.hget(WORKERS_KEY, "worker-recovery");
         const generation = raw ? (JSON.parse(raw).assignments.generation as number[] | undefined) : undefined;
         return generation?.length === 6 ? generation : undefined;
       },
@@ -72,10 +74,10 @@ describe("worker recovery", () => {
     const input = { tenant_id: "recovery", model_name: "local-ngram", prompt: "one two three four five six seven eight nine ten", temperature: 0, max_tokens: 5 };
     const { job } = await submitJob({ redis, producer: async () => producer, models: listModels(parseConfig(workerEnv())) }, "recovery", input);
     await producer.disconnect();
-    await waitFor(async () => (await redis.hget(`job:state:${job.job_id}`, "status")) === "COMPLETED", { timeoutMs: 120_000, intervalMs: 200, what: "the job to complete" });
+    await waitFor(async () => (await redis.hget(jobKeys.state(job.job_id), "status")) === "COMPLETED", { timeoutMs: 120_000, intervalMs: 200, what: "the job to complete" });
     await waitFor(
       async () => {
-        const raw = await redis.hget("workers:seen", "worker-outage");
+        const raw = await redis.hget(WORKERS_KEY, "worker-outage");
         return raw ? JSON.parse(raw).assignments.reels?.length === 6 : false;
       },
       { timeoutMs: 120_000, intervalMs: 200, what: "the reels consumer to join" },

@@ -1,6 +1,7 @@
 import type { Producer, ProducerRecord } from "kafkajs";
 import { expect, it } from "vitest";
 import { parseConfig } from "@/lib/config";
+import { jobKeys } from "@/lib/jobs/keys";
 import { listModels } from "@/lib/jobs/models";
 import { createProviders } from "@/lib/jobs/providers";
 import type { GenerationChunk, Provider } from "@/lib/jobs/providers/provider";
@@ -37,7 +38,7 @@ it("runs a job once when one process gets it twice", async () => {
   const { id, command } = await newJob();
   const outcomes = await Promise.all([runGeneration(deps(), command, control("one-worker:generation:1")), runGeneration(deps(), command, control("one-worker:generation:2"))]);
   expect(outcomes.sort()).toEqual(["finished", "skipped"]);
-  expect(await redis().hget(`job:state:${id}`, "attempts")).toBe("1");
+  expect(await redis().hget(jobKeys.state(id), "attempts")).toBe("1");
   expect(audits(id)).toBe(1);
 });
 
@@ -46,10 +47,10 @@ it("drops the final write of a run whose lease another run took", async () => {
   const first = runGeneration({ ...deps(), leaseMs: 60_000 }, command, control("run-a"));
   await new Promise((r) => setTimeout(r, 30));
   // The lease moves to another run (as after a long pause of the first worker).
-  await redis().set(`job:lease:${id}`, "run-b", "PX", 60_000);
-  expect(await takeLease(redis(), `job:lease:${id}`, "run-a", 60_000)).toBe("run-b");
+  await redis().set(jobKeys.lease(id), "run-b", "PX", 60_000);
+  expect(await takeLease(redis(), jobKeys.lease(id), "run-a", 60_000)).toBe("run-b");
   expect(await first).toBe("handed-back");
-  expect(await redis().hget(`job:state:${id}`, "status")).toBe("RUNNING");
+  expect(await redis().hget(jobKeys.state(id), "status")).toBe("RUNNING");
   expect(audits(id)).toBe(0);
 });
 
@@ -71,7 +72,7 @@ it("copies a FAILED job to the DLQ once even when the first DLQ write is refused
   expect(await runGeneration({ ...deps(), producer: flaky }, unknown, control("run-2"))).toBe("skipped");
   expect(sent.filter((r) => r.topic === TOPICS.dlq.name && JSON.parse(r.messages[0].value as string).job_id === id)).toHaveLength(1);
   expect(audits(id)).toBe(1);
-  expect(await redis().hget(`job:state:${id}`, "status")).toBe("FAILED");
+  expect(await redis().hget(jobKeys.state(id), "status")).toBe("FAILED");
 });
 
 it("records why generation stopped in the state, the final stream message and the audit event", async () => {
@@ -88,15 +89,15 @@ it("records why generation stopped in the state, the final stream message and th
   for (const [, chunks, expected] of cases) {
     const { id, command } = await newJob();
     expect(await runGeneration({ ...deps(), providerFor: () => says(chunks) }, command, control("run-1"))).toBe("finished");
-    const state = await redis().hgetall(`job:state:${id}`);
+    const state = await redis().hgetall(jobKeys.state(id));
     expect([state.status, state.finish_reason]).toEqual(["COMPLETED", expected]);
-    const final = JSON.parse((await redis().lrange(`job:events:${id}`, -1, -1))[0]);
+    const final = JSON.parse((await redis().lrange(jobKeys.events(id), -1, -1))[0]);
     expect(final).toMatchObject({ is_final: true, status: "COMPLETED", finish_reason: expected });
     expect(auditOf(id)).toMatchObject({ status: "COMPLETED", finish_reason: expected });
   }
 
   const { id, command } = await newJob();
   await runGeneration(deps(), { ...command, model_name: "no-such-model" }, control("run-1"));
-  expect(await redis().hget(`job:state:${id}`, "finish_reason")).toBe("error");
+  expect(await redis().hget(jobKeys.state(id), "finish_reason")).toBe("error");
   expect(auditOf(id)).toMatchObject({ status: "FAILED", finish_reason: "error" });
 });

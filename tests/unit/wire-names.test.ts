@@ -1,0 +1,29 @@
+import { describe, expect, it } from "vitest";
+import { CANCEL_CHANNEL, jobKeys } from "@/lib/jobs/keys";
+import { CONSUMER_GROUPS, TOPICS } from "@/lib/topics";
+import { WORKERS_KEY } from "@/lib/workers";
+
+/**
+ * The names other programs see (SPEC: topics, job:state and job:stream; the rest as README and
+ * docs/architecture.md document them), spelt literally here on purpose and nowhere else in the
+ * tests: renaming one in lib must fail this file, not pass silently everywhere.
+ */
+describe("the wire names", () => {
+  it.each([
+    ["job state", jobKeys.state("j1"), "job:state:j1"],
+    ["job stream channel", jobKeys.stream("j1"), "job:stream:j1"],
+    ["job replay list", jobKeys.events("j1"), "job:events:j1"],
+    ["job lease", jobKeys.lease("j1"), "job:lease:j1"],
+    ["tenant job index", jobKeys.tenantIndex("acme"), "tenant:jobs:acme"],
+    ["cancel channel", CANCEL_CHANNEL, "jobs:cancel"],
+    ["worker heartbeats", WORKERS_KEY, "workers:seen"],
+    ["requests topic", TOPICS.requests.name, "ai.generation.requests"],
+    ["audit topic", TOPICS.completed.name, "ai.generation.completed"],
+    ["dead-letter topic", TOPICS.dlq.name, "ai.generation.requests.dlq"],
+    ["reel requests topic", TOPICS.reels.name, "reels.publish.requests"],
+    ["generation consumer group", CONSUMER_GROUPS.generation, "ai-generation-workers"],
+    ["reel consumer group", CONSUMER_GROUPS.reels, "reel-publish-workers"],
+  ])("%s", (_what, actual, expected) => {
+    expect(actual).toBe(expected);
+  });
+});
