@@ -12,6 +12,7 @@ import { startTestDns } from "../dns-server";
 import { waitFor } from "../helpers";
 import { createRedis, type Redis } from "@/lib/redis";
 import { resolverLookup } from "@/lib/net/public-agent";
+import { keys as sandboxKeys } from "@/lib/reels/sandbox/store";
 import { handleGraphRequest, resumeSandboxProcessing, settleSandboxProcessing, sweepVideoFiles, type SandboxDeps, type SandboxLimits } from "@/lib/reels/sandbox";
 
 /**
@@ -398,7 +399,7 @@ describe("a bounded store", () => {
     await s.settled(id);
     const mediaId = (await s.publish(id)).body.id as string;
     expect((await s.graph("GET", `v21.0/${mediaId}`)).status).toBe(200);
-    const ttl = await redis.pttl(`sandbox:media:${mediaId}`);
+    const ttl = await redis.pttl(sandboxKeys.media(mediaId));
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(1500);
 

@@ -7,6 +7,7 @@ import { publicationKeys } from "@/lib/reels/publication-record";
 import { readPublication } from "@/lib/reels/read-publication";
 import { publicationInputSchema } from "@/lib/reels/publication-input";
 import { submitPublication, type SubmitPublicationDeps } from "@/lib/reels/submit-publication";
+import { TOPICS } from "@/lib/topics";
 import { realRedisPerFile } from "./real-redis";
 
 const ACME = { tenantId: "acme", accountId: "17841400000000101", accessToken: "acme-token" };
@@ -61,7 +62,7 @@ describe("submitPublication", () => {
     const id = result.publication.publication_id;
     expect(result.publication.status).toBe("QUEUED");
     expect(sent).toHaveLength(1);
-    expect(sent[0]).toMatchObject({ topic: "reels.publish.requests", acks: -1 });
+    expect(sent[0]).toMatchObject({ topic: TOPICS.reels.name, acks: -1 });
     expect(sent[0].messages[0].key).toBe(ACME.accountId);
     expect(JSON.parse(sent[0].messages[0].value)).toEqual({ publication_id: id, tenant_id: "acme", account_id: ACME.accountId });
     const stored = await readPublication(redis(), "acme", id);
@@ -72,7 +73,7 @@ describe("submitPublication", () => {
   });
 
   it("answers 503 with Retry-After and records nothing when the broker does not acknowledge", async () => {
-    const before = await redis().keys("reel:publication:*");
+    const before = await redis().keys(publicationKeys.state("*"));
     const error = await apiError(
       submitPublication(
         deps(async () => {
@@ -86,7 +87,7 @@ describe("submitPublication", () => {
     expect(error).toBeInstanceOf(ApiError);
     expect(error?.status).toBe(503);
     expect(error?.headers["Retry-After"]).toBe("2");
-    expect(await redis().keys("reel:publication:*")).toEqual(before);
+    expect(await redis().keys(publicationKeys.state("*"))).toEqual(before);
     // the key was released with the record: the same key works once the broker is back
     const again = await submitPublication(deps(async () => []), "acme", input(), { idempotencyKey: "try-once" });
     expect(again.created).toBe(true);
