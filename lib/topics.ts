@@ -11,5 +11,11 @@ export const CONSUMER_GROUPS = {
   reels: "reel-publish-workers",
 } as const;
 
+/** What each consumer of a worker reads, in which group, under which name (the worker's presence and the system page use the name). */
+export const SUBSCRIPTIONS = {
+  generation: { name: "generation", groupId: CONSUMER_GROUPS.generation, topic: TOPICS.requests.name },
+  reels: { name: "reels", groupId: CONSUMER_GROUPS.reels, topic: TOPICS.reels.name },
+} as const;
+
 export type TopicSpec = (typeof TOPICS)[keyof typeof TOPICS];
 export const ALL_TOPICS: TopicSpec[] = Object.values(TOPICS);

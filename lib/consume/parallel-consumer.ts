@@ -1,5 +1,6 @@
 import type { Consumer, EachBatchPayload, KafkaMessage } from "kafkajs";
 import { createWorkerConsumer } from "../kafka";
+import type { Config } from "../config";
 import type { Log } from "../log";
 import { abortableSleep } from "../sleep";
 import { withTimeout } from "../with-timeout";
@@ -36,6 +37,11 @@ export interface ParallelOptions {
   keyOf?: (message: KafkaMessage) => string;
   /** Runs one message. A throw is an infrastructure failure: it is tried again with backoff. */
   work: (message: KafkaMessage, control: ParallelControl) => Promise<RunOutcome>;
+}
+
+/** The limits every consumer of a worker runs under, as its configuration sets them. */
+export function workerLimits(config: Pick<Config, "WORKER_CONCURRENCY" | "MAX_BUFFERED_PER_PARTITION" | "TENANT_CONCURRENCY">): Pick<ParallelOptions, "concurrency" | "maxBuffered" | "perKeyLimit"> {
+  return { concurrency: config.WORKER_CONCURRENCY, maxBuffered: config.MAX_BUFFERED_PER_PARTITION, perKeyLimit: config.TENANT_CONCURRENCY };
 }
 
 export interface WindowStats {

@@ -1,7 +1,7 @@
 import type { RunningConsumer, WorkerContext } from "../worker-context";
-import { CONSUMER_GROUPS, TOPICS } from "../topics";
+import { SUBSCRIPTIONS, TOPICS } from "../topics";
 import { createSubscriber } from "../redis";
-import { consumeInParallel } from "../consume/parallel-consumer";
+import { consumeInParallel, workerLimits } from "../consume/parallel-consumer";
 import { generationCommandSchema, type GenerationCommand } from "./command";
 import { CANCEL_CHANNEL } from "./keys";
 import { listModels } from "./models";
@@ -26,12 +26,8 @@ export async function startGenerationConsumer(ctx: WorkerContext): Promise<Runni
   await cancels.subscribe(CANCEL_CHANNEL);
 
   const consumer = await consumeInParallel(ctx, {
-    name: "generation",
-    groupId: CONSUMER_GROUPS.generation,
-    topic: TOPICS.requests.name,
-    concurrency: config.WORKER_CONCURRENCY,
-    maxBuffered: config.MAX_BUFFERED_PER_PARTITION,
-    perKeyLimit: config.TENANT_CONCURRENCY,
+    ...SUBSCRIPTIONS.generation,
+    ...workerLimits(config),
     async work(message, control) {
       const parsed = parseCommand(message.value);
       if (!parsed.success) {

@@ -1,5 +1,5 @@
-import { consumeInParallel } from "../consume/parallel-consumer";
-import { CONSUMER_GROUPS, TOPICS } from "../topics";
+import { consumeInParallel, workerLimits } from "../consume/parallel-consumer";
+import { SUBSCRIPTIONS } from "../topics";
 import type { RunningConsumer, StartConsumer, WorkerContext } from "../worker-context";
 import { enqueueDuePublications } from "./enqueue-due-publications";
 import { createGraphClient } from "./graph-client";
@@ -36,12 +36,8 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
   };
 
   const consumer = await consumeInParallel(ctx, {
-    name: "reels",
-    groupId: CONSUMER_GROUPS.reels,
-    topic: TOPICS.reels.name,
-    concurrency: config.WORKER_CONCURRENCY,
-    maxBuffered: config.MAX_BUFFERED_PER_PARTITION,
-    perKeyLimit: config.TENANT_CONCURRENCY,
+    ...SUBSCRIPTIONS.reels,
+    ...workerLimits(config),
     async work(message, control) {
       const parsed = parseMessage(message.value);
       if (!parsed) {

@@ -3,7 +3,7 @@ import { jobRecordSchema, type JobField } from "../jobs/job-record";
 import { jobKeys } from "../jobs/keys";
 import { JOB_STATUSES, isFinalJob, type JobStatus } from "../jobs/status";
 import type { Redis } from "../redis";
-import { CONSUMER_GROUPS, TOPICS } from "../topics";
+import { SUBSCRIPTIONS, TOPICS } from "../topics";
 import { withTimeout } from "../with-timeout";
 
 /** A part of the status that could not be read says why, instead of failing the whole answer. */
@@ -43,10 +43,7 @@ export interface SystemStatus {
 }
 
 /** Which consumer group reads which topic: the lag the system page shows. */
-export const WATCHED_GROUPS = [
-  { topic: TOPICS.requests.name, group: CONSUMER_GROUPS.generation },
-  { topic: TOPICS.reels.name, group: CONSUMER_GROUPS.reels },
-];
+export const WATCHED_GROUPS = Object.values(SUBSCRIPTIONS).map(({ topic, groupId }) => ({ topic, group: groupId }));
 
 const TIMEOUT_MS = 3000;
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
