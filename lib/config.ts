@@ -4,6 +4,7 @@ import { z } from "zod";
 import { LOCAL_MODEL } from "./jobs/models";
 import { resolvePrices, resolveProviders, SettingError, type ModelPrices, type ProviderConfig, type ReadFile } from "./jobs/providers/provider-config";
 import { TENANT_ID_PATTERN } from "./tenant-id";
+import { DEFAULT_MAX_PROMPT_CHARS } from "./jobs/status";
 
 /**
  * The environment, validated once. `npm start` fills REDIS_URL, KAFKA_BROKERS and API_KEYS with
@@ -65,7 +66,7 @@ const envSchema = z.object({
   TENANT_CONCURRENCY: z.coerce.number().int().min(1).max(4096).default(16),
   MAX_BUFFERED_PER_PARTITION: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
   WORKER_ID: z.string().min(1).optional(),
-  MAX_PROMPT_CHARS: z.coerce.number().int().min(1).max(1_000_000).default(32768),
+  MAX_PROMPT_CHARS: z.coerce.number().int().min(1).max(1_000_000).default(DEFAULT_MAX_PROMPT_CHARS),
   GRAPH_URL: z.string().url().optional(),
   GRAPH_VERSION: z.string().regex(/^v\d+\.\d+$/, "GRAPH_VERSION looks like v21.0").default("v21.0"),
   REEL_ACCOUNTS: reelAccounts.optional(),
