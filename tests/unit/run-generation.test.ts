@@ -9,6 +9,7 @@ import { runGeneration, type GenerationDeps } from "@/lib/jobs/run-generation";
 import { submitJob } from "@/lib/jobs/submit-job";
 import { takeLease } from "@/lib/lease";
 import { TOPICS } from "@/lib/topics";
+import { waitFor } from "../helpers";
 import { realRedisPerFile } from "./real-redis";
 
 /** runGeneration on a real Redis: one run per job whatever delivers it, final writes under the lease, DLQ and audit once. */
@@ -45,7 +46,8 @@ it("runs a job once when one process gets it twice", async () => {
 it("drops the final write of a run whose lease another run took", async () => {
   const { id, command } = await newJob();
   const first = runGeneration({ ...deps(), leaseMs: 60_000 }, command, control("run-a"));
-  await new Promise((r) => setTimeout(r, 30));
+  // Once run-a holds the lease and generates (a fixed wait raced its taking the lease on a busy machine).
+  await waitFor(async () => (await redis().hget(jobKeys.state(id), "run_id")) === "run-a", { intervalMs: 5, what: "run-a to start generating" });
   // The lease moves to another run (as after a long pause of the first worker).
   await redis().set(jobKeys.lease(id), "run-b", "PX", 60_000);
   expect(await takeLease(redis(), jobKeys.lease(id), "run-a", 60_000)).toBe("run-b");
