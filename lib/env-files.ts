@@ -1,4 +1,5 @@
 import { loadEnvConfig } from "@next/env";
+import { createLog } from "./log";
 
 /**
  * Reads `.env`, `.env.local` and their per-mode siblings (`.env.production`, …) from `dir` into
@@ -7,7 +8,7 @@ import { loadEnvConfig } from "@next/env";
  * wins over `.env`. Returns the files it read.
  */
 export function loadEnvFiles(dir: string, options: { dev?: boolean; forceReload?: boolean } = {}): string[] {
-  const quiet = { info: () => {}, error: (...args: unknown[]) => process.stderr.write(`${args.map(String).join(" ")}\n`) };
+  const quiet = { info: () => {}, error: (...args: unknown[]) => createLog("env")("error", args.map(String).join(" ")) };
   const { loadedEnvFiles } = loadEnvConfig(dir, options.dev ?? false, quiet, options.forceReload ?? false);
   return loadedEnvFiles.map((file) => file.path);
 }
