@@ -3,6 +3,10 @@ import type { AddressInfo } from "node:net";
 import { writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import Redis from "ioredis";
+import { jobKeys } from "@/lib/jobs/keys";
+import { isFinalJob } from "@/lib/jobs/status";
+import { TOPICS } from "@/lib/topics";
+import { WORKERS_KEY } from "@/lib/workers";
 import { readTopic, spawnWorker, waitFor, type WorkerProcess } from "../helpers";
 
 /**
@@ -79,7 +83,7 @@ beforeAll(async () => {
   worker = spawnWorker(env, "worker-providers");
   await waitFor(
     async () => {
-      const seen = Object.values(await redis.hgetall("workers:seen")).map((raw) => JSON.parse(raw));
+      const seen = Object.values(await redis.hgetall(WORKERS_KEY)).map((raw) => JSON.parse(raw));
       return seen.find((w) => w.id === worker.id)?.assignments?.generation?.length === 6;
     },
     { timeoutMs: 60_000, intervalMs: 200, what: "the worker to hold every partition" },
@@ -104,11 +108,11 @@ async function run(model: string): Promise<Record<string, unknown>> {
   const response = await routes.jobs.POST(new Request("http://x/v1/jobs", { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify(body) }), undefined);
   expect(response.status).toBe(202);
   const { job_id: id } = await response.json();
-  await waitFor(async () => ["COMPLETED", "FAILED", "CANCELLED"].includes((await redis.hget(`job:state:${id}`, "status")) ?? ""), { timeoutMs: 60_000, what: `job ${id} on ${model}` });
+  await waitFor(async () => isFinalJob(await redis.hget(jobKeys.state(id), "status")), { timeoutMs: 60_000, what: `job ${id} on ${model}` });
   return (await routes.job.GET(new Request(`http://x/jobs/${id}`, { headers: auth }), { params: Promise.resolve({ id }) })).json();
 }
 const auditOf = async (id: string) => {
-  const messages = await readTopic(inject("kafkaBrokers"), "ai.generation.completed", (m) => m.some((x) => JSON.parse(x.value!.toString()).job_id === id));
+  const messages = await readTopic(inject("kafkaBrokers"), TOPICS.completed.name, (m) => m.some((x) => JSON.parse(x.value!.toString()).job_id === id));
   return messages.map((x) => JSON.parse(x.value!.toString())).find((e) => e.job_id === id);
 };
 
