@@ -2,12 +2,11 @@ import type { Metadata } from "next";
 import { redirect } from "next/navigation";
 import { SignInForm } from "@/components/auth/sign-in-form";
 import { Logo } from "@/components/logo";
+import { safeNext } from "../safe-next";
 import { sessionTenant } from "../session-tenant";
 
 export const metadata: Metadata = { title: "Sign in" };
 
-// Only same-site paths, so the sign-in page cannot be used to send people elsewhere.
-const safeNext = (next: string | string[] | undefined) => (typeof next === "string" && /^\/(?!\/)[\w\-/.?=&%]*$/.test(next) ? next : "/dashboard/jobs");
 
 export default async function SignInPage({ searchParams }: { searchParams: Promise<{ next?: string | string[] }> }) {
   const next = safeNext((await searchParams).next);

@@ -1,37 +1,50 @@
 "use client";
 
-import { useQuery } from "@tanstack/react-query";
+import { useInfiniteQuery } from "@tanstack/react-query";
 import Link from "next/link";
+import { useState } from "react";
+import { isFinalJob, JOB_STATUSES } from "@/lib/jobs/status";
 import { errorMessage } from "../api";
-import { formatAgo, formatNumber } from "../format";
+import { plural } from "../format";
 import { Card, CardHeader } from "../ui/card";
+import { LoadMore, StatusFilter } from "../ui/list-controls";
 import { Alert, Empty, Loading } from "../ui/states";
+import { TimeAgo } from "../ui/time";
 import { JobStatusBadge } from "./job-status";
-import { isFinalJob } from "@/lib/jobs/status";
 import { fetchJobs, jobQueries } from "./queries";
 
 export function RecentJobs() {
-  const jobs = useQuery({
+  const [status, setStatus] = useState("");
+  const jobs = useInfiniteQuery({
     queryKey: jobQueries.list,
-    queryFn: fetchJobs,
+    queryFn: ({ pageParam }) => fetchJobs(pageParam),
+    initialPageParam: null as string | null,
+    getNextPageParam: (page) => page.next_cursor,
     // Poll only while something is still moving.
-    refetchInterval: (query) => (query.state.data?.data.some((j) => !isFinalJob(j.status)) ? 2000 : 15_000),
+    refetchInterval: (query) => (query.state.data?.pages.some((p) => p.data.some((j) => !isFinalJob(j.status))) ? 2000 : 15_000),
   });
+  const all = jobs.data?.pages.flatMap((p) => p.data) ?? [];
+  // The API lists by time only: the filter applies to the pages loaded so far.
+  const shown = status ? all.filter((j) => j.status === status) : all;
 
   return (
     <Card aria-labelledby="recent-jobs">
-      <CardHeader title={<span id="recent-jobs">Recent jobs</span>} description="Your tenant's latest generations." />
+      <CardHeader
+        title={<span id="recent-jobs">Recent jobs</span>}
+        description="Your tenant's latest generations."
+        actions={<StatusFilter label="Show jobs with status" statuses={JOB_STATUSES} value={status} onChange={setStatus} />}
+      />
       {jobs.isPending ? (
         <Loading className="px-5" />
       ) : jobs.isError ? (
         <div className="p-5">
           <Alert title="Could not load jobs">{errorMessage(jobs.error)}</Alert>
         </div>
-      ) : jobs.data.data.length === 0 ? (
-        <Empty title="No jobs yet">Submit a prompt to see it here.</Empty>
+      ) : shown.length === 0 ? (
+        <Empty title={status ? `No ${status.toLowerCase()} jobs loaded` : "No jobs yet"}>{status ? "Load more, or show all statuses." : "Submit a prompt to see it here."}</Empty>
       ) : (
         <ul className="divide-y divide-zinc-100 dark:divide-zinc-800" data-testid="recent-jobs">
-          {jobs.data.data.map((job) => (
+          {shown.map((job) => (
             <li key={job.job_id}>
               <Link
                 href={`/dashboard/jobs/${job.job_id}`}
@@ -41,16 +54,17 @@ export function RecentJobs() {
                   <p className="truncate text-sm font-medium text-zinc-900 dark:text-zinc-100">{job.prompt || "(empty prompt)"}</p>
                   <JobStatusBadge status={job.status} />
                 </div>
-                <p className="mt-1 flex flex-wrap gap-x-3 text-xs text-zinc-500 dark:text-zinc-400">
+                <p className="mt-1 flex flex-wrap gap-x-3 text-xs text-zinc-600 dark:text-zinc-400">
                   <span className="font-mono">{job.model_name}</span>
-                  <span>{formatAgo(job.created_at)}</span>
-                  {job.usage && <span>{formatNumber(job.usage.completion_tokens)} tokens</span>}
+                  <TimeAgo iso={job.created_at} />
+                  {job.usage && <span>{plural(job.usage.completion_tokens, "token")}</span>}
                 </p>
               </Link>
             </li>
           ))}
         </ul>
       )}
+      <LoadMore hasMore={jobs.hasNextPage} loading={jobs.isFetchingNextPage} onLoad={() => void jobs.fetchNextPage()} />
     </Card>
   );
 }

@@ -14,11 +14,13 @@ interface StreamState {
   deltas: number;
   finalStatus?: JobStatus;
   finishReason?: FinishReason;
+  /** When this page received the first text (Date.now()), for live rates. */
+  firstTextAt?: number;
   attempt?: number;
 }
 
 type Action =
-  | { type: "delta"; seq: number; delta: string; isFinal: boolean; status?: JobStatus; finishReason?: FinishReason }
+  | { type: "delta"; seq: number; delta: string; isFinal: boolean; status?: JobStatus; finishReason?: FinishReason; at: number }
   | { type: "reset"; seq: number; attempt?: number }
   | { type: "phase"; phase: StreamPhase };
 
@@ -28,7 +30,7 @@ function reduce(state: StreamState, action: Action): StreamState {
       return state.phase === "done" ? state : { ...state, phase: action.phase };
     case "reset":
       if (action.seq <= state.lastSeq) return state;
-      return { ...state, text: "", deltas: 0, lastSeq: action.seq, attempt: action.attempt };
+      return { ...state, text: "", deltas: 0, lastSeq: action.seq, attempt: action.attempt, firstTextAt: undefined };
     case "delta":
       if (action.seq <= state.lastSeq) return state;
       return {
@@ -39,6 +41,7 @@ function reduce(state: StreamState, action: Action): StreamState {
         phase: action.isFinal ? "done" : "live",
         finalStatus: action.isFinal ? (action.status ?? "COMPLETED") : state.finalStatus,
         finishReason: action.isFinal ? action.finishReason : state.finishReason,
+        firstTextAt: state.firstTextAt ?? (action.delta ? action.at : undefined),
       };
   }
 }
@@ -82,7 +85,7 @@ export function useJobStream(jobId: string, wanted: boolean, onFinal?: (status: 
         // The SSE frame carries the stream message without its seq (that is the event id).
         const data = JSON.parse(event.data) as Omit<StreamMessage, "seq">;
         if (seq > lastSeq.current) lastSeq.current = seq;
-        dispatch({ type: "delta", seq, delta: data.delta, isFinal: data.is_final, status: data.status, finishReason: data.finish_reason });
+        dispatch({ type: "delta", seq, delta: data.delta, isFinal: data.is_final, status: data.status, finishReason: data.finish_reason, at: Date.now() });
         if (data.is_final) {
           finished = true;
           es.close();

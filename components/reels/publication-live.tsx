@@ -3,24 +3,27 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useEffect } from "react";
-import type { PollRecord, PublicationView, StepRecord } from "@/lib/reels/publication";
-import { PUBLICATION_EVENT_KINDS } from "@/lib/reels/publication";
-import { errorMessage, fetchJson, ProblemError } from "../api";
-import { formatDateTime, formatTime } from "../format";
+import { PUBLICATION_EVENT_KINDS, type PublicationView } from "@/lib/reels/publication";
+import { errorMessage, fetchJson } from "../api";
+import { zoneLabel } from "../format";
 import { Button } from "../ui/button";
 import { Card, CardBody, CardHeader } from "../ui/card";
 import { cx } from "../ui/cx";
-import { Alert, Empty, Loading } from "../ui/states";
+import { Alert, Loading } from "../ui/states";
+import { Time } from "../ui/time";
 import { PublicationStatusBadge } from "./publication-status";
 import { isSettledPublication } from "@/lib/reels/status";
-import { fetchPosts, fetchPublication, reelKeys } from "./queries";
+import { fetchAccounts, fetchPosts, fetchPublication, reelKeys, type Publication } from "./queries";
 import { ReelVideo } from "./reel-video";
+import { ScheduledActions } from "./scheduled-actions";
 
-export function PublicationLive({ publicationId }: { publicationId: string }) {
+
+export function PublicationLive({ publicationId, initial }: { publicationId: string; initial: PublicationView }) {
   const queryClient = useQueryClient();
   const publication = useQuery({
     queryKey: reelKeys.one(publicationId),
     queryFn: () => fetchPublication(publicationId),
+    initialData: initial as Publication,
     // The event stream drives updates; this slower poll only covers a stream that cannot connect.
     refetchInterval: (query) => (query.state.data && isSettledPublication(query.state.data.status) ? false : 2000),
   });
@@ -45,15 +48,6 @@ export function PublicationLive({ publicationId }: { publicationId: string }) {
     },
   });
 
-  if (publication.isPending) return <Loading label="Loading publication…" />;
-  if (publication.isError) {
-    const notFound = publication.error instanceof ProblemError && publication.error.status === 404;
-    return (
-      <Card>
-        <Empty title={notFound ? "No such publication" : "Could not load the publication"}>{notFound ? "It may belong to another tenant." : errorMessage(publication.error)}</Empty>
-      </Card>
-    );
-  }
   const view = publication.data;
 
   return (
@@ -66,12 +60,21 @@ export function PublicationLive({ publicationId }: { publicationId: string }) {
                 Timeline <PublicationStatusBadge status={view.status} />
               </span>
             }
-            description={view.status === "SCHEDULED" && view.publish_at ? `Publishes at ${formatDateTime(view.publish_at)}` : settled ? undefined : "Updates live as the worker goes."}
+            description={
+              view.status === "SCHEDULED" && view.publish_at ? (
+                <>
+                  Publishes <Time iso={view.publish_at} /> <span className="text-xs">({zoneLabel(new Date(view.publish_at))})</span>
+                </>
+              ) : settled ? undefined : (
+                "Updates live as the worker goes."
+              )
+            }
           />
           <CardBody>
             <Timeline view={view} />
           </CardBody>
         </Card>
+        {view.status === "SCHEDULED" && <ScheduledActions view={view} />}
         <Outcome view={view} onResume={() => resume.mutate()} resuming={resume.isPending} resumeError={resume.isError ? errorMessage(resume.error) : undefined} />
         {view.warnings?.length > 0 && (
           <Alert tone="warning" title="Preflight warnings: Graph accepts the video, but advises against these">
@@ -91,7 +94,7 @@ export function PublicationLive({ publicationId }: { publicationId: string }) {
   );
 }
 
-type Entry = { at: string; key: string } & ({ kind: "step"; step: StepRecord } | { kind: "poll"; poll: PollRecord });
+type Entry = { at: string; seq?: number; key: string } & ({ kind: "step"; step: Publication["steps"][number] } | { kind: "poll"; poll: Publication["polls"][number] });
 
 const STEP_TONE = (step: string) =>
   /fail|error|expired|refused/i.test(step) ? "bg-red-500" : /timed|timeout/i.test(step) ? "bg-amber-500" : /published/i.test(step) ? "bg-emerald-500" : "bg-indigo-500";
@@ -109,16 +112,19 @@ const humanize = (step: string) => {
   return words.charAt(0).toUpperCase() + words.slice(1);
 };
 
-function Timeline({ view }: { view: PublicationView }) {
+// Events written in the same millisecond keep the order they happened in: their seq, not their time.
+const bySeq = (a: Entry, b: Entry) => (a.seq !== undefined && b.seq !== undefined ? a.seq - b.seq : a.at.localeCompare(b.at));
+
+function Timeline({ view }: { view: Publication }) {
   const entries: Entry[] = [
-    ...view.steps.map((step, i) => ({ at: step.at, key: `s${i}`, kind: "step" as const, step })),
-    ...view.polls.map((poll, i) => ({ at: poll.at, key: `p${i}`, kind: "poll" as const, poll })),
-  ].sort((a, b) => a.at.localeCompare(b.at));
-  if (entries.length === 0) return <p className="text-sm text-zinc-500">Nothing has happened yet.</p>;
+    ...view.steps.map((step, i) => ({ at: step.at, seq: step.seq, key: `s${i}`, kind: "step" as const, step })),
+    ...view.polls.map((poll, i) => ({ at: poll.at, seq: poll.seq, key: `p${i}`, kind: "poll" as const, poll })),
+  ].sort(bySeq);
+  if (entries.length === 0) return <p className="text-sm text-zinc-600 dark:text-zinc-400">Nothing has happened yet.</p>;
   return (
     <ol className="relative space-y-0" data-testid="timeline" aria-live="polite">
       {entries.map((entry, i) => (
-        <li key={entry.key} className="relative flex gap-3 pb-4 last:pb-0" data-kind={entry.kind}>
+        <li key={entry.key} className="relative flex gap-3 pb-4 last:pb-0" data-kind={entry.kind} data-seq={entry.seq}>
           {i < entries.length - 1 && <span className="absolute top-3 left-[5px] h-full w-px bg-zinc-200 dark:bg-zinc-800" aria-hidden="true" />}
           {entry.kind === "step" ? (
             <>
@@ -128,9 +134,7 @@ function Timeline({ view }: { view: PublicationView }) {
                   <p className="min-w-0 text-sm font-medium text-zinc-900 dark:text-zinc-100" data-step={entry.step.step}>
                     {humanize(entry.step.step)}
                   </p>
-                  <time className="shrink-0 text-xs text-zinc-500 tabular-nums dark:text-zinc-400" dateTime={entry.at}>
-                    {formatTime(entry.at)}
-                  </time>
+                  <Time iso={entry.at} format="time" className="shrink-0 text-xs text-zinc-600 tabular-nums dark:text-zinc-400" />
                 </div>
                 {entry.step.detail && <p className="mt-0.5 text-sm break-words text-zinc-600 dark:text-zinc-400">{entry.step.detail}</p>}
               </div>
@@ -144,11 +148,9 @@ function Timeline({ view }: { view: PublicationView }) {
                   <span className={cx("font-mono text-xs font-medium", POLL_TONE[entry.poll.status_code ?? ""] ?? "text-zinc-700 dark:text-zinc-300")}>
                     {entry.poll.status_code ?? "no status_code"}
                   </span>
-                  {entry.poll.status && entry.poll.status !== entry.poll.status_code && <span className="ml-2 text-xs break-words text-zinc-500">{entry.poll.status}</span>}
+                  {entry.poll.status && entry.poll.status !== entry.poll.status_code && <span className="ml-2 text-xs break-words text-zinc-600 dark:text-zinc-400">{entry.poll.status}</span>}
                 </p>
-                <time className="shrink-0 text-xs text-zinc-500 tabular-nums dark:text-zinc-400" dateTime={entry.at}>
-                  {formatTime(entry.at)}
-                </time>
+                <Time iso={entry.at} format="time" className="shrink-0 text-xs text-zinc-600 tabular-nums dark:text-zinc-400" />
               </div>
             </>
           )}
@@ -158,7 +160,7 @@ function Timeline({ view }: { view: PublicationView }) {
   );
 }
 
-function Outcome({ view, onResume, resuming, resumeError }: { view: PublicationView; onResume: () => void; resuming: boolean; resumeError?: string }) {
+function Outcome({ view, onResume, resuming, resumeError }: { view: Publication; onResume: () => void; resuming: boolean; resumeError?: string }) {
   if (view.status === "PUBLISHED") {
     return (
       <Alert tone="info" title="Published" className="border-emerald-200 bg-emerald-50 text-emerald-900 dark:border-emerald-900 dark:bg-emerald-950/50 dark:text-emerald-200">
@@ -177,25 +179,28 @@ function Outcome({ view, onResume, resuming, resumeError }: { view: PublicationV
     );
   }
   if (view.status === "FAILED" && view.error) {
-    const { code, subcode, message, fbtrace_id, classification, advice, response } = view.error;
+    const { code, subcode, message, fbtrace_id, classification, advice, response, headline, remedy } = view.error;
     return (
       <div role="alert" className="rounded-xl border border-red-200 bg-red-50 p-5 text-sm text-red-900 dark:border-red-900 dark:bg-red-950/40 dark:text-red-100" data-testid="publication-error">
         <p className="font-semibold">Publishing failed</p>
-        <p className="mt-1 break-words">{message}</p>
-        <dl className="mt-3 grid grid-cols-2 gap-3 sm:grid-cols-4">
+        <p className="mt-1 break-words" data-testid="error-headline">
+          {headline ?? message}
+        </p>
+        <dl className="mt-3 grid grid-cols-2 gap-3 sm:grid-cols-4" aria-label="For support">
           <ErrorFact label="Code" value={code} testId="error-code" />
           <ErrorFact label="Subcode" value={subcode} testId="error-subcode" />
           <ErrorFact label="Class" value={classification.replace(/-/g, " ")} />
-          <ErrorFact label="fbtrace_id" value={fbtrace_id} />
+          <ErrorFact label="fbtrace_id" value={fbtrace_id} testId="error-fbtrace" />
         </dl>
         <div className="mt-4 rounded-lg bg-white/70 p-3 text-red-950 dark:bg-black/20 dark:text-red-100" data-testid="error-advice">
-          <p className="text-xs font-semibold tracking-wide uppercase opacity-70">What to do</p>
-          <p className="mt-1">{advice}</p>
+          <p className="text-xs font-semibold tracking-wide uppercase">What to do</p>
+          <p className="mt-1">{remedy ?? advice}</p>
         </div>
-        {response !== undefined && (
+        {(headline || response !== undefined) && (
           <details className="mt-3">
-            <summary className="cursor-pointer text-xs font-medium">Graph&apos;s answer</summary>
-            <pre className="mt-2 overflow-x-auto rounded bg-white/70 p-2 font-mono text-xs dark:bg-black/30">{JSON.stringify(response, null, 2)}</pre>
+            <summary className="inline-flex min-h-11 cursor-pointer items-center text-xs font-medium sm:min-h-0">Graph&apos;s answer</summary>
+            {headline && <p className="mt-2 font-mono text-xs break-words">{message}</p>}
+            {response !== undefined && <pre className="mt-2 overflow-x-auto rounded bg-white/70 p-2 font-mono text-xs dark:bg-black/30">{JSON.stringify(response, null, 2)}</pre>}
           </details>
         )}
       </div>
@@ -218,7 +223,7 @@ function Outcome({ view, onResume, resuming, resumeError }: { view: PublicationV
 function ErrorFact({ label, value, testId }: { label: string; value: React.ReactNode; testId?: string }) {
   return (
     <div className="min-w-0">
-      <dt className="text-xs opacity-70">{label}</dt>
+      <dt className="text-xs">{label}</dt>
       <dd className="truncate font-mono text-xs font-medium" data-testid={testId}>
         {value ?? "—"}
       </dd>
@@ -226,19 +231,30 @@ function ErrorFact({ label, value, testId }: { label: string; value: React.React
   );
 }
 
-function Details({ view }: { view: PublicationView }) {
+function Details({ view }: { view: Publication }) {
+  const accounts = useQuery({ queryKey: reelKeys.accounts, queryFn: fetchAccounts, staleTime: 60_000 });
+  const account = accounts.data?.data.find((a) => a.account_id === view.account_id);
   return (
     <Card>
       <CardHeader title="Details" />
       <CardBody>
         <dl className="space-y-3 text-sm">
-          <Detail label="Account" value={<span className="font-mono">{view.account_id}</span>} />
+          <Detail
+            label="Account"
+            value={
+              <span data-testid="account">
+                {account?.username && <span className="mr-2 font-medium">@{account.username}</span>}
+                <span className="font-mono">{view.account_id}</span>
+              </span>
+            }
+          />
           <Detail label="Container" value={<span className="font-mono" data-testid="container-id">{view.container_id ?? "—"}</span>} />
           <Detail label="Last status_code" value={<span className="font-mono">{view.last_status_code ?? "—"}</span>} />
           <Detail label="Video" value={<span className="font-mono text-xs break-all">{view.video_url ?? `Uploaded file (${view.upload_id})`}</span>} />
-          <Detail label="Caption" value={view.caption || <span className="text-zinc-400">None</span>} />
+          <Detail label="Caption" value={view.caption ? <span className="whitespace-pre-line">{view.caption}</span> : <span className="text-zinc-600 dark:text-zinc-400">None</span>} />
           <Detail label="Share to feed" value={view.share_to_feed ? "Yes" : "No"} />
-          <Detail label="Created" value={formatDateTime(view.created_at)} />
+          {view.publish_at && <Detail label="Publish at" value={<Time iso={view.publish_at} />} />}
+          <Detail label="Created" value={<Time iso={view.created_at} />} />
         </dl>
       </CardBody>
     </Card>
@@ -248,13 +264,13 @@ function Details({ view }: { view: PublicationView }) {
 function Detail({ label, value }: { label: string; value: React.ReactNode }) {
   return (
     <div className="grid grid-cols-[7.5rem_minmax(0,1fr)] gap-3">
-      <dt className="text-zinc-500 dark:text-zinc-400">{label}</dt>
+      <dt className="text-zinc-600 dark:text-zinc-400">{label}</dt>
       <dd className="break-words text-zinc-800 dark:text-zinc-200">{value}</dd>
     </div>
   );
 }
 
-function PublishedVideo({ view }: { view: PublicationView }) {
+function PublishedVideo({ view }: { view: Publication }) {
   // A list fetched before this post existed is stale for it: ask again until the post is there.
   const posts = useQuery({
     queryKey: reelKeys.posts(view.account_id),
@@ -268,8 +284,8 @@ function PublishedVideo({ view }: { view: PublicationView }) {
   return (
     <div>
       <ReelVideo post={post} />
-      <p className="mt-2 text-center text-xs text-zinc-500">
-        <Link href="/dashboard/reels" className="hover:underline">
+      <p className="mt-2 text-center text-xs text-zinc-600 dark:text-zinc-400">
+        <Link href="/dashboard/reels" className="inline-flex min-h-11 items-center hover:underline sm:min-h-0">
           All published reels
         </Link>
       </p>

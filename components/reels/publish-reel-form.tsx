@@ -11,7 +11,8 @@ import { Input } from "../ui/input";
 import { Select } from "../ui/select";
 import { Alert } from "../ui/states";
 import { Textarea } from "../ui/textarea";
-import { MAX_CAPTION_CHARS } from "@/lib/reels/status";
+import { countCaption, MAX_CAPTION_CHARS } from "@/lib/reels/status";
+import { zoneLabel } from "../format";
 import { fetchAccounts, reelKeys } from "./queries";
 import { VideoFilePicker, type UploadedVideo } from "./video-file-picker";
 
@@ -21,8 +22,6 @@ const SAMPLES = [
   { file: "reel-unsupported.mp4", label: "Unsupported", note: "a codec reels do not accept" },
 ];
 
-/** Graph counts characters, not UTF-16 units: an emoji is one. */
-const charCount = (text: string) => Array.from(text).length;
 
 export function PublishReelForm() {
   const router = useRouter();
@@ -63,7 +62,7 @@ export function PublishReelForm() {
   const errors = Object.fromEntries(Object.entries({ ...serverErrors, ...localErrors }).filter(([field]) => !edited.has(field)));
   const fields = ["account_id", "video_url", "upload_id", "caption", "share_to_feed", "publish_at"];
   const formError = submit.error && !fields.some((f) => serverErrors[f]) ? errorMessage(submit.error) : undefined;
-  const count = charCount(caption);
+  const count = countCaption(caption).chars;
 
   const onSubmit = (event: React.FormEvent) => {
     event.preventDefault();
@@ -100,6 +99,7 @@ export function PublishReelForm() {
             {accounts.data?.data.length === 0 && <option value="">No accounts for this tenant</option>}
             {accounts.data?.data.map((a) => (
               <option key={a.account_id} value={a.account_id}>
+                {a.username ? `@${a.username} · ` : ""}
                 {a.account_id}
                 {a.sandbox ? " (sandbox)" : ""}
               </option>
@@ -118,7 +118,7 @@ export function PublishReelForm() {
               role="radio"
               aria-checked={source === option}
               onClick={() => setSource(option)}
-              className={cx("rounded-md px-3 py-1 text-xs font-medium", focusRing, source === option ? "bg-indigo-600 text-white" : "text-zinc-700 hover:bg-zinc-50 dark:text-zinc-300 dark:hover:bg-zinc-800")}
+              className={cx("min-h-11 rounded-md px-3 py-1 text-xs font-medium sm:min-h-0", focusRing, source === option ? "bg-indigo-600 text-white" : "text-zinc-700 hover:bg-zinc-50 dark:text-zinc-300 dark:hover:bg-zinc-800")}
             >
               {option === "url" ? "From a URL" : "From a file"}
             </button>
@@ -138,9 +138,11 @@ export function PublishReelForm() {
         </Field>
       )}
 
+      {source === "url" && <VideoPreview url={videoUrl.trim()} />}
+
       {account?.sandbox && source === "url" && (
         <fieldset>
-          <legend className="text-xs font-medium text-zinc-500 dark:text-zinc-400">Or use a sample</legend>
+          <legend className="text-xs font-medium text-zinc-600 dark:text-zinc-400">Or use a sample</legend>
           <div className="mt-2 flex flex-wrap gap-2">
             {SAMPLES.map((sample) => {
               const url = typeof window === "undefined" ? `/samples/${sample.file}` : `${window.location.origin}/samples/${sample.file}`;
@@ -153,7 +155,7 @@ export function PublishReelForm() {
                   aria-pressed={active}
                   onClick={() => changeVideoUrl(url)}
                   className={cx(
-                    "rounded-full border px-3 py-1 text-xs font-medium transition-colors",
+                    "min-h-11 rounded-full border px-3 py-1 text-xs font-medium transition-colors sm:min-h-0",
                     focusRing,
                     active
                       ? "border-indigo-500 bg-indigo-50 text-indigo-700 dark:bg-indigo-950 dark:text-indigo-300"
@@ -184,7 +186,7 @@ export function PublishReelForm() {
         <Toggle checked={shareToFeed} onChange={setShareToFeed} label="Share to feed" description="Also show the reel in the main feed, not only the Reels tab." error={errors.share_to_feed} />
         <Toggle checked={scheduled} onChange={setScheduled} label="Schedule" description="Publish later instead of now (up to 75 days ahead)." />
         {scheduled && (
-          <Field label="Publish at" error={errors.publish_at} hint="Your local time.">
+          <Field label="Publish at" error={errors.publish_at} hint={<span data-testid="schedule-zone">In your time zone: {zoneLabel(publishAt ? new Date(publishAt) : new Date())}</span>}>
             {(control) => <Input {...control} name="publish_at" type="datetime-local" value={publishAt} onChange={(e) => changePublishAt(e.target.value)} />}
           </Field>
         )}
@@ -210,7 +212,7 @@ function Toggle({ checked, onChange, label, description, error }: { checked: boo
           <p className="text-sm font-medium text-zinc-800 dark:text-zinc-200" id={`${id}-label`}>
             {label}
           </p>
-          <p className="text-xs text-zinc-500 dark:text-zinc-400" id={`${id}-description`}>
+          <p className="text-xs text-zinc-600 dark:text-zinc-400" id={`${id}-description`}>
             {description}
           </p>
         </div>
@@ -221,12 +223,42 @@ function Toggle({ checked, onChange, label, description, error }: { checked: boo
           aria-labelledby={`${id}-label`}
           aria-describedby={`${id}-description`}
           onClick={() => onChange(!checked)}
-          className={cx("relative inline-flex h-6 w-11 shrink-0 rounded-full transition-colors", focusRing, checked ? "bg-indigo-600" : "bg-zinc-300 dark:bg-zinc-700")}
+          // The switch draws 24 px tall; the button around it is 44 px on phones, a thumb's width.
+          className={cx("group inline-flex h-11 shrink-0 items-center rounded-full sm:h-6", focusRing)}
         >
-          <span className={cx("absolute top-0.5 left-0.5 size-5 rounded-full bg-white shadow-sm transition-transform", checked && "translate-x-5")} />
+          <span className={cx("relative inline-flex h-6 w-11 rounded-full transition-colors", checked ? "bg-indigo-600" : "bg-zinc-400 dark:bg-zinc-600")}>
+            <span className={cx("absolute top-0.5 left-0.5 size-5 rounded-full bg-white shadow-sm transition-transform", checked && "translate-x-5")} />
+          </span>
         </button>
       </div>
       {error && <p className="mt-1 text-sm text-red-600 dark:text-red-400">{error}</p>}
+    </div>
+  );
+}
+
+/** The video as it will be published, playing in the form before anything is sent. */
+function VideoPreview({ url }: { url: string }) {
+  const [broken, setBroken] = useState<string>();
+  if (!/^https?:\/\/\S+$/i.test(url)) return null;
+  return (
+    <div className="space-y-1.5">
+      <p className="text-xs font-medium text-zinc-600 dark:text-zinc-400">Preview</p>
+      {broken === url ? (
+        <p className="text-sm text-zinc-600 dark:text-zinc-400">This browser cannot play the video; Graph may still accept it.</p>
+      ) : (
+        <video
+          key={url}
+          data-testid="video-preview"
+          className="aspect-[9/16] max-h-72 rounded-lg bg-zinc-950"
+          src={`${url}#t=0.1`}
+          controls
+          muted
+          playsInline
+          preload="metadata"
+          aria-label="Preview of the video"
+          onError={() => setBroken(url)}
+        />
+      )}
     </div>
   );
 }

@@ -1,11 +1,10 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import type { AccountView } from "@/lib/reels/accounts";
 import { errorMessage } from "../api";
 import { Card, CardBody, CardHeader } from "../ui/card";
 import { Alert, Empty, Loading } from "../ui/states";
-import { fetchAccounts, fetchPosts, reelKeys } from "./queries";
+import { fetchAccounts, fetchPosts, reelKeys, type Account } from "./queries";
 import { ReelVideo } from "./reel-video";
 
 export function PublishedReels() {
@@ -22,7 +21,7 @@ export function PublishedReels() {
   );
 }
 
-function AccountPosts({ account }: { account: AccountView }) {
+function AccountPosts({ account }: { account: Account }) {
   const posts = useQuery({ queryKey: reelKeys.posts(account.account_id), queryFn: () => fetchPosts(account.account_id), refetchInterval: 30_000 });
   return (
     <Card>
@@ -30,7 +29,8 @@ function AccountPosts({ account }: { account: AccountView }) {
         title="Published reels"
         description={
           <>
-            On account <span className="font-mono">{account.account_id}</span>
+            On account {account.username && <span className="font-medium">@{account.username} </span>}
+            <span className="font-mono">{account.account_id}</span>
             {account.sandbox ? " (sandbox)" : ""}
           </>
         }

@@ -1,7 +1,18 @@
 import type { AccountView } from "@/lib/reels/accounts";
 import type { PublishedPost } from "@/lib/reels/list-published-posts";
-import type { PublicationView } from "@/lib/reels/publication";
+import type { PollRecord, PublicationError, PublicationView, StepRecord } from "@/lib/reels/publication";
 import { fetchJson } from "../api";
+
+/**
+ * The fields helper `reels` adds (seq on every timeline entry, the error's headline and remedy, an
+ * account's username), optional until its API part is on main.
+ */
+export type Publication = Omit<PublicationView, "steps" | "polls" | "error"> & {
+  steps: (StepRecord & { seq?: number })[];
+  polls: (PollRecord & { seq?: number })[];
+  error: (PublicationError & { headline?: string; remedy?: string }) | null;
+};
+export type Account = AccountView & { username?: string | null };
 
 /** Query keys and fetchers of the reels API, shared by the reels components. */
 export const reelKeys = {
@@ -11,7 +22,11 @@ export const reelKeys = {
   posts: (accountId: string) => ["posts", accountId] as const,
 };
 
-export const fetchAccounts = () => fetchJson<{ data: AccountView[] }>("/api/accounts");
-export const fetchPublications = () => fetchJson<{ data: PublicationView[]; next_cursor: string | null }>("/api/reels?limit=20");
-export const fetchPublication = (id: string) => fetchJson<PublicationView>(`/api/reels/${encodeURIComponent(id)}`);
+export const fetchAccounts = () => fetchJson<{ data: Account[] }>("/api/accounts");
+export const fetchPublications = (cursor?: string | null) =>
+  fetchJson<{ data: Publication[]; next_cursor: string | null }>(`/api/reels?limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+export const fetchPublication = (id: string) => fetchJson<Publication>(`/api/reels/${encodeURIComponent(id)}`);
 export const fetchPosts = (accountId: string) => fetchJson<{ data: PublishedPost[] }>(`/api/accounts/${encodeURIComponent(accountId)}/posts`);
+export const cancelPublication = (id: string) => fetchJson<Publication>(`/api/reels/${encodeURIComponent(id)}`, { method: "DELETE" });
+export const editPublication = (id: string, changes: { publish_at?: string; caption?: string }) =>
+  fetchJson<Publication>(`/api/reels/${encodeURIComponent(id)}`, { method: "PATCH", json: changes });

@@ -1,5 +1,5 @@
 import type { PublishedPost } from "@/lib/reels/list-published-posts";
-import { formatDateTime } from "../format";
+import { Time } from "../ui/time";
 
 /** A published reel playing in place: muted so it may start without a click, inline on phones. */
 export function ReelVideo({ post, autoPlay = false }: { post: PublishedPost; autoPlay?: boolean }) {
@@ -20,17 +20,21 @@ export function ReelVideo({ post, autoPlay = false }: { post: PublishedPost; aut
             aria-label={post.caption ? `Reel: ${post.caption}` : `Reel ${post.id}`}
           />
         ) : (
-          <div className="flex aspect-[9/16] max-h-[28rem] items-center justify-center text-sm text-zinc-400">No video URL</div>
+          <div className="flex aspect-[9/16] max-h-[28rem] items-center justify-center text-sm text-zinc-300">No video URL</div>
         )}
       </div>
       <figcaption className="space-y-1 px-4 py-3">
-        {post.caption && <p className="line-clamp-2 text-sm text-zinc-800 dark:text-zinc-200">{post.caption}</p>}
-        <p className="flex flex-wrap items-center justify-between gap-2 text-xs text-zinc-500 dark:text-zinc-400">
+        {post.caption && (
+          <p className="line-clamp-4 text-sm whitespace-pre-line text-zinc-800 dark:text-zinc-200" data-testid="reel-caption">
+            {post.caption}
+          </p>
+        )}
+        <p className="flex flex-wrap items-center justify-between gap-2 text-xs text-zinc-600 dark:text-zinc-400">
           <span className="font-mono">{post.id}</span>
-          <span>{formatDateTime(post.timestamp ? post.timestamp.replace(/\+0000$/, "Z") : null)}</span>
+          <Time iso={post.timestamp ? post.timestamp.replace(/\+0000$/, "Z") : null} />
         </p>
         {post.permalink && (
-          <a href={post.permalink} target="_blank" rel="noreferrer" className="inline-block text-xs font-medium text-indigo-600 hover:underline dark:text-indigo-400">
+          <a href={post.permalink} target="_blank" rel="noreferrer" className="inline-flex min-h-11 items-center text-xs font-medium text-indigo-700 hover:underline sm:min-h-0 dark:text-indigo-300">
             Open permalink ↗
           </a>
         )}

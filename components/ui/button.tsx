@@ -11,7 +11,8 @@ const VARIANTS = {
   ghost: "text-zinc-600 hover:bg-zinc-100 hover:text-zinc-900 dark:text-zinc-400 dark:hover:bg-zinc-800 dark:hover:text-zinc-100",
 } as const;
 
-const SIZES = { sm: "h-8 px-3 text-sm", md: "h-10 px-4 text-sm" } as const;
+// 44 px tall on phones (a thumb's width), denser from the sm breakpoint up.
+const SIZES = { sm: "h-11 px-3 text-sm sm:h-8", md: "h-11 px-4 text-sm sm:h-10" } as const;
 
 export const focusRing =
   "outline-none focus-visible:ring-2 focus-visible:ring-indigo-500 focus-visible:ring-offset-2 focus-visible:ring-offset-white dark:focus-visible:ring-offset-zinc-950";
