@@ -14,7 +14,7 @@ import { Card, CardBody, CardHeader } from "../ui/card";
 import { cx } from "../ui/cx";
 import { Stat } from "../ui/stat";
 import { Alert } from "../ui/states";
-import { Time, useNow } from "../ui/time";
+import { Time, useHydrated, useNow } from "../ui/time";
 import { FINISH_LABEL } from "./finish-reason";
 import { rememberJobForm } from "./form-memory";
 import { JobStatusBadge } from "./job-status";
@@ -70,14 +70,17 @@ export function JobLive({ jobId, initial }: { jobId: string; initial: JobView })
   const streaming = !final && stream.phase !== "idle";
   const finishReason = view.finish_reason ?? stream.finishReason ?? undefined;
 
-  const now = useNow(final ? 60_000 : 500);
+  const clock = useNow(final ? 60_000 : 500);
+  // The server's clock is not the reader's: figures from "now" are drawn only in the browser.
+  const hydrated = useHydrated();
+  const now = hydrated ? clock : Number.NaN;
   const startedAt = view.started_at ? Date.parse(view.started_at) : undefined;
   const live = !final && startedAt !== undefined;
   const liveTtft = live && watchedFromStart && stream.firstTextAt ? Math.max(0, stream.firstTextAt - startedAt) : null;
   const rateFrom = watchedFromStart ? stream.firstTextAt : startedAt;
   const liveRate = live && rateFrom && now - rateFrom > 250 && stream.deltas > 0 ? stream.deltas / ((now - rateFrom) / 1000) : null;
   const endedAt = view.completed_at ? Date.parse(view.completed_at) : undefined;
-  const elapsed = startedAt === undefined ? null : final ? (endedAt ?? now) - startedAt : Math.max(0, now - startedAt);
+  const elapsed = startedAt === undefined || (!hydrated && !endedAt) ? null : final ? (endedAt ?? now) - startedAt : Math.max(0, now - startedAt);
   const model = models.data?.data.find((m) => m.id === view.model_name);
   // Completion tokens so far at the model's price; the prompt's share is known only at the end.
   const liveCost = live && model ? costOf(view.model_name, model, { prompt_tokens: 0, completion_tokens: stream.deltas }) : null;
@@ -212,10 +215,14 @@ function Announcer({ streaming, final, status, reason }: { streaming: boolean; f
 /** The output, scrolled along as it grows unless the reader scrolled up to read. */
 function FollowingOutput({ text, streaming }: { text: string; streaming: boolean }) {
   const box = useRef<HTMLDivElement>(null);
-  const following = useRef(true);
+  // The text's height when it was last drawn: the reader "is at the end" if they were at that end.
+  // Judged here rather than in onScroll, which fires a frame late and can lose to a fast token.
+  const lastHeight = useRef(0);
   useLayoutEffect(() => {
     const el = box.current;
-    if (el && following.current) el.scrollTop = el.scrollHeight;
+    if (!el) return;
+    if (lastHeight.current - (el.scrollTop + el.clientHeight) < 24) el.scrollTop = el.scrollHeight;
+    lastHeight.current = el.scrollHeight;
   }, [text]);
   return (
     <div
@@ -226,10 +233,6 @@ function FollowingOutput({ text, streaming }: { text: string; streaming: boolean
       // Scrollable, so keyboard users can scroll it too.
       tabIndex={0}
       data-testid="job-output"
-      onScroll={(event) => {
-        const el = event.currentTarget;
-        following.current = el.scrollHeight - el.scrollTop - el.clientHeight < 24;
-      }}
       className={cx(
         "max-h-[32rem] min-h-32 overflow-y-auto rounded-md font-mono text-[13px] leading-relaxed break-words whitespace-pre-wrap text-zinc-800 outline-none focus-visible:ring-2 focus-visible:ring-indigo-500 dark:text-zinc-200",
         streaming && "caret",

@@ -68,7 +68,7 @@ export function NewJobForm({ tenantId }: { tenantId: string }) {
     event.preventDefault();
     if (sending.current) return;
     const local: Record<string, string> = {};
-    if (values.prompt.trim() === "") local.prompt = values.prompt === "" ? "Write a prompt for the model to continue." : "The prompt is only spaces; write some text.";
+    if (values.prompt.trim() === "") local.prompt = values.prompt === "" ? "Enter a prompt" : "Enter a prompt: only spaces is no prompt";
     setLocalErrors(local);
     if (Object.keys(local).length > 0) {
       submit.reset();

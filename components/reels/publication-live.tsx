@@ -5,12 +5,11 @@ import Link from "next/link";
 import { useEffect } from "react";
 import { PUBLICATION_EVENT_KINDS, type PublicationView } from "@/lib/reels/publication";
 import { errorMessage, fetchJson } from "../api";
-import { zoneLabel } from "../format";
 import { Button } from "../ui/button";
 import { Card, CardBody, CardHeader } from "../ui/card";
 import { cx } from "../ui/cx";
 import { Alert, Loading } from "../ui/states";
-import { Time } from "../ui/time";
+import { Time, ZoneName } from "../ui/time";
 import { PublicationStatusBadge } from "./publication-status";
 import { isSettledPublication } from "@/lib/reels/status";
 import { fetchAccounts, fetchPosts, fetchPublication, reelKeys, type Publication } from "./queries";
@@ -63,7 +62,10 @@ export function PublicationLive({ publicationId, initial }: { publicationId: str
             description={
               view.status === "SCHEDULED" && view.publish_at ? (
                 <>
-                  Publishes <Time iso={view.publish_at} /> <span className="text-xs">({zoneLabel(new Date(view.publish_at))})</span>
+                  Publishes <Time iso={view.publish_at} />{" "}
+                  <span className="text-xs">
+                    (<ZoneName iso={view.publish_at} />)
+                  </span>
                 </>
               ) : settled ? undefined : (
                 "Updates live as the worker goes."

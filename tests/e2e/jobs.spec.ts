@@ -1,3 +1,4 @@
+import { MAX_TOKENS, TEMPERATURE } from "@/lib/jobs/status";
 import { expect, screenshot, signIn, submitJob, test } from "./fixtures";
 
 /**
@@ -37,7 +38,15 @@ test("streams tokens before the job completes, then shows the counts; a reload s
   await expect(page.getByTestId("stat-tps").locator("dd")).toHaveText(/^\d+\.\d$/);
   await expect(page.getByTestId("stat-cost").locator("dd")).toHaveText("$0.00");
   await expect(page.getByRole("button", { name: "Cancel job" })).toHaveCount(0);
+  // It ran its full max_tokens: the page says so, from the job's finish_reason.
+  await expect(page.getByTestId("finish-reason")).toHaveText("Reached max tokens");
+  await expect(page.getByTestId("job-announcer")).toHaveText("Generation ended: Reached max tokens.");
   await screenshot(page, "job-completed");
+
+  await page.context().grantPermissions(["clipboard-read", "clipboard-write"]);
+  await page.getByRole("button", { name: "Copy output" }).click();
+  await expect(page.getByRole("button", { name: "Copied" })).toBeVisible();
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(full);
 
   // What the API stored is what was shown, with no duplicated or missing delta.
   const jobId = page.url().split("/").pop()!;
@@ -93,25 +102,115 @@ test("resumes a dropped stream with Last-Event-ID and does not repeat text", asy
   await expect(page.getByTestId("job-output")).toHaveText(stored.output, { useInnerText: false });
 });
 
-test("cancels a running job", async ({ page }) => {
+test("while running: live numbers, the text followed unless scrolled up, start and end announced once; then 'Cancelled at'", async ({ page }) => {
   await page.goto("/dashboard/jobs");
   await page.getByLabel("Prompt").fill(ENDLESS);
   await page.getByLabel("Temperature").fill("0");
   await page.getByLabel("Max tokens").fill("5000");
   await page.getByRole("button", { name: "Generate" }).click();
   await expect(page).toHaveURL(/\/dashboard\/jobs\/[0-9a-f-]{36}$/);
-  await expect(page.getByTestId("job-status").first()).toHaveText("RUNNING");
-  await expect(page.getByTestId("job-output")).not.toBeEmpty();
+  const status = page.getByTestId("job-status").first();
+  const output = page.getByTestId("job-output");
+  await expect(status).toHaveText("RUNNING");
+  await expect(output).not.toBeEmpty();
+
+  // The numbers move while it runs, not only at the end.
+  const stat = (id: string) => page.getByTestId(id).locator("dd");
+  await expect(stat("stat-tps")).toHaveText(/^~\d+\.\d$/);
+  await expect(stat("stat-completion-tokens")).toHaveText(/^~[1-9]/);
+  await expect(stat("stat-cost")).toHaveText("~$0.00");
+  const elapsed = await stat("stat-elapsed").textContent();
+  await expect(stat("stat-elapsed")).not.toHaveText(elapsed!);
+  expect(await status.textContent()).toBe("RUNNING");
+
+  // Screen readers hear "Generating…" once, not every token.
+  await expect(output).not.toHaveAttribute("aria-live");
+  await expect(page.getByTestId("job-announcer")).toHaveText("Generating…");
+  await screenshot(page, "job-running-live");
+
+  // A short box, so the growing text overflows it soon: it stays scrolled to the end…
+  await output.evaluate((el) => {
+    Object.assign(el.style, { minHeight: "0", maxHeight: "48px" });
+    el.scrollTop = el.scrollHeight;
+  });
+  const geometry = () => output.evaluate((el) => ({ top: el.scrollTop, gap: el.scrollHeight - el.scrollTop - el.clientHeight, overflow: el.scrollHeight - el.clientHeight }));
+  await expect.poll(async () => (await geometry()).overflow, { timeout: 20_000 }).toBeGreaterThan(60);
+  await expect.poll(async () => (await geometry()).gap).toBeLessThan(24);
+  // …until the reader scrolls up; then new text leaves the view where the reader put it.
+  await output.evaluate((el) => el.scrollTo({ top: 0 }));
+  const length = ((await output.textContent()) ?? "").length;
+  await expect.poll(async () => ((await output.textContent()) ?? "").length).toBeGreaterThan(length + 20);
+  expect((await geometry()).top).toBe(0);
 
   await page.getByRole("button", { name: "Cancel job" }).click();
-  await expect(page.getByTestId("job-status").first()).toHaveText("CANCELLED");
+  await expect(status).toHaveText("CANCELLED");
   await expect(page.getByRole("button", { name: "Cancel job" })).toHaveCount(0);
+  await expect(page.getByText(/^Cancelled at \d{2}:\d{2}:\d{2}$/)).toBeVisible();
+  await expect(page.getByText(/^Finished/)).toHaveCount(0);
+  await expect(page.getByTestId("job-announcer")).toHaveText(/^Generation ended: cancelled/i);
   const jobId = page.url().split("/").pop()!;
   const view = (await (await page.request.get(`/jobs/${jobId}`)).json()) as { status: string; usage: { completion_tokens: number } };
   expect(view.status).toBe("CANCELLED");
   expect(view.usage.completion_tokens).toBeLessThan(5000);
   await screenshot(page, "job-cancelled");
 });
+
+for (const viewport of [
+  { name: "desktop", width: 1280, height: 900 },
+  { name: "phone", width: 390, height: 844 },
+]) {
+  test(`the form shows its defaults, refuses a blank prompt, sends once on a double click, remembers, and runs a job again (${viewport.name})`, async ({ page }) => {
+    await page.setViewportSize(viewport);
+    await page.goto("/dashboard/jobs");
+    const prompt = page.getByLabel("Prompt");
+    const maxTokens = page.getByLabel("Max tokens");
+    // One default, the one the API applies, shown in the field.
+    await expect(maxTokens).toHaveValue(String(MAX_TOKENS.default));
+    await expect(page.getByLabel("Temperature")).toHaveValue(String(TEMPERATURE.default));
+    await expect(page.getByLabel("Temperature")).toHaveAttribute("max", String(TEMPERATURE.max));
+
+    const posts: string[] = [];
+    page.on("request", (request) => {
+      if (request.method() === "POST" && new URL(request.url()).pathname === "/v1/jobs") posts.push(request.postData() ?? "");
+    });
+    await prompt.fill("   ");
+    await page.getByRole("button", { name: "Generate" }).click();
+    await expect(prompt).toHaveAttribute("aria-invalid", "true");
+    await expect(prompt).toHaveAccessibleDescription("Enter a prompt: only spaces is no prompt");
+    expect(posts).toHaveLength(0);
+
+    const text = `Run it again ${viewport.name} ${Date.now()}`;
+    await prompt.fill(text);
+    await page.getByLabel("Temperature").fill("0.7");
+    await maxTokens.fill("12");
+    await page.getByRole("button", { name: "Generate" }).dblclick();
+    await expect(page).toHaveURL(/\/dashboard\/jobs\/[0-9a-f-]{36}$/);
+    const jobId = page.url().split("/").pop()!;
+    expect(posts).toHaveLength(1);
+    expect(JSON.parse(posts[0])).toMatchObject({ job_id: jobId, prompt: text, temperature: 0.7, max_tokens: 12 });
+    const listed = (await (await page.request.get("/v1/jobs?limit=100")).json()) as { data: { prompt: string }[] };
+    expect(listed.data.filter((j) => j.prompt === text)).toHaveLength(1);
+
+    // Back on the form, the last prompt and settings are still there.
+    await page.goBack();
+    await expect(page).toHaveURL(/\/dashboard\/jobs$/);
+    await expect(prompt).toHaveValue(text);
+    await expect(maxTokens).toHaveValue("12");
+    await prompt.fill("Something else entirely");
+    await page.reload();
+    await expect(prompt).toHaveValue("Something else entirely");
+
+    // "Run again" brings the job's own prompt and settings back into the form.
+    await page.goto(`/dashboard/jobs/${jobId}`);
+    await expect(page.getByTestId("job-status").first()).toHaveText("COMPLETED", { timeout: 30_000 });
+    await page.getByRole("button", { name: "Run again" }).click();
+    await expect(page).toHaveURL(/\/dashboard\/jobs$/);
+    await expect(prompt).toHaveValue(text);
+    await expect(page.getByLabel("Temperature")).toHaveValue("0.7");
+    await expect(maxTokens).toHaveValue("12");
+    await screenshot(page, `jobs-run-again-${viewport.name}`);
+  });
+}
 
 test.describe("validation", () => {
   test.use({ allowedConsoleErrors: [/status of 422/] });
@@ -124,11 +223,18 @@ test.describe("validation", () => {
 
     const prompt = page.getByLabel("Prompt");
     await expect(prompt).toHaveAttribute("aria-invalid", "true");
-    await expect(prompt).toHaveAccessibleDescription(/enter a prompt/i);
+    await expect(prompt).toHaveAccessibleDescription("Enter a prompt");
+    // The form checks only the blank prompt itself; the numbers are the API's to judge.
+    await prompt.fill("Validation in people's words");
+    await page.getByRole("button", { name: "Generate" }).click();
+    await expect(prompt).not.toHaveAttribute("aria-invalid", "true");
     await expect(page.getByLabel("Temperature")).toHaveAttribute("aria-invalid", "true");
-    await expect(page.getByLabel("Temperature")).toHaveAccessibleDescription(/2/);
+    await expect(page.getByLabel("Temperature")).toHaveAccessibleDescription("Temperature is between 0 and 2");
     await expect(page.getByLabel("Max tokens")).toHaveAttribute("aria-invalid", "true");
-    await expect(page.getByLabel("Max tokens")).toHaveAccessibleDescription(/1/);
+    await expect(page.getByLabel("Max tokens")).toHaveAccessibleDescription(/Max tokens/);
+    await page.getByLabel("Max tokens").fill("1.5");
+    await page.getByRole("button", { name: "Generate" }).click();
+    await expect(page.getByLabel("Max tokens")).toHaveAccessibleDescription("Max tokens must be a whole number");
     await expect(page.getByLabel("Model")).not.toHaveAttribute("aria-invalid", "true");
     await expect(page).toHaveURL(/\/dashboard\/jobs$/);
     await screenshot(page, "jobs-validation");

@@ -6,7 +6,7 @@ test.describe("sign-in", () => {
 
   test("signs in with the API key, keeps only an httpOnly session, and signs out", async ({ page, stack, context }) => {
     await page.goto("/dashboard/jobs");
-    await expect(page).toHaveURL(/\/sign-in$/);
+    await expect(page).toHaveURL(/\/sign-in\?next=%2Fdashboard%2Fjobs$/);
     await screenshot(page, "sign-in");
 
     const key = page.getByLabel("API key");
@@ -30,7 +30,7 @@ test.describe("sign-in", () => {
     await expect(page).toHaveURL(/\/sign-in$/);
     expect((await context.cookies()).some((c) => c.name === "dispatch_session")).toBe(false);
     await page.goto("/dashboard/system");
-    await expect(page).toHaveURL(/\/sign-in$/);
+    await expect(page).toHaveURL(/\/sign-in\?next=%2Fdashboard%2Fsystem$/);
   });
 
   test("the session API answers problem+json", async ({ request }) => {

@@ -1,0 +1,90 @@
+import { randomUUID } from "node:crypto";
+import AxeBuilder from "@axe-core/playwright";
+import type { APIRequestContext, Page } from "@playwright/test";
+import { isFinalJob } from "@/lib/jobs/status";
+import { isSettledPublication } from "@/lib/reels/status";
+import { expect, signIn, submitJob, test } from "./fixtures";
+
+/** Axe's findings on the page as it is now, in a form a failure message can show. */
+async function violations(page: Page) {
+  const results = await new AxeBuilder({ page }).analyze();
+  return results.violations.map((v) => ({ rule: v.id, help: v.help, nodes: v.nodes.map((n) => `${n.target.join(" ")}: ${n.failureSummary ?? ""}`) }));
+}
+
+async function waitFor<T>(request: APIRequestContext, url: string, done: (body: T) => boolean): Promise<T> {
+  let body: T | undefined;
+  await expect.poll(async () => done((body = (await (await request.get(url)).json()) as T)), { timeout: 45_000 }).toBe(true);
+  return body!;
+}
+
+/** A reel through the sandbox, settled (or left scheduled), so its page has every part to check. */
+async function publication(page: Page, videoUrl: string, extra: Record<string, unknown> = {}) {
+  const accounts = (await (await page.request.get("/api/accounts")).json()) as { data: { account_id: string }[] };
+  const response = await page.request.post("/api/reels", { data: { account_id: accounts.data[0].account_id, video_url: videoUrl, caption: "Axe\nchecks this", ...extra } });
+  expect(response.status()).toBe(202);
+  const { publication_id: id } = (await response.json()) as { publication_id: string };
+  if (!extra.publish_at) await waitFor<{ status: string }>(page.request, `/api/reels/${id}`, (p) => isSettledPublication(p.status as never));
+  return id;
+}
+
+for (const colorScheme of ["light", "dark"] as const) {
+  test.describe(colorScheme, () => {
+    test.use({ colorScheme, allowedConsoleErrors: [/status of 404/] });
+
+    test(`every dashboard page passes axe with no violations (${colorScheme})`, async ({ page, stack }) => {
+      test.setTimeout(120_000);
+      await page.goto("/sign-in");
+      await expect(page.getByLabel("API key")).toBeVisible();
+      expect(await violations(page), "/sign-in").toEqual([]);
+
+      await signIn(page);
+      const jobId = await submitJob(page, { prompt: "Accessibility of the job page", max_tokens: 20 });
+      await waitFor<{ status: string }>(page.request, `/jobs/${jobId}`, (j) => isFinalJob(j.status));
+      const failed = await publication(page, `${stack.url}/samples/reel-too-short.mp4`);
+      const published = await publication(page, `${stack.url}/samples/reel-valid.mp4`);
+      const scheduled = await publication(page, `${stack.url}/samples/reel-valid.mp4`, { publish_at: new Date(Date.now() + 30 * 86_400_000).toISOString() });
+
+      for (const path of [
+        "/dashboard/jobs",
+        `/dashboard/jobs/${jobId}`,
+        "/dashboard/reels",
+        `/dashboard/reels/${failed}`,
+        `/dashboard/reels/${published}`,
+        `/dashboard/reels/${scheduled}`,
+        "/dashboard/system",
+        "/dashboard/no-such-page",
+        `/dashboard/jobs/${randomUUID()}`,
+      ]) {
+        await page.goto(path);
+        await expect(page.getByRole("heading", { level: 1 })).toBeVisible();
+        await expect(page.getByRole("status").filter({ hasText: /Loading|Reading/ })).toHaveCount(0);
+        if (path === `/dashboard/reels/${published}`) await expect(page.getByTestId("published-reel")).toBeVisible();
+        expect(await violations(page), path).toEqual([]);
+      }
+    });
+  });
+}
+
+test("every control on a phone is at least 44 px to tap", async ({ page, stack }) => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await signIn(page);
+  const jobId = await submitJob(page, { prompt: "Tap targets", max_tokens: 5 });
+  await waitFor<{ status: string }>(page.request, `/jobs/${jobId}`, (j) => isFinalJob(j.status));
+  const scheduled = await publication(page, `${stack.url}/samples/reel-valid.mp4`, { publish_at: new Date(Date.now() + 30 * 86_400_000).toISOString() });
+  for (const path of ["/dashboard/jobs", `/dashboard/jobs/${jobId}`, "/dashboard/reels", `/dashboard/reels/${scheduled}`, "/dashboard/system"]) {
+    await page.goto(path);
+    await expect(page.getByRole("status").filter({ hasText: /Loading|Reading/ })).toHaveCount(0);
+    // Links inside a sentence are exempt (WCAG 2.5.8's inline exception); video controls are the browser's.
+    const small = await page.locator("a, button, input, select, textarea, summary, [role=switch]").evaluateAll((els) =>
+      els
+        .filter((el) => {
+          const style = getComputedStyle(el);
+          const box = el.getBoundingClientRect();
+          return box.width > 0 && style.visibility !== "hidden" && style.display !== "inline" && !el.closest(".sr-only");
+        })
+        .filter((el) => el.getBoundingClientRect().height < 44)
+        .map((el) => `${el.tagName.toLowerCase()} "${(el.textContent ?? "").trim().slice(0, 30)}" ${Math.round(el.getBoundingClientRect().height)}px`),
+    );
+    expect(small, path).toEqual([]);
+  }
+});
