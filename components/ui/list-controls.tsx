@@ -6,7 +6,7 @@ export function StatusFilter({ label, statuses, value, onChange }: { label: stri
   return (
     <label className="flex items-center gap-2 text-xs text-zinc-600 dark:text-zinc-400">
       <span className="sr-only">{label}</span>
-      <Select aria-label={label} value={value} onChange={(event) => onChange(event.target.value)} className="h-11 w-40 text-xs sm:h-8">
+      <Select aria-label={label} value={value} onChange={(event) => onChange(event.target.value)} className="w-40 text-xs">
         <option value="">All statuses</option>
         {statuses.map((status) => (
           <option key={status} value={status}>

@@ -4,7 +4,7 @@ import { controlClass } from "./input";
 export function Select({ className, children, ...props }: React.ComponentProps<"select">) {
   return (
     <div className="relative">
-      <select className={cx(controlClass, "h-10 appearance-none pr-9", className)} {...props}>
+      <select className={cx(controlClass, "h-11 appearance-none pr-9 sm:h-10", className)} {...props}>
         {children}
       </select>
       <svg className="pointer-events-none absolute top-1/2 right-3 size-4 -translate-y-1/2 text-zinc-500" viewBox="0 0 20 20" fill="currentColor" aria-hidden="true">
