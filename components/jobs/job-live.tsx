@@ -28,9 +28,6 @@ const PHASE_LABEL: Partial<Record<StreamPhase, string>> = {
   failed: "The live stream is unavailable; the page refreshes the job instead",
 };
 
-// finish_reason arrives with helper `contracts`' job view; until then it is simply absent.
-type JobWithReason = JobView & { finish_reason?: FinishReason | null };
-
 export function JobLive({ jobId, initial }: { jobId: string; initial: JobView }) {
   const queryClient = useQueryClient();
   const router = useRouter();
@@ -60,7 +57,7 @@ export function JobLive({ jobId, initial }: { jobId: string; initial: JobView })
     },
   });
 
-  const view: JobWithReason = job.data;
+  const view = job.data;
   // The stream leads while it delivers (so the badge and the text never disagree); the read model
   // takes over when the job is final and the stream is not connected.
   const fromStream = stream.lastSeq > 0 && (stream.phase === "live" || stream.phase === "done" || !isFinalJob(view.status));

@@ -22,7 +22,7 @@ export function PublicationLive({ publicationId, initial }: { publicationId: str
   const publication = useQuery({
     queryKey: reelKeys.one(publicationId),
     queryFn: () => fetchPublication(publicationId),
-    initialData: initial as Publication,
+    initialData: initial,
     // The event stream drives updates; this slower poll only covers a stream that cannot connect.
     refetchInterval: (query) => (query.state.data && isSettledPublication(query.state.data.status) ? false : 2000),
   });
@@ -96,7 +96,7 @@ export function PublicationLive({ publicationId, initial }: { publicationId: str
   );
 }
 
-type Entry = { at: string; seq?: number; key: string } & ({ kind: "step"; step: Publication["steps"][number] } | { kind: "poll"; poll: Publication["polls"][number] });
+type Entry = { at: string; seq: number; key: string } & ({ kind: "step"; step: Publication["steps"][number] } | { kind: "poll"; poll: Publication["polls"][number] });
 
 const STEP_TONE = (step: string) =>
   /fail|error|expired|refused/i.test(step) ? "bg-red-500" : /timed|timeout/i.test(step) ? "bg-amber-500" : /published/i.test(step) ? "bg-emerald-500" : "bg-indigo-500";
@@ -115,7 +115,7 @@ const humanize = (step: string) => {
 };
 
 // Events written in the same millisecond keep the order they happened in: their seq, not their time.
-const bySeq = (a: Entry, b: Entry) => (a.seq !== undefined && b.seq !== undefined ? a.seq - b.seq : a.at.localeCompare(b.at));
+const bySeq = (a: Entry, b: Entry) => a.seq - b.seq;
 
 function Timeline({ view }: { view: Publication }) {
   const entries: Entry[] = [
@@ -181,12 +181,12 @@ function Outcome({ view, onResume, resuming, resumeError }: { view: Publication;
     );
   }
   if (view.status === "FAILED" && view.error) {
-    const { code, subcode, message, fbtrace_id, classification, advice, response, headline, remedy } = view.error;
+    const { code, subcode, message, fbtrace_id, classification, response, headline, remedy } = view.error;
     return (
       <div role="alert" className="rounded-xl border border-red-200 bg-red-50 p-5 text-sm text-red-900 dark:border-red-900 dark:bg-red-950/40 dark:text-red-100" data-testid="publication-error">
         <p className="font-semibold">Publishing failed</p>
         <p className="mt-1 break-words" data-testid="error-headline">
-          {headline ?? message}
+          {headline}
         </p>
         <dl className="mt-3 grid grid-cols-2 gap-3 sm:grid-cols-4" aria-label="For support">
           <ErrorFact label="Code" value={code} testId="error-code" />
@@ -196,12 +196,12 @@ function Outcome({ view, onResume, resuming, resumeError }: { view: Publication;
         </dl>
         <div className="mt-4 rounded-lg bg-white/70 p-3 text-red-950 dark:bg-black/20 dark:text-red-100" data-testid="error-advice">
           <p className="text-xs font-semibold tracking-wide uppercase">What to do</p>
-          <p className="mt-1">{remedy ?? advice}</p>
+          <p className="mt-1">{remedy}</p>
         </div>
-        {(headline || response !== undefined) && (
+        {(message !== headline || response !== undefined) && (
           <details className="mt-3">
             <summary className="inline-flex min-h-11 cursor-pointer items-center text-xs font-medium sm:min-h-0">Graph&apos;s answer</summary>
-            {headline && <p className="mt-2 font-mono text-xs break-words">{message}</p>}
+            {message !== headline && <p className="mt-2 font-mono text-xs break-words">{message}</p>}
             {response !== undefined && <pre className="mt-2 overflow-x-auto rounded bg-white/70 p-2 font-mono text-xs dark:bg-black/30">{JSON.stringify(response, null, 2)}</pre>}
           </details>
         )}

@@ -1,17 +1,10 @@
 import type { AccountView } from "@/lib/reels/accounts";
 import type { PublishedPost } from "@/lib/reels/list-published-posts";
-import type { PollRecord, PublicationError, PublicationView, StepRecord } from "@/lib/reels/publication";
+import type { PublicationView } from "@/lib/reels/publication";
 import { fetchJson } from "../api";
 
-/**
- * The fields helper `reels` adds (seq on every timeline entry, the error's headline and remedy, an
- * account's username), optional until its API part is on main.
- */
-export type Publication = Omit<PublicationView, "steps" | "polls" | "error"> & {
-  steps: (StepRecord & { seq?: number })[];
-  polls: (PollRecord & { seq?: number })[];
-  error: (PublicationError & { headline?: string; remedy?: string }) | null;
-};
+export type Publication = PublicationView;
+/** `username` arrives with helper `reels`' accounts change; optional until it is on main. */
 export type Account = AccountView & { username?: string | null };
 
 /** Query keys and fetchers of the reels API, shared by the reels components. */

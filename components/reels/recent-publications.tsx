@@ -70,7 +70,7 @@ export function RecentPublications() {
                 </p>
                 {p.error && (
                   <p className="mt-1 text-xs break-words text-red-700 dark:text-red-300" data-testid="error-headline">
-                    {p.error.headline ?? p.error.message}
+                    {p.error.headline}
                   </p>
                 )}
               </Link>
