@@ -46,7 +46,7 @@ export function formatFull(iso: string | null | undefined): string | undefined {
 export function zoneLabel(at = new Date()): string {
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
   const minutes = -at.getTimezoneOffset();
-  const sign = minutes < 0 ? "−" : "+";
+  const sign = minutes < 0 ? "-" : "+";
   const abs = Math.abs(minutes);
   const offset = minutes === 0 ? "UTC" : `UTC${sign}${Math.floor(abs / 60)}${abs % 60 ? `:${String(abs % 60).padStart(2, "0")}` : ""}`;
   return `${zone}, ${offset}`;

@@ -138,7 +138,11 @@ function Timeline({ view }: { view: Publication }) {
                   </p>
                   <Time iso={entry.at} format="time" className="shrink-0 text-xs text-zinc-600 tabular-nums dark:text-zinc-400" />
                 </div>
-                {entry.step.detail && <p className="mt-0.5 text-sm break-words text-zinc-600 dark:text-zinc-400">{entry.step.detail}</p>}
+                {entry.step.detail && (
+                  <p className="mt-0.5 text-sm break-words text-zinc-600 dark:text-zinc-400">
+                    <WithLocalTimes text={entry.step.detail} />
+                  </p>
+                )}
               </div>
             </>
           ) : (
@@ -160,6 +164,14 @@ function Timeline({ view }: { view: Publication }) {
       ))}
     </ol>
   );
+}
+
+const ISO_TIME = /(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2}))/;
+
+/** A step's detail with any ISO time in it shown as every other time on the page: local, zone on hover. */
+function WithLocalTimes({ text }: { text: string }) {
+  // split with a capturing group: the odd parts are the times.
+  return text.split(ISO_TIME).map((part, i) => (i % 2 === 1 ? <Time key={i} iso={part} /> : part));
 }
 
 function Outcome({ view, onResume, resuming, resumeError }: { view: Publication; onResume: () => void; resuming: boolean; resumeError?: string }) {
