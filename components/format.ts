@@ -49,7 +49,7 @@ export function zoneLabel(at = new Date()): string {
   const sign = minutes < 0 ? "-" : "+";
   const abs = Math.abs(minutes);
   const offset = minutes === 0 ? "UTC" : `UTC${sign}${Math.floor(abs / 60)}${abs % 60 ? `:${String(abs % 60).padStart(2, "0")}` : ""}`;
-  return `${zone}, ${offset}`;
+  return zone === offset || zone === "Etc/UTC" ? offset : `${zone}, ${offset}`;
 }
 
 /** "12 s ago", "5 min ago", or a date for anything older than a day; "in 3 h" for a time ahead. */

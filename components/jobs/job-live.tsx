@@ -46,9 +46,6 @@ export function JobLive({ jobId, initial }: { jobId: string; initial: JobView })
     void queryClient.invalidateQueries({ queryKey: jobQueries.one(jobId) });
     void queryClient.invalidateQueries({ queryKey: jobQueries.list });
   });
-  // The first text's arrival time is its generation time only if this page was open before it.
-  const [watchedFromStart] = useState(() => initial.output === "" && !isFinalJob(initial.status));
-
   const cancel = useMutation({
     mutationFn: () => fetchJson<JobView>(`/jobs/${encodeURIComponent(jobId)}/cancel`, { method: "POST" }),
     onSuccess: (view) => {
@@ -73,9 +70,13 @@ export function JobLive({ jobId, initial }: { jobId: string; initial: JobView })
   const now = hydrated ? clock : Number.NaN;
   const startedAt = view.started_at ? Date.parse(view.started_at) : undefined;
   const live = !final && startedAt !== undefined;
-  const liveTtft = live && watchedFromStart && stream.firstTextAt ? Math.max(0, stream.firstTextAt - startedAt) : null;
-  const rateFrom = watchedFromStart ? stream.firstTextAt : startedAt;
-  const liveRate = live && rateFrom && now - rateFrom > 250 && stream.deltas > 0 ? stream.deltas / ((now - rateFrom) / 1000) : null;
+  // The first text's arrival is its generation time only if it came after the stream connected;
+  // text that was already there arrives in the replay at once, and then the TTFT waits for the end.
+  const sawFirstToken = stream.firstTextAt !== undefined && stream.connectedAt !== undefined && stream.firstTextAt - stream.connectedAt > 200;
+  const liveTtft = live && sawFirstToken ? Math.max(0, stream.firstTextAt! - startedAt) : null;
+  // Rates from the job's own start (the server's clock), so a replayed burst does not inflate them.
+  const generating = live ? now - startedAt - (liveTtft ?? 0) : Number.NaN;
+  const liveRate = generating > 500 && stream.deltas > 0 ? stream.deltas / (generating / 1000) : null;
   const endedAt = view.completed_at ? Date.parse(view.completed_at) : undefined;
   const elapsed = startedAt === undefined || (!hydrated && !endedAt) ? null : final ? (endedAt ?? now) - startedAt : Math.max(0, now - startedAt);
   const model = models.data?.data.find((m) => m.id === view.model_name);

@@ -14,7 +14,8 @@ interface StreamState {
   deltas: number;
   finalStatus?: JobStatus;
   finishReason?: FinishReason;
-  /** When this page received the first text (Date.now()), for live rates. */
+  /** When the stream first connected and when this page received the first text (Date.now()). */
+  connectedAt?: number;
   firstTextAt?: number;
   attempt?: number;
 }
@@ -22,12 +23,13 @@ interface StreamState {
 type Action =
   | { type: "delta"; seq: number; delta: string; isFinal: boolean; status?: JobStatus; finishReason?: FinishReason; at: number }
   | { type: "reset"; seq: number; attempt?: number }
-  | { type: "phase"; phase: StreamPhase };
+  | { type: "phase"; phase: StreamPhase; at?: number };
 
 function reduce(state: StreamState, action: Action): StreamState {
   switch (action.type) {
     case "phase":
-      return state.phase === "done" ? state : { ...state, phase: action.phase };
+      if (state.phase === "done") return state;
+      return { ...state, phase: action.phase, connectedAt: state.connectedAt ?? (action.phase === "live" ? action.at : undefined) };
     case "reset":
       if (action.seq <= state.lastSeq) return state;
       return { ...state, text: "", deltas: 0, lastSeq: action.seq, attempt: action.attempt, firstTextAt: undefined };
@@ -78,7 +80,7 @@ export function useJobStream(jobId: string, wanted: boolean, onFinal?: (status: 
       source = es;
       es.onopen = () => {
         failures = 0;
-        dispatch({ type: "phase", phase: "live" });
+        dispatch({ type: "phase", phase: "live", at: Date.now() });
       };
       es.addEventListener("delta", (event) => {
         const seq = Number(event.lastEventId);
