@@ -7,7 +7,8 @@ import type { JobStatus } from "@/lib/jobs/status";
 import type { TenantLoad } from "@/lib/system/read-running";
 import type { GroupLag, SystemStatus } from "@/lib/system/read-system-status";
 import { errorMessage, fetchJson } from "../api";
-import { formatMs, formatNumber, formatTime } from "../format";
+import { formatMs, formatNumber, plural } from "../format";
+import { Time } from "../ui/time";
 import { JobStatusBadge } from "../jobs/job-status";
 import { Badge } from "../ui/badge";
 import { Card, CardBody, CardHeader } from "../ui/card";
@@ -40,7 +41,7 @@ export function SystemStatusView() {
           {health.status === "ok" ? "All systems operational" : `Degraded: ${health.failing.join(", ")}`}
         </Badge>
         <span>
-          Updated {formatTime(generated_at)} · refreshes every {REFRESH_MS / 1000} s
+          Updated <Time iso={generated_at} format="time" /> · refreshes every {REFRESH_MS / 1000} s
         </span>
         {system.isError && <span className="text-red-600 dark:text-red-400">Last refresh failed: {errorMessage(system.error)}</span>}
       </div>
@@ -59,7 +60,7 @@ export function SystemStatusView() {
 
       <div className="grid grid-cols-1 items-start gap-6 lg:grid-cols-2">
         <Card>
-          <CardHeader title="Jobs by status" description={jobs.ok ? `Your tenant's ${formatNumber(jobs.counted)} jobs from the last 24 h` : undefined} />
+          <CardHeader title="Jobs by status" description={jobs.ok ? `Your tenant's ${plural(jobs.counted, "job")} from the last 24 h` : undefined} />
           <CardBody>{jobs.ok ? <JobsByStatus counts={jobs.by_status} total={jobs.counted} /> : <Alert title="Redis did not answer">{jobs.error}</Alert>}</CardBody>
         </Card>
 
@@ -81,7 +82,7 @@ export function SystemStatusView() {
       <Card>
         <CardHeader
           title="Recent completions"
-          description={kafka.ok ? `${formatNumber(kafka.audit_log.events)} events in the audit log (${kafka.audit_log.topic})` : undefined}
+          description={kafka.ok ? `${plural(kafka.audit_log.events, "event")} in the audit log (${kafka.audit_log.topic})` : undefined}
         />
         {!jobs.ok ? null : jobs.recent_completed.length === 0 ? (
           <Empty title="Nothing finished yet" />
@@ -112,7 +113,9 @@ export function SystemStatusView() {
                     <td className="hidden px-3 py-2.5 font-mono text-xs sm:table-cell">{job.worker_id ?? "—"}</td>
                     <td className="px-3 py-2.5 text-right tabular-nums">{formatMs(job.ttft_ms)}</td>
                     <td className="px-3 py-2.5 text-right tabular-nums">{formatNumber(job.completion_tokens)}</td>
-                    <td className="hidden px-5 py-2.5 text-right text-zinc-500 tabular-nums sm:table-cell dark:text-zinc-400">{formatTime(job.completed_at)}</td>
+                    <td className="hidden px-5 py-2.5 text-right text-zinc-500 tabular-nums sm:table-cell dark:text-zinc-400">
+                      <Time iso={job.completed_at} format="time" />
+                    </td>
                   </tr>
                 ))}
               </tbody>

@@ -1,5 +1,6 @@
 import type { ConsumerLoad, WorkerLoad } from "@/lib/system/read-running";
-import { formatAgo, formatNumber } from "../format";
+import { formatNumber } from "../format";
+import { TimeAgo } from "../ui/time";
 import { Badge } from "../ui/badge";
 import { Card, CardHeader } from "../ui/card";
 import { cx } from "../ui/cx";
@@ -37,7 +38,7 @@ function WorkerItem({ worker }: { worker: WorkerLoad }) {
         <p className="truncate font-mono text-sm" title={worker.id}>
           {worker.id}
         </p>
-        <span className="shrink-0 text-xs text-zinc-500 tabular-nums dark:text-zinc-400">seen {formatAgo(worker.last_seen)}</span>
+        <span className="shrink-0 text-xs text-zinc-500 tabular-nums dark:text-zinc-400">seen <TimeAgo iso={worker.last_seen} /></span>
       </div>
       {consumers.length === 0 ? (
         <p className="mt-2 text-sm text-zinc-500 dark:text-zinc-400">No consumers started yet.</p>
