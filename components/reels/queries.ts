@@ -4,8 +4,7 @@ import type { PublicationView } from "@/lib/reels/publication";
 import { fetchJson } from "../api";
 
 export type Publication = PublicationView;
-/** `username` arrives with helper `reels`' accounts change; optional until it is on main. */
-export type Account = AccountView & { username?: string | null };
+export type Account = AccountView;
 
 /** Query keys and fetchers of the reels API, shared by the reels components. */
 export const reelKeys = {
