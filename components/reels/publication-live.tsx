@@ -257,7 +257,7 @@ function Details({ view }: { view: Publication }) {
             label="Account"
             value={
               <span data-testid="account">
-                {account?.username && <span className="mr-2 font-medium">@{account.username}</span>}
+                {account?.username && <span className="block font-medium">@{account.username}</span>}
                 <span className="font-mono">{view.account_id}</span>
               </span>
             }
