@@ -11,7 +11,7 @@ export function Providers({ children }: { children: React.ReactNode }) {
     // An expired or cleared session sends the person back to sign in instead of showing broken pages.
     const onError = (error: unknown) => {
       if (error instanceof ProblemError && error.status === 401 && window.location.pathname !== "/sign-in") {
-        router.replace(`/sign-in?next=${encodeURIComponent(window.location.pathname)}`);
+        router.replace(`/sign-in?next=${encodeURIComponent(window.location.pathname + window.location.search)}`);
       }
     };
     return new QueryClient({
