@@ -65,7 +65,7 @@ export function JobLive({ jobId, initial }: { jobId: string; initial: JobView })
   const finishReason = view.finish_reason ?? stream.finishReason ?? undefined;
 
   const clock = useNow(final ? 60_000 : 500);
-  // The server's clock is not the reader's: figures from "now" are drawn only in the browser.
+  // Figures from "now" are drawn only in the browser: a server render would freeze its own moment into the page.
   const hydrated = useHydrated();
   const now = hydrated ? clock : Number.NaN;
   const startedAt = view.started_at ? Date.parse(view.started_at) : undefined;
@@ -74,7 +74,8 @@ export function JobLive({ jobId, initial }: { jobId: string; initial: JobView })
   // text that was already there arrives in the replay at once, and then the TTFT waits for the end.
   const sawFirstToken = stream.firstTextAt !== undefined && stream.connectedAt !== undefined && stream.firstTextAt - stream.connectedAt > 200;
   const liveTtft = live && sawFirstToken ? Math.max(0, stream.firstTextAt! - startedAt) : null;
-  // Rates from the job's own start (the server's clock), so a replayed burst does not inflate them.
+  // Rates from the job's start (its started_at, so this assumes clocks roughly in step), so a
+  // replayed burst does not inflate them; the worker's exact figures replace them at the end.
   const generating = live ? now - startedAt - (liveTtft ?? 0) : Number.NaN;
   const liveRate = generating > 500 && stream.deltas > 0 ? stream.deltas / (generating / 1000) : null;
   const endedAt = view.completed_at ? Date.parse(view.completed_at) : undefined;
