@@ -9,6 +9,8 @@ export const TOPICS = {
 export const CONSUMER_GROUPS = {
   generation: "ai-generation-workers",
   reels: "reel-publish-workers",
+  /** Reads ai.generation.completed to turn finished jobs into webhook deliveries. */
+  webhooks: "webhook-event-workers",
 } as const;
 
 /** What each consumer of a worker reads, in which group, under which name (the worker's presence and the system page use the name). */

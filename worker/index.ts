@@ -7,6 +7,7 @@ import { createKafka, createProducer, ensureTopics } from "../lib/kafka";
 import { createLog } from "../lib/log";
 import { createRedis } from "../lib/redis";
 import { startPublicationConsumer } from "../lib/reels/publication-consumer";
+import { startWebhookWorker } from "../lib/webhooks/start-webhook-worker";
 import { registerWorker } from "../lib/workers";
 import type { RunningConsumer, StartConsumer, WorkerContext } from "../lib/worker-context";
 
@@ -14,6 +15,7 @@ import type { RunningConsumer, StartConsumer, WorkerContext } from "../lib/worke
 const consumers: Record<string, StartConsumer> = {
   generation: startGenerationConsumer,
   reels: startPublicationConsumer,
+  webhooks: startWebhookWorker,
 };
 
 async function main() {

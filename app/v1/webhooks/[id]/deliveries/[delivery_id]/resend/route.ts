@@ -1,0 +1,10 @@
+import { json, withTenant } from "@/lib/http";
+import { resendDelivery } from "@/lib/webhooks/deliveries";
+import { parseDeliveryId, parseWebhookId } from "@/lib/webhooks/input";
+
+export const dynamic = "force-dynamic";
+
+export const POST = withTenant(async (_request: Request, { services, tenantId }, { params }: { params: Promise<{ id: string; delivery_id: string }> }) => {
+  const { id, delivery_id } = await params;
+  return json(await resendDelivery(services.redis, tenantId, parseWebhookId(id), parseDeliveryId(delivery_id)), 202);
+});

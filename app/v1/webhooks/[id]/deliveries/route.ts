@@ -1,0 +1,10 @@
+import { json, parseWith, withTenant } from "@/lib/http";
+import { deliveriesQuerySchema, listDeliveryAttempts } from "@/lib/webhooks/deliveries";
+import { parseWebhookId } from "@/lib/webhooks/input";
+
+export const dynamic = "force-dynamic";
+
+export const GET = withTenant(async (request: Request, { services, tenantId }, { params }: { params: Promise<{ id: string }> }) => {
+  const query = parseWith(deliveriesQuerySchema, Object.fromEntries(new URL(request.url).searchParams));
+  return json(await listDeliveryAttempts(services.redis, tenantId, parseWebhookId((await params).id), query.limit));
+});

@@ -1,0 +1,25 @@
+import { createPublicAgent } from "../net/public-agent";
+import type { RunningConsumer, WorkerContext } from "../worker-context";
+import { startDeliveryLoop } from "./delivery-loop";
+import { startJobEventConsumer } from "./job-events";
+
+/** The worker's webhook part: job events from the audit topic into the queue, and the delivery loop. */
+export async function startWebhookWorker(ctx: WorkerContext): Promise<RunningConsumer> {
+  const { config, redis, kafka, log } = ctx;
+  const consumer = await startJobEventConsumer({ kafka, redis, log });
+  const dispatcher = createPublicAgent({ allowPrivate: config.ALLOW_PRIVATE_URLS, connectTimeoutMs: config.WEBHOOK_TIMEOUT_MS });
+  const loop = startDeliveryLoop({
+    redis,
+    dispatcher,
+    log,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    retry: { baseMs: config.WEBHOOK_RETRY_BASE_MS, maxMs: config.WEBHOOK_RETRY_MAX_MS, windowMs: config.WEBHOOK_RETRY_WINDOW_MS },
+  });
+  return {
+    async stop() {
+      await consumer.disconnect().catch(() => {});
+      await loop.stop();
+      await dispatcher.close().catch(() => {});
+    },
+  };
+}
