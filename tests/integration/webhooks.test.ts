@@ -189,7 +189,7 @@ describe("the queue's guarantees", () => {
 
   it("lets one worker at a time claim a delivery, and another take it once the lease ends", async () => {
     const receiver = await startReceiver([200]);
-    const webhook = await newWebhook(receiver.url, ["reel.published"]);
+    await newWebhook(receiver.url, ["reel.published"]);
     // Far in the future, so the running worker's loop (which claims only what is due now) leaves it alone.
     const future = Date.now() + 3_600_000;
     const [id] = await enqueueWebhookEvent(redis, { tenantId: "hookco", type: "reel.published", occurrence: "lease-test", at: new Date(), data: async () => ({ publication_id: "p1" }) }, new Date(future));
@@ -203,12 +203,14 @@ describe("the queue's guarantees", () => {
     const dispatcher = new Agent();
     try {
       expect(await attemptDelivery({ redis, dispatcher, timeoutMs: 5000, retry }, id, again.token)).toBe("delivered");
-      // The dead claimer's late result is logged but moves nothing.
+      expect(await redis.zscore(webhookKeys.due, id)).toBeNull();
+      // The first claimer comes back late: its attempt is logged, but it moves nothing (the delivery stays delivered, unqueued).
+      await attemptDelivery({ redis, dispatcher, timeoutMs: 5000, retry }, id, first.ids.includes(id) ? first.token : second.token);
       expect(await redis.zscore(webhookKeys.due, id)).toBeNull();
     } finally {
       await dispatcher.close();
     }
-    expect(receiver.received).toHaveLength(1);
+    expect(receiver.received).toHaveLength(2);
     expect(await redis.hget(webhookKeys.delivery(id), "state")).toBe("delivered");
   });
 

@@ -1,0 +1,28 @@
+import type { Redis } from "../redis";
+import { readPublication } from "../reels/publication";
+import { enqueueWebhookEvent } from "./enqueue-event";
+import type { WebhookEventType } from "./events";
+
+const EVENT_OF_STATUS: Partial<Record<string, WebhookEventType>> = {
+  PUBLISHED: "reel.published",
+  FAILED: "reel.failed",
+  TIMED_OUT: "reel.needs_attention",
+};
+
+/**
+ * Called once a publication's final write (PUBLISHED, FAILED, TIMED_OUT) is in Redis: queues its
+ * webhook deliveries with the publication as GET returns it. Each write is its own occurrence (a
+ * resumed publication that times out again notifies again); a repeat of the same write does not.
+ * Never throws: a publication's outcome does not depend on its webhooks (a failure is logged).
+ */
+export async function notifyPublicationWebhooks(redis: Redis, tenantId: string, publicationId: string, status: string, log?: (message: string, fields: Record<string, unknown>) => void): Promise<void> {
+  const type = EVENT_OF_STATUS[status];
+  if (!type) return;
+  try {
+    const view = await readPublication(redis, tenantId, publicationId);
+    if (!view || view.status !== status) return;
+    await enqueueWebhookEvent(redis, { tenantId, type, occurrence: `reel:${publicationId}:${status}:${view.updated_at}`, at: new Date(view.updated_at), data: async () => view });
+  } catch (error) {
+    log?.("could not queue the publication's webhook deliveries", { publication_id: publicationId, error: String(error) });
+  }
+}

@@ -1,0 +1,89 @@
+import { describe, expect, it } from "vitest";
+import { parseConfig } from "@/lib/config";
+import { nextAttemptAt } from "@/lib/webhooks/backoff";
+import { enqueueWebhookEvent } from "@/lib/webhooks/enqueue-event";
+import { WEBHOOK_EVENT_TYPES } from "@/lib/webhooks/events";
+import { webhookInputSchema } from "@/lib/webhooks/input";
+import { webhookKeys } from "@/lib/webhooks/keys";
+import { createWebhook } from "@/lib/webhooks/store";
+import { realRedisPerFile } from "./real-redis";
+
+const base = { REDIS_URL: "redis://127.0.0.1:6379", KAFKA_BROKERS: "a:9092", API_KEYS: "acme:acme-key-0123456789abcdef" };
+const defaults = parseConfig(base);
+const policy = { baseMs: defaults.WEBHOOK_RETRY_BASE_MS, maxMs: defaults.WEBHOOK_RETRY_MAX_MS, windowMs: defaults.WEBHOOK_RETRY_WINDOW_MS };
+
+describe("webhook retries", () => {
+  it("double the wait after each failure, with jitter in the upper half, up to the cap", () => {
+    const waits = [1, 2, 3, 4].map((attempt) => [nextAttemptAt(policy, attempt, 0, 0, () => 0), nextAttemptAt(policy, attempt, 0, 0, () => 1)]);
+    expect(waits).toEqual([
+      [5_000, 10_000],
+      [10_000, 20_000],
+      [20_000, 40_000],
+      [40_000, 80_000],
+    ]);
+    expect(nextAttemptAt(policy, 30, 0, 0, () => 1)).toBe(policy.maxMs);
+  });
+
+  it("go on for at least 24 h by default, then give up", () => {
+    expect(policy.windowMs).toBeGreaterThanOrEqual(24 * 3_600_000);
+    // The quickest schedule (no jitter added) still spans the window before giving up.
+    let now = 0;
+    let attempt = 1;
+    for (let next = nextAttemptAt(policy, attempt, 0, now, () => 0); next !== null; next = nextAttemptAt(policy, ++attempt, 0, now, () => 0)) now = next;
+    expect(now).toBeGreaterThanOrEqual(24 * 3_600_000);
+    expect(attempt).toBeLessThan(60);
+  });
+});
+
+describe("webhook configuration", () => {
+  it("has defaults, and reads ALLOW_PRIVATE_VIDEO_URLS as the older name of ALLOW_PRIVATE_URLS", () => {
+    expect([defaults.WEBHOOKS_PER_TENANT, defaults.WEBHOOK_TIMEOUT_MS, defaults.WEBHOOK_RETRY_BASE_MS, defaults.WEBHOOK_RETRY_MAX_MS, defaults.WEBHOOK_RETRY_WINDOW_MS]).toEqual([10, 10_000, 10_000, 3_600_000, 86_400_000]);
+    expect(defaults.ALLOW_PRIVATE_URLS).toBe(false);
+    expect(parseConfig({ ...base, ALLOW_PRIVATE_VIDEO_URLS: "true" }).ALLOW_PRIVATE_URLS).toBe(true);
+    expect(parseConfig({ ...base, ALLOW_PRIVATE_URLS: "true" }).ALLOW_PRIVATE_URLS).toBe(true);
+    expect(parseConfig({ ...base, ALLOW_PRIVATE_URLS: "false", ALLOW_PRIVATE_VIDEO_URLS: "true" }).ALLOW_PRIVATE_URLS).toBe(false);
+    expect(() => parseConfig({ ...base, WEBHOOK_TIMEOUT_MS: "0" })).toThrow(/WEBHOOK_TIMEOUT_MS/);
+  });
+});
+
+describe("the webhook input", () => {
+  const strict = webhookInputSchema({ allowPrivate: false });
+  const open = webhookInputSchema({ allowPrivate: true });
+
+  it.each(["http://127.0.0.1:8080/hook", "http://localhost/hook", "http://[::1]/hook", "http://10.0.0.7/hook", "http://169.254.169.254/latest", "http://192.168.1.2/", "http://[::ffff:127.0.0.1]/"])(
+    "refuses %s unless private addresses are allowed",
+    (url) => {
+      expect(strict.safeParse({ url, events: ["job.completed"] }).success).toBe(false);
+      expect(open.safeParse({ url, events: ["job.completed"] }).success).toBe(true);
+    },
+  );
+
+  it("takes public http and https URLs, and keeps each event once, in the declared order", () => {
+    expect(strict.parse({ url: "https://hooks.example.com/x", events: ["reel.failed", "job.completed", "reel.failed"] })).toEqual({ url: "https://hooks.example.com/x", events: ["job.completed", "reel.failed"] });
+    expect(strict.safeParse({ url: "http://93.184.216.34/x", events: [...WEBHOOK_EVENT_TYPES] }).success).toBe(true);
+  });
+});
+
+describe("queuing an event", () => {
+  const redis = realRedisPerFile();
+  const input = { url: "https://hooks.example.com/x", events: ["job.completed" as const] };
+
+  it("makes one delivery per subscribed webhook and occurrence, none for webhooks made after the event", async () => {
+    const early = await createWebhook(redis(), "acme", input, 10, new Date("2026-01-01T00:00:00Z"));
+    await createWebhook(redis(), "acme", { ...input, events: ["job.failed"] }, 10, new Date("2026-01-01T00:00:00Z"));
+    await createWebhook(redis(), "acme", input, 10, new Date("2026-01-03T00:00:00Z"));
+    await createWebhook(redis(), "globex", input, 10, new Date("2026-01-01T00:00:00Z"));
+    let reads = 0;
+    const event = { tenantId: "acme", type: "job.completed" as const, occurrence: "job:1", at: new Date("2026-01-02T00:00:00Z"), data: async () => (++reads, { job_id: "1" }) };
+    const ids = await enqueueWebhookEvent(redis(), event);
+    expect(ids).toHaveLength(1);
+    expect(await redis().hget(webhookKeys.delivery(ids[0]), "webhook_id")).toBe(early.id);
+    expect(JSON.parse((await redis().hget(webhookKeys.delivery(ids[0]), "body"))!)).toEqual({ type: "job.completed", timestamp: "2026-01-02T00:00:00.000Z", data: { job_id: "1" } });
+    expect(await redis().zscore(webhookKeys.due, ids[0])).not.toBeNull();
+    // The same occurrence again (a redelivered audit message): no second delivery.
+    expect(await enqueueWebhookEvent(redis(), event)).toEqual([]);
+    // Nobody subscribed: the job is not even read.
+    await enqueueWebhookEvent(redis(), { ...event, type: "job.cancelled" });
+    expect(reads).toBe(2);
+  });
+});
