@@ -8,6 +8,7 @@ const LINKS = [
   { href: "/dashboard/jobs", label: "Jobs" },
   { href: "/dashboard/reels", label: "Reels" },
   { href: "/dashboard/system", label: "System" },
+  { href: "/dashboard/webhooks", label: "Webhooks" },
 ];
 
 export function NavLinks({ className }: { className?: string }) {

@@ -1,0 +1,75 @@
+"use client";
+
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { WEBHOOK_EVENT_DESCRIPTIONS, WEBHOOK_EVENT_TYPES, type WebhookEventType } from "@/lib/webhooks/events";
+import { errorMessage, fetchJson, ProblemError } from "../api";
+import { Button } from "../ui/button";
+import { Field } from "../ui/field";
+import { Input } from "../ui/input";
+import { Alert } from "../ui/states";
+import { webhookKeys, type WebhookView } from "./queries";
+import { SecretOnce } from "./secret-once";
+
+type Created = WebhookView & { secret: string };
+
+export function NewWebhookForm() {
+  const queryClient = useQueryClient();
+  const [url, setUrl] = useState("");
+  const [events, setEvents] = useState<WebhookEventType[]>(["job.completed", "job.failed"]);
+  const create = useMutation({
+    mutationFn: () => fetchJson<Created>("/v1/webhooks", { method: "POST", json: { url, events } }),
+    onSuccess: () => {
+      setUrl("");
+      void queryClient.invalidateQueries({ queryKey: webhookKeys.list });
+    },
+  });
+  const errors = create.error instanceof ProblemError ? create.error.fieldErrors() : {};
+  const eventsError = Object.entries(errors).find(([path]) => path.startsWith("events"))?.[1];
+  const formError = create.error && !errors.url && !eventsError ? errorMessage(create.error) : undefined;
+  const toggle = (type: WebhookEventType, on: boolean) => setEvents((list) => (on ? [...list, type] : list.filter((t) => t !== type)));
+
+  return (
+    <div className="space-y-5">
+      {create.data && <SecretOnce secret={create.data.secret} url={create.data.url} onDone={() => create.reset()} />}
+      <form
+        noValidate
+        aria-label="New webhook"
+        className="space-y-5"
+        onSubmit={(event) => {
+          event.preventDefault();
+          create.mutate();
+        }}
+      >
+        <Field label="Endpoint URL" error={errors.url} hint="Dispatch POSTs each event here, signed (Standard Webhooks).">
+          {(control) => <Input {...control} name="url" type="url" inputMode="url" placeholder="https://example.com/webhooks/dispatch" value={url} onChange={(event) => setUrl(event.target.value)} />}
+        </Field>
+        <fieldset aria-describedby={eventsError ? "webhook-events-error" : undefined}>
+          <legend className="text-sm font-medium text-zinc-800 dark:text-zinc-200">Events</legend>
+          <div className="mt-2 grid gap-2 sm:grid-cols-2">
+            {WEBHOOK_EVENT_TYPES.map((type) => (
+              <label key={type} className="flex items-start gap-2.5 rounded-lg border border-zinc-200 px-3 py-2 text-sm has-[:checked]:border-indigo-300 has-[:checked]:bg-indigo-50/50 dark:border-zinc-800 dark:has-[:checked]:border-indigo-800 dark:has-[:checked]:bg-indigo-950/30">
+                <input type="checkbox" name="events" value={type} checked={events.includes(type)} onChange={(event) => toggle(type, event.target.checked)} className="mt-0.5 size-4 accent-indigo-600" />
+                <span className="min-w-0">
+                  <span className="block font-mono text-xs text-zinc-900 dark:text-zinc-100">{type}</span>
+                  <span className="block text-xs text-zinc-500 dark:text-zinc-400">{WEBHOOK_EVENT_DESCRIPTIONS[type]}</span>
+                </span>
+              </label>
+            ))}
+          </div>
+          {eventsError && (
+            <p id="webhook-events-error" className="mt-1.5 text-sm text-red-600 dark:text-red-400" data-field-error>
+              {eventsError}
+            </p>
+          )}
+        </fieldset>
+        {formError && <Alert title="The webhook was not created">{formError}</Alert>}
+        <div className="flex justify-end">
+          <Button type="submit" loading={create.isPending} className="w-full sm:w-auto">
+            Create webhook
+          </Button>
+        </div>
+      </form>
+    </div>
+  );
+}

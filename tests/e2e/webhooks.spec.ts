@@ -1,0 +1,78 @@
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Webhook } from "standardwebhooks";
+import { expect, screenshot, signIn, submitJob, test } from "./fixtures";
+
+/** A webhook endpoint on 127.0.0.1 (the e2e stack sets ALLOW_PRIVATE_URLS, as a local setup would). */
+let server: Server;
+let url: string;
+const received: { headers: IncomingHttpHeaders; body: string }[] = [];
+
+test.beforeAll(async () => {
+  server = createServer((request, response) => {
+    let body = "";
+    request.on("data", (chunk) => (body += chunk));
+    request.on("end", () => {
+      received.push({ headers: request.headers, body });
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/dispatch-hooks`;
+});
+
+test.afterAll(() => {
+  server?.close();
+});
+
+test.beforeEach(async ({ page }) => {
+  await signIn(page);
+});
+
+test("creates a webhook in the dashboard, shows its secret once, and logs the delivery after a job", async ({ page }) => {
+  await page.goto("/dashboard/webhooks");
+  await page.getByRole("link", { name: "Webhooks" }).waitFor();
+  await page.getByLabel("Endpoint URL").fill(url);
+  await page.getByRole("checkbox", { name: /job\.failed/ }).uncheck();
+  await expect(page.getByRole("checkbox", { name: /job\.completed/ })).toBeChecked();
+  await page.getByRole("button", { name: "Create webhook" }).click();
+
+  const secret = (await page.getByTestId("webhook-secret").textContent()) ?? "";
+  expect(secret).toMatch(/^whsec_/);
+  const item = page.locator("li", { hasText: url }).first();
+  await expect(item).toBeVisible();
+  await expect(item.getByText("Enabled")).toBeVisible();
+  await screenshot(page, "webhook-created");
+  await page.getByRole("button", { name: "Done" }).click();
+  await expect(page.getByTestId("webhook-secret")).toHaveCount(0);
+
+  await item.getByRole("button", { name: "Delivery log" }).click();
+  await expect(item.getByText("No deliveries yet")).toBeVisible();
+
+  const jobId = await submitJob(page, { prompt: "Webhooks tell the client", max_tokens: 8 });
+  const log = item.getByTestId("delivery-log");
+  const entry = log.locator("li").first();
+  await expect(entry).toContainText("Delivered", { timeout: 60_000 });
+  await expect(entry).toContainText("job.completed");
+  await expect(entry).toContainText("attempt 1");
+  await expect(entry).toContainText("204");
+
+  const delivery = received.find((r) => r.body.includes(jobId));
+  expect(delivery).toBeDefined();
+  const payload = new Webhook(secret).verify(delivery!.body, delivery!.headers as Record<string, string>) as { type: string; data: { job_id: string } };
+  expect(payload).toMatchObject({ type: "job.completed", data: { job_id: jobId } });
+  await screenshot(page, "webhook-delivery-log");
+
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.emulateMedia({ colorScheme: "dark" });
+  await screenshot(page, "webhook-delivery-log-phone-dark");
+
+  // Resend from the log: a second attempt of the same message.
+  await entry.getByRole("button", { name: "Resend" }).click();
+  await expect(log.locator("li").first()).toContainText("attempt 2", { timeout: 30_000 });
+  expect(received.filter((r) => r.headers["webhook-id"] === delivery!.headers["webhook-id"])).toHaveLength(2);
+
+  await item.getByRole("button", { name: "Delete" }).click();
+  await item.getByRole("button", { name: "Delete for good" }).click();
+  await expect(page.locator("li", { hasText: url })).toHaveCount(0);
+});
