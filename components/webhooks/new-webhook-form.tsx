@@ -49,7 +49,7 @@ export function NewWebhookForm() {
           <div className="mt-2 grid gap-2 sm:grid-cols-2">
             {WEBHOOK_EVENT_TYPES.map((type) => (
               <label key={type} className="flex items-start gap-2.5 rounded-lg border border-zinc-200 px-3 py-2 text-sm has-[:checked]:border-indigo-300 has-[:checked]:bg-indigo-50/50 dark:border-zinc-800 dark:has-[:checked]:border-indigo-800 dark:has-[:checked]:bg-indigo-950/30">
-                <input type="checkbox" name="events" value={type} checked={events.includes(type)} onChange={(event) => toggle(type, event.target.checked)} className="mt-0.5 size-4 accent-indigo-600" />
+                <input type="checkbox" name="events" value={type} checked={events.includes(type)} onChange={(event) => toggle(type, event.target.checked)} className="mt-0.5 size-4 shrink-0 accent-indigo-600" />
                 <span className="min-w-0">
                   <span className="block font-mono text-xs text-zinc-900 dark:text-zinc-100">{type}</span>
                   <span className="block text-xs text-zinc-500 dark:text-zinc-400">{WEBHOOK_EVENT_DESCRIPTIONS[type]}</span>

@@ -41,6 +41,11 @@ function WebhookItem({ webhook }: { webhook: WebhookView }) {
   const [confirming, setConfirming] = useState(false);
   const remove = useMutation({
     mutationFn: () => fetchJson<void>(`/v1/webhooks/${encodeURIComponent(webhook.id)}`, { method: "DELETE" }),
+    // The log of a webhook about to go stops asking for its deliveries, which would answer 404.
+    onMutate: async () => {
+      setOpen(false);
+      await queryClient.cancelQueries({ queryKey: webhookKeys.deliveries(webhook.id) });
+    },
     onSuccess: () => void queryClient.invalidateQueries({ queryKey: webhookKeys.list }),
   });
   const logId = `webhook-log-${webhook.id}`;
