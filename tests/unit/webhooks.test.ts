@@ -1,10 +1,14 @@
 import { describe, expect, it } from "vitest";
+import type { Producer } from "kafkajs";
 import { parseConfig } from "@/lib/config";
+import { appendEvent, publicationInputSchema } from "@/lib/reels/publication";
+import { submitPublication } from "@/lib/reels/submit-publication";
 import { nextAttemptAt } from "@/lib/webhooks/backoff";
 import { enqueueWebhookEvent } from "@/lib/webhooks/enqueue-event";
 import { WEBHOOK_EVENT_TYPES } from "@/lib/webhooks/events";
 import { webhookInputSchema } from "@/lib/webhooks/input";
 import { webhookKeys } from "@/lib/webhooks/keys";
+import { notifyPublicationWebhooks } from "@/lib/webhooks/publication-events";
 import { createWebhook } from "@/lib/webhooks/store";
 import { realRedisPerFile } from "./real-redis";
 
@@ -85,5 +89,35 @@ describe("queuing an event", () => {
     // Nobody subscribed: the job is not even read.
     await enqueueWebhookEvent(redis(), { ...event, type: "job.cancelled" });
     expect(reads).toBe(2);
+  });
+});
+
+describe("a publication's final write", () => {
+  const redis = realRedisPerFile();
+  const account = { tenantId: "reelco", accountId: "17841400000000909", accessToken: "reelco-token" };
+
+  it("queues reel.published with the publication as GET returns it, once per write; a timed-out one asks for attention", async () => {
+    const webhook = await createWebhook(redis(), "reelco", { url: "https://hooks.example.com/r", events: ["reel.published", "reel.needs_attention"] }, 10, new Date(Date.now() - 60_000));
+    const deps = { redis: redis(), producer: async () => ({ send: async () => [] }) as unknown as Producer, accounts: [account] };
+    const { publication } = await submitPublication(deps, "reelco", publicationInputSchema.parse({ account_id: account.accountId, video_url: "https://videos.test/a.mp4", caption: "hi" }));
+    const id = publication.publication_id;
+    const settle = async (status: "TIMED_OUT" | "PUBLISHED") => {
+      await appendEvent(redis(), id, { status, body: { kind: "step", step: { at: new Date().toISOString(), step: status.toLowerCase(), detail: status } } });
+      await notifyPublicationWebhooks(redis(), "reelco", id, status);
+    };
+    const queued = async () => {
+      const ids = await redis().zrange(webhookKeys.due, 0, -1);
+      const bodies = await Promise.all(ids.map((d) => redis().hget(webhookKeys.delivery(d), "body")));
+      return bodies.filter((b): b is string => !!b && b.includes(id)).map((b) => JSON.parse(b));
+    };
+    await settle("TIMED_OUT");
+    await settle("PUBLISHED");
+    await notifyPublicationWebhooks(redis(), "reelco", id, "PUBLISHED");
+    const events = await queued();
+    expect(events.map((e) => e.type).sort()).toEqual(["reel.needs_attention", "reel.published"]);
+    const published = events.find((e) => e.type === "reel.published");
+    expect(published.data).toMatchObject({ publication_id: id, tenant_id: "reelco", status: "PUBLISHED", caption: "hi" });
+    expect(published.timestamp).toBe(published.data.updated_at);
+    expect(await redis().hget(webhookKeys.delivery((await redis().zrange(webhookKeys.due, 0, -1))[0]), "webhook_id")).toBe(webhook.id);
   });
 });
