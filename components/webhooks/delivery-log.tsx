@@ -6,7 +6,7 @@ import { formatAgo, formatDateTime } from "../format";
 import { Badge, type Tone } from "../ui/badge";
 import { Button } from "../ui/button";
 import { Alert, Empty, Loading } from "../ui/states";
-import { fetchDeliveries, webhookKeys, type AttemptRecord } from "./queries";
+import { fetchDeliveries, webhookQueries, type AttemptRecord } from "./queries";
 
 function outcome(attempt: AttemptRecord): { tone: Tone; label: string } {
   if (attempt.delivered_at) return { tone: "success", label: "Delivered" };
@@ -17,10 +17,10 @@ function outcome(attempt: AttemptRecord): { tone: Tone; label: string } {
 /** Every attempt of the webhook's deliveries, newest first, refreshed while open; each delivery can be sent again. */
 export function DeliveryLog({ webhookId }: { webhookId: string }) {
   const queryClient = useQueryClient();
-  const attempts = useQuery({ queryKey: webhookKeys.deliveries(webhookId), queryFn: () => fetchDeliveries(webhookId), refetchInterval: 3000 });
+  const attempts = useQuery({ queryKey: webhookQueries.deliveries(webhookId), queryFn: () => fetchDeliveries(webhookId), refetchInterval: 3000 });
   const resend = useMutation({
     mutationFn: (deliveryId: string) => fetchJson(`/v1/webhooks/${encodeURIComponent(webhookId)}/deliveries/${encodeURIComponent(deliveryId)}/resend`, { method: "POST" }),
-    onSuccess: () => void queryClient.invalidateQueries({ queryKey: webhookKeys.deliveries(webhookId) }),
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: webhookQueries.deliveries(webhookId) }),
   });
   if (attempts.isPending) return <Loading label="Loading deliveries…" />;
   if (attempts.isError) return <Alert title="Could not load the delivery log">{errorMessage(attempts.error)}</Alert>;

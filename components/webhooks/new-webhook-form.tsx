@@ -8,7 +8,7 @@ import { Button } from "../ui/button";
 import { Field } from "../ui/field";
 import { Input } from "../ui/input";
 import { Alert } from "../ui/states";
-import { webhookKeys, type WebhookView } from "./queries";
+import { webhookQueries, type WebhookView } from "./queries";
 import { SecretOnce } from "./secret-once";
 
 type Created = WebhookView & { secret: string };
@@ -21,7 +21,7 @@ export function NewWebhookForm() {
     mutationFn: () => fetchJson<Created>("/v1/webhooks", { method: "POST", json: { url, events } }),
     onSuccess: () => {
       setUrl("");
-      void queryClient.invalidateQueries({ queryKey: webhookKeys.list });
+      void queryClient.invalidateQueries({ queryKey: webhookQueries.list });
     },
   });
   const errors = create.error instanceof ProblemError ? create.error.fieldErrors() : {};

@@ -4,8 +4,8 @@ import { fetchJson } from "../api";
 
 export type { AttemptRecord, WebhookView };
 
-/** Query keys and fetchers of the webhooks API, shared by the webhooks components. */
-export const webhookKeys = {
+/** TanStack Query keys and fetchers of the webhooks API, shared by the webhooks components (Redis keys are lib/webhooks/keys.ts). */
+export const webhookQueries = {
   list: ["webhooks"] as const,
   deliveries: (id: string) => ["webhooks", id, "deliveries"] as const,
 };

@@ -9,10 +9,10 @@ import { Button } from "../ui/button";
 import { Card, CardHeader } from "../ui/card";
 import { Alert, Empty, Loading } from "../ui/states";
 import { DeliveryLog } from "./delivery-log";
-import { fetchWebhooks, webhookKeys, type WebhookView } from "./queries";
+import { fetchWebhooks, webhookQueries, type WebhookView } from "./queries";
 
 export function WebhookList() {
-  const webhooks = useQuery({ queryKey: webhookKeys.list, queryFn: fetchWebhooks, refetchInterval: 15_000 });
+  const webhooks = useQuery({ queryKey: webhookQueries.list, queryFn: fetchWebhooks, refetchInterval: 15_000 });
   return (
     <Card aria-labelledby="webhook-list">
       <CardHeader title={<span id="webhook-list">Your webhooks</span>} description="Each one gets the events it subscribed to; open its log to see every attempt." />
@@ -44,9 +44,9 @@ function WebhookItem({ webhook }: { webhook: WebhookView }) {
     // The log of a webhook about to go stops asking for its deliveries, which would answer 404.
     onMutate: async () => {
       setOpen(false);
-      await queryClient.cancelQueries({ queryKey: webhookKeys.deliveries(webhook.id) });
+      await queryClient.cancelQueries({ queryKey: webhookQueries.deliveries(webhook.id) });
     },
-    onSuccess: () => void queryClient.invalidateQueries({ queryKey: webhookKeys.list }),
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: webhookQueries.list }),
   });
   const logId = `webhook-log-${webhook.id}`;
   return (
