@@ -72,8 +72,8 @@ return 1`;
 
 export type AttemptOutcome = "delivered" | "retrying" | "failed" | "dropped";
 
-/** Runs one claimed delivery's next attempt and records it. */
-export async function attemptDelivery(deps: AttemptDeps, deliveryId: string, token: number): Promise<AttemptOutcome> {
+/** Runs one claimed delivery's next attempt and records it; says how it went, for metrics. */
+export async function attemptDelivery(deps: AttemptDeps, deliveryId: string, token: number): Promise<{ outcome: AttemptOutcome; eventType: string }> {
   const { redis } = deps;
   const now = deps.now ?? Date.now;
   const delivery = await redis.hgetall(webhookKeys.delivery(deliveryId));
@@ -81,7 +81,7 @@ export async function attemptDelivery(deps: AttemptDeps, deliveryId: string, tok
   if (!delivery.id || !webhook || webhook.tenant_id !== delivery.tenant_id || webhook.disabled_at) {
     const why = !delivery.id ? "expired" : !webhook ? "webhook deleted" : "webhook disabled";
     await redis.eval(DROP, 2, webhookKeys.due, webhookKeys.delivery(deliveryId), deliveryId, String(token), why);
-    return "dropped";
+    return { outcome: "dropped", eventType: delivery.event_type ?? "unknown" };
   }
   const attempt = Number(delivery.attempts || 0) + 1;
   // Marks the attempt under way, so a resend waits for its outcome instead of starting a second one.
@@ -123,5 +123,5 @@ export async function attemptDelivery(deps: AttemptDeps, deliveryId: string, tok
     reason,
     new Date(finished).toISOString(),
   );
-  return state === "pending" ? "retrying" : state;
+  return { outcome: state === "pending" ? "retrying" : state, eventType: delivery.event_type };
 }

@@ -15,7 +15,8 @@ export interface DeliveryLoopOptions {
   concurrency?: number;
   /** How often it looks for due deliveries when none were waiting. */
   pollMs?: number;
-  onAttempt?: (outcome: AttemptOutcome) => void;
+  /** Told how each attempt went (a metrics hook). */
+  onAttempt?: (attempt: { outcome: AttemptOutcome; eventType: string }) => void;
 }
 
 export interface DeliveryLoop {
@@ -38,7 +39,7 @@ export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
 
   const run = (id: string, token: number) => {
     const attempt = attemptDelivery(options, id, token)
-      .then((outcome) => options.onAttempt?.(outcome))
+      .then((attempt) => options.onAttempt?.(attempt))
       .catch((error) => options.log("error", "webhook attempt could not be recorded; it is tried again when its lease ends", { delivery_id: id, error: String(error) }))
       .finally(() => {
         running.delete(attempt);

@@ -202,7 +202,7 @@ describe("the queue's guarantees", () => {
     expect(again.ids).toContain(id);
     const dispatcher = new Agent();
     try {
-      expect(await attemptDelivery({ redis, dispatcher, timeoutMs: 5000, retry }, id, again.token)).toBe("delivered");
+      expect(await attemptDelivery({ redis, dispatcher, timeoutMs: 5000, retry }, id, again.token)).toEqual({ outcome: "delivered", eventType: "reel.published" });
       expect(await redis.zscore(webhookKeys.due, id)).toBeNull();
       // The first claimer comes back late: its attempt is logged, but it moves nothing (the delivery stays delivered, unqueued).
       await attemptDelivery({ redis, dispatcher, timeoutMs: 5000, retry }, id, first.ids.includes(id) ? first.token : second.token);
@@ -226,7 +226,7 @@ describe("the queue's guarantees", () => {
         const { ids, token } = await claimDueDeliveries(redis, clock, 100, 30_000);
         expect(ids).toContain(id);
         clock += retry.windowMs;
-        expect(await attemptDelivery(deps, id, token)).toBe("failed");
+        expect((await attemptDelivery(deps, id, token)).outcome).toBe("failed");
       }
     } finally {
       await guarded.close();
