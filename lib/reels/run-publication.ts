@@ -6,6 +6,7 @@ import type { Redis } from "../redis";
 import { abortableSleep } from "../sleep";
 import { addToTenantIndex } from "../tenant-index";
 import { readUpload, uploadPath } from "../uploads/upload-store";
+import { notifyPublicationWebhooks } from "../webhooks/publication-events";
 import { GraphTransportError, isTransientGraphFailure, type ContainerStatus, type GraphAccount, type GraphClient } from "./graph-client";
 import { GraphError } from "./graph-error";
 import type { PublicationChanges, PublicationError } from "./publication";
@@ -426,6 +427,8 @@ class PublicationRun {
     const seq = await appendEvent(this.deps.redis, this.id, { status, body, fields, changes });
     if (seq <= 0) throw new RecordClosed();
     this.status = status;
+    // Webhooks (lib/webhooks): a final write queues reel.published / reel.failed / reel.needs_attention.
+    await notifyPublicationWebhooks(this.deps.redis, this.state.tenant_id, this.id, status, this.deps.log);
   }
 
   /** The broker had the message but the submitter never finished (it died, or is slow): show the publication. */

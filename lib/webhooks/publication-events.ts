@@ -1,5 +1,6 @@
+import type { Log } from "../log";
 import type { Redis } from "../redis";
-import { readPublication } from "../reels/publication";
+import { readPublication } from "../reels/read-publication";
 import { enqueueWebhookEvent } from "./enqueue-event";
 import type { WebhookEventType } from "./events";
 
@@ -15,7 +16,7 @@ const EVENT_OF_STATUS: Partial<Record<string, WebhookEventType>> = {
  * resumed publication that times out again notifies again); a repeat of the same write does not.
  * Never throws: a publication's outcome does not depend on its webhooks (a failure is logged).
  */
-export async function notifyPublicationWebhooks(redis: Redis, tenantId: string, publicationId: string, status: string, log?: (message: string, fields: Record<string, unknown>) => void): Promise<void> {
+export async function notifyPublicationWebhooks(redis: Redis, tenantId: string, publicationId: string, status: string, log?: Log): Promise<void> {
   const type = EVENT_OF_STATUS[status];
   if (!type) return;
   try {
@@ -23,6 +24,6 @@ export async function notifyPublicationWebhooks(redis: Redis, tenantId: string, 
     if (!view || view.status !== status) return;
     await enqueueWebhookEvent(redis, { tenantId, type, occurrence: `reel:${publicationId}:${status}:${view.updated_at}`, at: new Date(view.updated_at), data: async () => view });
   } catch (error) {
-    log?.("could not queue the publication's webhook deliveries", { publication_id: publicationId, error: String(error) });
+    log?.("warn", "could not queue the publication's webhook deliveries", { publication_id: publicationId, error: String(error) });
   }
 }

@@ -287,6 +287,8 @@ describe("the webhook routes", () => {
     await expectProblem(await resend(mine.id, "nope"), 404);
     expect((await (await listWebhooks(GLOBEX)).json()).data).toEqual([]);
     await expectProblem(await routes.webhooks.GET(new Request("http://x/v1/webhooks"), undefined), 401);
+    const notAllowed = await expectProblem(await routes.webhooks.DELETE(), 405);
+    expect(notAllowed.detail).toBe("This endpoint answers GET, HEAD, POST, OPTIONS.");
     expect((await deleteWebhook(mine.id)).status).toBe(204);
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { Producer } from "kafkajs";
 import { parseConfig } from "@/lib/config";
-import { appendEvent, publicationInputSchema } from "@/lib/reels/publication";
+import { publicationInputSchema } from "@/lib/reels/publication-input";
+import { appendEvent } from "@/lib/reels/publication-record";
 import { submitPublication } from "@/lib/reels/submit-publication";
 import { nextAttemptAt } from "@/lib/webhooks/backoff";
 import { enqueueWebhookEvent } from "@/lib/webhooks/enqueue-event";

@@ -1,4 +1,4 @@
-import { json, readJsonBody, withTenant } from "@/lib/http";
+import { json, otherMethods, readJsonBody, withTenant } from "@/lib/http";
 import { webhookInputSchema } from "@/lib/webhooks/input";
 import { createWebhook, listWebhooks } from "@/lib/webhooks/store";
 
@@ -11,3 +11,5 @@ export const POST = withTenant(async (request: Request, { services, tenantId }) 
 });
 
 export const GET = withTenant(async (_request: Request, { services, tenantId }) => json(await listWebhooks(services.redis, tenantId)));
+
+export const { PUT, PATCH, DELETE } = otherMethods({ GET, POST });

@@ -1,4 +1,4 @@
-import { json, withTenant } from "@/lib/http";
+import { json, otherMethods, withTenant } from "@/lib/http";
 import { parseWebhookId } from "@/lib/webhooks/input";
 import { deleteWebhook, readWebhookOrThrow, toWebhookView } from "@/lib/webhooks/store";
 
@@ -14,3 +14,5 @@ export const DELETE = withTenant(async (_request: Request, { services, tenantId 
   await deleteWebhook(services.redis, tenantId, parseWebhookId((await params).id));
   return new Response(null, { status: 204, headers: { "cache-control": "no-store" } });
 });
+
+export const { POST, PUT, PATCH } = otherMethods({ GET, DELETE });

@@ -1,4 +1,4 @@
-import { json, parseWith, withTenant } from "@/lib/http";
+import { json, otherMethods, parseWith, withTenant } from "@/lib/http";
 import { deliveriesQuerySchema, listDeliveryAttempts } from "@/lib/webhooks/deliveries";
 import { parseWebhookId } from "@/lib/webhooks/input";
 
@@ -8,3 +8,5 @@ export const GET = withTenant(async (request: Request, { services, tenantId }, {
   const query = parseWith(deliveriesQuerySchema, Object.fromEntries(new URL(request.url).searchParams));
   return json(await listDeliveryAttempts(services.redis, tenantId, parseWebhookId((await params).id), query.limit));
 });
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });

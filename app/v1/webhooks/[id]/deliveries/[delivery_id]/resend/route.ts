@@ -1,4 +1,4 @@
-import { json, withTenant } from "@/lib/http";
+import { json, otherMethods, withTenant } from "@/lib/http";
 import { resendDelivery } from "@/lib/webhooks/deliveries";
 import { parseDeliveryId, parseWebhookId } from "@/lib/webhooks/input";
 
@@ -8,3 +8,5 @@ export const POST = withTenant(async (_request: Request, { services, tenantId },
   const { id, delivery_id } = await params;
   return json(await resendDelivery(services.redis, tenantId, parseWebhookId(id), parseDeliveryId(delivery_id)), 202);
 });
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods({ POST });
