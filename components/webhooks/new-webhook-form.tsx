@@ -48,8 +48,20 @@ export function NewWebhookForm() {
           <legend className="text-sm font-medium text-zinc-800 dark:text-zinc-200">Events</legend>
           <div className="mt-2 grid gap-2 sm:grid-cols-2">
             {WEBHOOK_EVENT_TYPES.map((type) => (
-              <label key={type} className="flex items-start gap-2.5 rounded-lg border border-zinc-200 px-3 py-2 text-sm has-[:checked]:border-indigo-300 has-[:checked]:bg-indigo-50/50 dark:border-zinc-800 dark:has-[:checked]:border-indigo-800 dark:has-[:checked]:bg-indigo-950/30">
-                <input type="checkbox" name="events" value={type} checked={events.includes(type)} onChange={(event) => toggle(type, event.target.checked)} className="mt-0.5 size-4 shrink-0 accent-indigo-600" />
+              <label
+                key={type}
+                className="flex min-h-11 cursor-pointer items-start gap-2.5 rounded-lg border border-zinc-200 px-3 py-2 text-sm has-[:checked]:border-indigo-300 has-[:checked]:bg-indigo-50/50 has-[:focus-visible]:ring-2 has-[:focus-visible]:ring-indigo-500 dark:border-zinc-800 dark:has-[:checked]:border-indigo-800 dark:has-[:checked]:bg-indigo-950/30"
+              >
+                {/* The whole row is the tap target; the box is drawn, the input is for keyboards and screen readers. */}
+                <input type="checkbox" name="events" value={type} checked={events.includes(type)} onChange={(event) => toggle(type, event.target.checked)} className="peer sr-only" />
+                <span
+                  aria-hidden="true"
+                  className="mt-0.5 flex size-4 shrink-0 items-center justify-center rounded border border-zinc-400 bg-white text-transparent peer-checked:border-indigo-600 peer-checked:text-white peer-checked:bg-indigo-600 dark:border-zinc-500 dark:bg-zinc-900 dark:peer-checked:border-indigo-500 dark:peer-checked:bg-indigo-500"
+                >
+                  <svg viewBox="0 0 12 12" className="size-3" fill="none" stroke="currentColor" strokeWidth="2">
+                    <path d="M2.5 6.5l2.5 2.5 4.5-5" />
+                  </svg>
+                </span>
                 <span className="min-w-0">
                   <span className="block font-mono text-xs text-zinc-900 dark:text-zinc-100">{type}</span>
                   <span className="block text-xs text-zinc-500 dark:text-zinc-400">{WEBHOOK_EVENT_DESCRIPTIONS[type]}</span>

@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import AxeBuilder from "@axe-core/playwright";
 import { Webhook } from "standardwebhooks";
 import { expect, screenshot, signIn, submitJob, test } from "./fixtures";
 
@@ -33,7 +34,9 @@ test("creates a webhook in the dashboard, shows its secret once, and logs the de
   await page.goto("/dashboard/webhooks");
   await page.getByRole("link", { name: "Webhooks" }).waitFor();
   await page.getByLabel("Endpoint URL").fill(url);
-  await page.getByRole("checkbox", { name: /job\.failed/ }).uncheck();
+  // A person taps the event's row; the checkbox inside follows.
+  await page.locator("label").filter({ hasText: "job.failed" }).click();
+  await expect(page.getByRole("checkbox", { name: /job\.failed/ })).not.toBeChecked();
   await expect(page.getByRole("checkbox", { name: /job\.completed/ })).toBeChecked();
   await page.getByRole("button", { name: "Create webhook" }).click();
 
@@ -63,8 +66,13 @@ test("creates a webhook in the dashboard, shows its secret once, and logs the de
   expect(payload).toMatchObject({ type: "job.completed", data: { job_id: jobId } });
   await screenshot(page, "webhook-delivery-log");
 
+  for (const colorScheme of ["light", "dark"] as const) {
+    await page.emulateMedia({ colorScheme });
+    const { violations } = await new AxeBuilder({ page }).analyze();
+    expect(violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`), colorScheme).toEqual([]);
+  }
   await page.setViewportSize({ width: 390, height: 844 });
-  await page.emulateMedia({ colorScheme: "dark" });
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
   await screenshot(page, "webhook-delivery-log-phone-dark");
 
   // Resend from the log: a second attempt of the same message.
