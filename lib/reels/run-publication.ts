@@ -102,7 +102,11 @@ export async function runPublication(deps: PublicationDeps, publicationId: strin
             if (control.shutdown.aborted) return "handed-back";
             continue;
           }
-          if (isSettledPublication(state.status)) return "skipped";
+          if (isSettledPublication(state.status)) {
+            // Webhooks: a run that died between its final write and queuing the event left the message uncommitted; queue it now (once).
+            await notifyPublicationWebhooks(redis, state.tenant_id, publicationId, state.status, deps.log);
+            return "skipped";
+          }
           return deferIfNotDue(redis, publicationId, state, now());
         }
       },

@@ -3,6 +3,8 @@ import type { Producer } from "kafkajs";
 import { parseConfig } from "@/lib/config";
 import { publicationInputSchema } from "@/lib/reels/publication-input";
 import { appendEvent } from "@/lib/reels/publication-record";
+import type { GraphClient } from "@/lib/reels/graph-client";
+import { runPublication } from "@/lib/reels/run-publication";
 import { submitPublication } from "@/lib/reels/submit-publication";
 import { nextAttemptAt } from "@/lib/webhooks/backoff";
 import { enqueueWebhookEvent } from "@/lib/webhooks/enqueue-event";
@@ -120,5 +122,24 @@ describe("a publication's final write", () => {
     expect(published.data).toMatchObject({ publication_id: id, tenant_id: "reelco", status: "PUBLISHED", caption: "hi" });
     expect(published.timestamp).toBe(published.data.updated_at);
     expect(await redis().hget(webhookKeys.delivery((await redis().zrange(webhookKeys.due, 0, -1))[0]), "webhook_id")).toBe(webhook.id);
+  });
+
+  it("is queued by a redelivered message that finds the publication settled (the run that wrote it died first)", async () => {
+    await createWebhook(redis(), "reelco", { url: "https://hooks.example.com/r2", events: ["reel.failed"] }, 10, new Date(Date.now() - 60_000));
+    const deps = { redis: redis(), producer: async () => ({ send: async () => [] }) as unknown as Producer, accounts: [account] };
+    const { publication } = await submitPublication(deps, "reelco", publicationInputSchema.parse({ account_id: account.accountId, video_url: "https://videos.test/b.mp4" }));
+    const id = publication.publication_id;
+    await appendEvent(redis(), id, { status: "FAILED", body: { kind: "step", step: { at: new Date().toISOString(), step: "failed", detail: "x" } } });
+    const run = () =>
+      runPublication(
+        { redis: redis(), graph: {} as GraphClient, accounts: [account], log: () => {}, workerId: "w", pollIntervalMs: 10, pollAttempts: 1 },
+        id,
+        { heartbeat: async () => {}, shutdown: new AbortController().signal, runId: `run-${Math.random()}` },
+      );
+    expect(await run()).toBe("skipped");
+    expect(await run()).toBe("skipped");
+    const ids = await redis().zrange(webhookKeys.due, 0, -1);
+    const bodies = (await Promise.all(ids.map((d) => redis().hget(webhookKeys.delivery(d), "body")))).filter((b) => b?.includes(id)).map((b) => JSON.parse(b!));
+    expect(bodies.map((b) => [b.type, b.data.status])).toEqual([["reel.failed", "FAILED"]]);
   });
 });
