@@ -12,4 +12,4 @@ export const POST = withTenant(async (request: Request, { services, tenantId }) 
 
 export const GET = withTenant(async (_request: Request, { services, tenantId }) => json(await listWebhooks(services.redis, tenantId)));
 
-export const { PUT, PATCH, DELETE } = otherMethods({ GET, POST });
+export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET, POST });

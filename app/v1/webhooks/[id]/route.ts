@@ -15,4 +15,4 @@ export const DELETE = withTenant(async (_request: Request, { services, tenantId 
   return new Response(null, { status: 204, headers: { "cache-control": "no-store" } });
 });
 
-export const { POST, PUT, PATCH } = otherMethods({ GET, DELETE });
+export const { POST, PUT, PATCH, OPTIONS } = otherMethods({ GET, DELETE });

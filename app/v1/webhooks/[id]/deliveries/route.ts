@@ -9,4 +9,4 @@ export const GET = withTenant(async (request: Request, { services, tenantId }, {
   return json(await listDeliveryAttempts(services.redis, tenantId, parseWebhookId((await params).id), query.limit));
 });
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET });

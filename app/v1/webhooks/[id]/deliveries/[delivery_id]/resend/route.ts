@@ -9,4 +9,4 @@ export const POST = withTenant(async (_request: Request, { services, tenantId },
   return json(await resendDelivery(services.redis, tenantId, parseWebhookId(id), parseDeliveryId(delivery_id)), 202);
 });
 
-export const { GET, PUT, PATCH, DELETE } = otherMethods({ POST });
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods({ POST });
