@@ -2,10 +2,10 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { errorMessage, fetchJson } from "../api";
-import { formatAgo, formatDateTime } from "../format";
 import { Badge, type Tone } from "../ui/badge";
 import { Button } from "../ui/button";
 import { Alert, Empty, Loading } from "../ui/states";
+import { Time, TimeAgo } from "../ui/time";
 import { fetchDeliveries, webhookQueries, type AttemptRecord } from "./queries";
 
 function outcome(attempt: AttemptRecord): { tone: Tone; label: string } {
@@ -37,10 +37,12 @@ export function DeliveryLog({ webhookId }: { webhookId: string }) {
               <span className="font-mono text-xs text-zinc-900 dark:text-zinc-100">{attempt.event_type}</span>
               <span className="text-xs text-zinc-500 dark:text-zinc-400">attempt {attempt.attempt}</span>
               <span className="font-mono text-xs text-zinc-700 dark:text-zinc-300">{attempt.status_code ?? "no answer"}</span>
-              <time dateTime={attempt.attempted_at} title={formatDateTime(attempt.attempted_at)} className="text-xs text-zinc-500 dark:text-zinc-400">
-                {formatAgo(attempt.attempted_at)}
-              </time>
-              {attempt.next_attempt_at && <span className="text-xs text-zinc-500 dark:text-zinc-400">next try {formatDateTime(attempt.next_attempt_at)}</span>}
+              <TimeAgo iso={attempt.attempted_at} className="text-xs text-zinc-500 dark:text-zinc-400" />
+              {attempt.next_attempt_at && (
+                <span className="text-xs text-zinc-500 dark:text-zinc-400">
+                  next try <Time iso={attempt.next_attempt_at} />
+                </span>
+              )}
               <Button size="sm" variant="ghost" className="ml-auto" loading={resend.isPending && resend.variables === attempt.id} onClick={() => resend.mutate(attempt.id)}>
                 Resend
               </Button>

@@ -3,11 +3,11 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { errorMessage, fetchJson } from "../api";
-import { formatDateTime } from "../format";
 import { Badge } from "../ui/badge";
 import { Button } from "../ui/button";
 import { Card, CardHeader } from "../ui/card";
 import { Alert, Empty, Loading } from "../ui/states";
+import { Time } from "../ui/time";
 import { DeliveryLog } from "./delivery-log";
 import { fetchWebhooks, webhookQueries, type WebhookView } from "./queries";
 
@@ -61,7 +61,7 @@ function WebhookItem({ webhook }: { webhook: WebhookView }) {
               </span>
             ))}
           </p>
-          <p className="mt-1 text-xs text-zinc-500 dark:text-zinc-400">Created {formatDateTime(webhook.created_at)}</p>
+          <p className="mt-1 text-xs text-zinc-500 dark:text-zinc-400">Created <Time iso={webhook.created_at} /></p>
         </div>
         <Badge tone={webhook.status === "enabled" ? "success" : "danger"}>{webhook.status === "enabled" ? "Enabled" : "Disabled"}</Badge>
       </div>

@@ -67,12 +67,24 @@ test("creates a webhook in the dashboard, shows its secret once, and logs the de
   await screenshot(page, "webhook-delivery-log");
 
   for (const colorScheme of ["light", "dark"] as const) {
+    // A fresh load in each scheme: axe must not see colours mid-transition.
     await page.emulateMedia({ colorScheme });
+    await page.reload();
+    await item.getByRole("button", { name: "Delivery log" }).click();
+    await expect(entry).toContainText("Delivered");
     const { violations } = await new AxeBuilder({ page }).analyze();
     expect(violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`), colorScheme).toEqual([]);
   }
   await page.setViewportSize({ width: 390, height: 844 });
   expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  // Every control is at least 44 px to tap on a phone (the event checkboxes' rows are the targets; their inputs are sr-only).
+  const small = await page.locator("a, button, input, select, textarea, summary").evaluateAll((els) =>
+    els
+      .filter((el) => el.getBoundingClientRect().width > 0 && getComputedStyle(el).display !== "inline" && !el.closest(".sr-only") && !el.classList.contains("sr-only"))
+      .filter((el) => el.getBoundingClientRect().height < 44)
+      .map((el) => `${el.tagName.toLowerCase()} "${(el.textContent ?? "").trim().slice(0, 30)}" ${Math.round(el.getBoundingClientRect().height)}px`),
+  );
+  expect(small).toEqual([]);
   await screenshot(page, "webhook-delivery-log-phone-dark");
 
   // Resend from the log: a second attempt of the same message.
