@@ -42,6 +42,9 @@ const reelAccounts = z.string().transform((value, ctx) => {
   return accounts;
 });
 
+/** A worker's metrics and health port; `npm start` gives its second worker the next one, and so on. */
+export const DEFAULT_METRICS_PORT = 9464;
+
 const boolean = z
   .enum(["true", "false", "1", "0", "yes", "no"])
   .transform((v) => v === "true" || v === "1" || v === "yes");
@@ -106,6 +109,14 @@ const envSchema = z.object({
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).max(3_600_000).default(10_000),
   WEBHOOK_RETRY_MAX_MS: z.coerce.number().int().min(1).max(86_400_000).default(3_600_000),
   WEBHOOK_RETRY_WINDOW_MS: z.coerce.number().int().min(1).max(30 * 86_400_000).default(86_400_000),
+  /** A worker's port for GET /metrics and its health; 0 turns it off. `npm start` gives its workers this port and the next ones. */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULT_METRICS_PORT),
+  /** Bearer token GET /metrics asks for; without it /metrics answers this machine (loopback) only. */
+  METRICS_TOKEN: z.string().min(16, "METRICS_TOKEN must be at least 16 characters").optional(),
+  /** Tenants that get their own `tenant` label value on job metrics, per process (the first seen); the rest are "other". 0: no tenant label values. */
+  METRICS_TENANT_LABELS: z.coerce.number().int().min(0).max(1000).default(20),
+  /** Where traces go (OTLP over HTTP, e.g. http://collector:4318); unset: no traces are recorded. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url("OTEL_EXPORTER_OTLP_ENDPOINT must be a URL, e.g. http://127.0.0.1:4318").optional(),
 });
 
 /** The schema of every variable, one field each: .env.example and compose.yaml are checked against it. */

@@ -5,6 +5,8 @@ import { loadEnvFiles } from "../lib/env-files";
 import { startGenerationConsumer } from "../lib/jobs/generation-consumer";
 import { createKafka, createProducer, ensureTopics } from "../lib/kafka";
 import { createLog } from "../lib/log";
+import { observeBroker, observeConsumers, observeRedis } from "../lib/metrics";
+import { startWorkerOperations } from "../lib/metrics-server";
 import { createRedis } from "../lib/redis";
 import { startPublicationConsumer } from "../lib/reels/publication-consumer";
 import { startWebhookWorker } from "../lib/webhooks/start-webhook-worker";
@@ -24,16 +26,18 @@ async function main() {
   const config = getConfig();
   const workerId = config.WORKER_ID ?? `${hostname()}-${process.pid}`;
   const log = createLog(`worker:${workerId}`);
-  const redis = createRedis(config.REDIS_URL);
+  const redis = observeRedis(createRedis(config.REDIS_URL));
   redis.on("error", () => {});
   const kafka = createKafka(config.KAFKA_BROKERS, `dispatch-worker-${workerId}`, { requestTimeout: 30_000 });
   await ensureTopics(kafka, log);
   const producer = createProducer(kafka);
+  observeBroker(producer, "producer");
   await producer.connect();
-  const presence = registerWorker(redis, workerId);
+  const presence = observeConsumers(registerWorker(redis, workerId));
   const ctx: WorkerContext = { config, redis, kafka, producer, log, workerId, presence };
 
   const started: [string, RunningConsumer][] = [];
+  const operations = await startWorkerOperations(ctx, () => started.length === Object.keys(consumers).length);
   for (const [name, start] of Object.entries(consumers)) started.push([name, await start(ctx)]);
   log("info", "worker ready", { consumers: Object.keys(consumers) });
 
@@ -44,6 +48,7 @@ async function main() {
     log("info", "stopping", { signal });
     await Promise.all(started.map(([, c]) => c.stop().catch((e) => log("error", "consumer did not stop cleanly", { error: String(e) }))));
     await presence.stop();
+    await operations?.close();
     await producer.disconnect().catch(() => {});
     await redis.quit().catch(() => {});
     process.exit(0);

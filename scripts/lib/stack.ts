@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { parseConfig } from "../../lib/config";
+import { DEFAULT_METRICS_PORT, parseConfig } from "../../lib/config";
 import { startMockBroker, type MockBroker } from "./kafka-mock";
 import { startRedis, stopChild, type RedisServer } from "./redis-server";
 import { assertNoUncaught } from "./uncaught";
@@ -114,9 +114,12 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     started.push(web);
     const workers: ManagedProcess[] = [];
     let nextWorker = 1;
+    // Each worker of this machine its own metrics port: METRICS_PORT, the next one, and so on.
+    const metricsPort = env.METRICS_PORT ? Number(env.METRICS_PORT) : DEFAULT_METRICS_PORT;
     const startWorker = (extraEnv: Record<string, string> = {}) => {
       const id = nextWorker++;
-      const worker = manage(`worker-${id}`, process.execPath, [...NODE_FLAGS, "--import", "tsx", path.join(opts.root, "worker/index.ts")], { ...env, WORKER_ID: `worker-${id}`, ...extraEnv }, opts);
+      const ports = metricsPort ? { METRICS_PORT: String(metricsPort + id - 1) } : {};
+      const worker = manage(`worker-${id}`, process.execPath, [...NODE_FLAGS, "--import", "tsx", path.join(opts.root, "worker/index.ts")], { ...env, WORKER_ID: `worker-${id}`, ...ports, ...extraEnv }, opts);
       workers.push(worker);
       started.push(worker);
       return worker;

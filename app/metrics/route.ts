@@ -1,0 +1,15 @@
+import { PEER_HEADER } from "@/lib/auth";
+import { withProblems } from "@/lib/http";
+import { assertMetricsAccess, collectConsumerLag, metricsResponse } from "@/lib/metrics-server";
+import { getServices } from "@/lib/services";
+
+export const dynamic = "force-dynamic";
+
+/** Prometheus text format; METRICS_TOKEN as a bearer token, or from this machine only. */
+export const GET = withProblems(async (request: Request) => {
+  const services = getServices();
+  const { headers } = request;
+  assertMetricsAccess({ authorization: headers.get("authorization"), peer: headers.get(PEER_HEADER) ?? undefined, forwarded: headers.has("x-forwarded-for") }, services.config.METRICS_TOKEN);
+  await collectConsumerLag(services.admin);
+  return metricsResponse();
+});
