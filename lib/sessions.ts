@@ -1,9 +1,15 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { z } from "zod";
 import type { Redis } from "./redis";
 
 export const SESSION_COOKIE = "dispatch_session";
+
+/** POST /api/session: the API key to exchange for a session cookie. */
+export const signInSchema = z.strictObject({
+  api_key: z.string().trim().min(1, "Enter your API key.").max(512, "That is longer than any API key."),
+});
 export const SESSION_TTL_S = 7 * 24 * 3600;
 
 const sessionKey = (id: string) => `session:${id}`;

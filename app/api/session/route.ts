@@ -1,15 +1,10 @@
-import { z } from "zod";
 import { assertSameOrigin, clientAddress, readCookie, SESSION_COOKIE } from "@/lib/auth";
 import { ApiError } from "@/lib/errors";
 import { json, otherMethods, readJsonBody, withProblems, withTenant } from "@/lib/http";
 import { getServices } from "@/lib/services";
-import { sessionCookieHeader } from "@/lib/sessions";
+import { sessionCookieHeader, signInSchema } from "@/lib/sessions";
 
 export const dynamic = "force-dynamic";
-
-const signInSchema = z.strictObject({
-  api_key: z.string().trim().min(1, "Enter your API key.").max(512, "That is longer than any API key."),
-});
 
 /**
  * Secure unless the dashboard is served over plain http on this machine (localhost, 127.0.0.1,

@@ -1,0 +1,7 @@
+import { json, withProblems } from "@/lib/http";
+import { openApiDocument } from "@/lib/openapi/document";
+
+export const dynamic = "force-dynamic";
+
+/** The OpenAPI 3.1 document of the public API; open, as it holds no tenant data. */
+export const GET = withProblems(async () => json(openApiDocument()));

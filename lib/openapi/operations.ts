@@ -1,0 +1,261 @@
+import type { z } from "zod";
+import { pageQuerySchema } from "../http";
+import type { SchemaName } from "./schemas";
+
+/**
+ * Every public operation, one entry each: adding a route to the API is adding its entry here (the
+ * OpenAPI coverage test names any route file without one). Errors common to a kind of operation
+ * (auth, body parsing, Redis away) are added by the document builder; list only the others.
+ *
+ * Not here: /graph/{version}/… is the sandbox's Meta-compatible Graph surface, documented by Meta;
+ * /api/bench/floor exists only in a server the benchmark starts.
+ */
+
+export type Method = "get" | "post" | "put" | "patch" | "delete";
+
+export type Body =
+  | { json: SchemaName }
+  | { sse: SchemaName }
+  | { text: string }
+  | { empty: true };
+
+export interface Operation {
+  method: Method;
+  /** The OpenAPI path, `{name}` for a route's `[name]` segment. */
+  path: string;
+  tag: "Jobs" | "Reels" | "Accounts" | "Session" | "Operations" | "Webhooks";
+  summary: string;
+  description?: string;
+  /** tenant: API key or session cookie; none: open; metrics: METRICS_TOKEN or this machine. */
+  auth: "tenant" | "none" | "metrics";
+  /** Path parameters by name, with what they are. */
+  params?: Record<string, string>;
+  query?: z.ZodObject;
+  body?: SchemaName;
+  /** Answers by status: a schema name for JSON, or another body. */
+  responses: Record<number, { description: string } & Body>;
+  /** Error statuses beyond the common ones, with when they happen. */
+  errors?: Record<number, string>;
+  /** Request headers the operation reads, with what they do. */
+  headers?: Record<string, string>;
+}
+
+const jobId = { id: "The job's id (a UUID)." };
+const publicationId = { id: "The publication's id (a UUID)." };
+
+const jobRoutes = (prefix: "" | "/v1"): Operation[] => [
+  {
+    method: "get",
+    path: `${prefix}/jobs/{id}`,
+    tag: "Jobs",
+    summary: prefix ? "Read a job" : "Read a job (short path)",
+    auth: "tenant",
+    params: jobId,
+    responses: { 200: { description: "The job", json: "Job" } },
+    errors: { 404: "Unknown, expired or another tenant's job" },
+  },
+  {
+    method: "post",
+    path: `${prefix}/jobs/{id}/cancel`,
+    tag: "Jobs",
+    summary: prefix ? "Cancel a job" : "Cancel a job (short path)",
+    auth: "tenant",
+    params: jobId,
+    responses: { 200: { description: "The job, CANCELLED unless it had finished already", json: "Job" } },
+    errors: { 404: "Unknown, expired or another tenant's job" },
+  },
+  {
+    method: "get",
+    path: `${prefix}/jobs/{id}/stream`,
+    tag: "Jobs",
+    summary: prefix ? "Stream a job's tokens" : "Stream a job's tokens (short path)",
+    description:
+      "Server-sent events: `event: delta` with `id: <seq>` and a JobStreamMessage as data; `event: reset` when a new attempt starts over (drop the text so far); the message with `is_final: true` ends the stream. Resume with `Last-Event-ID` or `?after=<seq>`. A comment line every 15 s keeps proxies open.",
+    auth: "tenant",
+    params: jobId,
+    headers: { "Last-Event-ID": "The last seq the client saw: the stream resumes after it." },
+    responses: { 200: { description: "The job's deltas as server-sent events", sse: "JobStreamMessage" } },
+    errors: { 404: "Unknown, expired or another tenant's job", 429: "The tenant holds MAX_STREAMS_PER_TENANT streams already" },
+  },
+];
+
+export const OPERATIONS: Operation[] = [
+  {
+    method: "post",
+    path: "/v1/jobs",
+    tag: "Jobs",
+    summary: "Submit a generation job",
+    description: "Answers once the command is on `ai.generation.requests` (acks=all). The same `job_id` with the same body again answers 200 with the job.",
+    auth: "tenant",
+    body: "JobCommand",
+    responses: { 202: { description: "Accepted; `Location: /jobs/{id}`", json: "JobAccepted" }, 200: { description: "The same job_id and body again: the existing job", json: "Job" } },
+    errors: { 403: "tenant_id is not the key's tenant", 409: "The job_id is taken by a different command", 429: "Over RATE_LIMIT_PER_MINUTE" },
+  },
+  {
+    method: "get",
+    path: "/v1/jobs",
+    tag: "Jobs",
+    summary: "List the tenant's jobs, newest first",
+    auth: "tenant",
+    query: pageQuerySchema,
+    responses: { 200: { description: "A page of jobs, the cursor of the next, and the tenant's running share", json: "JobList" } },
+  },
+  ...jobRoutes("/v1"),
+  ...jobRoutes(""),
+  {
+    method: "get",
+    path: "/v1/models",
+    tag: "Jobs",
+    summary: "The models this deployment serves",
+    auth: "tenant",
+    responses: { 200: { description: "The models", json: "ModelList" } },
+  },
+  {
+    method: "get",
+    path: "/v1/openapi.json",
+    tag: "Operations",
+    summary: "This document",
+    auth: "none",
+    responses: { 200: { description: "The OpenAPI 3.1 document", text: "application/json" } },
+  },
+  {
+    method: "post",
+    path: "/api/reels",
+    tag: "Reels",
+    summary: "Publish a reel (now, or at publish_at)",
+    auth: "tenant",
+    body: "PublicationInput",
+    headers: { "Idempotency-Key": "The same key again answers 200 with the publication it created." },
+    responses: { 202: { description: "Accepted; `Location: /api/reels/{id}`", json: "PublicationAccepted" }, 200: { description: "The same Idempotency-Key again", json: "Publication" } },
+    errors: { 429: "Over RATE_LIMIT_PER_MINUTE" },
+  },
+  {
+    method: "get",
+    path: "/api/reels",
+    tag: "Reels",
+    summary: "List the tenant's publications, newest first",
+    auth: "tenant",
+    query: pageQuerySchema,
+    responses: { 200: { description: "A page of publications and the cursor of the next", json: "PublicationList" } },
+  },
+  {
+    method: "get",
+    path: "/api/reels/{id}",
+    tag: "Reels",
+    summary: "Read a publication: status, container, every poll and step, post id, error",
+    auth: "tenant",
+    params: publicationId,
+    responses: { 200: { description: "The publication", json: "Publication" } },
+    errors: { 404: "Unknown or another tenant's publication" },
+  },
+  {
+    method: "get",
+    path: "/api/reels/{id}/events",
+    tag: "Reels",
+    summary: "Watch a publication's timeline",
+    description: "Server-sent events, one PublicationEvent each (`id: <seq>`), from the start or after `Last-Event-ID`; the stream ends once the publication is settled.",
+    auth: "tenant",
+    params: publicationId,
+    headers: { "Last-Event-ID": "The last seq the client saw: the stream resumes after it." },
+    responses: { 200: { description: "The timeline as server-sent events", sse: "PublicationEvent" } },
+    errors: { 404: "Unknown or another tenant's publication", 429: "The tenant holds MAX_STREAMS_PER_TENANT streams already" },
+  },
+  {
+    method: "post",
+    path: "/api/reels/{id}/resume",
+    tag: "Reels",
+    summary: "Poll a TIMED_OUT publication's container again",
+    auth: "tenant",
+    params: publicationId,
+    responses: { 202: { description: "Queued again", json: "PublicationAccepted" } },
+    errors: { 404: "Unknown or another tenant's publication", 409: "The publication is not TIMED_OUT" },
+  },
+  {
+    method: "get",
+    path: "/api/accounts",
+    tag: "Accounts",
+    summary: "The tenant's publishing accounts (never their tokens)",
+    auth: "tenant",
+    responses: { 200: { description: "The accounts", json: "AccountList" } },
+  },
+  {
+    method: "get",
+    path: "/api/accounts/{account_id}/posts",
+    tag: "Accounts",
+    summary: "The account's published reels, read from Graph",
+    auth: "tenant",
+    params: { account_id: "One of the tenant's accounts." },
+    responses: { 200: { description: "The posts", json: "PostList" } },
+    errors: { 404: "Not one of the tenant's accounts" },
+  },
+  {
+    method: "post",
+    path: "/api/session",
+    tag: "Session",
+    summary: "Sign in: exchange an API key for the dashboard's session cookie",
+    auth: "none",
+    body: "SignIn",
+    responses: { 200: { description: "Signed in; `Set-Cookie` carries the session", json: "Session" } },
+    errors: { 401: "The key is not valid", 403: "Another site's request", 429: "Too many failed sign-ins from this address" },
+  },
+  {
+    method: "get",
+    path: "/api/session",
+    tag: "Session",
+    summary: "Who is signed in",
+    auth: "tenant",
+    responses: { 200: { description: "The tenant", json: "Session" } },
+  },
+  {
+    method: "delete",
+    path: "/api/session",
+    tag: "Session",
+    summary: "Sign out: the session is revoked",
+    auth: "none",
+    responses: { 204: { description: "Signed out", empty: true } },
+    errors: { 403: "Another site's request" },
+  },
+  {
+    method: "get",
+    path: "/api/system",
+    tag: "Operations",
+    summary: "Health, workers and their load, consumer lag, the tenant's jobs by status",
+    auth: "tenant",
+    responses: { 200: { description: "The system's status", json: "SystemStatus" } },
+  },
+  {
+    method: "get",
+    path: "/api/health",
+    tag: "Operations",
+    summary: "Redis, the broker and the workers seen lately, with latencies",
+    auth: "none",
+    responses: { 200: { description: "Healthy", json: "Health" }, 503: { description: "Redis or the broker is unreachable", json: "Health" } },
+  },
+  {
+    method: "get",
+    path: "/api/health/live",
+    tag: "Operations",
+    summary: "Liveness: the process answers",
+    auth: "none",
+    responses: { 200: { description: "Alive", json: "Live" } },
+  },
+  {
+    method: "get",
+    path: "/api/health/ready",
+    tag: "Operations",
+    summary: "Readiness: Redis, the broker and at least one worker",
+    description: "503 problem+json when not ready, with each part that is not in `errors` (path: redis, kafka, workers).",
+    auth: "none",
+    responses: { 200: { description: "Ready", json: "Ready" } },
+  },
+  {
+    method: "get",
+    path: "/metrics",
+    tag: "Operations",
+    summary: "Prometheus metrics",
+    description: "Prometheus text format. With METRICS_TOKEN set it asks for it as a bearer token; without, it answers this machine only.",
+    auth: "metrics",
+    responses: { 200: { description: "The metrics", text: "text/plain; version=0.0.4" } },
+    errors: { 401: "METRICS_TOKEN is set and was not sent", 403: "No METRICS_TOKEN, and the client is not on this machine" },
+  },
+];

@@ -1,0 +1,124 @@
+import { z } from "zod";
+import { commandInputSchema } from "../jobs/command";
+import { FINISH_REASONS, JOB_STATUSES } from "../jobs/status";
+import { publicationInputSchema } from "../reels/publication";
+import { PUBLICATION_STATUSES } from "../reels/status";
+import { signInSchema } from "../sessions";
+
+/**
+ * The named schemas of the OpenAPI document. Request bodies are the very zod schemas the routes
+ * validate with (imported, never copied); responses, which TypeScript interfaces describe in lib,
+ * are written here as loose objects: a field added to a view does not make the document wrong.
+ */
+
+const isoTime = z.string().meta({ format: "date-time" });
+const nullable = <T extends z.ZodType>(schema: T) => schema.nullable();
+
+const problem = z
+  .looseObject({
+    type: z.string().meta({ example: "/problems/validation" }),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  })
+  .meta({ description: "RFC 9457 problem details: every error of the API." });
+
+const usage = z.looseObject({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() });
+
+const job = z.looseObject({
+  job_id: z.uuid(),
+  tenant_id: z.string(),
+  model_name: z.string(),
+  status: z.enum(JOB_STATUSES),
+  finish_reason: nullable(z.enum(FINISH_REASONS)).optional().meta({ description: "Why generation stopped; null until the job is final." }),
+  prompt: z.string(),
+  temperature: z.number(),
+  max_tokens: z.number().int(),
+  output: z.string(),
+  usage: nullable(usage),
+  cost: nullable(z.looseObject({ currency: z.literal("USD"), amount: z.number() })),
+  cost_note: nullable(z.string()).optional().meta({ description: "Why cost is null, when it is." }),
+  created_at: isoTime,
+  started_at: nullable(isoTime),
+  completed_at: nullable(isoTime),
+  ttft_ms: nullable(z.number()),
+  tokens_per_second: nullable(z.number()),
+  attempts: z.number().int(),
+  error: nullable(z.string()),
+  stream_url: z.string(),
+});
+
+const tenantLoad = z.looseObject({ running: z.number().int(), waiting: z.number().int(), limit: z.number().int() });
+
+const publicationError = z.looseObject({
+  code: nullable(z.number().int()),
+  subcode: nullable(z.number().int()),
+  message: z.string(),
+  fbtrace_id: nullable(z.string()),
+  headline: z.string().optional(),
+  remedy: z.string().optional(),
+});
+
+const publication = z.looseObject({
+  publication_id: z.uuid(),
+  tenant_id: z.string(),
+  account_id: z.string(),
+  video_url: z.string(),
+  caption: z.string(),
+  share_to_feed: z.boolean(),
+  publish_at: nullable(isoTime),
+  status: z.enum(PUBLICATION_STATUSES),
+  container_id: nullable(z.string()),
+  last_status_code: nullable(z.string()),
+  polls: z.array(z.looseObject({ attempt: z.number().int(), at: isoTime, status_code: nullable(z.string()), status: nullable(z.string()) })),
+  steps: z.array(z.looseObject({ at: isoTime, step: z.string(), detail: z.string() })),
+  post_id: nullable(z.string()),
+  permalink: nullable(z.string()),
+  error: nullable(publicationError),
+  created_at: isoTime,
+  updated_at: isoTime,
+});
+
+const accepted = (id: "job_id" | "publication_id") => z.looseObject({ [id]: z.uuid(), status: z.string() });
+
+/** Request and response schemas by the name they have under `components.schemas`. */
+export const SCHEMAS = {
+  Problem: problem,
+  JobCommand: commandInputSchema(),
+  Job: job,
+  JobAccepted: accepted("job_id").extend({ stream_url: z.string() }),
+  JobList: z.looseObject({ data: z.array(job), next_cursor: nullable(z.string()), running: tenantLoad }),
+  JobStreamMessage: z
+    .looseObject({
+      delta: z.string(),
+      is_final: z.boolean(),
+      status: z.enum(JOB_STATUSES).optional(),
+      finish_reason: z.enum(FINISH_REASONS).optional(),
+      attempt: z.number().int().optional(),
+    })
+    .meta({ description: "The data of a job stream's `delta` event (its SSE id is the message's seq)." }),
+  ModelList: z.looseObject({
+    data: z.array(z.looseObject({ id: z.string(), provider: z.string(), version: z.string(), description: z.string() })),
+  }),
+  PublicationInput: publicationInputSchema,
+  Publication: publication,
+  PublicationAccepted: accepted("publication_id"),
+  PublicationList: z.looseObject({ data: z.array(publication), next_cursor: nullable(z.string()) }),
+  PublicationEvent: z
+    .looseObject({ seq: z.number().int(), kind: z.enum(["step", "poll"]), status: z.enum(PUBLICATION_STATUSES), changes: z.looseObject({}).optional() })
+    .meta({ description: "The data of a reel event stream's event: one step or poll of the timeline, with the status after it." }),
+  AccountList: z.looseObject({ data: z.array(z.looseObject({ account_id: z.string(), sandbox: z.boolean(), username: nullable(z.string()).optional() })) }),
+  PostList: z.looseObject({ data: z.array(z.looseObject({ id: z.string() })) }),
+  SignIn: signInSchema,
+  Session: z.looseObject({ tenant_id: z.string() }),
+  Health: z.looseObject({ status: z.enum(["ok", "unavailable"]), failing: z.array(z.string()) }),
+  Live: z.looseObject({ status: z.literal("ok") }),
+  Ready: z.looseObject({ status: z.literal("ready") }),
+  SystemStatus: z.looseObject({ health: z.looseObject({}), generated_at: isoTime }),
+} satisfies Record<string, z.ZodType>;
+
+export type SchemaName = keyof typeof SCHEMAS;
+
+/** A request body's schema as clients send it (defaults optional); a response's as the server writes it. */
+export const SCHEMA_IO: Partial<Record<SchemaName, "input">> = { JobCommand: "input", PublicationInput: "input", SignIn: "input" };

@@ -1,0 +1,88 @@
+import { readdirSync } from "node:fs";
+import path from "node:path";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { describe, expect, it } from "vitest";
+import { GET } from "@/app/v1/openapi.json/route";
+import { buildOpenApiDocument } from "@/lib/openapi/document";
+import { ROOT } from "../helpers";
+
+/** Route files that are not public API, and why. */
+const NOT_PUBLIC: Record<string, string> = {
+  "app/api/bench/floor/route.ts": "exists only in a server the benchmark starts (BENCH_FLOOR_ROUTE)",
+};
+const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+
+/** Every route.ts under app/v1, app/jobs and app/api, with its OpenAPI path; catch-all 404 routes left out. */
+function routeFiles(): { file: string; path: string }[] {
+  const found: { file: string; path: string }[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+      const rel = `${dir}/${entry.name}`;
+      if (entry.isDirectory()) walk(rel);
+      else if (entry.name === "route.ts" && !rel.includes("[...") && !(rel in NOT_PUBLIC)) {
+        const segments = rel.split("/").slice(1, -1).map((s) => s.replace(/^\[(\w+)\]$/, "{$1}"));
+        found.push({ file: rel, path: `/${segments.join("/")}` });
+      }
+    }
+  };
+  for (const dir of ["app/v1", "app/jobs", "app/api"]) walk(dir);
+  return found;
+}
+
+describe("the OpenAPI document", () => {
+  const document = buildOpenApiDocument();
+
+  it("is a valid OpenAPI 3.1 document whose references all resolve", async () => {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(document));
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe("3.1");
+    expect(() => validator.resolveRefs()).not.toThrow();
+  });
+
+  it("has every exported method of every route file under app/v1, app/jobs and app/api", async () => {
+    const files = routeFiles();
+    expect(files.length).toBeGreaterThan(15);
+    const missing: string[] = [];
+    for (const { file, path: route } of files) {
+      const exported = (await import(path.join(ROOT, file))) as Record<string, unknown>;
+      const methods = METHODS.filter((m) => typeof exported[m] === "function");
+      expect(methods.length, file).toBeGreaterThan(0);
+      for (const method of methods) {
+        // A 405 answer for an unsupported method is no operation of the API.
+        const operation = (document.paths[route] as Record<string, { responses: Record<string, unknown> }> | undefined)?.[method.toLowerCase()];
+        if (!operation) missing.push(`${method} ${route} (${file})`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it("documents no operation that has no route", async () => {
+    const routes = new Map(routeFiles().map((r) => [r.path, r.file]));
+    const stale: string[] = [];
+    for (const [route, operations] of Object.entries(document.paths)) {
+      if (route === "/metrics") continue; // app/metrics, outside the API folders
+      const file = routes.get(route);
+      const exported = file ? ((await import(path.join(ROOT, file))) as Record<string, unknown>) : {};
+      for (const method of Object.keys(operations)) if (typeof exported[method.toUpperCase()] !== "function") stale.push(`${method.toUpperCase()} ${route}`);
+    }
+    expect(stale).toEqual([]);
+  });
+
+  it("describes errors as problem+json and the streams as text/event-stream", () => {
+    const submit = document.paths["/v1/jobs"].post as { responses: Record<string, { content: Record<string, unknown> }> };
+    expect(Object.keys(submit.responses["422"].content)).toEqual(["application/problem+json"]);
+    const stream = document.paths["/v1/jobs/{id}/stream"].get as { responses: Record<string, { content: Record<string, unknown> }> };
+    expect(Object.keys(stream.responses["200"].content)).toEqual(["text/event-stream"]);
+    // The request schema is the one the route validates with: strict, with its limits.
+    expect(document.components.schemas.JobCommand).toMatchObject({ additionalProperties: false, required: ["tenant_id", "model_name", "prompt"] });
+  });
+
+  it("is served at GET /v1/openapi.json", async () => {
+    const response = await GET(new Request("http://dispatch.test/v1/openapi.json"), undefined);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("application/json");
+    expect(await response.json()).toEqual(JSON.parse(JSON.stringify(document)));
+  });
+});
