@@ -9,6 +9,7 @@ const LINKS = [
   { href: "/dashboard/reels", label: "Reels" },
   { href: "/dashboard/system", label: "System" },
   { href: "/dashboard/webhooks", label: "Webhooks" },
+  { href: "/dashboard/api", label: "API" },
 ];
 
 export function NavLinks({ className }: { className?: string }) {

@@ -1,0 +1,9 @@
+import { fileResponse } from "@/lib/file-response";
+import { scalarBundle } from "@/lib/openapi/reference-bundle";
+
+export const dynamic = "force-dynamic";
+
+/** The API reference page's renderer, from node_modules (no CDN). */
+export function GET(request: Request): Response {
+  return fileResponse(request, scalarBundle());
+}
