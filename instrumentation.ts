@@ -4,6 +4,7 @@
  */
 export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
+  await startWebTracing();
   const { guardRequests } = await import("./lib/request-guard");
   guardRequests();
   const { getServices } = await import("./lib/services");
@@ -18,4 +19,12 @@ export async function register(): Promise<void> {
   } catch (error) {
     warn(error);
   }
+}
+
+/** Traces, only when OTEL_EXPORTER_OTLP_ENDPOINT is set (lib/tracing.ts); Next then traces each request too. */
+async function startWebTracing(): Promise<void> {
+  if (!process.env.OTEL_EXPORTER_OTLP_ENDPOINT) return;
+  const { getConfig } = await import("./lib/config");
+  const { startTracing } = await import("./lib/tracing");
+  startTracing({ serviceName: "dispatch-web", otlpEndpoint: getConfig().OTEL_EXPORTER_OTLP_ENDPOINT });
 }

@@ -1,7 +1,9 @@
+import { SpanStatusCode } from "@opentelemetry/api";
 import type { Admin, Consumer, Producer } from "kafkajs";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { ConsumerStats } from "./consume/parallel-consumer";
 import type { Redis } from "./redis";
+import { clientSpan } from "./tracing";
 import type { WorkerPresence } from "./workers";
 
 /**
@@ -153,7 +155,11 @@ export function observeConsumers(presence: WorkerPresence): WorkerPresence {
 
 const timed = new WeakSet<object>();
 
-/** Times every command of this client from send to answer (a pipeline's commands each count). */
+/**
+ * Times every command of this client from send to answer (a pipeline's commands each count), and
+ * traces the commands sent on their own within a traced job (a pipeline's or a MULTI's, the
+ * batched deltas, are left out: one span per token would drown the trace).
+ */
 export function observeRedis(redis: Redis): Redis {
   const histogram = getMetrics().redisRoundTrip;
   const send = redis.sendCommand.bind(redis);
@@ -162,9 +168,18 @@ export function observeRedis(redis: Redis): Redis {
     if (!timed.has(command)) {
       timed.add(command);
       const end = histogram.startTimer({ command: command.name });
+      const batched = command.inTransaction || command.pipelineIndex !== undefined;
+      const span = batched ? undefined : clientSpan(`redis ${command.name}`, { "db.system.name": "redis", "db.operation.name": command.name });
       command.promise.then(
-        () => end({ outcome: "ok" }),
-        () => end({ outcome: "error" }),
+        () => {
+          end({ outcome: "ok" });
+          span?.end();
+        },
+        () => {
+          end({ outcome: "error" });
+          span?.setStatus({ code: SpanStatusCode.ERROR });
+          span?.end();
+        },
       );
     }
     return send(command, stream);

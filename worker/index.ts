@@ -8,6 +8,7 @@ import { createLog } from "../lib/log";
 import { observeBroker, observeConsumers, observeRedis } from "../lib/metrics";
 import { startWorkerOperations } from "../lib/metrics-server";
 import { createRedis } from "../lib/redis";
+import { startTracing, stopTracing } from "../lib/tracing";
 import { startPublicationConsumer } from "../lib/reels/publication-consumer";
 import { startWebhookWorker } from "../lib/webhooks/start-webhook-worker";
 import { registerWorker } from "../lib/workers";
@@ -24,6 +25,7 @@ async function main() {
   // As `next start` does for the web server: .env and .env.local, never over the environment.
   loadEnvFiles(path.resolve(__dirname, ".."));
   const config = getConfig();
+  startTracing({ serviceName: "dispatch-worker", otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
   const workerId = config.WORKER_ID ?? `${hostname()}-${process.pid}`;
   const log = createLog(`worker:${workerId}`);
   const redis = observeRedis(createRedis(config.REDIS_URL));
@@ -49,6 +51,7 @@ async function main() {
     await Promise.all(started.map(([, c]) => c.stop().catch((e) => log("error", "consumer did not stop cleanly", { error: String(e) }))));
     await presence.stop();
     await operations?.close();
+    await stopTracing();
     await producer.disconnect().catch(() => {});
     await redis.quit().catch(() => {});
     process.exit(0);
