@@ -44,6 +44,8 @@ const reelAccounts = z.string().transform((value, ctx) => {
 
 /** A worker's metrics and health port; `npm start` gives its second worker the next one, and so on. */
 export const DEFAULT_METRICS_PORT = 9464;
+/** Tenants per process with their own `tenant` label value on job metrics. */
+export const DEFAULT_METRICS_TENANT_LABELS = 20;
 
 const boolean = z
   .enum(["true", "false", "1", "0", "yes", "no"])
@@ -114,7 +116,7 @@ const envSchema = z.object({
   /** Bearer token GET /metrics asks for; without it /metrics answers this machine (loopback) only. */
   METRICS_TOKEN: z.string().min(16, "METRICS_TOKEN must be at least 16 characters").optional(),
   /** Tenants that get their own `tenant` label value on job metrics, per process (the first seen); the rest are "other". 0: no tenant label values. */
-  METRICS_TENANT_LABELS: z.coerce.number().int().min(0).max(1000).default(20),
+  METRICS_TENANT_LABELS: z.coerce.number().int().min(0).max(1000).default(DEFAULT_METRICS_TENANT_LABELS),
   /** Where traces go (OTLP over HTTP, e.g. http://collector:4318); unset: no traces are recorded. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url("OTEL_EXPORTER_OTLP_ENDPOINT must be a URL, e.g. http://127.0.0.1:4318").optional(),
 });

@@ -1,6 +1,7 @@
 import { SpanStatusCode } from "@opentelemetry/api";
 import type { Admin, Consumer, Producer } from "kafkajs";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { DEFAULT_METRICS_TENANT_LABELS } from "./config";
 import type { ConsumerStats } from "./consume/parallel-consumer";
 import type { Redis } from "./redis";
 import { clientSpan } from "./tracing";
@@ -110,7 +111,12 @@ function createMetrics() {
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
-const holder = globalThis as unknown as { __dispatchMetrics?: Metrics; __dispatchTenantLabels?: Set<string> };
+const holder = globalThis as unknown as { __dispatchMetrics?: Metrics; __dispatchTenantLabels?: Set<string>; __dispatchTenantLabelLimit?: number };
+
+/** Applies the configuration (METRICS_TENANT_LABELS); the web server and the worker call it at start. */
+export function configureMetrics(config: { METRICS_TENANT_LABELS: number }): void {
+  holder.__dispatchTenantLabelLimit = config.METRICS_TENANT_LABELS;
+}
 
 /** The process's metrics, created on first use. */
 export function getMetrics(): Metrics {
@@ -118,11 +124,28 @@ export function getMetrics(): Metrics {
   return holder.__dispatchMetrics;
 }
 
+/** A job accepted by the submit route. */
+export function recordJobSubmitted(job: { model: string; tenantId: string }): void {
+  getMetrics().jobsSubmitted.inc({ model: job.model, tenant: tenantLabel(job.tenantId) });
+}
+
+/** A run that wrote its job's final state: the outcome counter, and the timing histograms. */
+export function recordJobFinished(job: { model: string; tenantId: string; status: string; durationMs: number; ttftMs: number | null; tokensPerSecond: number | null }): void {
+  const metrics = getMetrics();
+  const labels = { model: job.model, tenant: tenantLabel(job.tenantId) };
+  if (job.status === "COMPLETED") metrics.jobsCompleted.inc(labels);
+  else if (job.status === "FAILED") metrics.jobsFailed.inc(labels);
+  else if (job.status === "CANCELLED") metrics.jobsCancelled.inc(labels);
+  metrics.jobDuration.observe({ model: job.model, status: job.status }, job.durationMs / 1000);
+  if (job.ttftMs !== null) metrics.timeToFirstToken.observe({ model: job.model }, job.ttftMs / 1000);
+  if (job.tokensPerSecond !== null) metrics.tokensPerSecond.observe({ model: job.model }, job.tokensPerSecond);
+}
+
 /** The content type of `registry.metrics()`: Prometheus text format 0.0.4. */
 export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
 /** The value of a metric's `tenant` label: its own for the first `limit` tenants this process sees, "other" after, so the series stay bounded. */
-export function tenantLabel(tenantId: string, limit: number): string {
+export function tenantLabel(tenantId: string, limit = holder.__dispatchTenantLabelLimit ?? DEFAULT_METRICS_TENANT_LABELS): string {
   if (limit <= 0) return "all";
   const seen = (holder.__dispatchTenantLabels ??= new Set());
   if (seen.has(tenantId)) return tenantId;
@@ -131,13 +154,19 @@ export function tenantLabel(tenantId: string, limit: number): string {
   return tenantId;
 }
 
+/** A Graph call and how it ended: "ok", Graph's error code, `http_<status>` or "network". */
+export function recordGraphCall(method: string, path: string, code: string): void {
+  getMetrics().graphCalls.inc({ method, endpoint: graphEndpoint(path), code });
+}
+
 /** Graph paths carry ids; this keeps their shape only (`/{id}/media_publish`), so the label set stays small. */
 export function graphEndpoint(path: string): string {
   const [bare] = path.split("?");
   const shape = bare
     .replace(/^\/?v\d+\.\d+/, "")
     .split("/")
-    .map((part) => (/^\d+$/.test(part) || /^[A-Za-z0-9_-]{16,}$/.test(part) ? "{id}" : part))
+    // Edges (media, media_publish) have no digits; ids do.
+    .map((part) => (/\d/.test(part) ? "{id}" : part))
     .join("/");
   return shape.startsWith("/") ? shape : `/${shape}`;
 }

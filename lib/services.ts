@@ -5,6 +5,7 @@ import { loadSessionSecret, SessionStore } from "./sessions";
 import { getConfig, type Config } from "./config";
 import { createKafka, createProducer, ensureTopics } from "./kafka";
 import { createLog, type Log } from "./log";
+import { configureMetrics, observeBroker, observeRedis } from "./metrics";
 import { OpenStreams } from "./stream/open-streams";
 import { StreamHub } from "./stream/stream-hub";
 import { createSubscriber, createWebRedis, type Redis } from "./redis";
@@ -52,7 +53,8 @@ export function getServices(): Services {
 function createServices(config: Config): Services {
   const log = createLog("web");
   const kafka = createKafka(config.KAFKA_BROKERS, "dispatch-web");
-  const redis = createWebRedis(config.REDIS_URL);
+  configureMetrics(config);
+  const redis = observeRedis(createWebRedis(config.REDIS_URL));
   redis.on("error", () => {}); // reconnection is automatic; failures surface on the commands that need Redis
   let topicsChecked = false;
   let hub: StreamHub | undefined;
@@ -73,6 +75,7 @@ function createServices(config: Config): Services {
         await ensureTopics(kafka, log);
       }
       const producer = createProducer(kafka);
+      observeBroker(producer, "producer");
       await producer.connect();
       producer.on(producer.events.DISCONNECT, dropped);
       return producer;
@@ -87,6 +90,7 @@ function createServices(config: Config): Services {
     },
     admin: connectedOnDemand(async (dropped) => {
       const client = kafka.admin();
+      observeBroker(client, "admin");
       await client.connect();
       client.on(client.events.DISCONNECT, dropped);
       return client;

@@ -5,7 +5,7 @@ import { loadEnvFiles } from "../lib/env-files";
 import { startGenerationConsumer } from "../lib/jobs/generation-consumer";
 import { createKafka, createProducer, ensureTopics } from "../lib/kafka";
 import { createLog } from "../lib/log";
-import { observeBroker, observeConsumers, observeRedis } from "../lib/metrics";
+import { configureMetrics, observeBroker, observeConsumers, observeRedis } from "../lib/metrics";
 import { startWorkerOperations } from "../lib/metrics-server";
 import { createRedis } from "../lib/redis";
 import { startTracing, stopTracing } from "../lib/tracing";
@@ -25,7 +25,8 @@ async function main() {
   // As `next start` does for the web server: .env and .env.local, never over the environment.
   loadEnvFiles(path.resolve(__dirname, ".."));
   const config = getConfig();
-  startTracing({ serviceName: "dispatch-worker", otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
+  await startTracing({ serviceName: "dispatch-worker", otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
+  configureMetrics(config);
   const workerId = config.WORKER_ID ?? `${hostname()}-${process.pid}`;
   const log = createLog(`worker:${workerId}`);
   const redis = observeRedis(createRedis(config.REDIS_URL));

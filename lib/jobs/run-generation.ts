@@ -13,6 +13,7 @@ import { revealJob } from "./submit-job";
 import { countTokens } from "./tokens";
 import { HandBack, runUnderLease, writeIfLeaseHeld, type RedisCommand } from "../lease";
 import { abortableSleep } from "../sleep";
+import { recordJobFinished } from "../metrics";
 
 export interface GenerationDeps {
   redis: Redis;
@@ -188,6 +189,7 @@ async function finish(deps: GenerationDeps, command: GenerationCommand, writer: 
     deps.log("warn", "another run holds the job now; this run's result is dropped", { job_id: id });
     throw new HandBack("lease lost");
   }
+  recordJobFinished({ model: command.model_name, tenantId: command.tenant_id, status, durationMs: generationMs, ttftMs, tokensPerSecond });
   const record = await readJobRecord(redis, id);
   if (!record) throw new Error(`job ${id}: its record does not parse after the final write`);
   await emitAfterFinal(deps, command, record);

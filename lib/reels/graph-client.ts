@@ -1,5 +1,6 @@
 import { createReadStream } from "node:fs";
 import { Readable } from "node:stream";
+import { recordGraphCall } from "../metrics";
 import { describeGraphError, GraphError } from "./graph-error";
 
 /**
@@ -95,7 +96,17 @@ export function createGraphClient(options: GraphClientOptions): GraphClient {
   const base = `${options.graphUrl.replace(/\/+$/, "")}/${options.version}`;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
 
-  async function call(
+  // Every call counted by endpoint and outcome (dispatch_graph_calls_total).
+  const call: typeof uncountedCall = (method, path, ...rest) =>
+    uncountedCall(method, path, ...rest).then(
+      (answer) => (recordGraphCall(method, path, "ok"), answer),
+      (error: unknown) => {
+        recordGraphCall(method, path, error instanceof GraphError ? String(error.code) : error instanceof GraphTransportError ? (error.status ? `http_${error.status}` : "network") : "aborted");
+        throw error;
+      },
+    );
+
+  async function uncountedCall(
     method: "GET" | "POST",
     path: string,
     params: Record<string, string>,

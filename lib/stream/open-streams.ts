@@ -1,4 +1,5 @@
 import { ApiError } from "../errors";
+import { getMetrics } from "../metrics";
 import { sseResponse } from "../sse";
 
 /** How long a client refused for too many open streams waits before it tries again. */
@@ -35,10 +36,12 @@ export class OpenStreams {
       });
     }
     this.counts.set(tenantId, count + 1);
+    getMetrics().sseConnections.inc();
     let released = false;
     return () => {
       if (released) return;
       released = true;
+      getMetrics().sseConnections.dec();
       const left = this.count(tenantId) - 1;
       if (left > 0) this.counts.set(tenantId, left);
       else this.counts.delete(tenantId);

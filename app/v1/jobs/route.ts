@@ -3,19 +3,22 @@ import { commandInputSchema } from "@/lib/jobs/command";
 import { listModels } from "@/lib/jobs/models";
 import { listJobs } from "@/lib/jobs/read-job";
 import { submitJob } from "@/lib/jobs/submit-job";
+import { recordJobSubmitted } from "@/lib/metrics";
 import { enforceRateLimit } from "@/lib/rate-limit";
 import { readTenantLoad } from "@/lib/system/read-running";
+import { traced } from "@/lib/tracing";
 
 export const dynamic = "force-dynamic";
 
-export const POST = withTenant(async (request: Request, { services, tenantId }) => {
+export const POST = withTenant(traced("POST /v1/jobs", async (request: Request, { services, tenantId }) => {
   const input = await readJsonBody(request, commandInputSchema(services.config.MAX_PROMPT_CHARS));
   await enforceRateLimit(services.redis, tenantId, "submit", services.config.RATE_LIMIT_PER_MINUTE);
   const result = await submitJob({ redis: services.redis, producer: services.producer, models: listModels(services.config) }, tenantId, input);
   const { job } = result;
   if (!result.created) return json(job, 200, { location: `/jobs/${job.job_id}` });
+  recordJobSubmitted({ model: job.model_name, tenantId });
   return json({ job_id: job.job_id, status: job.status, stream_url: job.stream_url }, 202, { location: `/jobs/${job.job_id}` });
-});
+}));
 
 
 export const GET = withTenant(async (request: Request, { services, tenantId }) => {
