@@ -26,5 +26,5 @@ async function startWebTracing(): Promise<void> {
   if (!process.env.OTEL_EXPORTER_OTLP_ENDPOINT) return;
   const { getConfig } = await import("./lib/config");
   const { startTracing } = await import("./lib/tracing");
-  startTracing({ serviceName: "dispatch-web", otlpEndpoint: getConfig().OTEL_EXPORTER_OTLP_ENDPOINT });
+  await startTracing({ serviceName: "dispatch-web", otlpEndpoint: getConfig().OTEL_EXPORTER_OTLP_ENDPOINT });
 }

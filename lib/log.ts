@@ -1,5 +1,6 @@
 import pino, { type Logger } from "pino";
 import { logLevelSchema } from "./config";
+import { activeTraceIds } from "./tracing";
 
 /** How lib code logs: a level, a message and fields. Tests pass a function that collects them. */
 export type Log = (level: "info" | "warn" | "error", message: string, fields?: Record<string, unknown>) => void;
@@ -20,6 +21,8 @@ function rootLogger(): Logger {
       base: undefined,
       messageKey: "message",
       timestamp: pino.stdTimeFunctions.isoTime,
+      // Every line written inside a traced job carries its trace_id and span_id (none when tracing is off).
+      mixin: activeTraceIds,
       formatters: {
         level: (label) => ({ level: label }),
         // Fields whose names look secret are never written.

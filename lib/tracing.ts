@@ -1,12 +1,11 @@
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type TextMapGetter } from "@opentelemetry/api";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { resourceFromAttributes } from "@opentelemetry/resources";
-import { BatchSpanProcessor, NodeTracerProvider, type SpanProcessor } from "@opentelemetry/sdk-trace-node";
+import type { NodeTracerProvider, SpanProcessor } from "@opentelemetry/sdk-trace-node";
 
 /**
  * OpenTelemetry traces across the hop the logs cannot follow: the submit route's span travels in
  * the Kafka message's `traceparent` header (W3C trace context) and the worker continues it. With
- * no OTEL_EXPORTER_OTLP_ENDPOINT nothing is registered: every call below is the API's no-op.
+ * no OTEL_EXPORTER_OTLP_ENDPOINT nothing is registered, nor the SDK loaded: every call below is
+ * the API's no-op.
  */
 
 const holder = globalThis as unknown as { __dispatchTracing?: NodeTracerProvider };
@@ -21,11 +20,16 @@ export interface TracingOptions {
 }
 
 /** Registers the process's tracer provider once, when there is somewhere to send spans; returns it, or undefined (tracing off). */
-export function startTracing(options: TracingOptions): NodeTracerProvider | undefined {
+export async function startTracing(options: TracingOptions): Promise<NodeTracerProvider | undefined> {
   if (holder.__dispatchTracing) return holder.__dispatchTracing;
+  if (!options.otlpEndpoint && !options.spanProcessors?.length) return undefined;
+  const [{ BatchSpanProcessor, NodeTracerProvider }, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
+    import("@opentelemetry/sdk-trace-node"),
+    import("@opentelemetry/exporter-trace-otlp-http"),
+    import("@opentelemetry/resources"),
+  ]);
   const processors = [...(options.spanProcessors ?? [])];
   if (options.otlpEndpoint) processors.push(new BatchSpanProcessor(new OTLPTraceExporter()));
-  if (processors.length === 0) return undefined;
   const provider = new NodeTracerProvider({ resource: resourceFromAttributes({ "service.name": options.serviceName }), spanProcessors: processors });
   // Also sets the W3C trace-context propagator and the AsyncLocalStorage context manager.
   provider.register();
@@ -96,6 +100,19 @@ export function messageTraceContext(headers: Record<string, HeaderValue> | undef
 export function requestTraceContext(request: Request): Context {
   if (trace.getActiveSpan()) return context.active();
   return propagation.extract(ROOT_CONTEXT, Object.fromEntries(request.headers));
+}
+
+/**
+ * A route handler run in a server span, child of the request's trace context (see
+ * requestTraceContext), with the answer's status on it.
+ */
+export function traced<A extends unknown[]>(name: string, handler: (request: Request, ...rest: A) => Promise<Response>): (request: Request, ...rest: A) => Promise<Response> {
+  return (request, ...rest) =>
+    inSpan(name, { kind: SpanKind.SERVER, parent: requestTraceContext(request) }, async (span) => {
+      const response = await handler(request, ...rest);
+      span.setAttribute("http.response.status_code", response.status);
+      return response;
+    });
 }
 
 /** `trace_id` and `span_id` of the active span, for log lines; empty when there is none. */

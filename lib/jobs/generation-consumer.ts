@@ -2,6 +2,7 @@ import type { RunningConsumer, WorkerContext } from "../worker-context";
 import { SUBSCRIPTIONS, TOPICS } from "../topics";
 import { createSubscriber } from "../redis";
 import { consumeInParallel, workerLimits } from "../consume/parallel-consumer";
+import { inSpan, messageTraceContext, SpanKind } from "../tracing";
 import { generationCommandSchema, type GenerationCommand } from "./command";
 import { CANCEL_CHANNEL } from "./keys";
 import { listModels } from "./models";
@@ -39,7 +40,9 @@ export async function startGenerationConsumer(ctx: WorkerContext): Promise<Runni
         });
         return "settled";
       }
-      return (await runGeneration(deps, parsed.command, control)) === "handed-back" ? "handed-back" : "settled";
+      const { job_id, model_name, tenant_id } = parsed.command;
+      const span = { kind: SpanKind.CONSUMER, parent: messageTraceContext(message.headers), attributes: { job_id, model_name, tenant_id, worker_id: workerId } };
+      return (await inSpan("generate", span, () => runGeneration(deps, parsed.command, control))) === "handed-back" ? "handed-back" : "settled";
     },
   });
   log("info", "generation consumer started", { workerId, concurrency: config.WORKER_CONCURRENCY, tenantConcurrency: config.TENANT_CONCURRENCY });

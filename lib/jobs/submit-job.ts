@@ -3,6 +3,7 @@ import type { Message, Producer } from "kafkajs";
 import { ApiError, brokerUnavailable, validationError } from "../errors";
 import type { Redis } from "../redis";
 import { TOPICS } from "../topics";
+import { traceHeaders } from "../tracing";
 import { completeCommand, type CommandInput, type GenerationCommand } from "./command";
 import { addToTenantIndex } from "../tenant-index";
 import { jobHashArgs, jobRecordSchema, type JobField, type JobHash } from "./job-record";
@@ -73,7 +74,7 @@ export async function submitJob(deps: SubmitDeps, tenantId: string, input: Comma
 
   try {
     const producer = await deps.producer();
-    await batcherFor(producer).send({ key: command.tenant_id, value: JSON.stringify(command), headers: { "content-type": "application/json" } });
+    await batcherFor(producer).send({ key: command.tenant_id, value: JSON.stringify(command), headers: { "content-type": "application/json", ...traceHeaders() } });
   } catch {
     await deps.redis.eval(RELEASE_CLAIM, 1, stateKey).catch(() => {});
     throw brokerUnavailable("The job log is unreachable right now; the job was not accepted. Try again shortly.");

@@ -9,6 +9,7 @@ import { createPublicAgent } from "../net/public-agent";
 import { discardUpload, expireUpload, sweepUploads } from "../uploads/upload-store";
 import { createPreflight } from "./preflight-video";
 import { publicationKeys } from "./publication-record";
+import { inSpan, messageTraceContext, SpanKind } from "../tracing";
 
 const SCHEDULER_TICK_MS = 1000;
 
@@ -44,7 +45,8 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
         log("warn", "skipping a message that is not a publication request", { partition: control.partition, offset: message.offset });
         return "settled";
       }
-      const outcome = await runPublication(deps, parsed.publication_id, control);
+      const span = { kind: SpanKind.CONSUMER, parent: messageTraceContext(message.headers), attributes: { publication_id: parsed.publication_id, tenant_id: parsed.tenant_id } };
+      const outcome = await inSpan("publish reel", span, () => runPublication(deps, parsed.publication_id, control));
       if (outcome === "published" || outcome === "failed" || outcome === "timed-out") await releasePublicationUpload(redis, config.DATA_DIR, parsed.publication_id, outcome);
       return outcome === "handed-back" ? "handed-back" : "settled";
     },

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { validationError } from "../errors";
 import { UPLOAD_ID } from "../uploads/upload-store";
 import { CAPTION_LIMITS, countCaption } from "./status";
+import { traceHeaders } from "../tracing";
 
 /** What a client sends to publish a reel or change a scheduled one, and what the worker gets on the log. */
 
@@ -68,5 +69,6 @@ export type PublicationMessage = z.infer<typeof publicationMessageSchema>;
 
 /** The request as a record on reels.publish.requests, keyed by account so an account's publications start in order. */
 export function publicationRequestRecord(message: PublicationMessage): { key: string; value: string; headers: Record<string, string> } {
-  return { key: message.account_id, value: JSON.stringify(message), headers: { "content-type": "application/json" } };
+  // traceparent: the publication's trace goes on in the worker (empty when nothing is traced).
+  return { key: message.account_id, value: JSON.stringify(message), headers: { "content-type": "application/json", ...traceHeaders() } };
 }
