@@ -1,5 +1,5 @@
 import { PEER_HEADER } from "@/lib/auth";
-import { withProblems } from "@/lib/http";
+import { otherMethods, withProblems } from "@/lib/http";
 import { assertMetricsAccess, collectConsumerLag, metricsResponse } from "@/lib/metrics-server";
 import { getServices } from "@/lib/services";
 
@@ -13,3 +13,5 @@ export const GET = withProblems(async (request: Request) => {
   await collectConsumerLag(services.admin);
   return metricsResponse();
 });
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });

@@ -92,7 +92,7 @@ export function buildOpenApiDocument(operations: Operation[] = OPERATIONS) {
       title: "Dispatch",
       version: packageJson.version,
       description:
-        "Reel publishing and generation jobs. Every call takes `Authorization: Bearer <key>` (or the dashboard's session cookie); errors are `application/problem+json`. The sandbox's Graph-compatible surface under `/graph/{version}/…` answers like Meta's Graph API and is documented by Meta, not here.",
+        "Reel publishing and generation jobs. Every call takes `Authorization: Bearer <key>` (or the dashboard's session cookie); errors are `application/problem+json`; a method a path does not list answers 405 with an `Allow` header. The sandbox's Graph-compatible surface under `/graph/{version}/…` answers like Meta's Graph API and is documented by Meta, not here.",
     },
     servers: [{ url: "/" }],
     tags: [

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { commandInputSchema } from "../jobs/command";
 import { FINISH_REASONS, JOB_STATUSES } from "../jobs/status";
-import { publicationInputSchema } from "../reels/publication";
+import { publicationInputSchema, publicationUpdateSchema } from "../reels/publication-input";
 import { PUBLICATION_STATUSES } from "../reels/status";
 import { signInSchema } from "../sessions";
 
@@ -102,6 +102,7 @@ export const SCHEMAS = {
     data: z.array(z.looseObject({ id: z.string(), provider: z.string(), version: z.string(), description: z.string() })),
   }),
   PublicationInput: publicationInputSchema,
+  PublicationUpdate: publicationUpdateSchema,
   Publication: publication,
   PublicationAccepted: accepted("publication_id"),
   PublicationList: z.looseObject({ data: z.array(publication), next_cursor: nullable(z.string()) }),
@@ -121,4 +122,4 @@ export const SCHEMAS = {
 export type SchemaName = keyof typeof SCHEMAS;
 
 /** A request body's schema as clients send it (defaults optional); a response's as the server writes it. */
-export const SCHEMA_IO: Partial<Record<SchemaName, "input">> = { JobCommand: "input", PublicationInput: "input", SignIn: "input" };
+export const SCHEMA_IO: Partial<Record<SchemaName, "input">> = { JobCommand: "input", PublicationInput: "input", PublicationUpdate: "input", SignIn: "input" };

@@ -1,4 +1,5 @@
 import { fileResponse } from "@/lib/file-response";
+import { otherMethods } from "@/lib/http";
 import { scalarBundle } from "@/lib/openapi/reference-bundle";
 
 export const dynamic = "force-dynamic";
@@ -7,3 +8,5 @@ export const dynamic = "force-dynamic";
 export function GET(request: Request): Response {
   return fileResponse(request, scalarBundle());
 }
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });

@@ -1,7 +1,9 @@
-import { json, withProblems } from "@/lib/http";
+import { json, otherMethods, withProblems } from "@/lib/http";
 import { openApiDocument } from "@/lib/openapi/document";
 
 export const dynamic = "force-dynamic";
 
 /** The OpenAPI 3.1 document of the public API; open, as it holds no tenant data. */
 export const GET = withProblems(async () => json(openApiDocument()));
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });

@@ -1,4 +1,4 @@
-import { json } from "@/lib/http";
+import { json, otherMethods } from "@/lib/http";
 
 export const dynamic = "force-dynamic";
 
@@ -6,3 +6,5 @@ export const dynamic = "force-dynamic";
 export function GET(): Response {
   return json({ status: "ok" });
 }
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });

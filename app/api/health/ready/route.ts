@@ -1,8 +1,10 @@
 import { checkReadiness, readinessResponse } from "@/lib/health";
-import { withProblems } from "@/lib/http";
+import { otherMethods, withProblems } from "@/lib/http";
 import { getServices } from "@/lib/services";
 
 export const dynamic = "force-dynamic";
 
 /** Readiness: Redis, the broker and at least one worker; 503 problem+json naming what is not ready. */
 export const GET = withProblems(async () => readinessResponse(await checkReadiness(getServices())));
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });
