@@ -23,6 +23,8 @@ const ROUND_TRIP_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1
 
 /** The consumers of this process, read at every scrape. */
 const consumerStats = new Map<string, () => ConsumerStats>();
+/** The log-end offset of each partition a consumer fetched from, as its last batch said, by consumer and partition. */
+const highWatermarks = new Map<string, Map<number, number>>();
 
 function createMetrics() {
   const registry = new Registry();
@@ -71,6 +73,23 @@ function createMetrics() {
       collect() {
         this.reset();
         for (const [consumer, stats] of consumerStats) for (const w of stats().windows) this.set({ consumer, partition: String(w.partition) }, w.buffered);
+      },
+    }),
+    consumerPartitionLag: new Gauge({
+      name: `${PREFIX}consumer_partition_lag`,
+      help: "Messages of a partition this worker holds past its committed offset: the log-end offset its last fetch saw minus the committed one.",
+      labelNames: ["consumer", "partition"],
+      registers,
+      collect() {
+        this.reset();
+        for (const [consumer, stats] of consumerStats) {
+          const ends = highWatermarks.get(consumer);
+          for (const w of stats().windows) {
+            const end = ends?.get(w.partition);
+            const committed = w.committed ?? w.watermark;
+            if (end !== undefined && committed !== null) this.set({ consumer, partition: String(w.partition) }, Math.max(0, end - Number(committed)));
+          }
+        }
       },
     }),
     consumerLag: new Gauge({
@@ -183,6 +202,18 @@ export function observeConsumers(presence: WorkerPresence): WorkerPresence {
 }
 
 const timed = new WeakSet<object>();
+
+/** What a consumer's fetch said of a partition's log end (kafkajs's batch.highWatermark). */
+export function recordHighWatermark(consumer: string, partition: number, highWatermark: string): void {
+  let ends = highWatermarks.get(consumer);
+  if (!ends) highWatermarks.set(consumer, (ends = new Map()));
+  ends.set(partition, Number(highWatermark));
+}
+
+/** A webhook delivery attempt and how it ended (delivered, failed, disabled…); for lib/webhooks. */
+export function recordWebhookDelivery(event: string, outcome: string): void {
+  getMetrics().webhookDeliveries.inc({ event, outcome });
+}
 
 /**
  * Times every command of this client from send to answer (a pipeline's commands each count), and

@@ -2,6 +2,7 @@ import type { Consumer, EachBatchPayload, KafkaMessage } from "kafkajs";
 import { createWorkerConsumer } from "../kafka";
 import type { Config } from "../config";
 import type { Log } from "../log";
+import { recordHighWatermark } from "../metrics";
 import { abortableSleep } from "../sleep";
 import { withTimeout } from "../with-timeout";
 import type { WorkerContext } from "../worker-context";
@@ -130,6 +131,7 @@ class ParallelRunner {
     }
     // The next fetch goes on after this batch; nothing is committed by kafkajs (autoCommit is off).
     resolveOffset(batch.messages[batch.messages.length - 1].offset);
+    recordHighWatermark(this.opts.name, batch.partition, batch.highWatermark);
     // Paused again even if it was: a rebalance may have let kafkajs fetch a paused partition again.
     if (window.size >= this.opts.maxBuffered) window.resume = pause();
     this.pump();

@@ -196,6 +196,14 @@ describe("GET /metrics", () => {
     expect(get(after, `dispatch_consumer_capacity{consumer="generation"}`)).toBe(64);
     expect(get(after, `dispatch_consumer_running{consumer="generation"}`)).toBe(0);
     expect(get(after, `dispatch_broker_round_trip_seconds_count{client="producer",api="Produce"}`)).toBeGreaterThanOrEqual(3);
+    // The partition the jobs were on: lag once they were fetched, none once the worker committed past them.
+    await waitFor(
+      async () => {
+        const lags = [...(await workerMetrics())].filter(([key]) => key.startsWith(`dispatch_consumer_partition_lag{consumer="generation"`));
+        return lags.length > 0 && lags.every(([, lag]) => lag === 0);
+      },
+      { timeoutMs: 15_000, what: "the worker's partition lag to reach 0" },
+    );
   });
 });
 
