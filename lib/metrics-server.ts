@@ -13,10 +13,11 @@ const isLoopback = (address: string) => address === "::1" || /^(::ffff:)?127\./.
 
 /**
  * Who may read /metrics: with METRICS_TOKEN, whoever sends it as a bearer token; without it, a
- * client on this machine only (a loopback peer that no local proxy forwarded), so a default
- * deployment never shows its tenants' names and volumes to the network.
+ * client on this machine only (a loopback peer, and loopback every address a proxy forwarded for:
+ * Next itself adds the peer to X-Forwarded-For), so a default deployment never shows its tenants'
+ * names and volumes to the network.
  */
-export function assertMetricsAccess(request: { authorization: string | null; peer: string | undefined; forwarded: boolean }, token: string | undefined): void {
+export function assertMetricsAccess(request: { authorization: string | null; peer: string | undefined; forwardedFor: string | null }, token: string | undefined): void {
   if (token) {
     const sent = /^Bearer\s+(.+)$/i.exec(request.authorization ?? "")?.[1]?.trim() ?? "";
     const a = Buffer.from(sent);
@@ -24,7 +25,8 @@ export function assertMetricsAccess(request: { authorization: string | null; pee
     if (a.length === b.length && timingSafeEqual(a, b)) return;
     throw new ApiError("unauthorized", "GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`.");
   }
-  if (request.peer && isLoopback(request.peer) && !request.forwarded) return;
+  const forwarded = request.forwardedFor?.split(",").map((a) => a.trim()) ?? [];
+  if (request.peer && isLoopback(request.peer) && forwarded.every(isLoopback)) return;
   throw new ApiError("forbidden", "GET /metrics answers this machine only; set METRICS_TOKEN to scrape it from elsewhere.");
 }
 
@@ -98,7 +100,7 @@ async function answer(request: http.IncomingMessage, options: OperationsServerOp
   const routes: Record<string, () => Promise<Response>> = {
     "/metrics": async () => {
       assertMetricsAccess(
-        { authorization: request.headers.authorization ?? null, peer: request.socket.remoteAddress, forwarded: Boolean(request.headers["x-forwarded-for"]) },
+        { authorization: request.headers.authorization ?? null, peer: request.socket.remoteAddress, forwardedFor: request.headers["x-forwarded-for"]?.toString() ?? null },
         options.token,
       );
       return metricsResponse();

@@ -82,6 +82,15 @@ function operationObject(operation: Operation) {
   };
 }
 
+const TAGS: { name: Operation["tag"]; description: string }[] = [
+  { name: "Jobs", description: "Generation jobs: submit, read, stream, cancel." },
+  { name: "Reels", description: "Reel publications through the Graph container flow." },
+  { name: "Accounts", description: "The tenant's publishing accounts." },
+  { name: "Webhooks", description: "Signed deliveries of job and reel events (Standard Webhooks)." },
+  { name: "Session", description: "The dashboard's sign-in." },
+  { name: "Operations", description: "Health, readiness, metrics and this document." },
+];
+
 export function buildOpenApiDocument(operations: Operation[] = OPERATIONS) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const operation of operations) (paths[operation.path] ??= {})[operation.method] = operationObject(operation);
@@ -95,14 +104,7 @@ export function buildOpenApiDocument(operations: Operation[] = OPERATIONS) {
         "Reel publishing and generation jobs. Every call takes `Authorization: Bearer <key>` (or the dashboard's session cookie); errors are `application/problem+json`; a method a path does not list answers 405 with an `Allow` header. The sandbox's Graph-compatible surface under `/graph/{version}/…` answers like Meta's Graph API and is documented by Meta, not here.",
     },
     servers: [{ url: "/" }],
-    tags: [
-      { name: "Jobs", description: "Generation jobs: submit, read, stream, cancel." },
-      { name: "Reels", description: "Reel publications through the Graph container flow." },
-      { name: "Accounts", description: "The tenant's publishing accounts." },
-      { name: "Webhooks", description: "Signed deliveries of job and reel events (Standard Webhooks)." },
-      { name: "Session", description: "The dashboard's sign-in." },
-      { name: "Operations", description: "Health, readiness, metrics and this document." },
-    ],
+    tags: TAGS.filter((tag) => operations.some((o) => o.tag === tag.name)),
     paths,
     components: {
       schemas,

@@ -15,5 +15,6 @@ test("the API reference page renders the OpenAPI document, loading nothing from 
   await expect(reference.getByText("Submit a generation job").first()).toBeVisible({ timeout: 30_000 });
   await expect(reference.getByText("Stream a job's tokens").first()).toBeVisible();
   await screenshot(page, "api-reference");
+  await page.screenshot({ path: "test-results/screenshots/api-reference-viewport.png" });
   expect(foreign).toEqual([]);
 });
