@@ -23,7 +23,8 @@ export async function register(): Promise<void> {
 
 /** Traces, only when OTEL_EXPORTER_OTLP_ENDPOINT is set (lib/tracing.ts); Next then traces each request too. */
 async function startWebTracing(): Promise<void> {
-  if (!process.env.OTEL_EXPORTER_OTLP_ENDPOINT) return;
+  // The runtime check again, so the Edge build drops this function's imports as it does register's.
+  if (process.env.NEXT_RUNTIME !== "nodejs" || !process.env.OTEL_EXPORTER_OTLP_ENDPOINT) return;
   const { getConfig } = await import("./lib/config");
   const { startTracing } = await import("./lib/tracing");
   await startTracing({ serviceName: "dispatch-web", otlpEndpoint: getConfig().OTEL_EXPORTER_OTLP_ENDPOINT });

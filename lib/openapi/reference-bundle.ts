@@ -10,7 +10,8 @@ import type { FileToServe } from "../file-response";
 export const SCALAR_BUNDLE = path.join("node_modules", "@scalar", "api-reference", "dist", "browser", "standalone.js");
 
 export function scalarBundle(root = process.cwd()): FileToServe {
-  const file = path.join(root, SCALAR_BUNDLE);
+  // Not traced by the build: the image copies node_modules whole (Dockerfile).
+  const file = path.join(/*turbopackIgnore: true*/ root, SCALAR_BUNDLE);
   const { size, mtimeMs } = statSync(file);
   return {
     path: file,
