@@ -1,6 +1,7 @@
 import { z } from "zod";
 import packageJson from "../../package.json";
 import { SESSION_COOKIE } from "../sessions";
+import { commandInputSchema } from "../jobs/command";
 import { OPERATIONS, type Operation } from "./operations";
 import { SCHEMA_IO, SCHEMAS, type SchemaName } from "./schemas";
 
@@ -91,10 +92,13 @@ const TAGS: { name: Operation["tag"]; description: string }[] = [
   { name: "Operations", description: "Health, readiness, metrics and this document." },
 ];
 
-export function buildOpenApiDocument(operations: Operation[] = OPERATIONS) {
+/** The document; the command's prompt limit is the deployment's (MAX_PROMPT_CHARS), as the route validates with it. */
+export function buildOpenApiDocument(options: { maxPromptChars?: number; operations?: Operation[] } = {}) {
+  const operations = options.operations ?? OPERATIONS;
+  const named: Record<SchemaName, z.ZodType> = { ...SCHEMAS, JobCommand: commandInputSchema(options.maxPromptChars) };
   const paths: Record<string, Record<string, unknown>> = {};
   for (const operation of operations) (paths[operation.path] ??= {})[operation.method] = operationObject(operation);
-  const schemas = Object.fromEntries(Object.entries(SCHEMAS).map(([name, schema]) => [name, jsonSchema(schema, SCHEMA_IO[name as SchemaName] ?? "output")]));
+  const schemas = Object.fromEntries(Object.entries(named).map(([name, schema]) => [name, jsonSchema(schema, SCHEMA_IO[name as SchemaName] ?? "output")]));
   return {
     openapi: "3.1.1",
     info: {
@@ -117,10 +121,10 @@ export function buildOpenApiDocument(operations: Operation[] = OPERATIONS) {
   };
 }
 
-let built: ReturnType<typeof buildOpenApiDocument> | undefined;
+let built: { maxPromptChars: number; document: ReturnType<typeof buildOpenApiDocument> } | undefined;
 
 /** The document, built once per process. */
-export function openApiDocument() {
-  built ??= buildOpenApiDocument();
-  return built;
+export function openApiDocument(maxPromptChars: number) {
+  if (built?.maxPromptChars !== maxPromptChars) built = { maxPromptChars, document: buildOpenApiDocument({ maxPromptChars }) };
+  return built.document;
 }

@@ -85,6 +85,7 @@ const accepted = (id: "job_id" | "publication_id") => z.looseObject({ [id]: z.uu
 /** Request and response schemas by the name they have under `components.schemas`. */
 export const SCHEMAS = {
   Problem: problem,
+  /** At the default prompt limit; the document uses the deployment's. */
   JobCommand: commandInputSchema(),
   Job: job,
   JobAccepted: accepted("job_id").extend({ stream_url: z.string() }),

@@ -93,10 +93,13 @@ describe("the OpenAPI document", () => {
     expect(document.components.schemas.JobCommand).toMatchObject({ additionalProperties: false, required: ["tenant_id", "model_name", "prompt"] });
   });
 
-  it("is served at GET /v1/openapi.json", async () => {
+  it("is served at GET /v1/openapi.json, with this deployment's prompt limit", async () => {
+    Object.assign(process.env, { REDIS_URL: "redis://127.0.0.1:1", KAFKA_BROKERS: "127.0.0.1:1", API_KEYS: "acme:acme-key-0123456789abcdef", MAX_PROMPT_CHARS: "1000" });
     const response = await GET(new Request("http://dispatch.test/v1/openapi.json"), undefined);
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toBe("application/json");
-    expect(await response.json()).toEqual(JSON.parse(JSON.stringify(document)));
+    const served = await response.json();
+    expect(served.components.schemas.JobCommand.properties.prompt.maxLength).toBe(1000);
+    expect(served).toEqual(JSON.parse(JSON.stringify(buildOpenApiDocument({ maxPromptChars: 1000 }))));
   });
 });

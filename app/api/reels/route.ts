@@ -3,10 +3,11 @@ import { listPublications } from "@/lib/reels/read-publication";
 import { publicationInputSchema } from "@/lib/reels/publication-input";
 import { submitPublication } from "@/lib/reels/submit-publication";
 import { enforceRateLimit } from "@/lib/rate-limit";
+import { traced } from "@/lib/tracing";
 
 export const dynamic = "force-dynamic";
 
-export const POST = withTenant(async (request: Request, { services, tenantId }) => {
+export const POST = withTenant(traced("POST /api/reels", async (request: Request, { services, tenantId }) => {
   const input = await readJsonBody(request, publicationInputSchema);
   await enforceRateLimit(services.redis, tenantId, "submit", services.config.RATE_LIMIT_PER_MINUTE);
   const { created, publication } = await submitPublication(
@@ -18,7 +19,7 @@ export const POST = withTenant(async (request: Request, { services, tenantId }) 
   const location = `/api/reels/${publication.publication_id}`;
   if (!created) return json(publication, 200, { location });
   return json({ publication_id: publication.publication_id, status: publication.status }, 202, { location });
-});
+}));
 
 
 export const GET = withTenant(async (request: Request, { services, tenantId }) => {
