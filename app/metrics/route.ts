@@ -14,4 +14,4 @@ export const GET = withProblems(async (request: Request) => {
   return metricsResponse();
 });
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET });

@@ -9,4 +9,4 @@ export function GET(request: Request): Response {
   return fileResponse(request, scalarBundle());
 }
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET });

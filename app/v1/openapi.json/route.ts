@@ -7,4 +7,4 @@ export const dynamic = "force-dynamic";
 /** The OpenAPI 3.1 document of the public API; open, as it holds no tenant data. */
 export const GET = withProblems(async () => json(openApiDocument(getConfig().MAX_PROMPT_CHARS)));
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET });

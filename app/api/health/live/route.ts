@@ -7,4 +7,4 @@ export function GET(): Response {
   return json({ status: "ok" });
 }
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET });

@@ -7,4 +7,4 @@ export const dynamic = "force-dynamic";
 /** Readiness: Redis, the broker and at least one worker; 503 problem+json naming what is not ready. */
 export const GET = withProblems(async () => readinessResponse(await checkReadiness(getServices())));
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods({ GET });
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET });
