@@ -1,9 +1,11 @@
+import { spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
+import path from "node:path";
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-node";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startMockBroker, type MockBroker } from "../../scripts/lib/kafka-mock";
 import type { RunningConsumer } from "@/lib/worker-context";
-import { readTopic, waitFor } from "../helpers";
+import { readTopic, ROOT, waitFor } from "../helpers";
 
 /**
  * A trace across the topic: the submit route and the worker's consumer run in this process with
@@ -111,26 +113,23 @@ describe("a trace across the topic", () => {
     });
   });
 
-  it("every log line the worker writes inside a traced job carries its trace_id", async () => {
-    const { activeTraceIds, inSpan } = await import("@/lib/tracing");
-    const { createLog } = await import("@/lib/log");
-    const written: string[] = [];
-    const write = process.stderr.write.bind(process.stderr);
-    // The log writes JSON lines to stderr: read them back as a log shipper would.
-    process.stderr.write = ((chunk: string) => (written.push(String(chunk)), true)) as typeof process.stderr.write;
-    let traceId = "";
-    try {
-      await inSpan("logging", {}, async () => {
-        traceId = activeTraceIds().trace_id!;
-        createLog("test")("info", "inside a span");
-      });
-      createLog("test")("info", "outside any span");
-    } finally {
-      process.stderr.write = write;
-    }
-    const lines = written.map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines.find((l) => l.message === "inside a span")).toMatchObject({ trace_id: traceId, span_id: expect.stringMatching(/^[0-9a-f]{16}$/) });
+  it("every log line written inside a traced job carries its trace_id, and none outside", async () => {
+    // A process of its own, as the log writes straight to file descriptor 2.
+    const script = `
+      const { startTracing, inSpan, activeTraceIds } = await import(${JSON.stringify(path.join(ROOT, "lib/tracing.ts"))});
+      const { createLog } = await import(${JSON.stringify(path.join(ROOT, "lib/log.ts"))});
+      const { InMemorySpanExporter, SimpleSpanProcessor } = await import("@opentelemetry/sdk-trace-node");
+      await startTracing({ serviceName: "log-test", spanProcessors: [new SimpleSpanProcessor(new InMemorySpanExporter())] });
+      await inSpan("job", {}, async () => createLog("worker:test")("info", "inside a span", { expected: activeTraceIds().trace_id }));
+      createLog("worker:test")("info", "outside any span");`;
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: "info" } });
+    let stderr = "";
+    child.stderr.on("data", (d) => (stderr += d));
+    expect(await new Promise((resolve) => child.once("exit", resolve))).toBe(0);
+    const lines = stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const inside = lines.find((l) => l.message === "inside a span")!;
+    expect(inside.expected).toMatch(/^[0-9a-f]{32}$/);
+    expect(inside).toMatchObject({ trace_id: inside.expected, span_id: expect.stringMatching(/^[0-9a-f]{16}$/) });
     expect(lines.find((l) => l.message === "outside any span")).not.toHaveProperty("trace_id");
-    expect(traceId).toMatch(/^[0-9a-f]{32}$/);
   });
 });
