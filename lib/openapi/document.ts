@@ -79,6 +79,7 @@ function operationObject(operation: Operation) {
     security: SECURITY[operation.auth],
     ...(params.length ? { parameters: params } : {}),
     ...(operation.body ? { requestBody: { required: true, content: { "application/json": { schema: ref(operation.body) } } } } : {}),
+    ...(operation.bytes ? { requestBody: { required: true, content: Object.fromEntries(operation.bytes.map((type) => [type, type.startsWith("multipart/") ? { schema: { type: "object", properties: { file: { type: "string", contentMediaType: "video/mp4" } } } } : {}])) } } : {}),
     responses,
   };
 }

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { pageQuerySchema } from "../http";
+import { UPLOAD_CONTENT_TYPES } from "../uploads/receive-upload";
 import type { SchemaName } from "./schemas";
 
 /**
@@ -32,6 +33,8 @@ export interface Operation {
   params?: Record<string, string>;
   query?: z.ZodObject;
   body?: SchemaName;
+  /** A body of bytes instead of JSON: its media types. */
+  bytes?: readonly string[];
   /** Answers by status: a schema name for JSON, or another body. */
   responses: Record<number, { description: string } & Body>;
   /** Error statuses beyond the common ones, with when they happen. */
@@ -191,6 +194,17 @@ export const OPERATIONS: Operation[] = [
     params: publicationId,
     responses: { 202: { description: "Queued again", json: "PublicationAccepted" } },
     errors: { 404: "Unknown or another tenant's publication", 409: "The publication is not TIMED_OUT" },
+  },
+  {
+    method: "post",
+    path: "/api/uploads",
+    tag: "Reels",
+    summary: "Upload a video from disk, to publish by its upload_id",
+    description: "The bytes as the body (video/mp4, video/quicktime) or a multipart form whose first file part is the video. Streamed to disk; one upload serves one publication.",
+    auth: "tenant",
+    bytes: [...UPLOAD_CONTENT_TYPES, "multipart/form-data"],
+    responses: { 201: { description: "Stored", json: "Upload" } },
+    errors: { 413: "Over UPLOAD_MAX_BYTES, or past the tenant's UPLOAD_TENANT_QUOTA_BYTES", 415: "Not a video type or a multipart form", 422: "Not a video the MP4 probe can read" },
   },
   {
     method: "get",

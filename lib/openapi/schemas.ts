@@ -113,6 +113,7 @@ export const SCHEMAS = {
   AccountList: z.looseObject({ data: z.array(z.looseObject({ account_id: z.string(), sandbox: z.boolean(), username: nullable(z.string()).optional() })) }),
   PostList: z.looseObject({ data: z.array(z.looseObject({ id: z.string() })) }),
   SignIn: signInSchema,
+  Upload: z.looseObject({ upload_id: z.string(), size: z.number().int() }),
   Session: z.looseObject({ tenant_id: z.string() }),
   Health: z.looseObject({ status: z.enum(["ok", "unavailable"]), failing: z.array(z.string()) }),
   Live: z.looseObject({ status: z.literal("ok") }),
