@@ -50,6 +50,16 @@ export function ApiReference({ documentUrl, scriptUrl }: { documentUrl: string; 
           showDeveloperTools: "never",
           documentDownloadType: "json",
         });
+        // Scalar renders a <main> of its own inside the dashboard's: one page, one main landmark.
+        const demote = () => container.current?.querySelectorAll("main").forEach((main) => {
+            main.setAttribute("role", "region");
+            main.setAttribute("aria-label", "API reference");
+          });
+        demote();
+        const observer = new MutationObserver(demote);
+        observer.observe(container.current, { childList: true, subtree: true });
+        const destroy = reference.destroy?.bind(reference);
+        reference = { destroy: () => (observer.disconnect(), destroy?.()) };
       },
       () => {
         if (container.current) container.current.textContent = "The API reference could not be loaded; the document itself is at " + documentUrl;
