@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { pageQuerySchema } from "../http";
+import { deliveriesQuerySchema } from "../webhooks/deliveries";
 import { UPLOAD_CONTENT_TYPES } from "../uploads/receive-upload";
 import type { SchemaName } from "./schemas";
 
@@ -45,6 +46,7 @@ export interface Operation {
 
 const jobId = { id: "The job's id (a UUID)." };
 const publicationId = { id: "The publication's id (a UUID)." };
+const webhookId = { id: "The webhook's id (wh_…)." };
 
 const jobRoutes = (prefix: "" | "/v1"): Operation[] => [
   {
@@ -223,6 +225,66 @@ export const OPERATIONS: Operation[] = [
     params: { account_id: "One of the tenant's accounts." },
     responses: { 200: { description: "The posts", json: "PostList" } },
     errors: { 404: "Not one of the tenant's accounts" },
+  },
+  {
+    method: "post",
+    path: "/v1/webhooks",
+    tag: "Webhooks",
+    summary: "Subscribe a URL to job and reel events",
+    description: "Deliveries follow Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature` (v1, HMAC-SHA256 with the secret), a JSON body `{type, timestamp, data}`; retried with backoff for at least 24 h.",
+    auth: "tenant",
+    body: "WebhookInput",
+    responses: { 201: { description: "Created; the secret is in this answer only", json: "WebhookCreated" } },
+    errors: { 409: "The tenant has as many webhooks as it may" },
+  },
+  {
+    method: "get",
+    path: "/v1/webhooks",
+    tag: "Webhooks",
+    summary: "The tenant's webhooks (without secrets)",
+    auth: "tenant",
+    responses: { 200: { description: "The webhooks", json: "WebhookList" } },
+  },
+  {
+    method: "get",
+    path: "/v1/webhooks/{id}",
+    tag: "Webhooks",
+    summary: "Read a webhook",
+    auth: "tenant",
+    params: webhookId,
+    responses: { 200: { description: "The webhook", json: "Webhook" } },
+    errors: { 404: "Unknown or another tenant's webhook" },
+  },
+  {
+    method: "delete",
+    path: "/v1/webhooks/{id}",
+    tag: "Webhooks",
+    summary: "Delete a webhook",
+    auth: "tenant",
+    params: webhookId,
+    responses: { 204: { description: "Deleted", empty: true } },
+    errors: { 404: "Unknown or another tenant's webhook" },
+  },
+  {
+    method: "get",
+    path: "/v1/webhooks/{id}/deliveries",
+    tag: "Webhooks",
+    summary: "Every delivery attempt, newest first",
+    auth: "tenant",
+    params: webhookId,
+    query: deliveriesQuerySchema,
+    responses: { 200: { description: "The attempts", json: "DeliveryList" } },
+    errors: { 404: "Unknown or another tenant's webhook" },
+  },
+  {
+    method: "post",
+    path: "/v1/webhooks/{id}/deliveries/{delivery_id}/resend",
+    tag: "Webhooks",
+    summary: "Deliver an event again",
+    auth: "tenant",
+    params: { ...webhookId, delivery_id: "The delivery's id (msg_…)." },
+    responses: { 202: { description: "Queued for delivery", json: "DeliveryResent" } },
+    errors: { 404: "Unknown webhook or delivery" },
   },
   {
     method: "post",

@@ -4,6 +4,8 @@ import { FINISH_REASONS, JOB_STATUSES } from "../jobs/status";
 import { publicationInputSchema, publicationUpdateSchema } from "../reels/publication-input";
 import { PUBLICATION_STATUSES } from "../reels/status";
 import { signInSchema } from "../sessions";
+import { WEBHOOK_EVENT_TYPES } from "../webhooks/events";
+import { webhookInputSchema } from "../webhooks/input";
 
 /**
  * The named schemas of the OpenAPI document. Request bodies are the very zod schemas the routes
@@ -80,6 +82,16 @@ const publication = z.looseObject({
   updated_at: isoTime,
 });
 
+const webhook = z.looseObject({
+  id: z.string(),
+  url: z.string(),
+  events: z.array(z.enum(WEBHOOK_EVENT_TYPES)),
+  created_at: isoTime,
+  status: z.enum(["enabled", "disabled"]),
+  disabled_at: nullable(isoTime),
+  disabled_reason: nullable(z.string()),
+});
+
 const accepted = (id: "job_id" | "publication_id") => z.looseObject({ [id]: z.uuid(), status: z.string() });
 
 /** Request and response schemas by the name they have under `components.schemas`. */
@@ -113,6 +125,25 @@ export const SCHEMAS = {
   AccountList: z.looseObject({ data: z.array(z.looseObject({ account_id: z.string(), sandbox: z.boolean(), username: nullable(z.string()).optional() })) }),
   PostList: z.looseObject({ data: z.array(z.looseObject({ id: z.string() })) }),
   SignIn: signInSchema,
+  WebhookInput: webhookInputSchema({ allowPrivate: false }),
+  Webhook: webhook,
+  WebhookCreated: webhook.extend({ secret: z.string().meta({ description: "whsec_…: shown here only, once." }) }),
+  WebhookList: z.looseObject({ data: z.array(webhook) }),
+  DeliveryList: z.looseObject({
+    data: z.array(
+      z.looseObject({
+        id: z.string(),
+        event_type: z.enum(WEBHOOK_EVENT_TYPES),
+        attempt: z.number().int(),
+        status_code: nullable(z.number().int()),
+        attempted_at: isoTime,
+        delivered_at: nullable(isoTime),
+        next_attempt_at: nullable(isoTime),
+        error: z.string().optional(),
+      }),
+    ),
+  }),
+  DeliveryResent: z.looseObject({ id: z.string(), status: z.literal("pending") }),
   Upload: z.looseObject({ upload_id: z.string(), size: z.number().int() }),
   Session: z.looseObject({ tenant_id: z.string() }),
   Health: z.looseObject({ status: z.enum(["ok", "unavailable"]), failing: z.array(z.string()) }),
@@ -124,4 +155,4 @@ export const SCHEMAS = {
 export type SchemaName = keyof typeof SCHEMAS;
 
 /** A request body's schema as clients send it (defaults optional); a response's as the server writes it. */
-export const SCHEMA_IO: Partial<Record<SchemaName, "input">> = { JobCommand: "input", PublicationInput: "input", PublicationUpdate: "input", SignIn: "input" };
+export const SCHEMA_IO: Partial<Record<SchemaName, "input">> = { JobCommand: "input", PublicationInput: "input", PublicationUpdate: "input", SignIn: "input", WebhookInput: "input" };
