@@ -4,6 +4,7 @@ import type { Redis } from "../redis";
 import { abortableSleep } from "../sleep";
 import { attemptDelivery, claimDueDeliveries, type AttemptOutcome } from "./attempt-delivery";
 import type { RetryPolicy } from "./backoff";
+import { recordWebhookDelivery } from "../metrics";
 
 export interface DeliveryLoopOptions {
   redis: Redis;
@@ -39,7 +40,10 @@ export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
 
   const run = (id: string, token: number) => {
     const attempt = attemptDelivery(options, id, token)
-      .then((attempt) => options.onAttempt?.(attempt))
+      .then((attempt) => {
+        recordWebhookDelivery(attempt.eventType, attempt.outcome);
+        options.onAttempt?.(attempt);
+      })
       .catch((error) => options.log("error", "webhook attempt could not be recorded; it is tried again when its lease ends", { delivery_id: id, error: String(error) }))
       .finally(() => {
         running.delete(attempt);
