@@ -53,6 +53,7 @@ function scriptedGraph(script: { create?: Step<CreateContainerAnswer>[]; read?: 
       return script.media ?? [];
     },
     readAccount: async (account) => ({ id: account.accountId }),
+    readPublishingLimit: async () => ({ quota_usage: 0, quota_total: 100, quota_duration: 86400 }),
   };
   return { graph, calls };
 }
