@@ -82,7 +82,7 @@ async function route(call: GraphCall, path: string[], rest: string): Promise<Res
   if (!id || extra.length > 0) throw unknownPath(`/${rest}`);
   const caller = await requireValidToken(call); // Graph checks the token before it says anything about the object
   let throttled = false;
-  const response = await answerFor(call, id, edge, rest).catch((error: unknown) => {
+  const response = await answerFor(call, id, edge).catch((error: unknown) => {
     if (!(error instanceof GraphError)) throw error;
     throttled = isRateLimitCode(error.code);
     return graphErrorResponse(error);
@@ -90,7 +90,7 @@ async function route(call: GraphCall, path: string[], rest: string): Promise<Res
   return withUsageHeaders(call.deps, response, caller, throttled);
 }
 
-async function answerFor(call: GraphCall, id: string, edge: string | undefined, rest: string): Promise<Response> {
+async function answerFor(call: GraphCall, id: string, edge: string | undefined): Promise<Response> {
   if (edge === undefined) return readNode(call, id);
 
   const account = await findSandboxAccount(call.deps, id);
