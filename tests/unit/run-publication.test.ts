@@ -275,11 +275,12 @@ describe("runPublication", () => {
       },
     },
     {
-      name: "a permanent publish error (quota) → FAILED, wait-quota",
+      name: "the publishing limit at publish (9/2207042) → SCHEDULED for the quota window, not FAILED",
       script: { create: [created()], read: [status("FINISHED")], publish: [graphError(9, 2207042, "Application request limit reached")] },
-      outcome: "failed",
+      outcome: "deferred",
       expect: (p) => {
-        expect(p.error).toMatchObject({ code: 9, subcode: 2207042, classification: "wait-quota" });
+        expect(p).toMatchObject({ status: "SCHEDULED", scheduled_reason: "quota", error: null, container_id: CONTAINER });
+        expect(Date.parse(p.publish_at ?? "")).toBeGreaterThan(Date.now());
       },
     },
   ];
