@@ -350,7 +350,8 @@ describe("the publishing quota", () => {
     expect((await Promise.all(first.map(settled))).map((p) => p.status)).toEqual(["PUBLISHED", "PUBLISHED"]);
     const third = await submit(account_id, `q3 ${randomUUID()}`);
     const waiting = await reaches(third, (p) => p.status !== "QUEUED" && p.status !== "CREATING" && p.status !== "PROCESSING" && p.status !== "PUBLISHING", "to wait or settle");
-    expect(waiting).toMatchObject({ status: "SCHEDULED", scheduled_reason: "quota", error: null });
+    // Refused before any container was made: the quota is read first.
+    expect(waiting).toMatchObject({ status: "SCHEDULED", scheduled_reason: "quota", error: null, container_id: null });
     // Tried again when the window frees the oldest slot: 24 h after the first publish.
     const publishedAt = Date.parse((await get(first[0]!)).updated_at);
     expect(Math.abs(Date.parse(waiting.publish_at ?? "") - (publishedAt + 86_400_000))).toBeLessThan(60_000);
