@@ -13,7 +13,7 @@ import { createSandboxAccount, FAULT_KINDS, findSandboxAccount, queueFault, setP
  *   POST /_sandbox/accounts/{id}/token            {state}                      → the token expires, is revoked, or a new one
  *   POST /_sandbox/accounts/{id}/faults           {on, code, error_subcode?, count} → the next `count` calls fail so
  *   PUT  /_sandbox/accounts/{id}/quota            {quota_total}                → the account's 24 h publishing limit
- * Only from this machine (and not through a proxy), or with `Authorization: Bearer $SANDBOX_ADMIN_TOKEN`.
+ * Only from this machine (not through a proxy), or with `Authorization: Bearer $SANDBOX_ADMIN_TOKEN`.
  * Errors are Dispatch's problem+json: nothing here pretends to be Graph.
  */
 
@@ -74,15 +74,19 @@ export async function handleControlRequest(request: Request, deps: SandboxDeps, 
   }
 }
 
-/** Loopback peer without a proxy in between (a proxy adds X-Forwarded-For), or the admin token. */
+/**
+ * The admin token, or a caller on this machine: a loopback peer whose last X-Forwarded-For entry
+ * (Next sets it to the peer when absent; a proxy here appends the client it serves) is loopback too.
+ */
 function mayControl(request: Request, adminToken: string | undefined): boolean {
   const header = request.headers.get("authorization");
   const bearer = header ? /^Bearer\s+(\S+)$/i.exec(header.trim())?.[1] : undefined;
   if (adminToken && bearer) return timingSafeEqual(digest(bearer), digest(adminToken));
-  const peer = request.headers.get(PEER_HEADER)?.trim() ?? "";
-  const loopback = peer === "::1" || /^(::ffff:)?127\.\d+\.\d+\.\d+$/.test(peer);
-  return loopback && !request.headers.has("x-forwarded-for");
+  const forwarded = request.headers.get("x-forwarded-for")?.split(",").at(-1)?.trim();
+  return isLoopback(request.headers.get(PEER_HEADER)?.trim() ?? "") && (forwarded === undefined || isLoopback(forwarded));
 }
+
+const isLoopback = (address: string) => address === "::1" || /^(::ffff:)?127\.\d+\.\d+\.\d+$/.test(address);
 
 function allow(method: string, expected: string): void {
   if (method !== expected) throw new ApiError("method-not-allowed", `This control answers ${expected}.`, undefined, { Allow: expected });
