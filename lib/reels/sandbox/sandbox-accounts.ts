@@ -112,14 +112,12 @@ function accountForToken(accounts: readonly ReelAccount[], token: string): ReelA
 export function deadTokenError(state: Exclude<TokenState, "valid">, now: number): GraphError {
   if (state === "expired") {
     const when = new Date(now).toUTCString().replace(/ GMT$/, "");
-    return new GraphError({ code: 190, subcode: 463, message: `Error validating access token: Session has expired on ${when} PDT.`, userTitle: "Session expired", userMessage: "Reconnect the account." });
+    return new GraphError({ code: 190, subcode: 463, message: `Error validating access token: Session has expired on ${when} PDT.`});
   }
   return new GraphError({
     code: 190,
     subcode: 460,
     message: "Error validating access token: The session has been invalidated because the user changed their password or Facebook has changed the session for security reasons.",
-    userTitle: "Session invalidated",
-    userMessage: "Reconnect the account.",
   });
 }
 
