@@ -111,8 +111,7 @@ function accountForToken(accounts: readonly ReelAccount[], token: string): ReelA
 /** Graph's answers for a token that no longer works (error_subcode 463: expired; 460: invalidated). */
 export function deadTokenError(state: Exclude<TokenState, "valid">, now: number): GraphError {
   if (state === "expired") {
-    const when = new Date(now).toUTCString().replace(/ GMT$/, "");
-    return new GraphError({ code: 190, subcode: 463, message: `Error validating access token: Session has expired on ${when} PDT.`});
+    return new GraphError({ code: 190, subcode: 463, message: `Error validating access token: Session has expired on ${new Date(now).toUTCString()}.` });
   }
   return new GraphError({
     code: 190,
