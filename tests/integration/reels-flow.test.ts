@@ -14,7 +14,7 @@ import type { PublicationView } from "@/lib/reels/publication";
 import { publicationKeys } from "@/lib/reels/publication-record";
 import { startPublicationConsumer } from "@/lib/reels/publication-consumer";
 import { handleGraphRequest, settleSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
-import { usernameOf } from "@/lib/reels/sandbox/media";
+import { usernameOf } from "@/lib/reels/sandbox/sandbox-accounts";
 import { TOPICS } from "@/lib/topics";
 import type { RunningConsumer, WorkerContext } from "@/lib/worker-context";
 import { readSse, waitFor } from "../helpers";
