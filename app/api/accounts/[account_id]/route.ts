@@ -9,4 +9,4 @@ export const DELETE = withTenant(async (request: Request, { services, tenantId }
   return new Response(null, { status: 204 });
 });
 
-export const { GET, POST, PUT, PATCH } = otherMethods({ DELETE });
+export const { GET, POST, PUT, PATCH, OPTIONS } = otherMethods({ DELETE });

@@ -11,4 +11,4 @@ export const POST = withTenant(async (request: Request, { services, tenantId }, 
   return json(publication, 202, { location: `/api/reels/${publication.publication_id}` });
 });
 
-export const { GET, PUT, PATCH, DELETE } = otherMethods({ POST });
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods({ POST });
