@@ -1,7 +1,7 @@
 import type { AccountQuota, AccountView } from "./account";
 import { cacheQuota, cachedQuota } from "./account-quota";
 import type { AccountDeps } from "./connect-account";
-import type { ConnectedAccount } from "./connected-accounts";
+import { connectedAccountKeys, type ConnectedAccount } from "./connected-accounts";
 import { GraphError } from "./graph-error";
 import { errorOf } from "./publication-error";
 
@@ -16,20 +16,21 @@ export async function listAccountViews(deps: AccountDeps, tenantId: string, sign
 }
 
 /**
- * One account's view. The quota comes from the cache or Graph; the username, for an account
- * seeded from REEL_ACCOUNTS, from Graph once. Never fails on Graph: what it cannot tell is null,
+ * One account's view. The quota comes from the cache or Graph; the username from the record,
+ * read from Graph again when older than USERNAME_TTL_S (an account can be renamed). Never fails on Graph: what it cannot tell is null,
  * but a token Graph refuses marks the account needs_reconnect, as the publish flow would.
  */
 export async function readAccountView(deps: AccountDeps, account: ConnectedAccount, signal?: AbortSignal): Promise<AccountView> {
   let { status, error, username } = account;
   let quota = (await cachedQuota(deps.redis, account.accountId).catch(() => undefined)) ?? UNKNOWN_QUOTA;
-  if (status === "connected" && account.accessToken && (quota === UNKNOWN_QUOTA || !username)) {
+  const usernameFresh = !!username && (await deps.redis.exists(connectedAccountKeys.usernameRead(account.accountId)).catch(() => 0)) === 1;
+  if (status === "connected" && account.accessToken && (quota === UNKNOWN_QUOTA || !usernameFresh)) {
     const graphAccount = { accountId: account.accountId, accessToken: account.accessToken };
     const timeout = AbortSignal.timeout(GRAPH_TIMEOUT_MS);
     const within = signal ? AbortSignal.any([signal, timeout]) : timeout;
     try {
-      if (!username) {
-        username = (await deps.graph.readAccount(graphAccount, "id,username", within)).username ?? null;
+      if (!usernameFresh) {
+        username = (await deps.graph.readAccount(graphAccount, "id,username", within)).username ?? username;
         if (username) await deps.accounts.rememberUsername(account.accountId, username);
       }
       if (quota === UNKNOWN_QUOTA) {

@@ -37,6 +37,7 @@ export async function connectAccount(deps: AccountDeps, tenantId: string, input:
   const user = await checkToken(deps.graph, input, signal);
   const account = await deps.accounts.connect({ tenantId, accountId: input.account_id, accessToken: input.access_token, label: input.label, username: user.username ?? null });
   if (account === "taken") throw new ApiError("conflict", "Another tenant has connected this account.");
+  if (user.username) await deps.accounts.rememberUsername(input.account_id, user.username);
   await releaseWaitingPublications(deps.redis, input.account_id, now);
   return readAccountView(deps, account, signal);
 }

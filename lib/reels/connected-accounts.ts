@@ -16,11 +16,16 @@ export const connectedAccountKeys = {
   tenant: (tenantId: string) => `tenant:accounts:${tenantId}`,
   /** Publications waiting for the account to be reconnected. */
   waiting: (accountId: string) => `reel:account:${accountId}:waiting`,
+  /** Present while the stored username is recent (USERNAME_TTL_S). */
+  usernameRead: (accountId: string) => `reel:account:${accountId}:username-read`,
   /** content_publishing_limit, cached. */
   quota: (accountId: string) => `reel:account:${accountId}:quota`,
   /** zset of publications published through the account, scored by time: when the quota window frees a slot. */
   published: (accountId: string) => `reel:account:${accountId}:published`,
 };
+
+/** Long enough that a dashboard's lists do not each ask Graph; short enough that a renamed account shows soon. */
+export const USERNAME_TTL_S = 300;
 
 export interface ConnectedAccount {
   tenantId: string;
@@ -123,9 +128,9 @@ export class ConnectedAccounts {
     return marked === 1;
   }
 
-  /** Remembers the username Graph gave (cached with the record; refreshed at each connection). */
+  /** Remembers the username Graph gave, as read now. */
   async rememberUsername(accountId: string, username: string): Promise<void> {
-    await this.redis.hset(connectedAccountKeys.record(accountId), "username", username);
+    await this.redis.multi().hset(connectedAccountKeys.record(accountId), "username", username).set(connectedAccountKeys.usernameRead(accountId), "1", "EX", USERNAME_TTL_S).exec();
   }
 
   private async write(
