@@ -197,8 +197,6 @@ class PublicationRun {
       if (earlier !== undefined) return earlier;
     }
     if (!this.containerId) {
-      const full = await this.waitIfQuotaUsed();
-      if (full !== undefined) return full;
       const created = await this.createContainer();
       if (created !== undefined) return created;
     } else if (state.upload_id && state.upload_done !== "1") {
@@ -319,6 +317,8 @@ class PublicationRun {
     if (typeof upload === "string") return upload;
     const refused = await this.preflight(upload);
     if (refused !== undefined) return refused;
+    const full = await this.waitIfQuotaUsed();
+    if (full !== undefined) return full;
     await this.step("CREATING", "creating", upload ? `Creating a resumable REELS container for the uploaded video (${upload.size} bytes).` : `Creating a REELS container from ${state.video_url}.`);
     const input = upload ? { resumable: true } : { videoUrl: state.video_url };
     const attempt = await this.withRetries("Creating the container", () =>
