@@ -27,8 +27,8 @@ import { expectProblem, waitFor } from "../helpers";
 
 const SAMPLES = path.resolve(__dirname, "../../public/samples");
 const DATA_DIR = path.resolve(__dirname, "../../.test-data/accounts");
-const ACME_KEY = "acme-accounts-key-0123456789abcdef";
-const GLOBEX_KEY = "globex-accounts-key-0123456789abcdef";
+const TENANT_KEY = "rehearsal-accounts-key-0123456789abcdef";
+const RIVAL_KEY = "rival-accounts-key-0123456789abcdef";
 const ADMIN_TOKEN = "sandbox-admin-token-0123456789";
 
 let redis: Redis;
@@ -60,7 +60,8 @@ beforeAll(async () => {
     REDIS_URL: inject("redisUrl"),
     KAFKA_BROKERS: inject("kafkaBrokers"),
     KAFKA_EMBEDDED: "true",
-    API_KEYS: `acme:${ACME_KEY},globex:${GLOBEX_KEY}`,
+    // Tenants of this file's own: connected accounts live in the Redis every test file shares.
+    API_KEYS: `rehearsal:${TENANT_KEY},rival:${RIVAL_KEY}`,
     GRAPH_URL: `${origin(graphServer)}/graph`,
     REEL_POLL_INTERVAL_MS: "50",
     REEL_POLL_ATTEMPTS: "200",
@@ -161,14 +162,14 @@ async function newToken(accountId: string): Promise<string> {
   return access_token;
 }
 
-const auth = (key = ACME_KEY) => ({ authorization: `Bearer ${key}` });
+const auth = (key = TENANT_KEY) => ({ authorization: `Bearer ${key}` });
 const params = (id: string) => ({ params: Promise.resolve({ id }) });
 
-async function connect(body: Record<string, unknown>, key = ACME_KEY): Promise<Response> {
+async function connect(body: Record<string, unknown>, key = TENANT_KEY): Promise<Response> {
   return routes.accounts.POST(new Request("http://dispatch.test/api/accounts", { method: "POST", headers: { ...auth(key), "content-type": "application/json" }, body: JSON.stringify(body) }), undefined);
 }
 
-async function listAccounts(key = ACME_KEY): Promise<AccountView[]> {
+async function listAccounts(key = TENANT_KEY): Promise<AccountView[]> {
   const response = await routes.accounts.GET(new Request("http://dispatch.test/api/accounts", { headers: auth(key) }), undefined);
   expect(response.status).toBe(200);
   return ((await response.json()) as { data: AccountView[] }).data;
@@ -296,8 +297,8 @@ describe("connected accounts", () => {
     expect((await readFile(path.join(DATA_DIR, "accounts-key"), "utf8")).trim()).toMatch(/^[0-9a-f]{64}$/);
 
     // Another tenant neither sees it nor can take it.
-    expect((await listAccounts(GLOBEX_KEY)).map((a) => a.account_id)).not.toContain(account_id);
-    await expectProblem(await connect({ account_id, access_token }, GLOBEX_KEY), 409);
+    expect((await listAccounts(RIVAL_KEY)).map((a) => a.account_id)).not.toContain(account_id);
+    await expectProblem(await connect({ account_id, access_token }, RIVAL_KEY), 409);
 
     const removed = await routes.account.DELETE(new Request(`http://dispatch.test/api/accounts/${account_id}`, { method: "DELETE", headers: auth() }), { params: Promise.resolve({ account_id }) });
     expect(removed.status).toBe(204);
