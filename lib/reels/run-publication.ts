@@ -6,7 +6,7 @@ import type { Redis } from "../redis";
 import { abortableSleep } from "../sleep";
 import { addToTenantIndex } from "../tenant-index";
 import { readUpload, uploadPath } from "../uploads/upload-store";
-import { notifyPublicationWebhooks } from "../webhooks/publication-events";
+import { notifyPublicationNeedsReconnect, notifyPublicationWebhooks } from "../webhooks/publication-events";
 import { GraphTransportError, isTransientGraphFailure, type ContainerStatus, type GraphAccount, type GraphClient, type PublishingLimit } from "./graph-client";
 import { cacheQuota, nextQuotaSlotAt, recordPublished } from "./account-quota";
 import { connectedAccountKeys, type ConnectedAccounts } from "./connected-accounts";
@@ -291,7 +291,7 @@ class PublicationRun {
     // Reconnected between the refusal and the line above: its release may have missed this one.
     const now = await connected?.find(this.state.tenant_id, accountId);
     if (now?.status === "connected" && now.tokenVersion !== this.tokenVersion) await releaseWaitingPublications(redis, accountId, this.now());
-    // Webhooks: reel.needs_attention belongs here once lib/webhooks lands (its enqueue function, with this publication).
+    await notifyPublicationNeedsReconnect(redis, this.state.tenant_id, this.id, this.deps.log);
     return outcome;
   }
 
