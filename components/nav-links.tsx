@@ -7,6 +7,7 @@ import { cx } from "./ui/cx";
 const LINKS = [
   { href: "/dashboard/jobs", label: "Jobs" },
   { href: "/dashboard/reels", label: "Reels" },
+  { href: "/dashboard/accounts", label: "Accounts" },
   { href: "/dashboard/system", label: "System" },
   { href: "/dashboard/webhooks", label: "Webhooks" },
   { href: "/dashboard/api", label: "API" },

@@ -104,6 +104,10 @@ const envSchema = z.object({
   /** Probe each video before its container is created: "auto" does so unless GRAPH_URL is the built-in sandbox (which checks it itself). */
   REEL_PREFLIGHT: z.enum(["auto", "on", "off"]).default("auto"),
   SESSION_SECRET: z.string().min(32, "SESSION_SECRET must be at least 32 characters").optional(),
+  /** Encrypts connected accounts' tokens at rest; a random key generated into DATA_DIR when absent. */
+  ACCOUNTS_SECRET: z.string().min(32, "ACCOUNTS_SECRET must be at least 32 characters").optional(),
+  /** Lets a caller other than this machine drive the sandbox's control surface (/graph/_sandbox/). */
+  SANDBOX_ADMIN_TOKEN: z.string().min(16, "SANDBOX_ADMIN_TOKEN must be at least 16 characters").optional(),
   MAX_STREAMS_PER_TENANT: z.coerce.number().int().min(1).max(1_000_000).default(200),
   BENCH_FLOOR_ROUTE: boolean.default(false),
   WEBHOOKS_PER_TENANT: z.coerce.number().int().min(1).max(1000).default(10),

@@ -11,6 +11,8 @@ import { StreamHub } from "./stream/stream-hub";
 import { createSubscriber, createWebRedis, type Redis } from "./redis";
 import { createGraphClient, type GraphClient } from "./reels/graph-client";
 import type { SandboxDeps } from "./reels/sandbox/deps";
+import { ConnectedAccounts } from "./reels/connected-accounts";
+import { loadAccountsKey } from "./reels/token-cipher";
 
 /**
  * The web server's long-lived clients, made once per process (kept on globalThis so the dev
@@ -41,6 +43,8 @@ export interface Services {
    * background processing and the start-up sweep. It answers only when config.GRAPH_SANDBOX.
    */
   sandbox: SandboxDeps;
+  /** The tenants' connected publishing accounts, tokens sealed at rest. */
+  accounts: ConnectedAccounts;
 }
 
 const holder = globalThis as unknown as { __dispatchServices?: Services };
@@ -68,6 +72,7 @@ function createServices(config: Config): Services {
     log,
     streams: new OpenStreams(config.MAX_STREAMS_PER_TENANT),
     graph: createGraphClient({ graphUrl: config.GRAPH_URL, version: config.GRAPH_VERSION, fetch: (input, init) => fetch(input, init), timeoutMs: 10_000 }),
+    accounts: new ConnectedAccounts(redis, loadAccountsKey(config), config.REEL_ACCOUNTS),
     sandbox: { config, redis, log, now: () => Date.now() },
     producer: connectedOnDemand(async (dropped) => {
       if (!topicsChecked) {

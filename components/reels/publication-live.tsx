@@ -15,6 +15,7 @@ import { isSettledPublication } from "@/lib/reels/status";
 import { fetchAccounts, fetchPosts, fetchPublication, reelKeys, type Publication } from "./queries";
 import { ReelVideo } from "./reel-video";
 import { ScheduledActions } from "./scheduled-actions";
+import { RetryPublicationButton } from "./retry-publication-button";
 
 
 export function PublicationLive({ publicationId, initial }: { publicationId: string; initial: PublicationView }) {
@@ -60,7 +61,9 @@ export function PublicationLive({ publicationId, initial }: { publicationId: str
               </span>
             }
             description={
-              view.status === "SCHEDULED" && view.publish_at ? (
+              view.status === "SCHEDULED" && view.scheduled_reason ? (
+                <WaitingNote view={view} />
+              ) : view.status === "SCHEDULED" && view.publish_at ? (
                 <>
                   Publishes <Time iso={view.publish_at} />{" "}
                   <span className="text-xs">
@@ -94,6 +97,14 @@ export function PublicationLive({ publicationId, initial }: { publicationId: str
       </div>
     </div>
   );
+}
+
+/** Why a publication Dispatch put back to SCHEDULED waits, and until when. */
+function WaitingNote({ view }: { view: Publication }) {
+  const at = view.publish_at ? <Time iso={view.publish_at} /> : null;
+  if (view.scheduled_reason === "needs_reconnect") return <>Waiting: the account needs reconnecting (Accounts page); it goes on once reconnected.</>;
+  if (view.scheduled_reason === "quota") return <>Waiting for the publishing quota; tried again {at ?? "when the window frees a slot"}.</>;
+  return <>Graph asked to slow down; tried again {at ?? "soon"}.</>;
 }
 
 type Entry = { at: string; seq: number; key: string } & ({ kind: "step"; step: Publication["steps"][number] } | { kind: "poll"; poll: Publication["polls"][number] });
@@ -217,6 +228,7 @@ function Outcome({ view, onResume, resuming, resumeError }: { view: Publication;
             {response !== undefined && <pre className="mt-2 overflow-x-auto rounded bg-white/70 p-2 font-mono text-xs dark:bg-black/30">{JSON.stringify(response, null, 2)}</pre>}
           </details>
         )}
+        <RetryPublicationButton publicationId={view.publication_id} />
       </div>
     );
   }
@@ -228,6 +240,7 @@ function Outcome({ view, onResume, resuming, resumeError }: { view: Publication;
           Resume polling
         </Button>
         {resumeError && <p className="mt-2 text-red-700 dark:text-red-300">{resumeError}</p>}
+        <RetryPublicationButton publicationId={view.publication_id} />
       </Alert>
     );
   }

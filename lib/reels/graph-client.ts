@@ -2,6 +2,7 @@ import { createReadStream } from "node:fs";
 import { Readable } from "node:stream";
 import { recordGraphCall } from "../metrics";
 import { describeGraphError, GraphError } from "./graph-error";
+import { readGraphUsage } from "./graph-usage";
 
 /**
  * A thin client of the Graph content-publishing contract, the same against the real interface and
@@ -86,6 +87,15 @@ export interface GraphClient {
   /** The account itself (`GET /{ig-user-id}`), e.g. its username. */
   readAccount(account: GraphAccount, fields?: string, signal?: AbortSignal): Promise<GraphUser>;
   listMedia(account: GraphAccount, fields?: string, limit?: number, signal?: AbortSignal): Promise<MediaItem[]>;
+  /** `GET /{ig-user-id}/content_publishing_limit`: posts published in the moving window, and the limit. */
+  readPublishingLimit(account: GraphAccount, signal?: AbortSignal): Promise<PublishingLimit>;
+}
+
+export interface PublishingLimit {
+  quota_usage: number;
+  quota_total: number | null;
+  /** Seconds (Graph: 86400). */
+  quota_duration: number | null;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -149,7 +159,10 @@ export function createGraphClient(options: GraphClientOptions): GraphClient {
       // not JSON: kept as text, so a creation answer without an id can still be shown as it was
     }
     const graphError = GraphError.fromResponse(body, response.status, fbtraceId ?? undefined);
-    if (graphError) throw graphError;
+    if (graphError) {
+      graphError.usage = readGraphUsage(response.headers);
+      throw graphError;
+    }
     if (!response.ok) {
       const transient = response.status >= 500 || response.status === 429;
       throw new GraphTransportError(`${method} /${path} answered HTTP ${response.status} without a Graph error object`, response.status, transient, fbtraceId);
@@ -206,6 +219,15 @@ export function createGraphClient(options: GraphClientOptions): GraphClient {
     readMedia: (mediaId, accessToken, fields = "id,permalink,timestamp", signal) => readNode(mediaId, accessToken, fields, signal),
 
     readAccount: (account, fields = "id,username", signal) => readNode(account.accountId, account.accessToken, fields, signal),
+
+    async readPublishingLimit(account, signal) {
+      const { body } = await call("GET", `${account.accountId}/content_publishing_limit`, { fields: "quota_usage,config" }, account.accessToken, signal);
+      const entry = isRecord(body) && Array.isArray(body.data) && isRecord(body.data[0]) ? body.data[0] : undefined;
+      const config = entry && isRecord(entry.config) ? entry.config : {};
+      if (!entry || typeof entry.quota_usage !== "number") throw new GraphTransportError(`GET /${account.accountId}/content_publishing_limit answered without quota_usage`, 200, false);
+      const numberOrNull = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : null);
+      return { quota_usage: entry.quota_usage, quota_total: numberOrNull(config.quota_total), quota_duration: numberOrNull(config.quota_duration) };
+    },
 
     async listMedia(account, fields = "id,caption,timestamp,permalink", limit = 25, signal) {
       const { body } = await call("GET", `${account.accountId}/media`, { fields, limit: String(limit) }, account.accessToken, signal);

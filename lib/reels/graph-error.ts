@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
+import type { GraphUsage } from "./graph-usage";
 
 /**
  * Graph's error object, and what a client should do about each code. The sandbox answers with
@@ -130,6 +131,8 @@ export class GraphError extends Error {
   readonly userTitle: string | undefined;
   readonly userMessage: string | undefined;
   readonly fbtraceId: string;
+  /** The usage headers of the answer that carried it, set by the client: how long Graph says to back off. */
+  usage: GraphUsage | undefined;
 
   constructor(init: GraphErrorInit) {
     super(init.message);

@@ -2,6 +2,7 @@ import { consumeInParallel, workerLimits } from "../consume/parallel-consumer";
 import { SUBSCRIPTIONS } from "../topics";
 import type { RunningConsumer, StartConsumer, WorkerContext } from "../worker-context";
 import { enqueueDuePublications } from "./enqueue-due-publications";
+import { ConnectedAccounts } from "./connected-accounts";
 import { createGraphClient } from "./graph-client";
 import { publicationMessageSchema } from "./publication-input";
 import { runPublication, type PublicationDeps } from "./run-publication";
@@ -10,6 +11,7 @@ import { discardUpload, expireUpload, sweepUploads } from "../uploads/upload-sto
 import { createPreflight } from "./preflight-video";
 import { publicationKeys } from "./publication-record";
 import { inSpan, messageTraceContext, SpanKind } from "../tracing";
+import { loadAccountsKey } from "./token-cipher";
 
 const SCHEDULER_TICK_MS = 1000;
 
@@ -28,6 +30,7 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
     redis,
     graph: createGraphClient({ graphUrl: config.GRAPH_URL, version: config.GRAPH_VERSION, fetch: (input, init) => fetch(input, init) }),
     accounts: config.REEL_ACCOUNTS,
+    connected: new ConnectedAccounts(redis, loadAccountsKey(config), config.REEL_ACCOUNTS),
     log,
     workerId,
     pollIntervalMs: config.REEL_POLL_INTERVAL_MS,

@@ -81,6 +81,8 @@ export interface EventWrite {
   changes?: PublicationChanges;
   /** Write only if these hash fields still hold these values ("" for an absent field), e.g. `{ status: "TIMED_OUT" }`. */
   expect?: Record<string, string>;
+  /** Writes over a final status: a retry of a FAILED publication, which `expect` must name. */
+  reopen?: boolean;
 }
 
 /**
@@ -101,7 +103,7 @@ export async function appendEvent(redis: Redis, id: string, write: EventWrite): 
     publicationKeys.stream(id),
     PUBLICATION_TTL_S,
     JSON.stringify(event),
-    FINAL_STATUSES,
+    write.reopen && write.expect?.status ? "" : FINAL_STATUSES,
     Object.keys(write.expect ?? {}).length,
     ...Object.entries(write.expect ?? {}).flat(),
     ...Object.entries(hash).flat(),

@@ -35,9 +35,16 @@ export interface StepRecord {
   detail: string;
 }
 
+/** Why a SCHEDULED publication waits when its owner did not schedule it: Graph's quota, a refused token, a rate limit. */
+export const SCHEDULED_REASONS = ["quota", "needs_reconnect", "rate_limited"] as const;
+export type ScheduledReason = (typeof SCHEDULED_REASONS)[number];
+
 /** Fields of the view an event changed, so a stream client need not fetch the publication again. */
 export interface PublicationChanges {
-  container_id?: string;
+  /** null: a retry let go of the container that failed. */
+  container_id?: string | null;
+  publish_at?: string | null;
+  scheduled_reason?: ScheduledReason | null;
   last_status_code?: string;
   post_id?: string;
   permalink?: string | null;
@@ -62,6 +69,8 @@ export interface PublicationView {
   share_to_feed: boolean;
   publish_at: string | null;
   status: PublicationStatus;
+  /** Set while SCHEDULED by Dispatch rather than by the client: what it waits for (publish_at: when it is tried again, if known). */
+  scheduled_reason: ScheduledReason | null;
   container_id: string | null;
   last_status_code: string | null;
   /** Each with its event's seq: the timeline's order (times can tie within a millisecond). */

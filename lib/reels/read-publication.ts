@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ApiError } from "../errors";
 import { readIndexPage, type IndexCursor } from "../paging";
 import { execPipeline, type Redis } from "../redis";
-import type { PublicationError, PublicationEvent, PublicationView } from "./publication";
+import type { PublicationError, PublicationEvent, PublicationView, ScheduledReason } from "./publication";
 import { parseEvent, publicationKeys } from "./publication-record";
 import type { PublicationStatus } from "./status";
 
@@ -26,6 +26,7 @@ export function toPublicationView(state: Record<string, string>, events: Publica
     share_to_feed: state.share_to_feed !== "false",
     publish_at: state.publish_at || null,
     status: state.status as PublicationStatus,
+    scheduled_reason: state.status === "SCHEDULED" ? ((state.scheduled_reason || null) as ScheduledReason | null) : null,
     container_id: state.container_id || null,
     last_status_code: state.last_status_code || null,
     polls: events.flatMap((e) => (e.kind === "poll" ? [{ ...e.poll, seq: e.seq }] : [])),

@@ -6,10 +6,14 @@ import type { Redis } from "../redis";
 import { abortableSleep } from "../sleep";
 import { addToTenantIndex } from "../tenant-index";
 import { readUpload, uploadPath } from "../uploads/upload-store";
-import { notifyPublicationWebhooks } from "../webhooks/publication-events";
-import { GraphTransportError, isTransientGraphFailure, type ContainerStatus, type GraphAccount, type GraphClient } from "./graph-client";
+import { notifyPublicationNeedsReconnect, notifyPublicationWebhooks } from "../webhooks/publication-events";
+import { GraphTransportError, isTransientGraphFailure, type ContainerStatus, type GraphAccount, type GraphClient, type PublishingLimit } from "./graph-client";
+import { cacheQuota, nextQuotaSlotAt, recordPublished } from "./account-quota";
+import { connectedAccountKeys, type ConnectedAccounts } from "./connected-accounts";
 import { GraphError } from "./graph-error";
-import type { PublicationChanges, PublicationError } from "./publication";
+import { isRateLimitCode } from "./graph-usage";
+import type { PublicationChanges, PublicationError, ScheduledReason } from "./publication";
+import { releaseWaitingPublications } from "./release-waiting-publications";
 import { appendEvent, PUBLICATION_INDEX_BOUND, publicationKeys, type EventBody } from "./publication-record";
 import { accountMissingError, containerError, describeFailure, errorOf, expiredError, noContainerIdError, preflightError, uploadMissingError } from "./publication-error";
 import type { PreflightResult, PreflightSource } from "./preflight-video";
@@ -31,6 +35,13 @@ export interface PublicationDeps {
   pollIntervalMs: number;
   pollAttempts: number;
   retry?: Partial<RetryPolicy>;
+  /** Backoff after Graph's rate-limit signals: jittered, doubling from baseMs up to maxMs, or longer if Graph says so. */
+  rateLimit?: Partial<Omit<RetryPolicy, "retries">>;
+  /**
+   * Connected accounts (tokens, needs_reconnect). Without it the flow publishes with `accounts` as
+   * configured, and a refused token fails the publication instead of waiting for a reconnect.
+   */
+  connected?: ConnectedAccounts;
   leaseMs?: number;
   /** How long a message may wait for its submitter to finish recording it. */
   submitSettleMs?: number;
@@ -59,6 +70,7 @@ export interface RunControl {
 export type PublicationOutcome = "published" | "failed" | "timed-out" | "deferred" | "skipped" | "handed-back";
 
 export const DEFAULT_RETRY: RetryPolicy = { retries: 5, baseMs: 1000, maxMs: 30_000 };
+export const DEFAULT_RATE_LIMIT_BACKOFF = { baseMs: 60_000, maxMs: 15 * 60_000 };
 
 /** The record is gone, or a client moved it on (cancelled it) under the run: nothing more to write. */
 class RecordClosed extends Error {}
@@ -131,6 +143,8 @@ class PublicationRun {
   private status: PublicationStatus = "QUEUED";
   private state: Record<string, string> = {};
   private account!: GraphAccount;
+  /** The connection whose token this run uses: a refusal marks the account only if it is still this one. */
+  private tokenVersion = 0;
   private containerId = "";
   private pollCount = 0;
 
@@ -158,11 +172,9 @@ class PublicationRun {
     const interrupted = state.active_run;
     await redis.hset(publicationKeys.state(this.id), "active_run", this.deps.workerId);
 
-    const account = this.deps.accounts.find((a) => a.accountId === state.account_id && a.tenantId === state.tenant_id);
-    if (!account) {
-      return this.fail(accountMissingError(state.account_id));
-    }
-    this.account = { accountId: account.accountId, accessToken: account.accessToken };
+    const account = await this.resolveAccount();
+    if (typeof account === "string") return account;
+    this.account = account;
 
     if (this.status === "SCHEDULED") {
       // Due only as read: a client that rescheduled, edited or cancelled it meanwhile wins, and the run reads it again.
@@ -170,6 +182,8 @@ class PublicationRun {
         status: "QUEUED",
         body: { kind: "step", step: { at: this.iso(), step: "due", detail: `publish_at ${state.publish_at} reached.` } },
         expect: { status: "SCHEDULED", publish_at: state.publish_at ?? "", caption: state.caption ?? "" },
+        fields: { scheduled_reason: "" },
+        changes: { scheduled_reason: null },
       });
       if (due <= 0) return this.run();
       this.status = "QUEUED";
@@ -178,6 +192,10 @@ class PublicationRun {
       await this.step(this.status, "picked_up", `Picked up again after the worker running it stopped (${this.status.toLowerCase()}${this.containerId ? `, container ${this.containerId}` : ""}).`);
     }
 
+    if (!this.containerId && state.retry_of_container) {
+      const earlier = await this.checkEarlierContainer(state.retry_of_container);
+      if (earlier !== undefined) return earlier;
+    }
     if (!this.containerId) {
       const created = await this.createContainer();
       if (created !== undefined) return created;
@@ -191,18 +209,122 @@ class PublicationRun {
     return this.pollAndPublish();
   }
 
+  /** The account's token, or the outcome when there is none to use: gone (FAILED) or needing a reconnect (waiting). */
+  private async resolveAccount(): Promise<GraphAccount | PublicationOutcome> {
+    const { state } = this;
+    if (!this.deps.connected) {
+      const account = this.deps.accounts.find((a) => a.accountId === state.account_id && a.tenantId === state.tenant_id);
+      if (!account) return this.fail(accountMissingError(state.account_id));
+      return { accountId: account.accountId, accessToken: account.accessToken };
+    }
+    const account = await this.deps.connected.find(state.tenant_id, state.account_id);
+    if (!account) return this.fail(accountMissingError(state.account_id));
+    this.tokenVersion = account.tokenVersion;
+    if (account.status === "needs_reconnect" || !account.accessToken) return this.waitForReconnect(account.error?.headline ?? "Graph refused its token");
+    return { accountId: account.accountId, accessToken: account.accessToken };
+  }
+
+  /**
+   * A retry after a failure that may have come after a publish: the earlier container is read
+   * first, and PUBLISHED means the reel is out (never a second post); otherwise a new container.
+   */
+  private async checkEarlierContainer(containerId: string): Promise<PublicationOutcome | undefined> {
+    const attempt = await this.withRetries("Reading the earlier container", () => this.deps.graph.readContainer(containerId, this.account.accessToken, this.signal));
+    if (!attempt.ok) {
+      if (this.waitsInstead(attempt.error)) return this.failOrWait(attempt.error);
+      if (isTransientGraphFailure(attempt.error)) return this.timedOut(`The earlier container ${containerId} could not be read (${describeFailure(attempt.error)}); not creating another before it is known whether it was published.`, errorOf(attempt.error));
+      return undefined;
+    }
+    if (attempt.value.statusCode !== "PUBLISHED") return undefined;
+    this.containerId = containerId;
+    return this.alreadyPublished();
+  }
+
+  /** Reads content_publishing_limit before a container is made: with the window's posts used up, the publication waits for a slot. */
+  private async waitIfQuotaUsed(): Promise<PublicationOutcome | undefined> {
+    if (!this.deps.connected) return undefined;
+    let limit: PublishingLimit;
+    try {
+      limit = await this.deps.graph.readPublishingLimit(this.account, this.signal);
+    } catch (error) {
+      if (this.signal.aborted) throw this.signal.reason ?? error;
+      if ((error instanceof GraphError || error instanceof GraphTransportError) && this.waitsInstead(error)) return this.failOrWait(error);
+      // Advisory: Graph enforces the limit at publish anyway (9 / 2207042), and that waits too.
+      return undefined;
+    }
+    await cacheQuota(this.deps.redis, this.account.accountId, limit);
+    if (limit.quota_total === null || limit.quota_usage < limit.quota_total) return undefined;
+    return this.waitForQuota(`The account published ${limit.quota_usage} of its ${limit.quota_total} posts in the moving ${Math.round((limit.quota_duration ?? 86400) / 3600)} h`, limit.quota_duration);
+  }
+
+  /** Errors that make the publication wait rather than fail: a refused token, a used-up quota, a rate limit. */
+  private waitsInstead(error: GraphError | GraphTransportError): boolean {
+    if (!(error instanceof GraphError)) return false;
+    if (error.code === 9) return true;
+    if (isRateLimitCode(error.code) || (error.usage?.regainAccessMs ?? 0) > 0) return true;
+    return !!this.deps.connected && error.action === "reconnect-account";
+  }
+
+  private async failOrWait(error: GraphError | GraphTransportError): Promise<PublicationOutcome> {
+    if (!(error instanceof GraphError) || !this.waitsInstead(error)) return this.fail(errorOf(error));
+    if (error.code === 9) return this.waitForQuota(`Graph refused: ${error.message} (${error.code}/${error.subcode ?? "-"})`, null);
+    if (error.action === "reconnect-account" && this.deps.connected) {
+      await this.deps.connected.markNeedsReconnect(this.account.accountId, this.tokenVersion, this.withoutToken(errorOf(error)));
+      return this.waitForReconnect(`${describeFailure(error)}`);
+    }
+    return this.waitForRateLimit(error);
+  }
+
+  /** Waits, SCHEDULED with its reason, until `until` (the scheduler brings it back) or, with null, until someone acts. */
+  private async wait(reason: ScheduledReason, until: number | null, detail: string): Promise<PublicationOutcome> {
+    const publishAt = until === null ? "" : new Date(until).toISOString();
+    await this.step("SCHEDULED", "waiting", detail, { publish_at: publishAt, scheduled_reason: reason, poll_round_start: String(this.pollCount), active_run: "" }, { publish_at: publishAt || null, scheduled_reason: reason });
+    if (until !== null) await this.deps.redis.zadd(publicationKeys.scheduled, until, this.id);
+    return "deferred";
+  }
+
+  private async waitForReconnect(why: string): Promise<PublicationOutcome> {
+    const { redis, connected } = this.deps;
+    const accountId = this.state.account_id;
+    const outcome = await this.wait("needs_reconnect", null, `The account needs reconnecting (${why}); the publication waits and goes on once it is connected again.`);
+    await redis.sadd(connectedAccountKeys.waiting(accountId), this.id);
+    // Reconnected between the refusal and the line above: its release may have missed this one.
+    const now = await connected?.find(this.state.tenant_id, accountId);
+    if (now?.status === "connected" && now.tokenVersion !== this.tokenVersion) await releaseWaitingPublications(redis, accountId, this.now());
+    await notifyPublicationNeedsReconnect(redis, this.state.tenant_id, this.id, this.deps.log);
+    return outcome;
+  }
+
+  private async waitForQuota(why: string, quotaDurationS: number | null): Promise<PublicationOutcome> {
+    const until = await nextQuotaSlotAt(this.deps.redis, this.state.account_id, (quotaDurationS ?? 86400) * 1000, this.now());
+    return this.wait("quota", until, `${why}; waiting until the window frees a slot at ${new Date(until).toISOString()}.`);
+  }
+
+  private async waitForRateLimit(error: GraphError): Promise<PublicationOutcome> {
+    const waits = Number(this.state.rate_limited_waits ?? 0) + 1;
+    await this.deps.redis.hset(publicationKeys.state(this.id), "rate_limited_waits", String(waits));
+    this.state.rate_limited_waits = String(waits);
+    const policy = { ...DEFAULT_RATE_LIMIT_BACKOFF, ...this.deps.rateLimit };
+    const ceiling = Math.min(policy.maxMs, policy.baseMs * 2 ** (waits - 1));
+    // Equal jitter: accounts refused together do not all come back in the same second.
+    const delay = Math.max(error.usage?.regainAccessMs ?? 0, Math.round(ceiling / 2 + Math.random() * (ceiling / 2)));
+    return this.wait("rate_limited", this.now() + delay, `Graph asked to slow down (${describeFailure(error)}); trying again in ${Math.round(delay / 1000)} s.`);
+  }
+
   private async createContainer(): Promise<PublicationOutcome | undefined> {
     const { state } = this;
     const upload = state.upload_id ? await this.uploadedVideo() : undefined;
     if (typeof upload === "string") return upload;
     const refused = await this.preflight(upload);
     if (refused !== undefined) return refused;
+    const full = await this.waitIfQuotaUsed();
+    if (full !== undefined) return full;
     await this.step("CREATING", "creating", upload ? `Creating a resumable REELS container for the uploaded video (${upload.size} bytes).` : `Creating a REELS container from ${state.video_url}.`);
     const input = upload ? { resumable: true } : { videoUrl: state.video_url };
     const attempt = await this.withRetries("Creating the container", () =>
       this.deps.graph.createContainer(this.account, { ...input, caption: state.caption || undefined, shareToFeed: state.share_to_feed !== "false" }, this.signal),
     );
-    if (!attempt.ok) return this.fail(errorOf(attempt.error));
+    if (!attempt.ok) return this.failOrWait(attempt.error);
     const answer = attempt.value;
     if (!answer.id) {
       return this.fail(noContainerIdError(answer));
@@ -285,6 +407,7 @@ class PublicationRun {
         continue;
       }
       if (outcome instanceof GraphError || outcome instanceof GraphTransportError) {
+        if (this.waitsInstead(outcome)) return this.failOrWait(outcome);
         if (!isTransientGraphFailure(outcome) || publishFailures >= this.retry.retries) return this.fail(errorOf(outcome));
         publishFailures++;
         const delay = this.backoff(publishFailures);
@@ -301,10 +424,10 @@ class PublicationRun {
   private async pollContainer(): Promise<ContainerStatus | PublicationOutcome> {
     const attempt = await this.withRetries("Reading the container's status", () => this.deps.graph.readContainer(this.containerId, this.account.accessToken, this.signal));
     if (!attempt.ok) {
-      if (isTransientGraphFailure(attempt.error)) {
+      if (isTransientGraphFailure(attempt.error) && !this.waitsInstead(attempt.error)) {
         return this.timedOut(`Graph kept failing while the container was read (${describeFailure(attempt.error)}); resume to poll again.`, errorOf(attempt.error));
       }
-      return this.fail(errorOf(attempt.error));
+      return this.failOrWait(attempt.error);
     }
     const read = attempt.value;
     this.pollCount++;
@@ -377,6 +500,7 @@ class PublicationRun {
       }
     }
     await this.step("PUBLISHED", "published", detail, { post_id: postId ?? "", permalink: link ?? "", active_run: "" }, { post_id: postId ?? undefined, permalink: link });
+    await recordPublished(this.deps.redis, this.account.accountId, this.id, this.now());
     return "published";
   }
 
@@ -408,7 +532,7 @@ class PublicationRun {
       } catch (error) {
         if (this.signal.aborted) throw this.signal.reason ?? error;
         if (!(error instanceof GraphError || error instanceof GraphTransportError)) throw error;
-        if (!isTransientGraphFailure(error) || failures >= this.retry.retries) return { ok: false, error };
+        if (this.waitsInstead(error) || !isTransientGraphFailure(error) || failures >= this.retry.retries) return { ok: false, error };
         failures++;
         const delay = this.backoff(failures);
         await this.step(this.status, "retrying", `${what} failed (${describeFailure(error)}); try ${failures + 1} of ${this.retry.retries + 1} in ${delay} ms.`);

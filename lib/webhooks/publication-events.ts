@@ -27,3 +27,17 @@ export async function notifyPublicationWebhooks(redis: Redis, tenantId: string, 
     log?.("warn", "could not queue the publication's webhook deliveries", { publication_id: publicationId, error: String(error) });
   }
 }
+
+/**
+ * A publication that waits because its account needs reconnecting asks its owner to act:
+ * reel.needs_attention, once per wait. Never throws, as above.
+ */
+export async function notifyPublicationNeedsReconnect(redis: Redis, tenantId: string, publicationId: string, log?: Log): Promise<void> {
+  try {
+    const view = await readPublication(redis, tenantId, publicationId);
+    if (!view || view.scheduled_reason !== "needs_reconnect") return;
+    await enqueueWebhookEvent(redis, { tenantId, type: "reel.needs_attention", occurrence: `reel:${publicationId}:needs_reconnect:${view.updated_at}`, at: new Date(view.updated_at), data: async () => view });
+  } catch (error) {
+    log?.("warn", "could not queue the publication's webhook deliveries", { publication_id: publicationId, error: String(error) });
+  }
+}

@@ -47,6 +47,7 @@ test.describe("axe", () => {
       `/dashboard/reels/${failed}`,
       `/dashboard/reels/${published}`,
       `/dashboard/reels/${scheduled}`,
+      "/dashboard/accounts",
       "/dashboard/system",
       "/dashboard/no-such-page",
       `/dashboard/jobs/${randomUUID()}`,
@@ -77,7 +78,7 @@ test("every control on a phone is at least 44 px to tap", async ({ page, stack }
   const jobId = await submitJob(page, { prompt: "Tap targets", max_tokens: 5 });
   await waitFor<{ status: string }>(page.request, `/jobs/${jobId}`, (j) => isFinalJob(j.status));
   const scheduled = await publication(page, `${stack.url}/samples/reel-valid.mp4`, { publish_at: new Date(Date.now() + 30 * 86_400_000).toISOString() });
-  for (const path of ["/dashboard/jobs", `/dashboard/jobs/${jobId}`, "/dashboard/reels", `/dashboard/reels/${scheduled}`, "/dashboard/system"]) {
+  for (const path of ["/dashboard/jobs", `/dashboard/jobs/${jobId}`, "/dashboard/reels", `/dashboard/reels/${scheduled}`, "/dashboard/accounts", "/dashboard/system"]) {
     await page.goto(path);
     await expect(page.getByRole("status").filter({ hasText: /Loading|Reading/ })).toHaveCount(0);
     // Links inside a sentence are exempt (WCAG 2.5.8's inline exception); video controls are the browser's.

@@ -3,6 +3,7 @@ import { expect, screenshot, signIn, submitJob, test } from "./fixtures";
 const PAGES = [
   { path: "/dashboard/jobs", heading: "Generation jobs" },
   { path: "/dashboard/reels", heading: "Reels" },
+  { path: "/dashboard/accounts", heading: "Accounts" },
   { path: "/dashboard/system", heading: "System" },
 ];
 

@@ -19,7 +19,7 @@ const pkg = JSON.parse(read("package.json")) as { scripts: Record<string, string
 const services = compose.services as Record<string, Record<string, unknown>>;
 const REQUIRED = ["REDIS_URL", "KAFKA_BROKERS", "API_KEYS"];
 // What an operator puts in .env for the ${NAME:?} variables.
-const OPERATOR_ENV: Record<string, string> = { API_KEYS: "acme:acme-key-0123456789abcdef", SESSION_SECRET: "s".repeat(40) };
+const OPERATOR_ENV: Record<string, string> = { API_KEYS: "acme:acme-key-0123456789abcdef", SESSION_SECRET: "s".repeat(40), ACCOUNTS_SECRET: "a".repeat(40) };
 
 /** Compose's interpolation, as `docker compose up` applies it with OPERATOR_ENV in .env. */
 function interpolate(value: unknown): string {

@@ -230,3 +230,20 @@ describe("isTransientGraphFailure", () => {
     expect(isTransientGraphFailure(new Error("bug"))).toBe(false);
   });
 });
+
+describe("quota and rate limits", () => {
+  it("reads content_publishing_limit", async () => {
+    const { fetch, seen } = fakeFetch(jsonAnswer({ data: [{ quota_usage: 3, config: { quota_total: 100, quota_duration: 86400 } }] }));
+    expect(await client(fetch).readPublishingLimit(ACCOUNT)).toEqual({ quota_usage: 3, quota_total: 100, quota_duration: 86400 });
+    expect(seen[0].url.pathname).toBe("/v21.0/17841400000000001/content_publishing_limit");
+    expect(seen[0].url.searchParams.get("fields")).toBe("quota_usage,config");
+  });
+
+  it("a Graph error carries the usage headers of its answer: how long Graph says to back off", async () => {
+    const usage = { "17841400000000001": [{ type: "instagram", call_count: 100, total_cputime: 10, total_time: 10, estimated_time_to_regain_access: 3 }] };
+    const { fetch } = fakeFetch(jsonAnswer({ error: { message: "(#80002) Too many calls", type: "OAuthException", code: 80002, is_transient: true } }, 400, { "x-business-use-case-usage": JSON.stringify(usage) }));
+    const error = await client(fetch).createContainer(ACCOUNT, { videoUrl: "https://cdn.example.test/a.mp4", shareToFeed: true }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(GraphError);
+    expect((error as GraphError).usage).toEqual({ percent: 100, regainAccessMs: 180_000 });
+  });
+});

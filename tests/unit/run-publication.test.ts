@@ -53,6 +53,7 @@ function scriptedGraph(script: { create?: Step<CreateContainerAnswer>[]; read?: 
       return script.media ?? [];
     },
     readAccount: async (account) => ({ id: account.accountId }),
+    readPublishingLimit: async () => ({ quota_usage: 0, quota_total: 100, quota_duration: 86400 }),
   };
   return { graph, calls };
 }
@@ -274,11 +275,12 @@ describe("runPublication", () => {
       },
     },
     {
-      name: "a permanent publish error (quota) → FAILED, wait-quota",
+      name: "the publishing limit at publish (9/2207042) → SCHEDULED for the quota window, not FAILED",
       script: { create: [created()], read: [status("FINISHED")], publish: [graphError(9, 2207042, "Application request limit reached")] },
-      outcome: "failed",
+      outcome: "deferred",
       expect: (p) => {
-        expect(p.error).toMatchObject({ code: 9, subcode: 2207042, classification: "wait-quota" });
+        expect(p).toMatchObject({ status: "SCHEDULED", scheduled_reason: "quota", error: null, container_id: CONTAINER });
+        expect(Date.parse(p.publish_at ?? "")).toBeGreaterThan(Date.now());
       },
     },
   ];
@@ -290,6 +292,37 @@ describe("runPublication", () => {
     expect(await runPublication(h.deps, id, control())).toBe(outcome);
     check(await read(id), calls, h);
     expect(await redis().exists(publicationKeys.lease(id))).toBe(0);
+  });
+
+  it("a rate limit makes the publication wait with a jittered, doubling backoff (or Graph's estimate), then it goes on", async () => {
+    const limited = (regainAccessMs = 0) => Object.assign(graphError(4, undefined, "(#4) Application request limit reached"), { usage: { percent: 100, regainAccessMs } });
+    const { graph, calls } = scriptedGraph({ create: [limited(), limited(), limited(600_000), created()], read: [status("FINISHED")], publish: [{ id: "POST-RL" }] });
+    const h = harness(graph, { rateLimit: { baseMs: 10_000, maxMs: 100_000 } });
+    const id = await newPublication(h);
+    const waits: number[] = [];
+    for (const ceiling of [10_000, 20_000]) {
+      expect(await runPublication(h.deps, id, control())).toBe("deferred");
+      const p = await read(id);
+      expect(p).toMatchObject({ status: "SCHEDULED", scheduled_reason: "rate_limited", error: null });
+      const delay = Date.parse(p.publish_at ?? "") - h.clock.now;
+      expect(delay).toBeGreaterThanOrEqual(ceiling / 2);
+      expect(delay).toBeLessThanOrEqual(ceiling);
+      waits.push(delay);
+      expect(await redis().zscore(publicationKeys.scheduled, id)).toBe(String(Date.parse(p.publish_at ?? "")));
+      h.clock.now += delay;
+    }
+    // Graph's estimate (10 min) outweighs the backoff (up to 40 s).
+    expect(await runPublication(h.deps, id, control())).toBe("deferred");
+    const estimated = await read(id);
+    expect(Date.parse(estimated.publish_at ?? "") - h.clock.now).toBe(600_000);
+    h.clock.now += 600_000;
+    expect(await runPublication(h.deps, id, control())).toBe("published");
+    const p = await read(id);
+    expect(p).toMatchObject({ status: "PUBLISHED", scheduled_reason: null, post_id: "POST-RL" });
+    expect(stepNames(p).filter((s) => s === "waiting")).toHaveLength(3);
+    expect(stepNames(p).filter((s) => s === "due")).toHaveLength(3);
+    expect(calls.create).toBe(4);
+    expect(h.sleeps.filter((ms) => ms >= 10_000)).toEqual([]); // waited on the schedule, not in the worker
   });
 
   it("TIMED_OUT, then resume polls again with a fresh budget and publishes", async () => {

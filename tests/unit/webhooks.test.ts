@@ -11,7 +11,7 @@ import { enqueueWebhookEvent } from "@/lib/webhooks/enqueue-event";
 import { WEBHOOK_EVENT_TYPES } from "@/lib/webhooks/events";
 import { webhookInputSchema } from "@/lib/webhooks/input";
 import { webhookKeys } from "@/lib/webhooks/keys";
-import { notifyPublicationWebhooks } from "@/lib/webhooks/publication-events";
+import { notifyPublicationNeedsReconnect, notifyPublicationWebhooks } from "@/lib/webhooks/publication-events";
 import { createWebhook } from "@/lib/webhooks/store";
 import { realRedisPerFile } from "./real-redis";
 
@@ -122,6 +122,20 @@ describe("a publication's final write", () => {
     expect(published.data).toMatchObject({ publication_id: id, tenant_id: "reelco", status: "PUBLISHED", caption: "hi" });
     expect(published.timestamp).toBe(published.data.updated_at);
     expect(await redis().hget(webhookKeys.delivery((await redis().zrange(webhookKeys.due, 0, -1))[0]), "webhook_id")).toBe(webhook.id);
+  });
+
+  it("a publication waiting for its account to be reconnected asks for attention, once per wait", async () => {
+    await createWebhook(redis(), "waitco", { url: "https://hooks.example.com/n", events: ["reel.needs_attention"] }, 10, new Date(Date.now() - 60_000));
+    const deps = { redis: redis(), producer: async () => ({ send: async () => [] }) as unknown as Producer, accounts: [{ ...account, tenantId: "waitco", accountId: "17841400000000910" }] };
+    const { publication } = await submitPublication(deps, "waitco", publicationInputSchema.parse({ account_id: "17841400000000910", video_url: "https://videos.test/b.mp4" }));
+    const id = publication.publication_id;
+    await notifyPublicationNeedsReconnect(redis(), "waitco", id); // not waiting: nothing
+    await appendEvent(redis(), id, { status: "SCHEDULED", body: { kind: "step", step: { at: new Date().toISOString(), step: "waiting", detail: "token refused" } }, fields: { scheduled_reason: "needs_reconnect" } });
+    await notifyPublicationNeedsReconnect(redis(), "waitco", id);
+    await notifyPublicationNeedsReconnect(redis(), "waitco", id);
+    const ids = await redis().zrange(webhookKeys.due, 0, -1);
+    const bodies = (await Promise.all(ids.map((d) => redis().hget(webhookKeys.delivery(d), "body")))).filter((b): b is string => !!b && b.includes(id)).map((b) => JSON.parse(b));
+    expect(bodies.map((b) => [b.type, b.data.scheduled_reason])).toEqual([["reel.needs_attention", "needs_reconnect"]]);
   });
 
   it("is queued by a redelivered message that finds the publication settled (the run that wrote it died first)", async () => {

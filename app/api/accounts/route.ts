@@ -1,13 +1,21 @@
-import { json, otherMethods, withTenant } from "@/lib/http";
-import { listAccounts } from "@/lib/reels/accounts";
+import { json, otherMethods, readJsonBody, withTenant } from "@/lib/http";
+import { listAccountViews } from "@/lib/reels/account-view";
+import { connectAccount, connectAccountSchema } from "@/lib/reels/connect-account";
 
 export const dynamic = "force-dynamic";
 
-/** The tenant's publishing accounts: ids and usernames, never their tokens. */
+const depsOf = ({ redis, accounts, graph, config }: import("@/lib/services").Services) => ({ redis, accounts, graph, sandbox: config.GRAPH_SANDBOX });
+
+/** The tenant's publishing accounts: status, username and quota, never their tokens. */
 export const GET = withTenant(async (request: Request, { services, tenantId }) => {
-  const { config } = services;
-  const data = await listAccounts(services, config.REEL_ACCOUNTS, tenantId, { sandbox: config.GRAPH_SANDBOX, signal: request.signal });
-  return json({ data });
+  return json({ data: await listAccountViews(depsOf(services), tenantId, request.signal) });
 });
 
-export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET });
+/** Connects an account (or reconnects it with a new token) once Graph accepted the token. */
+export const POST = withTenant(async (request: Request, { services, tenantId }) => {
+  const input = await readJsonBody(request, connectAccountSchema);
+  const account = await connectAccount(depsOf(services), tenantId, input, request.signal);
+  return json(account, 201, { location: `/api/accounts/${account.account_id}` });
+});
+
+export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET, POST });

@@ -1,10 +1,9 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import type { z } from "zod";
-import type { ReelAccount } from "../../config";
 import { ApiError } from "../../errors";
 import { readBody } from "../../http";
 import { GraphError, newFbtraceId } from "../graph-error";
 import type { SandboxDeps } from "./deps";
+import { deadTokenError, resolveToken } from "./sandbox-accounts";
 
 /** One Graph call as the sandbox sees it: its parameters merged from query and body, as Graph does. */
 export interface GraphCall {
@@ -16,6 +15,8 @@ export interface GraphCall {
   baseUrl: string;
   /** The API version segment of the path, e.g. v21.0. */
   version: string;
+  /** The account whose valid token made the call, once requireValidToken has checked it. */
+  caller?: string;
 }
 
 /** Query parameters, overlaid on POST by a form, multipart or JSON body. */
@@ -62,33 +63,21 @@ export function accessTokenOf(call: Pick<GraphCall, "params" | "request">): stri
   return call.params.access_token || fromHeader || undefined;
 }
 
-/** The account whose token this is; compared in constant time, as tokens are secrets. */
-export function accountForToken(accounts: readonly ReelAccount[], token: string | undefined): ReelAccount | undefined {
-  if (!token) return undefined;
-  const digest = sha256(token);
-  let found: ReelAccount | undefined;
-  // Every account is compared, so the time taken does not say which one matched.
-  for (const account of accounts) if (timingSafeEqual(digest, sha256(account.accessToken))) found ??= account;
-  return found;
+/** That the caller's token belongs to `ownerAccountId` (the router resolved it first); Graph's 190 otherwise. */
+export function authorize(call: GraphCall, ownerAccountId: string): void {
+  if (!call.caller) throw missingToken();
+  if (call.caller !== ownerAccountId) throw tokenOfAnotherAccount();
 }
 
-/** The caller's account when its token is valid and belongs to `ownerAccountId`; Graph's 190 otherwise. */
-export function authorize(call: GraphCall, ownerAccountId: string): ReelAccount {
+/** A token must be valid before anything else is said about the request, as in Graph: the caller's account id. */
+export async function requireValidToken(call: GraphCall): Promise<string> {
   const token = accessTokenOf(call);
   if (!token) throw missingToken();
-  const account = accountForToken(call.deps.config.REEL_ACCOUNTS, token);
-  if (!account) throw invalidToken();
-  if (account.accountId !== ownerAccountId) throw tokenOfAnotherAccount();
-  return account;
-}
-
-/** A token must be valid before anything else is said about the request, as in Graph. */
-export function requireValidToken(call: GraphCall): ReelAccount {
-  const token = accessTokenOf(call);
-  if (!token) throw missingToken();
-  const account = accountForToken(call.deps.config.REEL_ACCOUNTS, token);
-  if (!account) throw invalidToken();
-  return account;
+  const resolved = await resolveToken(call.deps, token);
+  if (!resolved) throw invalidToken();
+  if (resolved.state !== "valid") throw deadTokenError(resolved.state, call.deps.now());
+  call.caller = resolved.accountId;
+  return resolved.accountId;
 }
 
 /** `fields=a,b,owner{id}` → ["a", "b", "owner"]; `fallback` when absent. */
@@ -168,8 +157,4 @@ export function unsupportedRequest(method: string, id: string): GraphError {
 
 export function unknownPath(path: string): GraphError {
   return new GraphError({ code: 2500, message: `Unknown path components: ${path}` });
-}
-
-function sha256(value: string): Buffer {
-  return createHash("sha256").update(value).digest();
 }

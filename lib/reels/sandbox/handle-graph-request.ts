@@ -2,6 +2,7 @@ import { GraphError } from "../graph-error";
 import { createContainer, readContainer } from "./containers";
 import type { SandboxDeps } from "./deps";
 import {
+  authorize,
   graphErrorResponse,
   readGraphParams,
   requireValidToken,
@@ -11,8 +12,12 @@ import {
 } from "./graph-request";
 import { listMedia, readAccount, readMedia, renderPermalinkPage, serveMediaFile } from "./media";
 import { publishContainer, readPublishingLimit } from "./publishing";
+import { CONTROL_SEGMENT, handleControlRequest } from "./handle-control-request";
+import { findSandboxAccount, takeFault, type FaultKind } from "./sandbox-accounts";
 import { readContainerRecord, readMediaRecord } from "./store";
 import { receiveContainerUpload } from "./upload-container";
+import { withUsageHeaders } from "./usage-headers";
+import { isRateLimitCode } from "../graph-usage";
 
 /**
  * The Graph-compatible sandbox behind `{origin}/graph/...`:
@@ -24,6 +29,7 @@ import { receiveContainerUpload } from "./upload-container";
  *   GET  /media-files/{media-id}.mp4                        the kept video (Range supported)
  *   GET  /reel/{shortcode}                                  the permalink page
  *   POST /ig-api-upload/{version}/{container-id}            a resumable container's bytes (upload-container.ts)
+ *   /_sandbox/...                                           the control surface (handle-control-request.ts)
  */
 
 export interface GraphRouteOptions {
@@ -46,6 +52,7 @@ export async function handleGraphRequest(request: Request, deps: SandboxDeps, op
     const [first = "", ...path] = rest.split("/").filter(Boolean).map(safeDecode);
     const baseUrl = `${(options.origin ?? requestOrigin(request, url)).replace(/\/+$/, "")}${basePath}`;
 
+    if (first === CONTROL_SEGMENT) return await handleControlRequest(request, deps, path);
     const readOnly = method === "GET" || method === "HEAD";
     if (first === "media-files" && path.length === 1 && readOnly) return await serveMediaFile(deps, request, path[0] ?? "");
     if (first === "reel" && path.length === 1 && readOnly) return await renderPermalinkPage(deps, baseUrl, path[0] ?? "");
@@ -73,11 +80,27 @@ export function isSupportedVersion(version: string, configured: string): boolean
 async function route(call: GraphCall, path: string[], rest: string): Promise<Response> {
   const [id, edge, ...extra] = path;
   if (!id || extra.length > 0) throw unknownPath(`/${rest}`);
-  requireValidToken(call); // Graph checks the token before it says anything about the object
+  const caller = await requireValidToken(call); // Graph checks the token before it says anything about the object
+  let throttled = false;
+  const response = await answerFor(call, id, edge).catch((error: unknown) => {
+    if (!(error instanceof GraphError)) throw error;
+    throttled = isRateLimitCode(error.code);
+    return graphErrorResponse(error);
+  });
+  return withUsageHeaders(call.deps, response, caller, throttled);
+}
+
+async function answerFor(call: GraphCall, id: string, edge: string | undefined): Promise<Response> {
   if (edge === undefined) return readNode(call, id);
 
-  const account = call.deps.config.REEL_ACCOUNTS.find((a) => a.accountId === id);
+  const account = await findSandboxAccount(call.deps, id);
   if (!account) throw unsupportedRequest(call.method, id);
+  const kind = FAULT_OF_EDGE[`${call.method} ${edge}`];
+  if (kind) {
+    authorize(call, id);
+    const fault = await takeFault(call.deps, id, kind);
+    if (fault) throw fault;
+  }
   switch (`${call.method} ${edge}`) {
     case "POST media":
       return createContainer(call, id);
@@ -92,12 +115,20 @@ async function route(call: GraphCall, path: string[], rest: string): Promise<Res
   throw unknownPath(`/${edge}`);
 }
 
+/** The calls the control surface can make fail, by their names there. */
+const FAULT_OF_EDGE: Record<string, FaultKind | undefined> = { "POST media": "media", "POST media_publish": "media_publish" };
+
 async function readNode(call: GraphCall, id: string): Promise<Response> {
   if (call.method !== "GET") throw unsupportedRequest(call.method, id);
-  const account = call.deps.config.REEL_ACCOUNTS.find((a) => a.accountId === id);
+  const account = await findSandboxAccount(call.deps, id);
   if (account) return readAccount(call, account);
   const container = await readContainerRecord(call.deps.redis, id);
-  if (container) return readContainer(call, container);
+  if (container) {
+    authorize(call, container.account_id);
+    const fault = await takeFault(call.deps, container.account_id, "status");
+    if (fault) throw fault;
+    return readContainer(call, container);
+  }
   const media = await readMediaRecord(call.deps.redis, id);
   if (media) return readMedia(call, media);
   throw unsupportedRequest(call.method, id);

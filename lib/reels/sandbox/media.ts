@@ -1,9 +1,9 @@
 import { stat } from "node:fs/promises";
-import type { ReelAccount } from "../../config";
 import { fileResponse } from "../../file-response";
 import { authorize, graphJson, invalidParameter, pickFields, requestedFields, type GraphCall } from "./graph-request";
 import { keys, readMediaRecord, videoPath, type MediaRecord } from "./store";
 import type { SandboxDeps } from "./deps";
+import { usernameOf, type SandboxAccount } from "./sandbox-accounts";
 
 /** Published reels: `GET /{media-id}`, `GET /{ig-user-id}/media`, the kept video and its permalink page. */
 
@@ -28,10 +28,6 @@ const MEDIA_FIELDS = [
 /** Graph writes times as 2024-05-01T12:00:00+0000. */
 export function graphTimestamp(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "+0000");
-}
-
-export function usernameOf(account: Pick<ReelAccount, "tenantId">): string {
-  return `sandbox_${account.tenantId.toLowerCase().replace(/[^a-z0-9._]/g, "_")}`;
 }
 
 function mediaValues(deps: SandboxDeps, baseUrl: string, media: MediaRecord): Record<string, unknown> {
@@ -89,11 +85,11 @@ export async function listMedia(call: GraphCall, accountId: string): Promise<Res
   return graphJson(body);
 }
 
-export async function readAccount(call: GraphCall, account: ReelAccount): Promise<Response> {
+export async function readAccount(call: GraphCall, account: SandboxAccount): Promise<Response> {
   authorize(call, account.accountId);
   const fields = requestedFields(call, ["id", "username", "name", "media_count"], "ShadowIGUser");
   const mediaCount = fields.includes("media_count") ? await call.deps.redis.zcard(keys.accountPublished(account.accountId)) : undefined;
-  return graphJson(pickFields({ id: account.accountId, username: usernameOf(account), name: `Sandbox (${account.tenantId})`, media_count: mediaCount }, fields));
+  return graphJson(pickFields({ id: account.accountId, username: account.username, name: account.name, media_count: mediaCount }, fields));
 }
 
 function encodeCursor(offset: number): string {

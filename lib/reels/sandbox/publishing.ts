@@ -3,6 +3,7 @@ import { GraphError } from "../graph-error";
 import { DAY_MS, limitsOf } from "./deps";
 import { authorize, graphJson, parseParams, requestedFields, type GraphCall } from "./graph-request";
 import { resumeIfStale } from "./process-container";
+import { publishLimitOf } from "./sandbox-accounts";
 import { countPublishedSince, isGraphId, publishContainerRecord, readContainerRecord } from "./store";
 
 /** `POST /{ig-user-id}/media_publish` and `GET /{ig-user-id}/content_publishing_limit`. */
@@ -17,7 +18,7 @@ export async function publishContainer(call: GraphCall, accountId: string): Prom
   authorize(call, accountId);
   const { creation_id: containerId } = parseParams(publishParams, call.params);
   const { deps } = call;
-  const quota = deps.config.SANDBOX_PUBLISH_LIMIT;
+  const quota = await publishLimitOf(deps, accountId);
   const result = await publishContainerRecord(deps.redis, { containerId, accountId, now: deps.now(), quota, mediaTtlMs: limitsOf(deps).mediaTtlMs });
   switch (result.kind) {
     case "published-now":
@@ -71,6 +72,6 @@ export async function readPublishingLimit(call: GraphCall, accountId: string): P
   const usage = await countPublishedSince(deps.redis, accountId, deps.now());
   const entry: Record<string, unknown> = {};
   if (fields.includes("quota_usage")) entry.quota_usage = usage;
-  if (fields.includes("config")) entry.config = { quota_total: deps.config.SANDBOX_PUBLISH_LIMIT, quota_duration: DAY_MS / 1000 };
+  if (fields.includes("config")) entry.config = { quota_total: await publishLimitOf(deps, accountId), quota_duration: DAY_MS / 1000 };
   return graphJson({ data: [entry] });
 }

@@ -4,7 +4,8 @@ import { readWithin } from "../../read-within";
 import { GraphError } from "../graph-error";
 import { limitsOf, type SandboxDeps } from "./deps";
 import { formatBytes } from "./fetch-video";
-import { authorize, graphErrorResponse, graphJson, invalidParameter, unsupportedRequest, type GraphCall } from "./graph-request";
+import { authorize, graphErrorResponse, graphJson, invalidParameter, requireValidToken, unsupportedRequest, type GraphCall } from "./graph-request";
+import { takeFault } from "./sandbox-accounts";
 import { newAttemptOwner, startProcessing } from "./process-container";
 import { awaitingUpload, readContainerRecord, startUploadedContainer, videoPath } from "./store";
 import { accountVideoPath } from "./video-store";
@@ -35,7 +36,10 @@ export async function receiveContainerUpload(deps: SandboxDeps, request: Request
     const container = await readContainerRecord(deps.redis, containerId);
     if (!container) throw unsupportedRequest("POST", containerId);
     const call: GraphCall = { deps, request, method: "POST", params: {}, baseUrl: "", version };
+    await requireValidToken(call);
     authorize(call, container.account_id);
+    const fault = await takeFault(deps, container.account_id, "upload");
+    if (fault) throw fault;
     if (container.upload_type !== "resumable") throw invalidParameter("The container was not created with upload_type=resumable");
     // Everything arrived already (a retry after a lost answer): the same answer again.
     if (!awaitingUpload(container)) {

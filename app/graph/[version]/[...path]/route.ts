@@ -4,7 +4,11 @@ import { getServices } from "@/lib/services";
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
 
-/** The built-in Graph-compatible sandbox; everything happens in lib/reels/sandbox. */
+/**
+ * The built-in Graph-compatible sandbox; everything happens in lib/reels/sandbox. Its control
+ * surface, /graph/_sandbox/..., comes through here too: Next treats an `app/graph/_sandbox` folder
+ * as private (not a route), so handleGraphRequest dispatches the `_sandbox` segment itself.
+ */
 function answer(request: Request): Promise<Response> | Response {
   const { config, sandbox } = getServices();
   // With the real Graph API configured the sandbox is not an open fetcher.

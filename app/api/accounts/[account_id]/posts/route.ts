@@ -1,6 +1,5 @@
 import { ApiError } from "@/lib/errors";
 import { json, otherMethods, withTenant } from "@/lib/http";
-import { findAccount } from "@/lib/reels/accounts";
 import { GraphError } from "@/lib/reels/graph-error";
 import { listPublishedPosts } from "@/lib/reels/list-published-posts";
 
@@ -9,8 +8,9 @@ export const dynamic = "force-dynamic";
 /** The account's published reels, read from Graph with its token here, so the browser never holds one. */
 export const GET = withTenant(async (request: Request, { services, tenantId }, { params }: { params: Promise<{ account_id: string }> }) => {
   const { config } = services;
-  const account = findAccount(config.REEL_ACCOUNTS, tenantId, (await params).account_id);
-  if (!account) throw new ApiError("not-found", "No such account for this tenant.");
+  const connected = await services.accounts.find(tenantId, (await params).account_id);
+  if (!connected?.accessToken) throw new ApiError("not-found", "No such account for this tenant.");
+  const account = { accountId: connected.accountId, accessToken: connected.accessToken };
   try {
     const data = await listPublishedPosts(services.graph, account, { sameServer: config.GRAPH_SANDBOX, signal: request.signal });
     return json({ data });

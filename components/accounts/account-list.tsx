@@ -1,0 +1,125 @@
+"use client";
+
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import type { AccountView } from "@/lib/reels/account";
+import { errorMessage, fetchJson } from "../api";
+import { formatNumber } from "../format";
+import { Badge } from "../ui/badge";
+import { Button } from "../ui/button";
+import { Card, CardBody, CardHeader } from "../ui/card";
+import { cx } from "../ui/cx";
+import { Alert, Empty, Loading } from "../ui/states";
+import { fetchAccounts, reelKeys } from "../reels/queries";
+import { ConnectAccountForm } from "./connect-account-form";
+
+export function AccountList() {
+  const accounts = useQuery({ queryKey: reelKeys.accounts, queryFn: fetchAccounts, refetchInterval: 30_000 });
+  if (accounts.isPending) return <Loading label="Loading accounts…" />;
+  if (accounts.isError) return <Alert title="Could not load accounts">{errorMessage(accounts.error)}</Alert>;
+  if (accounts.data.data.length === 0) {
+    return (
+      <Card>
+        <Empty title="No accounts yet">Connect one to publish reels.</Empty>
+      </Card>
+    );
+  }
+  return (
+    <ul className="space-y-4" aria-label="Connected accounts">
+      {accounts.data.data.map((account) => (
+        <li key={account.account_id}>
+          <AccountCard account={account} />
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function AccountCard({ account }: { account: AccountView }) {
+  const queryClient = useQueryClient();
+  const [reconnecting, setReconnecting] = useState(false);
+  const [confirming, setConfirming] = useState(false);
+  const disconnect = useMutation({
+    mutationFn: () => fetchJson<void>(`/api/accounts/${encodeURIComponent(account.account_id)}`, { method: "DELETE" }),
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: reelKeys.accounts }),
+  });
+  const needsReconnect = account.status === "needs_reconnect";
+  const name = account.username ? `@${account.username}` : account.account_id;
+
+  return (
+    <Card data-testid="account" data-account-id={account.account_id}>
+      <CardHeader
+        title={
+          <span className="flex flex-wrap items-center gap-2">
+            {account.label ?? name}
+            <Badge tone={needsReconnect ? "warning" : "success"} data-testid="account-status">
+              {needsReconnect ? "Needs reconnect" : "Connected"}
+            </Badge>
+            {account.sandbox && <Badge>Sandbox</Badge>}
+          </span>
+        }
+        description={
+          <>
+            {account.label ? `${name} · ` : ""}
+            <span className="font-mono">{account.account_id}</span>
+          </>
+        }
+        actions={
+          <>
+            {!needsReconnect && !reconnecting && (
+              <Button variant="secondary" size="sm" onClick={() => setReconnecting(true)}>
+                New token
+              </Button>
+            )}
+            <Button variant="danger" size="sm" loading={disconnect.isPending} onClick={() => (confirming ? disconnect.mutate() : setConfirming(true))} onBlur={() => setConfirming(false)}>
+              {confirming ? "Really disconnect?" : "Disconnect"}
+            </Button>
+          </>
+        }
+      />
+      <CardBody className="space-y-4">
+        {needsReconnect && (
+          <Alert tone="warning" title="Reconnect this account">
+            <p>{account.error?.headline ?? "Graph refused its access token."} Its reels wait until it is reconnected, then go on by themselves.</p>
+            {!reconnecting && (
+              <Button className="mt-3" size="sm" variant="secondary" onClick={() => setReconnecting(true)}>
+                Reconnect
+              </Button>
+            )}
+          </Alert>
+        )}
+        {reconnecting && <ConnectAccountForm accountId={account.account_id} onDone={() => setReconnecting(false)} />}
+        <QuotaBar quota={account.quota} />
+        {disconnect.isError && <Alert>{errorMessage(disconnect.error)}</Alert>}
+      </CardBody>
+    </Card>
+  );
+}
+
+function QuotaBar({ quota }: { quota: AccountView["quota"] }) {
+  const { quota_usage: used, quota_total: total, quota_duration: duration } = quota;
+  const hours = duration ? Math.round(duration / 3600) : 24;
+  if (used === null || total === null) return <p className="text-sm text-zinc-500 dark:text-zinc-400">Publishing quota: not known right now.</p>;
+  const share = total > 0 ? Math.min(1, used / total) : 1;
+  return (
+    <div>
+      <div className="flex items-baseline justify-between text-sm">
+        <span className="text-zinc-600 dark:text-zinc-400">Posts in the last {hours} h</span>
+        <span className="font-medium text-zinc-900 tabular-nums dark:text-zinc-100" data-testid="quota">
+          {formatNumber(used)} / {formatNumber(total)}
+        </span>
+      </div>
+      <div
+        role="meter"
+        aria-label={`Publishing quota: ${used} of ${total} posts in ${hours} h`}
+        aria-valuemin={0}
+        aria-valuemax={total}
+        aria-valuenow={used}
+        className="mt-1.5 h-2 overflow-hidden rounded-full bg-zinc-100 dark:bg-zinc-800"
+      >
+        <div className={cx("h-full rounded-full", share >= 1 ? "bg-red-500" : share >= 0.8 ? "bg-amber-500" : "bg-emerald-500")} style={{ width: `${share * 100}%` }} />
+      </div>
+      {share >= 1 && <p className="mt-1 text-xs text-zinc-500 dark:text-zinc-400">Used up: new reels wait until the window frees a slot.</p>}
+    </div>
+  );
+}

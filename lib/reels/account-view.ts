@@ -1,0 +1,61 @@
+import type { AccountQuota, AccountView } from "./account";
+import { cacheQuota, cachedQuota } from "./account-quota";
+import type { AccountDeps } from "./connect-account";
+import { connectedAccountKeys, type ConnectedAccount } from "./connected-accounts";
+import { GraphError } from "./graph-error";
+import { errorOf } from "./publication-error";
+
+/** Graph is asked while a client waits for the list: a slow Graph costs it at most this long. */
+const GRAPH_TIMEOUT_MS = 3000;
+const UNKNOWN_QUOTA: AccountQuota = { quota_usage: null, quota_total: null, quota_duration: null };
+
+/** The tenant's accounts as clients see them, with username and quota. */
+export async function listAccountViews(deps: AccountDeps, tenantId: string, signal?: AbortSignal): Promise<AccountView[]> {
+  const accounts = await deps.accounts.list(tenantId);
+  return Promise.all(accounts.map((account) => readAccountView(deps, account, signal)));
+}
+
+/**
+ * One account's view. The quota comes from the cache or Graph; the username from the record,
+ * read from Graph again when older than USERNAME_TTL_S (an account can be renamed). Never fails on Graph: what it cannot tell is null,
+ * but a token Graph refuses marks the account needs_reconnect, as the publish flow would.
+ */
+export async function readAccountView(deps: AccountDeps, account: ConnectedAccount, signal?: AbortSignal): Promise<AccountView> {
+  let { status, error, username } = account;
+  let quota = (await cachedQuota(deps.redis, account.accountId).catch(() => undefined)) ?? UNKNOWN_QUOTA;
+  const usernameFresh = !!username && (await deps.redis.exists(connectedAccountKeys.usernameRead(account.accountId)).catch(() => 0)) === 1;
+  if (status === "connected" && account.accessToken && (quota === UNKNOWN_QUOTA || !usernameFresh)) {
+    const graphAccount = { accountId: account.accountId, accessToken: account.accessToken };
+    const timeout = AbortSignal.timeout(GRAPH_TIMEOUT_MS);
+    const within = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    try {
+      if (!usernameFresh) {
+        username = (await deps.graph.readAccount(graphAccount, "id,username", within)).username ?? username;
+        if (username) await deps.accounts.rememberUsername(account.accountId, username);
+      }
+      if (quota === UNKNOWN_QUOTA) {
+        const limit = await deps.graph.readPublishingLimit(graphAccount, within);
+        await cacheQuota(deps.redis, account.accountId, limit);
+        quota = limit;
+      }
+    } catch (failure) {
+      if (failure instanceof GraphError && failure.action === "reconnect-account") {
+        const refused = errorOf(failure);
+        if (await deps.accounts.markNeedsReconnect(account.accountId, account.tokenVersion, refused)) {
+          status = "needs_reconnect";
+          error = refused;
+        }
+      }
+    }
+  }
+  return {
+    account_id: account.accountId,
+    label: account.label,
+    username,
+    status,
+    ...(status === "needs_reconnect" && error ? { error } : {}),
+    quota: { quota_usage: quota.quota_usage, quota_total: quota.quota_total, quota_duration: quota.quota_duration },
+    sandbox: deps.sandbox,
+    connected_at: account.connectedAt,
+  };
+}

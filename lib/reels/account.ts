@@ -1,0 +1,31 @@
+import type { PublicationError } from "./publication";
+
+/**
+ * A connected account as clients see it: the view GET /api/accounts answers with. Types and
+ * constants only, so the dashboard imports it and keeps no copy. Never a token.
+ */
+
+export const ACCOUNT_STATUSES = ["connected", "needs_reconnect"] as const;
+export type AccountStatus = (typeof ACCOUNT_STATUSES)[number];
+
+/** From Graph's content_publishing_limit, cached briefly; nulls when Graph could not tell. */
+export interface AccountQuota {
+  quota_usage: number | null;
+  quota_total: number | null;
+  /** Seconds: the moving window the limit counts over (Graph: 86400). */
+  quota_duration: number | null;
+}
+
+export interface AccountView {
+  account_id: string;
+  label: string | null;
+  /** From Graph, cached a few minutes; null when Graph could not tell. */
+  username: string | null;
+  status: AccountStatus;
+  /** Why the account needs reconnecting: the Graph error that said so. */
+  error?: PublicationError;
+  quota: AccountQuota;
+  /** Whether it publishes to the built-in sandbox. */
+  sandbox: boolean;
+  connected_at: string;
+}

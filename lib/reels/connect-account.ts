@@ -1,0 +1,69 @@
+import { z } from "zod";
+import { ApiError } from "../errors";
+import type { Redis } from "../redis";
+import type { AccountView } from "./account";
+import { readAccountView } from "./account-view";
+import type { ConnectedAccounts } from "./connected-accounts";
+import { GraphTransportError, type GraphClient, type GraphUser } from "./graph-client";
+import { GraphError } from "./graph-error";
+import { releaseWaitingPublications } from "./release-waiting-publications";
+
+export const connectAccountSchema = z.strictObject({
+  account_id: z.string({ error: "Account id is required" }).regex(/^[0-9A-Za-z_-]{1,64}$/, "Account id is the Instagram account's id (digits)"),
+  access_token: z.string({ error: "Access token is required" }).min(1, "Access token is required").max(4096, "Access token is at most 4096 characters"),
+  label: z.string().trim().max(100, "Label is at most 100 characters").optional(),
+});
+export type ConnectAccountInput = z.infer<typeof connectAccountSchema>;
+
+export interface AccountDeps {
+  redis: Redis;
+  accounts: ConnectedAccounts;
+  graph: GraphClient;
+  /** Whether GRAPH_URL is the built-in sandbox. */
+  sandbox: boolean;
+  now?: () => number;
+}
+
+/** Graph is asked while a client waits: a slow Graph costs it at most this long. */
+const GRAPH_TIMEOUT_MS = 5000;
+
+/**
+ * Connects an account for the tenant, or reconnects it with a new token: the token is checked
+ * against Graph first (`GET /{account_id}?fields=id,username` with it), then stored sealed. The
+ * account's publications that waited for a reconnect go on.
+ */
+export async function connectAccount(deps: AccountDeps, tenantId: string, input: ConnectAccountInput, signal?: AbortSignal): Promise<AccountView> {
+  const now = (deps.now ?? Date.now)();
+  const user = await checkToken(deps.graph, input, signal);
+  const account = await deps.accounts.connect({ tenantId, accountId: input.account_id, accessToken: input.access_token, label: input.label, username: user.username ?? null });
+  if (account === "taken") throw new ApiError("conflict", "Another tenant has connected this account.");
+  if (user.username) await deps.accounts.rememberUsername(input.account_id, user.username);
+  await releaseWaitingPublications(deps.redis, input.account_id, now);
+  return readAccountView(deps, account, signal);
+}
+
+async function checkToken(graph: GraphClient, input: ConnectAccountInput, signal?: AbortSignal): Promise<GraphUser> {
+  const timeout = AbortSignal.timeout(GRAPH_TIMEOUT_MS);
+  let user: GraphUser;
+  try {
+    user = await graph.readAccount({ accountId: input.account_id, accessToken: input.access_token }, "id,username", signal ? AbortSignal.any([signal, timeout]) : timeout);
+  } catch (error) {
+    if (error instanceof GraphError) {
+      const code = `${error.code}${error.subcode ? `/${error.subcode}` : ""}`;
+      throw new ApiError("validation", "Graph refused the access token for this account.", [{ path: "access_token", message: `Graph refused it: ${error.message} (${code})` }]);
+    }
+    if (error instanceof GraphTransportError || timeout.aborted) {
+      throw new ApiError("unavailable", "Graph could not be reached to check the token; nothing was stored. Try again shortly.", undefined, { "Retry-After": "5" });
+    }
+    throw error;
+  }
+  if (user.id !== input.account_id) {
+    throw new ApiError("validation", "The access token belongs to another account.", [{ path: "access_token", message: `Graph says this token is account ${user.id}'s` }]);
+  }
+  return user;
+}
+
+/** Disconnects the tenant's account; its token is deleted. */
+export async function disconnectAccount(deps: Pick<AccountDeps, "accounts">, tenantId: string, accountId: string): Promise<void> {
+  if (!(await deps.accounts.disconnect(tenantId, accountId))) throw new ApiError("not-found", "No such account for this tenant.");
+}

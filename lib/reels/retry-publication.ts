@@ -1,0 +1,59 @@
+import type { Producer } from "kafkajs";
+import { ApiError, brokerUnavailable } from "../errors";
+import type { Redis } from "../redis";
+import { TOPICS } from "../topics";
+import type { PublicationView } from "./publication";
+import type { PublicationMessage } from "./publication-input";
+import { appendEvent, publicationKeys } from "./publication-record";
+import { readPublication } from "./read-publication";
+
+export interface RetryPublicationDeps {
+  redis: Redis;
+  producer: () => Promise<Producer>;
+  now?: () => number;
+}
+
+/** Statuses a client may retry from: the flow gave up on them. */
+const RETRYABLE = ["FAILED", "TIMED_OUT"] as const;
+
+/**
+ * Tries a FAILED or TIMED_OUT publication again with a new container: same publication id, its
+ * timeline kept and continued. The container that failed is remembered, and the flow reads it
+ * before making another: if it turns out PUBLISHED (an answer was lost), that is the success, and
+ * nothing is published twice.
+ */
+export async function retryPublication(deps: RetryPublicationDeps, tenantId: string, id: string): Promise<PublicationView | undefined> {
+  const now = deps.now ?? Date.now;
+  const view = await readPublication(deps.redis, tenantId, id);
+  if (!view) return undefined;
+  const from = view.status;
+  if (!(RETRYABLE as readonly string[]).includes(from)) throw new ApiError("conflict", `Only a FAILED or TIMED_OUT publication can be retried; this one is ${from}.`);
+  const state = await deps.redis.hgetall(publicationKeys.state(id));
+  const earlier = state.container_id ?? "";
+
+  const moved = await appendEvent(deps.redis, id, {
+    status: "QUEUED",
+    expect: { status: from },
+    reopen: true,
+    body: { kind: "step", step: { at: new Date(now()).toISOString(), step: "retried", detail: earlier ? `Retried: container ${earlier} is checked first, then a new container is made.` : "Retried: a new container is made." } },
+    fields: { container_id: "", retry_of_container: earlier || (state.retry_of_container ?? ""), error: "", last_status_code: "", poll_round_start: state.poll_count ?? "0", scheduled_reason: "", rate_limited_waits: "0", upload_done: "", upload_uri: "" },
+    changes: { container_id: null, error: null, scheduled_reason: null },
+  });
+  if (moved <= 0) throw new ApiError("conflict", "The publication changed meanwhile; read it again.");
+
+  const message: PublicationMessage = { publication_id: id, tenant_id: tenantId, account_id: state.account_id };
+  try {
+    const producer = await deps.producer();
+    await producer.send({ topic: TOPICS.reels.name, acks: -1, messages: [{ key: state.account_id, value: JSON.stringify(message), headers: { "content-type": "application/json" } }] });
+  } catch {
+    await appendEvent(deps.redis, id, {
+      status: from,
+      expect: { status: "QUEUED" },
+      body: { kind: "step", step: { at: new Date(now()).toISOString(), step: "retry_failed", detail: `The publishing log was unreachable; the publication is still ${from}.` } },
+      fields: { container_id: earlier, error: state.error ?? "" },
+      changes: { container_id: earlier || null, error: state.error ? JSON.parse(state.error) : null },
+    }).catch(() => {});
+    throw brokerUnavailable("The publishing log is unreachable right now; the publication was not retried. Try again shortly.");
+  }
+  return readPublication(deps.redis, tenantId, id);
+}

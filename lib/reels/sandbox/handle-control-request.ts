@@ -1,0 +1,116 @@
+import { timingSafeEqual, createHash } from "node:crypto";
+import { z } from "zod";
+import { ApiError, toProblem, validationError, zodIssues } from "../../errors";
+import { readBody } from "../../http";
+import { PEER_HEADER } from "../../request-guard";
+import type { SandboxDeps } from "./deps";
+import { createSandboxAccount, FAULT_KINDS, findSandboxAccount, queueFault, setPublishLimit, setTokenState, TOKEN_STATES } from "./sandbox-accounts";
+
+/**
+ * The sandbox's control surface, `/graph/_sandbox/...`: not Meta's interface but the way tests,
+ * people rehearsing and outside checks make the sandbox misbehave, all through the same JSON calls:
+ *   POST /_sandbox/accounts                       {username?}                  → 201 {account_id, access_token}
+ *   POST /_sandbox/accounts/{id}/token            {state}                      → the token expires, is revoked, or a new one
+ *   POST /_sandbox/accounts/{id}/faults           {on, code, error_subcode?, count} → the next `count` calls fail so
+ *   PUT  /_sandbox/accounts/{id}/quota            {quota_total}                → the account's 24 h publishing limit
+ * Only from this machine (not through a proxy), or with `Authorization: Bearer $SANDBOX_ADMIN_TOKEN`.
+ * Errors are Dispatch's problem+json: nothing here pretends to be Graph.
+ */
+
+export const CONTROL_SEGMENT = "_sandbox";
+
+const createAccountBody = z.strictObject({
+  username: z.string().regex(/^[A-Za-z0-9._]{1,30}$/, "A username is 1-30 letters, digits, dots or underscores").optional(),
+});
+const tokenBody = z.strictObject({ state: z.enum(TOKEN_STATES, { error: `State is one of ${TOKEN_STATES.join(", ")}` }) });
+const faultBody = z.strictObject({
+  on: z.enum(FAULT_KINDS, { error: `On is one of ${FAULT_KINDS.join(", ")}` }),
+  code: z.number({ error: "Code is Graph's error code, a whole number" }).int(),
+  error_subcode: z.number().int().optional(),
+  count: z.number({ error: "Count is how many calls fail, from 1 to 1000" }).int().min(1).max(1000),
+});
+const quotaBody = z.strictObject({ quota_total: z.number({ error: "Quota total is a whole number from 0 to 10000" }).int().min(0).max(10_000) });
+
+export async function handleControlRequest(request: Request, deps: SandboxDeps, path: string[]): Promise<Response> {
+  try {
+    if (!mayControl(request, deps.config.SANDBOX_ADMIN_TOKEN)) {
+      throw new ApiError("forbidden", "The sandbox's control surface answers only on this machine, or with Authorization: Bearer $SANDBOX_ADMIN_TOKEN.");
+    }
+    const method = request.method.toUpperCase();
+    const [collection, accountId, action, ...extra] = path;
+    if (collection !== "accounts" || extra.length > 0) throw new ApiError("not-found", "No such control; see README's rehearsal section.");
+    if (accountId === undefined) {
+      allow(method, "POST");
+      const body = await readJson(request, createAccountBody);
+      return reply(await createSandboxAccount(deps, body.username), 201);
+    }
+    const account = await findSandboxAccount(deps, accountId);
+    if (!account) throw new ApiError("not-found", `The sandbox has no account ${accountId}.`);
+    switch (action) {
+      case "token": {
+        allow(method, "POST");
+        const { state } = await readJson(request, tokenBody);
+        return reply({ account_id: accountId, state, ...(await setTokenState(deps, account, state)) });
+      }
+      case "faults": {
+        allow(method, "POST");
+        const fault = await readJson(request, faultBody);
+        await queueFault(deps, accountId, fault);
+        return reply({ account_id: accountId, ...fault }, 201);
+      }
+      case "quota": {
+        allow(method, "PUT");
+        const { quota_total } = await readJson(request, quotaBody);
+        await setPublishLimit(deps, accountId, quota_total);
+        return reply({ account_id: accountId, quota_total });
+      }
+      default:
+        throw new ApiError("not-found", "No such control; see README's rehearsal section.");
+    }
+  } catch (error) {
+    const { problem, headers } = toProblem(error);
+    if (problem.status >= 500) deps.log("error", "sandbox control request failed", { error: error instanceof Error ? error.message : String(error) });
+    return new Response(JSON.stringify(problem), { status: problem.status, headers: { "content-type": "application/problem+json", "cache-control": "no-store", ...headers } });
+  }
+}
+
+/**
+ * The admin token, or a caller on this machine: a loopback peer whose last X-Forwarded-For entry
+ * (Next sets it to the peer when absent; a proxy here appends the client it serves) is loopback too.
+ */
+function mayControl(request: Request, adminToken: string | undefined): boolean {
+  const header = request.headers.get("authorization");
+  const bearer = header ? /^Bearer\s+(\S+)$/i.exec(header.trim())?.[1] : undefined;
+  if (adminToken && bearer) return timingSafeEqual(digest(bearer), digest(adminToken));
+  const forwarded = request.headers.get("x-forwarded-for")?.split(",").at(-1)?.trim();
+  return isLoopback(request.headers.get(PEER_HEADER)?.trim() ?? "") && (forwarded === undefined || isLoopback(forwarded));
+}
+
+const isLoopback = (address: string) => address === "::1" || /^(::ffff:)?127\.\d+\.\d+\.\d+$/.test(address);
+
+function allow(method: string, expected: string): void {
+  if (method !== expected) throw new ApiError("method-not-allowed", `This control answers ${expected}.`, undefined, { Allow: expected });
+}
+
+async function readJson<S extends z.ZodType>(request: Request, schema: S): Promise<z.infer<S>> {
+  const bytes = await readBody(request, 64 * 1024);
+  let value: unknown = {};
+  if (bytes.byteLength > 0) {
+    try {
+      value = JSON.parse(new TextDecoder().decode(bytes));
+    } catch {
+      throw new ApiError("bad-json", "The body is not valid JSON.");
+    }
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw validationError(zodIssues(parsed.error));
+  return parsed.data;
+}
+
+function reply(body: unknown, status = 200): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", "cache-control": "no-store" } });
+}
+
+function digest(value: string): Buffer {
+  return createHash("sha256").update(value).digest();
+}

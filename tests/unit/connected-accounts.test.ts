@@ -1,0 +1,69 @@
+import { randomBytes } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { ConnectedAccounts, connectedAccountKeys } from "@/lib/reels/connected-accounts";
+import type { PublicationError } from "@/lib/reels/publication";
+import { openToken, sealToken } from "@/lib/reels/token-cipher";
+import { realRedisPerFile } from "./real-redis";
+
+const redis = realRedisPerFile();
+const key = randomBytes(32);
+const ACME = { tenantId: "acme", accountId: "17841400000000101", accessToken: "acme-token-secret" };
+const GLOBEX = { tenantId: "globex", accountId: "17841400000000202", accessToken: "globex-token-secret" };
+const refused: PublicationError = {
+  code: 190,
+  subcode: 463,
+  message: "Error validating access token: Session has expired",
+  fbtrace_id: null,
+  classification: "reconnect-account",
+  headline: "The account's access token is invalid, expired or revoked.",
+  remedy: "Reconnect the account.",
+  advice: "Reconnect the account.",
+};
+
+describe("sealed tokens", () => {
+  it("open with the key and account they were sealed for, and with nothing else", () => {
+    const sealed = sealToken(key, ACME.accountId, ACME.accessToken);
+    expect(sealed).not.toContain(ACME.accessToken);
+    expect(sealed).toMatch(/^v1\./);
+    expect(sealToken(key, ACME.accountId, ACME.accessToken)).not.toBe(sealed); // a fresh IV each time
+    expect(openToken(key, ACME.accountId, sealed)).toBe(ACME.accessToken);
+    expect(openToken(key, GLOBEX.accountId, sealed)).toBeUndefined();
+    expect(openToken(randomBytes(32), ACME.accountId, sealed)).toBeUndefined();
+    expect(openToken(key, ACME.accountId, sealed.slice(0, -2))).toBeUndefined();
+  });
+});
+
+describe("ConnectedAccounts", () => {
+  it("seeds REEL_ACCOUNTS, keeps tenants apart, and stores no token in the clear", async () => {
+    const accounts = new ConnectedAccounts(redis(), key, [ACME, GLOBEX]);
+    expect((await accounts.list("acme")).map((a) => [a.accountId, a.status, a.accessToken, a.source])).toEqual([[ACME.accountId, "connected", ACME.accessToken, "config"]]);
+    expect(await accounts.find("globex", ACME.accountId)).toBeUndefined();
+    expect(JSON.stringify(await redis().hgetall(connectedAccountKeys.record(ACME.accountId)))).not.toContain(ACME.accessToken);
+    expect(await accounts.connect({ tenantId: "globex", accountId: ACME.accountId, accessToken: "x" })).toBe("taken");
+  });
+
+  it("marks needs_reconnect only for the token that was refused; a reconnect clears it", async () => {
+    const accounts = new ConnectedAccounts(redis(), key, []);
+    const first = await accounts.connect({ tenantId: "acme", accountId: "17841400000000303", accessToken: "one-secret", label: "Brand" });
+    if (first === "taken") throw new Error("taken");
+    const second = await accounts.connect({ tenantId: "acme", accountId: "17841400000000303", accessToken: "two-secret" });
+    if (second === "taken") throw new Error("taken");
+    expect(second.tokenVersion).toBe(first.tokenVersion + 1);
+    expect(second.label).toBe("Brand");
+    // A worker that used the first token is late: the account was reconnected since.
+    expect(await accounts.markNeedsReconnect("17841400000000303", first.tokenVersion, refused)).toBe(false);
+    expect(await accounts.markNeedsReconnect("17841400000000303", second.tokenVersion, refused)).toBe(true);
+    expect(await accounts.find("acme", "17841400000000303")).toMatchObject({ status: "needs_reconnect", error: { code: 190, subcode: 463 } });
+    const third = await accounts.connect({ tenantId: "acme", accountId: "17841400000000303", accessToken: "three-secret" });
+    expect(third).toMatchObject({ status: "connected", error: null, accessToken: "three-secret" });
+  });
+
+  it("a token sealed under another key reads as needs_reconnect, and a seeded one is sealed again from the environment", async () => {
+    const seededId = "17841400000000404";
+    await new ConnectedAccounts(redis(), randomBytes(32), [{ tenantId: "acme", accountId: seededId, accessToken: "seed-secret" }]).seeded();
+    await new ConnectedAccounts(redis(), randomBytes(32), []).connect({ tenantId: "acme", accountId: "17841400000000505", accessToken: "api-secret" });
+    const accounts = new ConnectedAccounts(redis(), key, [{ tenantId: "acme", accountId: seededId, accessToken: "seed-secret" }]);
+    expect(await accounts.find("acme", seededId)).toMatchObject({ status: "connected", accessToken: "seed-secret" });
+    expect(await accounts.find("acme", "17841400000000505")).toMatchObject({ status: "needs_reconnect", accessToken: undefined, error: { classification: "reconnect-account" } });
+  });
+});
