@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { commandInputSchema } from "../jobs/command";
 import { FINISH_REASONS, JOB_STATUSES } from "../jobs/status";
+import { connectAccountSchema } from "../reels/connect-account";
+import { SCHEDULED_REASONS } from "../reels/publication";
 import { publicationInputSchema, publicationUpdateSchema } from "../reels/publication-input";
 import { PUBLICATION_STATUSES } from "../reels/status";
 import { signInSchema } from "../sessions";
@@ -66,20 +68,34 @@ const publication = z.looseObject({
   publication_id: z.uuid(),
   tenant_id: z.string(),
   account_id: z.string(),
-  video_url: z.string(),
+  video_url: nullable(z.string()).meta({ description: "The video's URL, or null when it was uploaded (upload_id)." }),
+  upload_id: nullable(z.string()).optional(),
   caption: z.string(),
   share_to_feed: z.boolean(),
   publish_at: nullable(isoTime),
   status: z.enum(PUBLICATION_STATUSES),
+  scheduled_reason: nullable(z.enum(SCHEDULED_REASONS)).optional().meta({ description: "Why a SCHEDULED publication waits, when not for its publish_at." }),
+  warnings: z.array(z.string()).optional().meta({ description: "What the preflight found that Graph accepts but may not like." }),
   container_id: nullable(z.string()),
   last_status_code: nullable(z.string()),
-  polls: z.array(z.looseObject({ attempt: z.number().int(), at: isoTime, status_code: nullable(z.string()), status: nullable(z.string()) })),
-  steps: z.array(z.looseObject({ at: isoTime, step: z.string(), detail: z.string() })),
+  polls: z.array(z.looseObject({ seq: z.number().int(), attempt: z.number().int(), at: isoTime, status_code: nullable(z.string()), status: nullable(z.string()) })),
+  steps: z.array(z.looseObject({ seq: z.number().int(), at: isoTime, step: z.string(), detail: z.string() })),
   post_id: nullable(z.string()),
   permalink: nullable(z.string()),
   error: nullable(publicationError),
   created_at: isoTime,
   updated_at: isoTime,
+});
+
+const account = z.looseObject({
+  account_id: z.string(),
+  label: nullable(z.string()),
+  username: nullable(z.string()),
+  status: z.enum(["connected", "needs_reconnect"]),
+  error: publicationError.optional().meta({ description: "The Graph error that made the account need reconnecting." }),
+  quota: z.looseObject({ quota_usage: nullable(z.number()), quota_total: nullable(z.number()), quota_duration: nullable(z.number()) }),
+  sandbox: z.boolean(),
+  connected_at: isoTime,
 });
 
 const webhook = z.looseObject({
@@ -122,7 +138,9 @@ export const SCHEMAS = {
   PublicationEvent: z
     .looseObject({ seq: z.number().int(), kind: z.enum(["step", "poll"]), status: z.enum(PUBLICATION_STATUSES), changes: z.looseObject({}).optional() })
     .meta({ description: "The data of a reel event stream's event: one step or poll of the timeline, with the status after it." }),
-  AccountList: z.looseObject({ data: z.array(z.looseObject({ account_id: z.string(), sandbox: z.boolean(), username: nullable(z.string()).optional() })) }),
+  AccountInput: connectAccountSchema,
+  Account: account,
+  AccountList: z.looseObject({ data: z.array(account) }),
   PostList: z.looseObject({ data: z.array(z.looseObject({ id: z.string() })) }),
   SignIn: signInSchema,
   WebhookInput: webhookInputSchema({ allowPrivate: false }),
