@@ -1,8 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
-import path from "node:path";
 import { z } from "zod";
 import type { Redis } from "./redis";
+import { readOrCreateSecretFile } from "./secret-file";
 
 export const SESSION_COOKIE = "dispatch_session";
 
@@ -60,25 +59,10 @@ export class SessionStore {
   }
 }
 
-/**
- * SESSION_SECRET, else a random secret generated once into DATA_DIR/session-secret (mode 0600).
- * It is written whole to a temporary file and linked into place, which fails if another web
- * process sharing DATA_DIR got there first: then both use that one.
- */
+/** SESSION_SECRET, else a random secret generated once into DATA_DIR/session-secret, shared by web processes there. */
 export function loadSessionSecret(config: { SESSION_SECRET?: string; DATA_DIR: string }): Buffer {
   if (config.SESSION_SECRET) return Buffer.from(config.SESSION_SECRET);
-  const file = path.resolve(config.DATA_DIR, "session-secret");
-  mkdirSync(path.dirname(file), { recursive: true });
-  const temporary = `${file}.${process.pid}.${randomBytes(4).toString("hex")}`;
-  writeFileSync(temporary, randomBytes(32).toString("hex"), { mode: 0o600 });
-  try {
-    linkSync(temporary, file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-  } finally {
-    unlinkSync(temporary);
-  }
-  const secret = readFileSync(file, "utf8").trim();
+  const { file, value: secret } = readOrCreateSecretFile(config.DATA_DIR, "session-secret");
   if (secret.length < 32) throw new Error(`${file} holds no usable session secret; delete it to generate a new one`);
   return Buffer.from(secret);
 }

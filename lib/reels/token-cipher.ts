@@ -1,6 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
-import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
-import path from "node:path";
+import { readOrCreateSecretFile } from "../secret-file";
 
 /**
  * Access tokens at rest: AES-256-GCM, a fresh IV per token, the account id as associated data
@@ -16,18 +15,8 @@ const VERSION = "v1";
  */
 export function loadAccountsKey(config: { ACCOUNTS_SECRET?: string; DATA_DIR: string }): Buffer {
   if (config.ACCOUNTS_SECRET) return createHash("sha256").update(`dispatch-accounts:${config.ACCOUNTS_SECRET}`).digest();
-  const file = path.resolve(config.DATA_DIR, "accounts-key");
-  mkdirSync(path.dirname(file), { recursive: true });
-  const temporary = `${file}.${process.pid}.${randomBytes(4).toString("hex")}`;
-  writeFileSync(temporary, randomBytes(32).toString("hex"), { mode: 0o600 });
-  try {
-    linkSync(temporary, file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-  } finally {
-    unlinkSync(temporary);
-  }
-  const key = Buffer.from(readFileSync(file, "utf8").trim(), "hex");
+  const { file, value } = readOrCreateSecretFile(config.DATA_DIR, "accounts-key");
+  const key = Buffer.from(value, "hex");
   if (key.length !== 32) throw new Error(`${file} holds no usable key; delete it (connected accounts must then be connected again)`);
   return key;
 }
