@@ -17,6 +17,7 @@ export const CONSUMER_GROUPS = {
 export const SUBSCRIPTIONS = {
   generation: { name: "generation", groupId: CONSUMER_GROUPS.generation, topic: TOPICS.requests.name },
   reels: { name: "reels", groupId: CONSUMER_GROUPS.reels, topic: TOPICS.reels.name },
+  webhooks: { name: "webhooks", groupId: CONSUMER_GROUPS.webhooks, topic: TOPICS.completed.name },
 } as const;
 
 export type TopicSpec = (typeof TOPICS)[keyof typeof TOPICS];

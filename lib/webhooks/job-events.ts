@@ -1,10 +1,9 @@
-import type { Consumer, Kafka } from "kafkajs";
 import { z } from "zod";
-import { createWorkerConsumer } from "../kafka";
+import { consumeInParallel, workerLimits, type ParallelConsumer } from "../consume/parallel-consumer";
 import { readJob } from "../jobs/read-job";
-import type { Log } from "../log";
 import type { Redis } from "../redis";
-import { CONSUMER_GROUPS, TOPICS } from "../topics";
+import { SUBSCRIPTIONS } from "../topics";
+import type { WorkerContext } from "../worker-context";
 import { enqueueWebhookEvent } from "./enqueue-event";
 import type { WebhookEventType } from "./events";
 
@@ -40,25 +39,18 @@ export async function enqueueJobEvent(redis: Redis, raw: string): Promise<string
 
 /**
  * Reads the audit topic in its own consumer group, so job webhooks follow what was written to the
- * log without touching the generation path. A message is committed only after its deliveries
- * are queued in Redis (kafkajs commits what eachMessage returned from), so none is lost; queuing
- * it twice makes no second delivery.
+ * log without touching the generation path. It runs on the same consumer kit as jobs and reels
+ * (joins again after a broker outage or a crash, commits only settled offsets): a message is
+ * settled only once its deliveries are queued in Redis, a throw is tried again with backoff, so
+ * none is lost; queuing it twice makes no second delivery.
  */
-export async function startJobEventConsumer({ kafka, redis, log }: { kafka: Kafka; redis: Redis; log: Log }): Promise<Consumer> {
-  const consumer = createWorkerConsumer(kafka, CONSUMER_GROUPS.webhooks);
-  await consumer.connect();
-  // From the beginning for a new group: events older than a webhook are skipped by enqueueWebhookEvent.
-  await consumer.subscribe({ topic: TOPICS.completed.name, fromBeginning: true });
-  await consumer.run({
-    eachMessage: async ({ message }) => {
-      if (!message.value) return;
-      try {
-        await enqueueJobEvent(redis, message.value.toString());
-      } catch (error) {
-        log("warn", "could not queue a job's webhook deliveries; the message is read again", { error: String(error) });
-        throw error;
-      }
+export function consumeJobEvents(ctx: WorkerContext): Promise<ParallelConsumer> {
+  return consumeInParallel(ctx, {
+    ...SUBSCRIPTIONS.webhooks,
+    ...workerLimits(ctx.config),
+    async work(message) {
+      if (message.value) await enqueueJobEvent(ctx.redis, message.value.toString());
+      return "settled";
     },
   });
-  return consumer;
 }

@@ -1,12 +1,12 @@
 import { createPublicAgent } from "../net/public-agent";
 import type { RunningConsumer, WorkerContext } from "../worker-context";
 import { startDeliveryLoop } from "./delivery-loop";
-import { startJobEventConsumer } from "./job-events";
+import { consumeJobEvents } from "./job-events";
 
 /** The worker's webhook part: job events from the audit topic into the queue, and the delivery loop. */
 export async function startWebhookWorker(ctx: WorkerContext): Promise<RunningConsumer> {
-  const { config, redis, kafka, log } = ctx;
-  const consumer = await startJobEventConsumer({ kafka, redis, log });
+  const { config, redis, log } = ctx;
+  const consumer = await consumeJobEvents(ctx);
   const dispatcher = createPublicAgent({ allowPrivate: config.ALLOW_PRIVATE_URLS, connectTimeoutMs: config.WEBHOOK_TIMEOUT_MS });
   const loop = startDeliveryLoop({
     redis,
@@ -17,7 +17,7 @@ export async function startWebhookWorker(ctx: WorkerContext): Promise<RunningCon
   });
   return {
     async stop() {
-      await consumer.disconnect().catch(() => {});
+      await consumer.stop(0).catch(() => {});
       await loop.stop();
       await dispatcher.close().catch(() => {});
     },

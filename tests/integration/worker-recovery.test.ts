@@ -1,6 +1,7 @@
 import Redis from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { jobKeys } from "@/lib/jobs/keys";
+import { TOPICS } from "@/lib/topics";
 import { WORKERS_KEY } from "@/lib/workers";
 import { startMockBroker, type MockBroker } from "../../scripts/lib/kafka-mock";
 import { spawnWorker, waitFor, type WorkerProcess } from "../helpers";
@@ -78,9 +79,10 @@ describe("worker recovery", () => {
     await waitFor(
       async () => {
         const raw = await redis.hget(WORKERS_KEY, "worker-outage");
-        return raw ? JSON.parse(raw).assignments.reels?.length === 6 : false;
+        const assignments = raw ? JSON.parse(raw).assignments : {};
+        return assignments.reels?.length === TOPICS.reels.partitions && assignments.webhooks?.length === TOPICS.completed.partitions;
       },
-      { timeoutMs: 120_000, intervalMs: 200, what: "the reels consumer to join" },
+      { timeoutMs: 120_000, intervalMs: 200, what: "the reels and webhook-event consumers to join" },
     );
   });
 });
