@@ -32,7 +32,7 @@ export function DeliveryLog({ webhookId }: { webhookId: string }) {
         {attempts.data.data.map((attempt) => {
           const { tone, label } = outcome(attempt);
           return (
-            <li key={`${attempt.id}-${attempt.attempt}-${attempt.attempted_at}`} className="flex flex-wrap items-center gap-x-3 gap-y-1 px-3 py-2.5 text-sm">
+            <li key={`${attempt.id}-${attempt.attempt}-${attempt.attempted_at}`} data-delivery-id={attempt.id} className="flex flex-wrap items-center gap-x-3 gap-y-1 px-3 py-2.5 text-sm">
               <Badge tone={tone}>{label}</Badge>
               <span className="font-mono text-xs text-zinc-900 dark:text-zinc-100">{attempt.event_type}</span>
               <span className="text-xs text-zinc-500 dark:text-zinc-400">attempt {attempt.attempt}</span>
