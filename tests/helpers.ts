@@ -3,6 +3,8 @@ import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { Kafka, logLevel, type KafkaMessage } from "kafkajs";
 import { expect } from "vitest";
+import { createKafka } from "../lib/kafka";
+import type { WorkerContext } from "../lib/worker-context";
 import { assertNoUncaught } from "../scripts/lib/uncaught";
 
 /*
@@ -137,4 +139,9 @@ export async function expectUnavailable(calls: (() => Promise<Response>)[], with
     await expectProblem(response, 503);
     expect(Number(response.headers.get("retry-after"))).toBeGreaterThan(0);
   }
+}
+
+/** A worker's context for consumers run inside the test process: its own Kafka client, no presence. */
+export function inProcessWorker(deps: Pick<WorkerContext, "config" | "redis" | "producer" | "log">, workerId: string): WorkerContext {
+  return { ...deps, kafka: createKafka(deps.config.KAFKA_BROKERS, workerId), workerId, presence: { track: () => {}, changed: () => {}, stop: async () => {} } };
 }

@@ -15,8 +15,8 @@ import { connectedAccountKeys } from "@/lib/reels/connected-accounts";
 import type { PublicationView } from "@/lib/reels/publication";
 import { startPublicationConsumer } from "@/lib/reels/publication-consumer";
 import { handleGraphRequest, settleSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
-import type { RunningConsumer, WorkerContext } from "@/lib/worker-context";
-import { expectProblem, waitFor } from "../helpers";
+import type { RunningConsumer } from "@/lib/worker-context";
+import { expectProblem, inProcessWorker, waitFor } from "../helpers";
 
 /**
  * Connected accounts, expired tokens, the publishing quota and retries, on the real stack: the
@@ -85,15 +85,7 @@ beforeAll(async () => {
     retry: await import("@/app/api/reels/[id]/retry/route"),
   };
   const workerId = `accounts-test-${randomUUID().slice(0, 8)}`;
-  const ctx: WorkerContext = {
-    config,
-    redis,
-    kafka: createKafka(config.KAFKA_BROKERS, workerId),
-    producer,
-    log: (level, message, fields) => logs.push({ level, message, workerId, ...fields }),
-    workerId,
-    presence: { track: () => {}, changed: () => {}, stop: async () => {} },
-  };
+  const ctx = inProcessWorker({ config, redis, producer, log: (level, message, fields) => logs.push({ level, message, workerId, ...fields }) }, workerId);
   consumers.push(await startPublicationConsumer(ctx));
 });
 

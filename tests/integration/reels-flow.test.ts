@@ -16,8 +16,8 @@ import { startPublicationConsumer } from "@/lib/reels/publication-consumer";
 import { handleGraphRequest, settleSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
 import { usernameOf } from "@/lib/reels/sandbox/sandbox-accounts";
 import { TOPICS } from "@/lib/topics";
-import type { RunningConsumer, WorkerContext } from "@/lib/worker-context";
-import { readSse, waitFor } from "../helpers";
+import type { RunningConsumer } from "@/lib/worker-context";
+import { inProcessWorker, readSse, waitFor } from "../helpers";
 
 /**
  * The whole publish flow for real: the route handlers, the real Redis and broker, the worker's
@@ -165,15 +165,7 @@ async function serveGraph(req: IncomingMessage, res: ServerResponse) {
 
 async function startWorker(): Promise<RunningConsumer> {
   const workerId = `reels-test-${randomUUID().slice(0, 8)}`;
-  const ctx: WorkerContext = {
-    config,
-    redis,
-    kafka: createKafka(config.KAFKA_BROKERS, workerId),
-    producer,
-    log: (level, message, fields) => logs.push({ level, message, workerId, ...fields }),
-    workerId,
-    presence: { track: () => {}, changed: () => {}, stop: async () => {} },
-  };
+  const ctx = inProcessWorker({ config, redis, producer, log: (level, message, fields) => logs.push({ level, message, workerId, ...fields }) }, workerId);
   return startPublicationConsumer(ctx);
 }
 

@@ -16,8 +16,8 @@ import { REEL_SPEC_VIOLATION } from "@/lib/reels/reel-spec";
 import { handleGraphRequest, settleSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
 import { UPLOAD_SUCCESS } from "@/lib/reels/sandbox/upload-container";
 import { ENDED_UPLOAD_TTL_S, readUpload, uploadKeys, uploadsDir } from "@/lib/uploads/upload-store";
-import type { RunningConsumer, WorkerContext } from "@/lib/worker-context";
-import { expectProblem, ROOT, waitFor } from "../helpers";
+import type { RunningConsumer } from "@/lib/worker-context";
+import { expectProblem, inProcessWorker, ROOT, waitFor } from "../helpers";
 import { largeReel } from "../large-reel";
 
 /**
@@ -101,15 +101,7 @@ beforeAll(async () => {
     reel: await import("@/app/api/reels/[id]/route"),
   };
   const workerId = `uploads-test-${randomUUID().slice(0, 8)}`;
-  const ctx: WorkerContext = {
-    config,
-    redis,
-    kafka: createKafka(config.KAFKA_BROKERS, workerId),
-    producer,
-    log: () => {},
-    workerId,
-    presence: { track: () => {}, changed: () => {}, stop: async () => {} },
-  };
+  const ctx = inProcessWorker({ config, redis, producer, log: () => {} }, workerId);
   worker = await startPublicationConsumer(ctx);
 });
 
