@@ -30,11 +30,29 @@ for (const viewport of [
       await screenshot(page, `${viewport.name}${path.replaceAll("/", "-")}`);
     }
     await page.goto(`/dashboard/jobs/${jobId}`);
-    await expect(page.getByTestId("job-status").first()).toHaveText("COMPLETED", { timeout: 30_000 });
+    await expect(page.getByTestId("job-status").first()).toHaveText("COMPLETED", { timeout: 60_000 });
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(viewport.width);
     await screenshot(page, `${viewport.name}-job`);
   });
 }
+
+test("the browser's icons answer: /favicon.ico (which Chromium asks for by itself) and the SVG the pages link", async ({ page, request }) => {
+  const ico = await request.get("/favicon.ico");
+  expect(ico.status()).toBe(200);
+  expect(ico.headers()["content-type"]).toBe("image/x-icon");
+  // An ICO directory: reserved 0, type 1 (icon), at least one image.
+  const bytes = await ico.body();
+  expect([bytes.readUInt16LE(0), bytes.readUInt16LE(2), bytes.readUInt16LE(4) > 0]).toEqual([0, 1, true]);
+
+  await page.goto("/sign-in");
+  const links = await page.locator('head link[rel="icon"]').evaluateAll((els) => els.map((el) => new URL((el as HTMLLinkElement).href).pathname));
+  expect(links).toContain("/favicon.ico");
+  const svgPath = links.find((href) => href.startsWith("/icon"));
+  expect(svgPath).toBeDefined();
+  const svg = await request.get(svgPath!);
+  expect(svg.status()).toBe(200);
+  expect(svg.headers()["content-type"]).toBe("image/svg+xml");
+});
 
 test("the system page shows health, lag per partition and jobs by status, refreshed live", async ({ page }) => {
   await signIn(page);
@@ -47,9 +65,9 @@ test("the system page shows health, lag per partition and jobs by status, refres
   const completed = page.getByTestId("jobs-by-status").locator('[data-status="COMPLETED"]');
   const before = Number(await completed.textContent());
 
-  // A job finishing elsewhere shows up without a reload.
+  // A job finishing elsewhere shows up without a reload (other specs' jobs may finish meanwhile too).
   const jobId = await submitJob(page, { prompt: "The system page refreshes", max_tokens: 10 });
-  await expect(completed).toHaveText(String(before + 1), { timeout: 30_000 });
+  await expect.poll(async () => Number(await completed.textContent()), { timeout: 60_000 }).toBeGreaterThanOrEqual(before + 1);
   await expect(page.getByTestId("recent-completions").locator(`a[href="/dashboard/jobs/${jobId}"]`)).toBeVisible();
   await screenshot(page, "system");
 });
