@@ -44,7 +44,9 @@ export interface WorkerProcess {
 export function spawnWorker(env: Record<string, string>, id = `test-worker-${randomUUID().slice(0, 8)}`): WorkerProcess {
   const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "worker/index.ts")], {
     cwd: ROOT,
-    env: { ...process.env, ...env, WORKER_ID: id },
+    // No metrics port unless the test asks for one: the default port is one per machine, and another
+    // test's worker or a second test run beside this one may hold it.
+    env: { ...process.env, METRICS_PORT: "0", ...env, WORKER_ID: id },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";

@@ -30,6 +30,8 @@ export default async function globalSetup() {
   for (const name of ["REDIS_URL", "KAFKA_BROKERS", "GRAPH_URL", "API_KEYS", "REEL_ACCOUNTS", "LLM_BASE_URL", "DATA_DIR"]) delete env[name];
   Object.assign(env, {
     PORT: String(await freePort()),
+    // Not the default 9464: a second run of the suite on this machine would find it taken.
+    METRICS_PORT: String(await freePort()),
     REEL_POLL_INTERVAL_MS: "300",
     SANDBOX_PROCESSING_MS: "1000",
     LOCAL_MODEL_TOKENS_PER_SECOND: "20",

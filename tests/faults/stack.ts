@@ -26,6 +26,8 @@ export async function startTestStack(name: string, env: Record<string, string> =
       ...process.env,
       NODE_ENV: "production",
       PORT: String(await freePort()),
+      // Not the default 9464, which another stack or test run on this machine may hold.
+      METRICS_PORT: String(await freePort()),
       API_KEYS: Object.entries(keys).map(([t, k]) => `${t}:${k}`).join(","),
       ...env,
     },
