@@ -96,7 +96,7 @@ const textOf = (events: ReturnType<typeof parseSse>) =>
 describe("faults", () => {
   it("workers killed with SIGKILL mid-generation, three times over a batch: every job COMPLETED once, clean output", async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 12; i++) ids.push((await (await submitJob(stack, TENANTS[i % TENANTS.length], { prompt: `${CYCLE} ${i}`, max_tokens: 80 })).json()).job_id);
+    for (let i = 0; i < 12; i++) ids.push((await (await submitJob(stack, TENANTS[i % TENANTS.length], { prompt: `${CYCLE} ${i}`, max_tokens: 240 })).json()).job_id);
     const victims: string[] = [];
     for (let kill = 0; kill < 3; kill++) {
       const running = await waitFor(async () => {

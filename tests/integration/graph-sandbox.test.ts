@@ -176,7 +176,8 @@ function expectGraphError(answer: GraphAnswer, code: number, subcode?: number) {
 
 describe("the happy path", () => {
   it("creates, processes, publishes, lists and serves a reel", async () => {
-    const s = sandbox();
+    // Processing long enough that the first read finds it IN_PROGRESS even on a busy machine.
+    const s = sandbox({ SANDBOX_PROCESSING_MS: "2000" });
     const id = await s.create(sampleUrl("reel-valid.mp4"), { caption: "First reel #sandbox @friend", share_to_feed: "false" });
     expect(await s.statusOf(id)).toEqual({ id, status_code: "IN_PROGRESS", status: expect.stringMatching(/^In Progress/) });
     expect(await s.settled(id)).toEqual({ id, status_code: "FINISHED", status: expect.stringMatching(/^Finished/) });

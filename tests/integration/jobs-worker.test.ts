@@ -18,7 +18,12 @@ const CYCLE = "one two three four five six seven eight nine ten ".repeat(3).trim
 let env: Record<string, string>;
 let redis: Redis;
 const workers: WorkerProcess[] = [];
-let routes: { jobs: typeof import("@/app/v1/jobs/route"); stream: typeof import("@/app/jobs/[id]/stream/route"); job: typeof import("@/app/jobs/[id]/route") };
+let routes: {
+  jobs: typeof import("@/app/v1/jobs/route");
+  stream: typeof import("@/app/jobs/[id]/stream/route");
+  job: typeof import("@/app/jobs/[id]/route");
+  cancel: typeof import("@/app/jobs/[id]/cancel/route");
+};
 
 beforeAll(async () => {
   env = {
@@ -33,7 +38,12 @@ beforeAll(async () => {
   };
   Object.assign(process.env, env);
   redis = new Redis(env.REDIS_URL);
-  routes = { jobs: await import("@/app/v1/jobs/route"), stream: await import("@/app/jobs/[id]/stream/route"), job: await import("@/app/jobs/[id]/route") };
+  routes = {
+    jobs: await import("@/app/v1/jobs/route"),
+    stream: await import("@/app/jobs/[id]/stream/route"),
+    job: await import("@/app/jobs/[id]/route"),
+    cancel: await import("@/app/jobs/[id]/cancel/route"),
+  };
   workers.push(spawnWorker(env, "worker-a"), spawnWorker(env, "worker-b"));
   await waitForBalancedGroup();
 });
@@ -142,7 +152,9 @@ describe("generation jobs on the real stack", () => {
     const partitionMetadata = Array.from({ length: 6 }, (_, i) => ({ partitionId: i, leader: 1, partitionErrorCode: 0, replicas: [1], isr: [1] }));
     const partitionOf = (tenant: string) => partitioner({ topic: TOPICS.requests.name, partitionMetadata, message: { key: tenant, value: "" } });
     const slowTenant = "spread-3";
-    const slow = await submit(slowTenant, { prompt: CYCLE, max_tokens: 150 });
+    // 5,000 tokens at 25 tokens/s: the slow job is still running when the fast ones end, however
+    // busy the machine; the test cancels it.
+    const slow = await submit(slowTenant, { prompt: CYCLE, max_tokens: 5000 });
     await waitFor(async () => (await state(slow)).status === "RUNNING", { what: "the slow job to start" });
     const others = tenants.filter((t) => partitionOf(t) !== partitionOf(slowTenant));
     expect(others.length).toBeGreaterThan(3);
@@ -151,7 +163,9 @@ describe("generation jobs on the real stack", () => {
     const fastStates = await Promise.all(fast.map((id) => finished(id)));
     expect((await state(slow)).status).toBe("RUNNING");
     expect(fastStates.map((s) => s.status)).toEqual(fast.map(() => "COMPLETED"));
-    await finished(slow);
+    const cancelled = await routes.cancel.POST(new Request(`http://x/jobs/${slow}/cancel`, { method: "POST", headers: auth(slowTenant) }), { params: Promise.resolve({ id: slow }) });
+    expect(cancelled.status).toBe(200);
+    expect((await finished(slow)).status).toBe("CANCELLED");
   });
 
   it("gives a second subscriber that connects mid-stream the full text exactly once", async () => {
@@ -220,7 +234,8 @@ describe("generation jobs on the real stack", () => {
   });
 
   it("finishes a job whose worker is killed mid-generation on the other worker, once", async () => {
-    const id = await submit("spread-2", { prompt: CYCLE, max_tokens: 120 });
+    // Long enough (24 s at 25 tokens/s) that it is still generating when the kill lands on a busy machine.
+    const id = await submit("spread-2", { prompt: CYCLE, max_tokens: 600 });
     const running = await waitFor(async () => {
       const s = await state(id);
       return s.status === "RUNNING" && (await redis.llen(jobKeys.events(id))) >= 5 ? s : undefined;

@@ -169,7 +169,8 @@ describe("parallel consumption on the real stack", () => {
 
   it("finishes every job once when a worker with 50+ jobs in flight is SIGKILLed", async () => {
     const [victim] = await startWorkers(1, { WORKER_CONCURRENCY: "64", TENANT_CONCURRENCY: "64" });
-    const ids = await Promise.all(Array.from({ length: 60 }, () => submit(tenants.crash, { max_tokens: 200 })));
+    // 30 s each at 20 tokens/s: none can end before the 50th starts and the kill lands, however busy the machine.
+    const ids = await Promise.all(Array.from({ length: 60 }, () => submit(tenants.crash, { max_tokens: 600 })));
     await waitFor(async () => (await statuses(ids)).filter((s) => s === "RUNNING").length >= 50, { timeoutMs: 60_000, intervalMs: 100, what: "50 jobs running" });
     victim.child.kill("SIGKILL");
     await victim.exited;
