@@ -1,4 +1,5 @@
 import { open, type FileHandle } from "node:fs/promises";
+import { getMetrics } from "./metrics";
 
 /**
  * Files served from disk, with HTTP Range, as a web Response that is safe to abandon.
@@ -50,8 +51,9 @@ export function parseRange(header: string | null, size: number): [number, number
 }
 
 /**
- * Bytes `start`…`end` (inclusive) of a file. The file is opened on the first pull, so a body
- * nobody reads holds no descriptor; it is closed at the end, on error and on cancel.
+ * Bytes `start`…`end` (inclusive) of a file. The file is opened on the first pull (the stream
+ * reads one chunk ahead, so that is at once) and closed at the end, on error and on cancel;
+ * `dispatch_file_streams_open` counts the files open meanwhile.
  */
 export function fileStream(filePath: string, start: number, end: number): ReadableStream<Uint8Array> {
   let handle: Promise<FileHandle> | undefined;
@@ -62,14 +64,20 @@ export function fileStream(filePath: string, start: number, end: number): Readab
     finished = true;
     const opened = handle;
     handle = undefined;
-    await opened?.then((file) => file.close()).catch(() => undefined);
+    if (!opened) return;
+    getMetrics().fileStreamsOpen.dec();
+    // A handle that failed to open has nothing to close; the pull already reported its error.
+    await opened.then((file) => file.close()).catch(() => undefined);
   };
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
         if (finished) return;
         try {
-          handle ??= open(filePath, "r");
+          if (!handle) {
+            handle = open(filePath, "r");
+            getMetrics().fileStreamsOpen.inc();
+          }
           const file = await handle;
           const length = Math.min(CHUNK_BYTES, end + 1 - position);
           const { bytesRead, buffer } = await file.read(new Uint8Array(length), 0, length, position);

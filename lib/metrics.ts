@@ -99,6 +99,11 @@ function createMetrics() {
       registers,
     }),
     sseConnections: new Gauge({ name: `${PREFIX}sse_connections`, help: "Server-sent event streams open on this web process (jobs and reel events).", registers }),
+    fileStreamsOpen: new Gauge({
+      name: `${PREFIX}file_streams_open`,
+      help: "Files being sent from disk by this process (videos, the API reference bundle): from the first read to the end, an error or the client leaving.",
+      registers,
+    }),
     redisRoundTrip: new Histogram({
       name: `${PREFIX}redis_round_trip_seconds`,
       help: "Redis commands from send to answer, by command and outcome (ok, error).",

@@ -69,9 +69,10 @@ test("leaving playing reels and a live publication logs no uncaught exception in
       await expect.poll(() => videos.first().evaluate((v: HTMLVideoElement) => v.readyState)).toBeGreaterThanOrEqual(1);
       await videos.evaluateAll((all: HTMLVideoElement[]) => all.slice(0, 4).forEach((v) => void v.play().catch(() => {})));
       await expect.poll(() => videos.first().evaluate((v: HTMLVideoElement) => v.currentTime)).toBeGreaterThan(0);
-      // A seek far ahead makes the browser drop its request and open another at the new offset.
+      // A seek far ahead makes the browser drop its request and open another at the new offset; the
+      // seek ends once that one brings data, and the videos go on loading as the page is left.
       await videos.first().evaluate((v: HTMLVideoElement) => (v.currentTime = v.duration * 0.8));
-      await page.waitForTimeout(1500);
+      await expect.poll(() => videos.first().evaluate((v: HTMLVideoElement) => !v.seeking && v.readyState >= 2)).toBe(true);
     }
     // Odd rounds leave while the videos' metadata is still loading.
     await goToJobs(page);
@@ -89,8 +90,9 @@ test("leaving playing reels and a live publication logs no uncaught exception in
   await expect.poll(() => video.evaluate((v: HTMLVideoElement) => v.currentTime)).toBeGreaterThan(0);
   await goToJobs(page);
 
-  // The server notices the cancelled transfers a moment after the browser leaves.
-  await page.waitForTimeout(2000);
+  // The server notices the cancelled transfers a moment after the browser leaves: once it has
+  // closed every file it was sending, what it logged about them is all there.
+  await expect.poll(async () => /^dispatch_file_streams_open 0$/m.test(await (await page.request.get("/metrics")).text()), { timeout: 30_000 }).toBe(true);
   const log = readFileSync(stack.logFile).subarray(logFrom).toString("utf8");
   assertNoUncaught(log, "the web server or a worker, during the walk");
 });

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { fileResponse, fileStream, parseRange } from "@/lib/file-response";
+import { getMetrics } from "@/lib/metrics";
 
 const dir = mkdtempSync(path.join(tmpdir(), "file-response-"));
 const bytes = Buffer.from(Array.from({ length: 200_000 }, (_, i) => i % 251));
@@ -56,5 +57,22 @@ describe("fileStream", () => {
     const read = reader.read();
     await reader.cancel();
     expect(await read).toEqual({ done: true, value: undefined });
+  });
+
+  it("counts a stream as open from its first read until it ends, fails or is cancelled", async () => {
+    const open = async () => (await getMetrics().fileStreamsOpen.get()).values[0]?.value ?? 0;
+    const before = await open();
+    await fileStream(file, 0, 9).cancel();
+    expect(await open()).toBe(before);
+
+    const reader = fileStream(file, 0, bytes.length - 1).getReader();
+    await reader.read();
+    expect(await open()).toBe(before + 1);
+    await reader.cancel();
+    expect(await open()).toBe(before);
+
+    await new Response(fileStream(file, 0, 9)).arrayBuffer();
+    await expect(new Response(fileStream(path.join(dir, "missing"), 0, 9)).arrayBuffer()).rejects.toThrow(/ENOENT/);
+    expect(await open()).toBe(before);
   });
 });
