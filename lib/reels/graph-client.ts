@@ -1,5 +1,6 @@
 import { createReadStream } from "node:fs";
 import { Readable } from "node:stream";
+import { brandedError } from "../brand";
 import { recordGraphCall } from "../metrics";
 import { describeGraphError, GraphError } from "./graph-error";
 import { readGraphUsage } from "./graph-usage";
@@ -64,7 +65,7 @@ export interface GraphUser {
 }
 
 /** A failure below Graph's error object: the network, a timeout, or an answer that is not Graph's (a proxy's 502 page). */
-export class GraphTransportError extends Error {
+export class GraphTransportError extends brandedError("dispatch.graph-transport-error") {
   constructor(
     message: string,
     /** HTTP status, or null when no answer arrived. */

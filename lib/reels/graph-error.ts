@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
+import { brandedError } from "../brand";
 import type { GraphUsage } from "./graph-usage";
 
 /**
@@ -122,7 +123,8 @@ export interface GraphErrorInit {
   fbtraceId?: string;
 }
 
-export class GraphError extends Error {
+/** Graph's error object as thrown; branded, since the web server may load this module twice (lib/brand.ts). */
+export class GraphError extends brandedError("dispatch.graph-error") {
   readonly code: number;
   readonly subcode: number | undefined;
   readonly type: string;

@@ -7,6 +7,9 @@ import {
   subcodeFromContainerStatus,
   type GraphErrorAction,
 } from "@/lib/reels/graph-error";
+import { GraphTransportError, isTransientGraphFailure } from "@/lib/reels/graph-client";
+import { errorOf } from "@/lib/reels/publication-error";
+import { VideoProbeError } from "@/lib/reels/probe-video";
 
 describe("classifyGraphError", () => {
   it.each<[number, number | undefined, GraphErrorAction]>([
@@ -103,6 +106,27 @@ describe("GraphError", () => {
     const error = new GraphError({ code: 1, message: "An unknown error has occurred." });
     expect(error.status).toBe(500);
     expect(error.isTransient).toBe(true);
+  });
+
+  it("recognises Graph's errors made by another copy of their module (the web server bundles lib more than once)", async () => {
+    // @ts-expect-error a query string makes vite load a second copy of the module
+    const errors = (await import("@/lib/reels/graph-error?another-copy")) as typeof import("@/lib/reels/graph-error");
+    // @ts-expect-error as above
+    const client = (await import("@/lib/reels/graph-client?another-copy")) as typeof import("@/lib/reels/graph-client");
+    // @ts-expect-error as above
+    const probe = (await import("@/lib/reels/probe-video?another-copy")) as typeof import("@/lib/reels/probe-video");
+    expect(errors.GraphError).not.toBe(GraphError);
+    const refused = new errors.GraphError({ code: 190, subcode: 460, message: "Error validating access token" });
+    expect(refused instanceof GraphError).toBe(true);
+    expect(errorOf(refused)).toMatchObject({ code: 190, subcode: 460, classification: "reconnect-account" });
+    const transport = new client.GraphTransportError("ECONNRESET", null, true);
+    expect(transport instanceof GraphTransportError).toBe(true);
+    expect(isTransientGraphFailure(transport)).toBe(true);
+    expect(new probe.VideoProbeError("not an MP4") instanceof VideoProbeError).toBe(true);
+    // The brand is each class's own: one is never taken for another, nor a plain Error for any.
+    expect(transport instanceof GraphError).toBe(false);
+    expect(refused instanceof GraphTransportError).toBe(false);
+    expect(new Error("plain") instanceof GraphError).toBe(false);
   });
 
   it("gives each error its own trace id", () => {
