@@ -29,7 +29,6 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
   const deps: PublicationDeps = {
     redis,
     graph: createGraphClient({ graphUrl: config.GRAPH_URL, version: config.GRAPH_VERSION, fetch: (input, init) => fetch(input, init) }),
-    accounts: config.REEL_ACCOUNTS,
     connected: new ConnectedAccounts(redis, loadAccountsKey(config), config.REEL_ACCOUNTS),
     log,
     workerId,

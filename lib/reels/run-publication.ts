@@ -1,5 +1,4 @@
 import { stat } from "node:fs/promises";
-import type { ReelAccount } from "../config";
 import type { Log } from "../log";
 import { runUnderLease } from "../lease";
 import type { Redis } from "../redis";
@@ -29,7 +28,6 @@ export interface RetryPolicy {
 export interface PublicationDeps {
   redis: Redis;
   graph: GraphClient;
-  accounts: ReelAccount[];
   log: Log;
   workerId: string;
   pollIntervalMs: number;
@@ -37,11 +35,8 @@ export interface PublicationDeps {
   retry?: Partial<RetryPolicy>;
   /** Backoff after Graph's rate-limit signals: jittered, doubling from baseMs up to maxMs, or longer if Graph says so. */
   rateLimit?: Partial<Omit<RetryPolicy, "retries">>;
-  /**
-   * Connected accounts (tokens, needs_reconnect). Without it the flow publishes with `accounts` as
-   * configured, and a refused token fails the publication instead of waiting for a reconnect.
-   */
-  connected?: ConnectedAccounts;
+  /** Connected accounts: the token to publish with, and where a refused one is marked needs_reconnect. */
+  connected: ConnectedAccounts;
   leaseMs?: number;
   /** How long a message may wait for its submitter to finish recording it. */
   submitSettleMs?: number;
@@ -212,11 +207,6 @@ class PublicationRun {
   /** The account's token, or the outcome when there is none to use: gone (FAILED) or needing a reconnect (waiting). */
   private async resolveAccount(): Promise<GraphAccount | PublicationOutcome> {
     const { state } = this;
-    if (!this.deps.connected) {
-      const account = this.deps.accounts.find((a) => a.accountId === state.account_id && a.tenantId === state.tenant_id);
-      if (!account) return this.fail(accountMissingError(state.account_id));
-      return { accountId: account.accountId, accessToken: account.accessToken };
-    }
     const account = await this.deps.connected.find(state.tenant_id, state.account_id);
     if (!account) return this.fail(accountMissingError(state.account_id));
     this.tokenVersion = account.tokenVersion;
@@ -242,7 +232,6 @@ class PublicationRun {
 
   /** Reads content_publishing_limit before a container is made: with the window's posts used up, the publication waits for a slot. */
   private async waitIfQuotaUsed(): Promise<PublicationOutcome | undefined> {
-    if (!this.deps.connected) return undefined;
     let limit: PublishingLimit;
     try {
       limit = await this.deps.graph.readPublishingLimit(this.account, this.signal);
@@ -262,13 +251,13 @@ class PublicationRun {
     if (!(error instanceof GraphError)) return false;
     if (error.code === 9) return true;
     if (isRateLimitCode(error.code) || (error.usage?.regainAccessMs ?? 0) > 0) return true;
-    return !!this.deps.connected && error.action === "reconnect-account";
+    return error.action === "reconnect-account";
   }
 
   private async failOrWait(error: GraphError | GraphTransportError): Promise<PublicationOutcome> {
     if (!(error instanceof GraphError) || !this.waitsInstead(error)) return this.fail(errorOf(error));
     if (error.code === 9) return this.waitForQuota(`Graph refused: ${error.message} (${error.code}/${error.subcode ?? "-"})`, null);
-    if (error.action === "reconnect-account" && this.deps.connected) {
+    if (error.action === "reconnect-account") {
       await this.deps.connected.markNeedsReconnect(this.account.accountId, this.tokenVersion, this.withoutToken(errorOf(error)));
       return this.waitForReconnect(`${describeFailure(error)}`);
     }
@@ -289,7 +278,7 @@ class PublicationRun {
     const outcome = await this.wait("needs_reconnect", null, `The account needs reconnecting (${why}); the publication waits and goes on once it is connected again.`);
     await redis.sadd(connectedAccountKeys.waiting(accountId), this.id);
     // Reconnected between the refusal and the line above: its release may have missed this one.
-    const now = await connected?.find(this.state.tenant_id, accountId);
+    const now = await connected.find(this.state.tenant_id, accountId);
     if (now?.status === "connected" && now.tokenVersion !== this.tokenVersion) await releaseWaitingPublications(redis, accountId, this.now());
     await notifyPublicationNeedsReconnect(redis, this.state.tenant_id, this.id, this.deps.log);
     return outcome;
