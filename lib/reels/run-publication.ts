@@ -10,7 +10,6 @@ import { GraphTransportError, isTransientGraphFailure, type ContainerStatus, typ
 import { cacheQuota, nextQuotaSlotAt, recordPublished } from "./account-quota";
 import { connectedAccountKeys, type ConnectedAccounts } from "./connected-accounts";
 import { GraphError } from "./graph-error";
-import { isRateLimitCode } from "./graph-usage";
 import type { PublicationChanges, PublicationError, ScheduledReason } from "./publication";
 import { releaseWaitingPublications } from "./release-waiting-publications";
 import { appendEvent, PUBLICATION_INDEX_BOUND, publicationKeys, type EventBody } from "./publication-record";
@@ -249,14 +248,14 @@ class PublicationRun {
   /** Errors that make the publication wait rather than fail: a refused token, a used-up quota, a rate limit. */
   private waitsInstead(error: GraphError | GraphTransportError): boolean {
     if (!(error instanceof GraphError)) return false;
-    if (error.code === 9) return true;
-    if (isRateLimitCode(error.code) || (error.usage?.regainAccessMs ?? 0) > 0) return true;
-    return error.action === "reconnect-account";
+    // Usage headers that name a wait make any error a rate limit.
+    if ((error.usage?.regainAccessMs ?? 0) > 0) return true;
+    return error.action === "wait-quota" || error.action === "wait-rate-limit" || error.action === "reconnect-account";
   }
 
   private async failOrWait(error: GraphError | GraphTransportError): Promise<PublicationOutcome> {
     if (!(error instanceof GraphError) || !this.waitsInstead(error)) return this.fail(errorOf(error));
-    if (error.code === 9) return this.waitForQuota(`Graph refused: ${error.message} (${error.code}/${error.subcode ?? "-"})`, null);
+    if (error.action === "wait-quota") return this.waitForQuota(`Graph refused: ${error.message} (${error.code}/${error.subcode ?? "-"})`, null);
     if (error.action === "reconnect-account") {
       await this.deps.connected.markNeedsReconnect(this.account.accountId, this.tokenVersion, this.withoutToken(errorOf(error)));
       return this.waitForReconnect(`${describeFailure(error)}`);
@@ -439,7 +438,7 @@ class PublicationRun {
     } catch (error) {
       if (this.signal.aborted) throw this.signal.reason ?? error;
       if (!(error instanceof GraphError || error instanceof GraphTransportError)) throw error;
-      if (error instanceof GraphError && (error.code === 9007 || error.subcode === 2207027)) {
+      if (error instanceof GraphError && error.action === "not-ready") {
         // Not FINISHED after all (or already published): the next poll says which.
         await this.step("PROCESSING", "not_ready", `Graph refused to publish: ${error.message} (${error.code}/${error.subcode ?? "-"}); polling again.`);
         return "not-ready";

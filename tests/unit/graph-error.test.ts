@@ -15,11 +15,11 @@ describe("classifyGraphError", () => {
   it.each<[number, number | undefined, GraphErrorAction]>([
     [1, undefined, "retry"],
     [2, undefined, "retry"],
-    [4, undefined, "wait-quota"],
-    [17, undefined, "wait-quota"],
-    [32, undefined, "wait-quota"],
-    [613, undefined, "wait-quota"],
-    [80002, undefined, "wait-quota"],
+    [4, undefined, "wait-rate-limit"],
+    [17, undefined, "wait-rate-limit"],
+    [32, undefined, "wait-rate-limit"],
+    [613, undefined, "wait-rate-limit"],
+    [80002, undefined, "wait-rate-limit"],
     [10, undefined, "reconnect-account"],
     [200, undefined, "reconnect-account"],
     [299, undefined, "reconnect-account"],
@@ -36,12 +36,14 @@ describe("classifyGraphError", () => {
     [-2, 2207003, "retry"],
     [-2, 2207020, "new-container"],
     [9, 2207042, "wait-quota"],
+    [9, undefined, "wait-quota"],
     [24, 2207006, "new-container"],
     [24, 2207008, "retry"],
     [25, 2207050, "stop"],
     [352, 2207026, "fix-input"],
     [9004, 2207052, "fix-input"],
-    [9007, 2207027, "retry"],
+    [9007, 2207027, "not-ready"],
+    [9007, undefined, "not-ready"],
     [2500, undefined, "fix-input"],
     [12345, undefined, "stop"],
   ])("code %s subcode %s → %s", (code, subcode, action) => {
@@ -93,7 +95,7 @@ describe("GraphError", () => {
       },
     });
     expect(error.status).toBe(400);
-    expect(error.action).toBe("retry");
+    expect(error.action).toBe("not-ready");
   });
 
   it("reads a Graph error response back, tolerating missing and stringly fields", () => {
