@@ -8,7 +8,7 @@ import { claimUpload } from "../uploads/upload-store";
 import type { ConnectedAccounts } from "./connected-accounts";
 import { parsePublishAt, publicationRequestRecord, type PublicationInput } from "./publication-input";
 import type { PublicationEvent, PublicationView } from "./publication";
-import { PUBLICATION_INDEX_BOUND, PUBLICATION_TTL_S, publicationKeys } from "./publication-record";
+import { PUBLICATION_INDEX_BOUND, PUBLICATION_TTL_S, publicationKeys, publicationRecordSchema } from "./publication-record";
 import { readPublication, toPublicationView } from "./read-publication";
 
 export interface SubmitPublicationDeps {
@@ -137,7 +137,7 @@ export async function submitPublication(
   if (publishAt) multi.zadd(publicationKeys.scheduled, publishAt.getTime(), id);
   await multi.exec();
   const { submitting: _, ...visible } = state;
-  return { created: true, publication: toPublicationView(visible, [first]) };
+  return { created: true, publication: toPublicationView(publicationRecordSchema.parse(visible), [first]) };
 }
 
 async function existingFor(redis: Redis, tenantId: string, id: string, fingerprint: string): Promise<PublicationView> {
