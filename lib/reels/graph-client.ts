@@ -1,8 +1,7 @@
 import { createReadStream } from "node:fs";
 import { Readable } from "node:stream";
-import { brandedError } from "../brand";
 import { recordGraphCall } from "../metrics";
-import { describeGraphError, GraphError } from "./graph-error";
+import { GraphError, GraphTransportError } from "./graph-error";
 import { readGraphUsage } from "./graph-usage";
 
 /**
@@ -62,20 +61,6 @@ export interface GraphUser {
   id: string;
   username?: string;
   [field: string]: unknown;
-}
-
-/** A failure below Graph's error object: the network, a timeout, or an answer that is not Graph's (a proxy's 502 page). */
-export class GraphTransportError extends brandedError("dispatch.graph-transport-error") {
-  constructor(
-    message: string,
-    /** HTTP status, or null when no answer arrived. */
-    readonly status: number | null,
-    readonly isTransient: boolean,
-    readonly fbtraceId: string | null = null,
-  ) {
-    super(message);
-    this.name = "GraphTransportError";
-  }
 }
 
 export interface GraphClient {
@@ -255,11 +240,4 @@ function describeNetworkError(error: unknown): string {
   if (cause?.code) return cause.code;
   if (cause?.message) return cause.message;
   return error instanceof Error ? error.message : String(error);
-}
-
-/** Whether a failed Graph call may succeed if made again: what GRAPH_ERRORS says of its code and subcode, or what Graph marked transient. */
-export function isTransientGraphFailure(error: unknown): boolean {
-  if (error instanceof GraphTransportError) return error.isTransient;
-  if (error instanceof GraphError) return error.isTransient || describeGraphError(error.code, error.subcode).transient || error.status >= 500;
-  return false;
 }

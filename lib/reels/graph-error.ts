@@ -217,3 +217,24 @@ export const graphErrorResponseSchema = z.object({
 function defaultHttpStatus(code: number): number {
   return code === 1 || code === 2 || code === -1 ? 500 : 400;
 }
+
+/** A failure below Graph's error object: the network, a timeout, or an answer that is not Graph's (a proxy's 502 page). */
+export class GraphTransportError extends brandedError("dispatch.graph-transport-error") {
+  constructor(
+    message: string,
+    /** HTTP status, or null when no answer arrived. */
+    readonly status: number | null,
+    readonly isTransient: boolean,
+    readonly fbtraceId: string | null = null,
+  ) {
+    super(message);
+    this.name = "GraphTransportError";
+  }
+}
+
+/** Whether a failed Graph call may succeed if made again: what GRAPH_ERRORS says of its code and subcode, or what Graph marked transient. */
+export function isTransientGraphFailure(error: unknown): boolean {
+  if (error instanceof GraphTransportError) return error.isTransient;
+  if (error instanceof GraphError) return error.isTransient || describeGraphError(error.code, error.subcode).transient || error.status >= 500;
+  return false;
+}

@@ -3,11 +3,12 @@ import {
   classifyGraphError,
   GRAPH_ERRORS,
   GraphError,
+  GraphTransportError,
   graphErrorForSubcode,
+  isTransientGraphFailure,
   subcodeFromContainerStatus,
   type GraphErrorAction,
 } from "@/lib/reels/graph-error";
-import { GraphTransportError, isTransientGraphFailure } from "@/lib/reels/graph-client";
 import { errorOf } from "@/lib/reels/publication-error";
 import { VideoProbeError } from "@/lib/reels/probe-video";
 
@@ -114,14 +115,12 @@ describe("GraphError", () => {
     // @ts-expect-error a query string makes vite load a second copy of the module
     const errors = (await import("@/lib/reels/graph-error?another-copy")) as typeof import("@/lib/reels/graph-error");
     // @ts-expect-error as above
-    const client = (await import("@/lib/reels/graph-client?another-copy")) as typeof import("@/lib/reels/graph-client");
-    // @ts-expect-error as above
     const probe = (await import("@/lib/reels/probe-video?another-copy")) as typeof import("@/lib/reels/probe-video");
     expect(errors.GraphError).not.toBe(GraphError);
     const refused = new errors.GraphError({ code: 190, subcode: 460, message: "Error validating access token" });
     expect(refused instanceof GraphError).toBe(true);
     expect(errorOf(refused)).toMatchObject({ code: 190, subcode: 460, classification: "reconnect-account" });
-    const transport = new client.GraphTransportError("ECONNRESET", null, true);
+    const transport = new errors.GraphTransportError("ECONNRESET", null, true);
     expect(transport instanceof GraphTransportError).toBe(true);
     expect(isTransientGraphFailure(transport)).toBe(true);
     expect(new probe.VideoProbeError("not an MP4") instanceof VideoProbeError).toBe(true);

@@ -1,9 +1,9 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Producer } from "kafkajs";
 import { describe, expect, it } from "vitest";
-import { GraphTransportError, type ContainerStatus, type CreateContainerAnswer, type GraphClient, type MediaItem } from "@/lib/reels/graph-client";
+import type { ContainerStatus, CreateContainerAnswer, GraphClient, MediaItem } from "@/lib/reels/graph-client";
 import { ConnectedAccounts } from "@/lib/reels/connected-accounts";
-import { GraphError } from "@/lib/reels/graph-error";
+import { GraphError, GraphTransportError } from "@/lib/reels/graph-error";
 import type { PublicationView } from "@/lib/reels/publication";
 import { publicationKeys } from "@/lib/reels/publication-record";
 import { readPublication } from "@/lib/reels/read-publication";
