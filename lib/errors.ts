@@ -1,4 +1,5 @@
 import { ZodError } from "zod";
+import { brandedError } from "./brand";
 
 /**
  * Dispatch's one error shape, RFC 9457 problem+json. Graph's own error object lives in lib/reels/,
@@ -58,19 +59,9 @@ const STATUS: Record<ProblemCode, number> = {
   internal: 500,
 };
 
-const API_ERROR = Symbol.for("dispatch.api-error");
-
 /** An error the API answers with as it is; anything else becomes a 500 that hides internals. */
-export class ApiError extends Error {
+export class ApiError extends brandedError("dispatch.api-error") {
   readonly status: number;
-  readonly [API_ERROR] = true;
-
-  // The server bundles this module more than once (instrumentation and routes each get a copy, and
-  // the services on globalThis come from whichever ran first), so `instanceof` checks a brand
-  // instead of one copy's prototype.
-  static [Symbol.hasInstance](value: unknown): boolean {
-    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[API_ERROR] === true;
-  }
 
   constructor(
     readonly code: ProblemCode,

@@ -4,8 +4,8 @@ import type { Redis } from "../redis";
 import type { AccountView } from "./account";
 import { readAccountView } from "./account-view";
 import type { ConnectedAccounts } from "./connected-accounts";
-import { GraphTransportError, type GraphClient, type GraphUser } from "./graph-client";
-import { GraphError } from "./graph-error";
+import type { GraphClient, GraphUser } from "./graph-client";
+import { GraphError, GraphTransportError } from "./graph-error";
 import { releaseWaitingPublications } from "./release-waiting-publications";
 
 export const connectAccountSchema = z.strictObject({

@@ -1,8 +1,7 @@
 import { createReadStream } from "node:fs";
 import { Readable } from "node:stream";
-import { recordGraphCall } from "../metrics";
-import { describeGraphError, GraphError } from "./graph-error";
-import { readGraphUsage } from "./graph-usage";
+import { GraphTransportError } from "./graph-error";
+import { countedCall, type GraphCall } from "./graph-request";
 
 /**
  * A thin client of the Graph content-publishing contract, the same against the real interface and
@@ -63,20 +62,6 @@ export interface GraphUser {
   [field: string]: unknown;
 }
 
-/** A failure below Graph's error object: the network, a timeout, or an answer that is not Graph's (a proxy's 502 page). */
-export class GraphTransportError extends Error {
-  constructor(
-    message: string,
-    /** HTTP status, or null when no answer arrived. */
-    readonly status: number | null,
-    readonly isTransient: boolean,
-    readonly fbtraceId: string | null = null,
-  ) {
-    super(message);
-    this.name = "GraphTransportError";
-  }
-}
-
 export interface GraphClient {
   createContainer(account: GraphAccount, input: CreateContainerInput, signal?: AbortSignal): Promise<CreateContainerAnswer>;
   readContainer(containerId: string, accessToken: string, signal?: AbortSignal): Promise<ContainerStatus>;
@@ -98,93 +83,11 @@ export interface PublishingLimit {
   quota_duration: number | null;
 }
 
-const DEFAULT_TIMEOUT_MS = 30_000;
-/** An upload of up to 300 MB on a slow line. */
-const UPLOAD_TIMEOUT_MS = 30 * 60_000;
-
 export function createGraphClient(options: GraphClientOptions): GraphClient {
-  const base = `${options.graphUrl.replace(/\/+$/, "")}/${options.version}`;
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-
-  // Every call counted by endpoint and outcome (dispatch_graph_calls_total).
-  const call: typeof uncountedCall = (method, path, ...rest) =>
-    uncountedCall(method, path, ...rest).then(
-      (answer) => (recordGraphCall(method, path, "ok"), answer),
-      (error: unknown) => {
-        recordGraphCall(method, path, error instanceof GraphError ? String(error.code) : error instanceof GraphTransportError ? (error.status ? `http_${error.status}` : "network") : "aborted");
-        throw error;
-      },
-    );
-
-  async function uncountedCall(
-    method: "GET" | "POST",
-    path: string,
-    params: Record<string, string>,
-    accessToken: string,
-    signal?: AbortSignal,
-    upload?: { url: URL; headers: Record<string, string>; body: () => ReadableStream<Uint8Array> },
-  ): Promise<{ body: unknown; fbtraceId: string | null }> {
-    const url = upload?.url ?? new URL(`${base}/${path}`);
-    const init: RequestInit & { duplex?: "half" } = { method, headers: { accept: "application/json" } };
-    if (upload) {
-      init.headers = { ...init.headers, ...upload.headers };
-      init.body = upload.body();
-      init.duplex = "half";
-    } else if (method === "GET") {
-      for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
-      url.searchParams.set("access_token", accessToken);
-    } else {
-      init.body = new URLSearchParams({ ...params, access_token: accessToken }).toString();
-      init.headers = { ...init.headers, "content-type": "application/x-www-form-urlencoded" };
-    }
-    const timeout = AbortSignal.timeout(upload ? UPLOAD_TIMEOUT_MS : timeoutMs);
-    init.signal = signal ? AbortSignal.any([signal, timeout]) : timeout;
-
-    let response: Response;
-    let text: string;
-    try {
-      response = await options.fetch(url, init);
-      text = await response.text();
-    } catch (error) {
-      if (signal?.aborted) throw signal.reason;
-      const reason = timeout.aborted ? `no answer within ${timeoutMs} ms` : describeNetworkError(error);
-      throw new GraphTransportError(`${method} /${path} failed: ${reason}`, null, true);
-    }
-
-    const fbtraceId = response.headers.get("x-fb-trace-id");
-    let body: unknown = text;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      // not JSON: kept as text, so a creation answer without an id can still be shown as it was
-    }
-    const graphError = GraphError.fromResponse(body, response.status, fbtraceId ?? undefined);
-    if (graphError) {
-      graphError.usage = readGraphUsage(response.headers);
-      throw graphError;
-    }
-    if (!response.ok) {
-      const transient = response.status >= 500 || response.status === 429;
-      throw new GraphTransportError(`${method} /${path} answered HTTP ${response.status} without a Graph error object`, response.status, transient, fbtraceId);
-    }
-    return { body, fbtraceId };
-  }
-
-  /** One node by id with the requested fields; an answer without an id is not Graph's. */
-  async function readNode(nodeId: string, accessToken: string, fields: string, signal?: AbortSignal): Promise<{ id: string; [field: string]: unknown }> {
-    const { body } = await call("GET", nodeId, { fields }, accessToken, signal);
-    const id = idOf(body);
-    if (!id || !isRecord(body)) throw new GraphTransportError(`GET /${nodeId} answered without an id`, 200, false);
-    return { ...body, id };
-  }
-
+  const call = countedCall(options);
   return {
     async createContainer(account, input, signal) {
-      const params: Record<string, string> = { media_type: "REELS", share_to_feed: String(input.shareToFeed) };
-      if (input.resumable) params.upload_type = "resumable";
-      if (input.videoUrl) params.video_url = input.videoUrl;
-      if (input.caption) params.caption = input.caption;
-      const { body, fbtraceId } = await call("POST", `${account.accountId}/media`, params, account.accessToken, signal);
+      const { body, fbtraceId } = await call("POST", `${account.accountId}/media`, containerParams(input), account.accessToken, signal);
       const uri = isRecord(body) && typeof body.uri === "string" ? body.uri : null;
       return { id: idOf(body), uri, answer: body, fbtraceId };
     },
@@ -216,17 +119,13 @@ export function createGraphClient(options: GraphClientOptions): GraphClient {
       return { id };
     },
 
-    readMedia: (mediaId, accessToken, fields = "id,permalink,timestamp", signal) => readNode(mediaId, accessToken, fields, signal),
+    readMedia: (mediaId, accessToken, fields = "id,permalink,timestamp", signal) => readNode(call, mediaId, accessToken, fields, signal),
 
-    readAccount: (account, fields = "id,username", signal) => readNode(account.accountId, account.accessToken, fields, signal),
+    readAccount: (account, fields = "id,username", signal) => readNode(call, account.accountId, account.accessToken, fields, signal),
 
     async readPublishingLimit(account, signal) {
       const { body } = await call("GET", `${account.accountId}/content_publishing_limit`, { fields: "quota_usage,config" }, account.accessToken, signal);
-      const entry = isRecord(body) && Array.isArray(body.data) && isRecord(body.data[0]) ? body.data[0] : undefined;
-      const config = entry && isRecord(entry.config) ? entry.config : {};
-      if (!entry || typeof entry.quota_usage !== "number") throw new GraphTransportError(`GET /${account.accountId}/content_publishing_limit answered without quota_usage`, 200, false);
-      const numberOrNull = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : null);
-      return { quota_usage: entry.quota_usage, quota_total: numberOrNull(config.quota_total), quota_duration: numberOrNull(config.quota_duration) };
+      return publishingLimitOf(body, account.accountId);
     },
 
     async listMedia(account, fields = "id,caption,timestamp,permalink", limit = 25, signal) {
@@ -235,6 +134,30 @@ export function createGraphClient(options: GraphClientOptions): GraphClient {
       return data.filter((item): item is MediaItem => isRecord(item) && typeof item.id === "string");
     },
   };
+}
+
+/** One node by id with the requested fields; an answer without an id is not Graph's. */
+async function readNode(call: GraphCall, nodeId: string, accessToken: string, fields: string, signal?: AbortSignal): Promise<{ id: string; [field: string]: unknown }> {
+  const { body } = await call("GET", nodeId, { fields }, accessToken, signal);
+  const id = idOf(body);
+  if (!id || !isRecord(body)) throw new GraphTransportError(`GET /${nodeId} answered without an id`, 200, false);
+  return { ...body, id };
+}
+
+function containerParams(input: CreateContainerInput): Record<string, string> {
+  const params: Record<string, string> = { media_type: "REELS", share_to_feed: String(input.shareToFeed) };
+  if (input.resumable) params.upload_type = "resumable";
+  if (input.videoUrl) params.video_url = input.videoUrl;
+  if (input.caption) params.caption = input.caption;
+  return params;
+}
+
+function publishingLimitOf(body: unknown, accountId: string): PublishingLimit {
+  const entry = isRecord(body) && Array.isArray(body.data) && isRecord(body.data[0]) ? body.data[0] : undefined;
+  const config = entry && isRecord(entry.config) ? entry.config : {};
+  if (!entry || typeof entry.quota_usage !== "number") throw new GraphTransportError(`GET /${accountId}/content_publishing_limit answered without quota_usage`, 200, false);
+  const numberOrNull = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : null);
+  return { quota_usage: entry.quota_usage, quota_total: numberOrNull(config.quota_total), quota_duration: numberOrNull(config.quota_duration) };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -247,18 +170,4 @@ function idOf(body: unknown): string | null {
   if (typeof body.id === "string" && body.id.length > 0) return body.id;
   if (typeof body.id === "number" && Number.isSafeInteger(body.id)) return String(body.id);
   return null;
-}
-
-function describeNetworkError(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
-  if (cause?.code) return cause.code;
-  if (cause?.message) return cause.message;
-  return error instanceof Error ? error.message : String(error);
-}
-
-/** Whether a failed Graph call may succeed if made again: what GRAPH_ERRORS says of its code and subcode, or what Graph marked transient. */
-export function isTransientGraphFailure(error: unknown): boolean {
-  if (error instanceof GraphTransportError) return error.isTransient;
-  if (error instanceof GraphError) return error.isTransient || describeGraphError(error.code, error.subcode).transient || error.status >= 500;
-  return false;
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
+import { brandedError } from "../brand";
 import type { GraphUsage } from "./graph-usage";
 
 /**
@@ -7,7 +8,12 @@ import type { GraphUsage } from "./graph-usage";
  * these; the publish flow reads them back from the real interface or the sandbox alike.
  */
 
-export type GraphErrorAction = "retry" | "new-container" | "fix-input" | "reconnect-account" | "wait-quota" | "stop";
+/**
+ * What the publish flow does about an error, and the classification a client reads: `wait-quota`
+ * waits for the publishing window to free a slot, `wait-rate-limit` backs off, `reconnect-account`
+ * waits for a new token, `not-ready` polls the container again.
+ */
+export type GraphErrorAction = "retry" | "new-container" | "fix-input" | "reconnect-account" | "wait-quota" | "wait-rate-limit" | "not-ready" | "stop";
 
 export interface GraphErrorBody {
   message: string;
@@ -36,11 +42,11 @@ export interface GraphErrorInfo {
 export const GRAPH_ERRORS: readonly GraphErrorInfo[] = [
   { code: 1, meaning: "temporary error", headline: "Graph had a temporary error.", action: "retry", advice: "A temporary Graph error; retry with backoff.", transient: true },
   { code: 2, meaning: "service error", headline: "Graph was temporarily unavailable.", action: "retry", advice: "Graph is temporarily unavailable; retry with backoff.", transient: true },
-  { code: 4, meaning: "application rate limit", headline: "The app made too many calls to Graph.", action: "wait-quota", advice: "The app made too many calls; back off before calling again.", transient: true },
-  { code: 17, meaning: "user rate limit", headline: "The account made too many calls to Graph.", action: "wait-quota", advice: "The account made too many calls; back off before calling again.", transient: true },
-  { code: 32, meaning: "page rate limit", headline: "The page made too many calls to Graph.", action: "wait-quota", advice: "The page made too many calls; back off before calling again.", transient: true },
-  { code: 613, meaning: "custom rate limit", headline: "A Graph rate limit was reached.", action: "wait-quota", advice: "A rate limit was reached; back off before calling again.", transient: true },
-  { code: 80002, meaning: "Instagram rate limit", headline: "Instagram's rate limit was reached.", action: "wait-quota", advice: "Instagram's rate limit was reached; back off before calling again.", transient: true },
+  { code: 4, meaning: "application rate limit", headline: "The app made too many calls to Graph.", action: "wait-rate-limit", advice: "The app made too many calls; back off before calling again.", transient: true },
+  { code: 17, meaning: "user rate limit", headline: "The account made too many calls to Graph.", action: "wait-rate-limit", advice: "The account made too many calls; back off before calling again.", transient: true },
+  { code: 32, meaning: "page rate limit", headline: "The page made too many calls to Graph.", action: "wait-rate-limit", advice: "The page made too many calls; back off before calling again.", transient: true },
+  { code: 613, meaning: "custom rate limit", headline: "A Graph rate limit was reached.", action: "wait-rate-limit", advice: "A rate limit was reached; back off before calling again.", transient: true },
+  { code: 80002, meaning: "Instagram rate limit", headline: "Instagram's rate limit was reached.", action: "wait-rate-limit", advice: "Instagram's rate limit was reached; back off before calling again.", transient: true },
   { code: 10, meaning: "permission missing", headline: "The access token lacks a permission needed to publish.", action: "reconnect-account", advice: "The token lacks a permission; reconnect the account with the publishing scopes.", transient: false },
   { code: 100, meaning: "invalid parameter", headline: "Graph refused a parameter of the request.", action: "fix-input", advice: "A parameter is missing or invalid; fix the request.", transient: false },
   { code: 190, meaning: "access token invalid or expired", headline: "The account's access token is invalid, expired or revoked.", action: "reconnect-account", advice: "The access token is invalid, expired or revoked; reconnect the account.", transient: false },
@@ -60,7 +66,8 @@ export const GRAPH_ERRORS: readonly GraphErrorInfo[] = [
   { code: 25, subcode: 2207050, meaning: "account restricted", headline: "The Instagram account is restricted.", action: "stop", advice: "The account is restricted; its owner must act in the Instagram app.", transient: false },
   { code: 352, subcode: 2207026, meaning: "unsupported video format", headline: "The video's format is not supported for reels.", action: "fix-input", advice: "The video does not meet the reel specification; fix the video.", transient: false },
   { code: 9004, subcode: 2207052, meaning: "media could not be fetched from the URL", headline: "Instagram could not fetch the video from its URL.", action: "fix-input", advice: "Make the video URL public and valid (no login wall, no redirect to a page).", transient: false },
-  { code: 9007, subcode: 2207027, meaning: "media not ready for publishing", headline: "The video was not ready to publish yet.", action: "retry", advice: "Wait until the container is FINISHED, then publish.", transient: false },
+  { code: 9007, subcode: 2207027, meaning: "media not ready for publishing", headline: "The video was not ready to publish yet.", action: "not-ready", advice: "Wait until the container is FINISHED, then publish.", transient: false },
+  { code: 9007, meaning: "media not ready for publishing", headline: "The video was not ready to publish yet.", action: "not-ready", advice: "Wait until the container is FINISHED, then publish.", transient: false },
 ];
 
 const UNKNOWN: Omit<GraphErrorInfo, "code" | "subcode"> = {
@@ -122,7 +129,8 @@ export interface GraphErrorInit {
   fbtraceId?: string;
 }
 
-export class GraphError extends Error {
+/** Graph's error object as thrown; branded, since the web server may load this module twice (lib/brand.ts). */
+export class GraphError extends brandedError("dispatch.graph-error") {
   readonly code: number;
   readonly subcode: number | undefined;
   readonly type: string;
@@ -208,4 +216,25 @@ export const graphErrorResponseSchema = z.object({
 
 function defaultHttpStatus(code: number): number {
   return code === 1 || code === 2 || code === -1 ? 500 : 400;
+}
+
+/** A failure below Graph's error object: the network, a timeout, or an answer that is not Graph's (a proxy's 502 page). */
+export class GraphTransportError extends brandedError("dispatch.graph-transport-error") {
+  constructor(
+    message: string,
+    /** HTTP status, or null when no answer arrived. */
+    readonly status: number | null,
+    readonly isTransient: boolean,
+    readonly fbtraceId: string | null = null,
+  ) {
+    super(message);
+    this.name = "GraphTransportError";
+  }
+}
+
+/** Whether a failed Graph call may succeed if made again: what GRAPH_ERRORS says of its code and subcode, or what Graph marked transient. */
+export function isTransientGraphFailure(error: unknown): boolean {
+  if (error instanceof GraphTransportError) return error.isTransient;
+  if (error instanceof GraphError) return error.isTransient || describeGraphError(error.code, error.subcode).transient || error.status >= 500;
+  return false;
 }

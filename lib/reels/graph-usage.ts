@@ -1,14 +1,14 @@
+import { describeGraphError } from "./graph-error";
+
 /**
  * Graph's rate-limit signals: the error codes that mean "too many calls" and the usage headers
  * (`X-App-Usage`, `X-Business-Use-Case-Usage`) that say how much of a limit is used and, per
  * account, how long until access comes back (`estimated_time_to_regain_access`, in minutes).
  */
 
-/** App (4), user (17), page (32), custom (613) and Instagram (80002) rate limits. */
-export const RATE_LIMIT_CODES = [4, 17, 32, 613, 80002] as const;
-
+/** App (4), user (17), page (32), custom (613) and Instagram (80002) rate limits: the codes GRAPH_ERRORS says to back off from. */
 export function isRateLimitCode(code: number): boolean {
-  return (RATE_LIMIT_CODES as readonly number[]).includes(code);
+  return describeGraphError(code).action === "wait-rate-limit";
 }
 
 export interface GraphUsage {

@@ -2,7 +2,7 @@ import { mkdir, unlink } from "node:fs/promises";
 import path from "node:path";
 import { randomUUID } from "node:crypto";
 import { fetch, type Dispatcher, type Response } from "undici";
-import { probeVideo, probeVideoAt, type VideoProbe } from "./probe-video";
+import { probeVideo, probeVideoAt, VideoProbeError, type VideoProbe } from "./probe-video";
 import { assertFetchableUrl, downloadVideo, VideoFetchError } from "./sandbox/fetch-video";
 
 /**
@@ -123,7 +123,7 @@ export async function probeRemoteVideo(url: string, options: RemoteProbeOptions)
   } catch (error) {
     if (options.signal?.aborted) throw options.signal.reason ?? error;
     if (deadline.aborted) throw new VideoFetchError(`reading the video took longer than ${Math.round(options.timeoutMs / 1000)} s`, true);
-    if (error instanceof VideoFetchError || (error instanceof Error && error.name === "VideoProbeError")) throw error;
+    if (error instanceof VideoFetchError || error instanceof VideoProbeError) throw error;
     throw new VideoFetchError("the host could not be reached, or it is not a public address");
   }
 }

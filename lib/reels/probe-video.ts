@@ -1,5 +1,6 @@
 import { open } from "node:fs/promises";
 import { createFile, MP4BoxBuffer, type Movie, type Track } from "mp4box";
+import { brandedError } from "../brand";
 
 /**
  * Reads the facts the reel specification cares about from an MP4/MOV file, without decoding it:
@@ -54,7 +55,7 @@ export interface AudioTrackFacts {
   bitrate: number;
 }
 
-export class VideoProbeError extends Error {
+export class VideoProbeError extends brandedError("dispatch.video-probe-error") {
   constructor(message: string) {
     super(message);
     this.name = "VideoProbeError";

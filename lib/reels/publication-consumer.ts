@@ -29,7 +29,6 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
   const deps: PublicationDeps = {
     redis,
     graph: createGraphClient({ graphUrl: config.GRAPH_URL, version: config.GRAPH_VERSION, fetch: (input, init) => fetch(input, init) }),
-    accounts: config.REEL_ACCOUNTS,
     connected: new ConnectedAccounts(redis, loadAccountsKey(config), config.REEL_ACCOUNTS),
     log,
     workerId,
@@ -57,7 +56,7 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
 
   const scheduler = setInterval(() => {
     enqueueDuePublications({ redis, producer, workerId, now: Date.now(), lockMs: SCHEDULER_TICK_MS - 100 }).catch((error) =>
-      log("warn", "could not enqueue due publications", { error: error instanceof Error ? error.message : String(error) }),
+      log("warn", "could not enqueue due publications", { error: (error as Error)?.stack ?? String(error) }),
     );
   }, SCHEDULER_TICK_MS);
   log("info", "publication consumer started", { workerId, concurrency: config.WORKER_CONCURRENCY });

@@ -1,5 +1,5 @@
-import type { ContainerStatus, CreateContainerAnswer, GraphTransportError } from "./graph-client";
-import { classifyGraphError, GraphError, graphErrorForSubcode, subcodeFromContainerStatus } from "./graph-error";
+import type { ContainerStatus, CreateContainerAnswer } from "./graph-client";
+import { classifyGraphError, GraphError, graphErrorForSubcode, subcodeFromContainerStatus, type GraphTransportError } from "./graph-error";
 import type { PublicationError } from "./publication";
 import { REEL_SPEC_VIOLATION } from "./reel-spec";
 

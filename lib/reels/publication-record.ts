@@ -1,5 +1,6 @@
+import { z } from "zod";
 import type { Redis } from "../redis";
-import type { PollRecord, PublicationChanges, PublicationEvent, StepRecord } from "./publication";
+import { SCHEDULED_REASONS, type PollRecord, type PublicationChanges, type PublicationError, type PublicationEvent, type StepRecord } from "./publication";
 import { MAX_SCHEDULE_AHEAD_DAYS } from "./publication-input";
 import { isFinalPublication, PUBLICATION_STATUSES, type PublicationStatus } from "./status";
 
@@ -34,6 +35,87 @@ export const publicationKeys = {
   /** Publications waiting for their publish_at, scored by it (ms). */
   scheduled: "reels:scheduled",
 };
+
+/** The hash says "not known" with an empty string or no field at all. */
+const text = z.string().default("");
+const count = z.coerce.number().int().default(0);
+/** Set to "1", or absent. */
+const flag = z.preprocess((v) => v === "1", z.boolean());
+function json(raw: unknown): unknown {
+  if (typeof raw !== "string" || raw === "") return undefined;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+}
+/** An error recorded before headline and remedy existed reads with its message and advice in their place. */
+const storedError = z.preprocess((raw) => {
+  const error = json(raw) as Partial<PublicationError> | undefined;
+  if (typeof error?.message !== "string" || typeof error.advice !== "string") return null;
+  return { ...error, headline: error.headline ?? error.message, remedy: error.remedy ?? error.advice };
+}, z.custom<PublicationError | null>());
+
+/**
+ * The hash at reel:publication:{id}, declared once: writers spell its fields through
+ * `PublicationHash` (a misspelt field does not compile), readers parse it with
+ * `parsePublicationRecord`. The Lua scripts here and in submit-publication name a few fields too.
+ */
+export const publicationRecordSchema = z.object({
+  publication_id: z.string().min(1),
+  tenant_id: z.string(),
+  account_id: z.string(),
+  video_url: text,
+  upload_id: text,
+  caption: text,
+  share_to_feed: z.preprocess((v) => v !== "false", z.boolean()),
+  /** The client's time, or while SCHEDULED by Dispatch when it tries again; "" when it waits for someone. */
+  publish_at: text,
+  status: z.enum(PUBLICATION_STATUSES),
+  scheduled_reason: z.enum(SCHEDULED_REASONS).optional().catch(undefined),
+  created_at: z.string(),
+  updated_at: text,
+  /** The last event's seq. */
+  seq: count,
+  /** What makes two submissions with the same Idempotency-Key the same (see submit-publication). */
+  fingerprint: text,
+  /** Claimed, but the broker has not acknowledged it yet: invisible to reads and lists. */
+  submitting: flag,
+  /** The worker running it; "" once a run ended or handed it on. */
+  active_run: text,
+  container_id: text,
+  container_created_at: text,
+  /** A resumable container's upload address, and whether all the bytes reached it. */
+  upload_uri: text,
+  upload_done: flag,
+  /** A retried publication's earlier container, read before another is made. */
+  retry_of_container: text,
+  poll_count: count,
+  /** poll_count when the current round of polling began (a resume gives a fresh budget). */
+  poll_round_start: count,
+  last_status_code: text,
+  rate_limited_waits: count,
+  post_id: text,
+  permalink: text,
+  error: storedError,
+  warnings: z.preprocess((raw) => json(raw) ?? [], z.array(z.string()).catch([])),
+});
+
+export type PublicationRecord = z.infer<typeof publicationRecordSchema>;
+export type PublicationField = keyof PublicationRecord;
+/** Fields as the hash holds them: strings, written only under their declared names. */
+export type PublicationHash = Partial<Record<PublicationField, string>>;
+
+/** Parses a hash (HGETALL's answer); undefined when there is no publication there, or not a whole one. */
+export function parsePublicationRecord(hash: Record<string, string> | null | undefined): PublicationRecord | undefined {
+  if (!hash?.publication_id) return undefined;
+  const parsed = publicationRecordSchema.safeParse(hash);
+  return parsed.success ? parsed.data : undefined;
+}
+
+export async function readPublicationRecord(redis: Redis, id: string): Promise<PublicationRecord | undefined> {
+  return parsePublicationRecord(await redis.hgetall(publicationKeys.state(id)));
+}
 
 export function parseEvent(raw: string): PublicationEvent | undefined {
   try {
@@ -77,10 +159,10 @@ export interface EventWrite {
   status: PublicationStatus;
   body: EventBody;
   /** Hash fields written with it (status and updated_at are added). */
-  fields?: Record<string, string>;
+  fields?: PublicationHash;
   changes?: PublicationChanges;
   /** Write only if these hash fields still hold these values ("" for an absent field), e.g. `{ status: "TIMED_OUT" }`. */
-  expect?: Record<string, string>;
+  expect?: PublicationHash;
   /** Writes over a final status: a retry of a FAILED publication, which `expect` must name. */
   reopen?: boolean;
 }
@@ -111,7 +193,7 @@ export async function appendEvent(redis: Redis, id: string, write: EventWrite): 
 }
 
 /** Whether a TIMED_OUT publication's container may still be published (Graph expires it 24 h after creation). */
-export function containerAlive(state: Record<string, string>, now: number): boolean {
-  const createdAt = Date.parse(state.container_created_at ?? "");
+export function containerAlive(state: PublicationRecord, now: number): boolean {
+  const createdAt = Date.parse(state.container_created_at);
   return !!state.container_id && !Number.isNaN(createdAt) && now < createdAt + CONTAINER_LIFETIME_MS;
 }

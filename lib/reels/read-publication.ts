@@ -2,41 +2,33 @@ import { z } from "zod";
 import { ApiError } from "../errors";
 import { readIndexPage, type IndexCursor } from "../paging";
 import { execPipeline, type Redis } from "../redis";
-import type { PublicationError, PublicationEvent, PublicationView, ScheduledReason } from "./publication";
-import { parseEvent, publicationKeys } from "./publication-record";
-import type { PublicationStatus } from "./status";
+import type { PublicationEvent, PublicationView } from "./publication";
+import { parseEvent, parsePublicationRecord, publicationKeys, readPublicationRecord, type PublicationRecord } from "./publication-record";
 
 /** Reading publications for clients: one, a tenant's page of them, and the answer for an unknown id. */
 
-/** An error recorded before headline and remedy existed reads with its message and advice in their place. */
-function errorView(stored: string | undefined): PublicationError | null {
-  if (!stored) return null;
-  const error = JSON.parse(stored) as Partial<PublicationError> & Pick<PublicationError, "message" | "advice">;
-  return { ...error, headline: error.headline ?? error.message, remedy: error.remedy ?? error.advice } as PublicationError;
-}
-
-export function toPublicationView(state: Record<string, string>, events: PublicationEvent[]): PublicationView {
+export function toPublicationView(record: PublicationRecord, events: PublicationEvent[]): PublicationView {
   return {
-    publication_id: state.publication_id,
-    tenant_id: state.tenant_id,
-    account_id: state.account_id,
-    video_url: state.video_url || null,
-    upload_id: state.upload_id || null,
-    caption: state.caption ?? "",
-    share_to_feed: state.share_to_feed !== "false",
-    publish_at: state.publish_at || null,
-    status: state.status as PublicationStatus,
-    scheduled_reason: state.status === "SCHEDULED" ? ((state.scheduled_reason || null) as ScheduledReason | null) : null,
-    container_id: state.container_id || null,
-    last_status_code: state.last_status_code || null,
+    publication_id: record.publication_id,
+    tenant_id: record.tenant_id,
+    account_id: record.account_id,
+    video_url: record.video_url || null,
+    upload_id: record.upload_id || null,
+    caption: record.caption,
+    share_to_feed: record.share_to_feed,
+    publish_at: record.publish_at || null,
+    status: record.status,
+    scheduled_reason: record.status === "SCHEDULED" ? (record.scheduled_reason ?? null) : null,
+    container_id: record.container_id || null,
+    last_status_code: record.last_status_code || null,
     polls: events.flatMap((e) => (e.kind === "poll" ? [{ ...e.poll, seq: e.seq }] : [])),
     steps: events.flatMap((e) => (e.kind === "step" ? [{ ...e.step, seq: e.seq }] : [])),
-    post_id: state.post_id || null,
-    permalink: state.permalink || null,
-    error: errorView(state.error),
-    warnings: state.warnings ? (JSON.parse(state.warnings) as string[]) : [],
-    created_at: state.created_at,
-    updated_at: state.updated_at || state.created_at,
+    post_id: record.post_id || null,
+    permalink: record.permalink || null,
+    error: record.error,
+    warnings: record.warnings,
+    created_at: record.created_at,
+    updated_at: record.updated_at || record.created_at,
   };
 }
 
@@ -46,9 +38,9 @@ export async function readEvents(redis: Redis, id: string): Promise<PublicationE
 
 /** A tenant's publication, or undefined when unknown, expired, not yet acknowledged, or another tenant's. */
 export async function readPublication(redis: Redis, tenantId: string, id: string): Promise<PublicationView | undefined> {
-  const state = await redis.hgetall(publicationKeys.state(id));
-  if (!state.publication_id || state.tenant_id !== tenantId || state.submitting === "1") return undefined;
-  return toPublicationView(state, await readEvents(redis, id));
+  const record = await readPublicationRecord(redis, id);
+  if (!record || record.tenant_id !== tenantId || record.submitting) return undefined;
+  return toPublicationView(record, await readEvents(redis, id));
 }
 
 /** The tenant's publications, newest first; `cursor` is where the previous page ended (see lib/paging.ts). */
@@ -60,10 +52,11 @@ export async function listPublications(redis: Redis, tenantId: string, opts: { l
   const data: PublicationView[] = [];
   const expired: string[] = [];
   page.forEach(({ id }, i) => {
-    const state = results[2 * i] as Record<string, string> | undefined;
+    const hash = results[2 * i] as Record<string, string> | undefined;
+    const record = parsePublicationRecord(hash);
     const events = ((results[2 * i + 1] as string[] | undefined) ?? []).map(parseEvent).filter((e): e is PublicationEvent => !!e);
-    if (!state?.publication_id) expired.push(id);
-    else if (state.tenant_id === tenantId && state.submitting !== "1") data.push(toPublicationView(state, events));
+    if (!hash?.publication_id) expired.push(id);
+    else if (record?.tenant_id === tenantId && !record.submitting) data.push(toPublicationView(record, events));
   });
   if (expired.length) await redis.zrem(publicationKeys.tenantIndex(tenantId), ...expired);
   return { data, next_cursor: next };

@@ -3,7 +3,7 @@ import { ApiError, brokerUnavailable } from "../errors";
 import type { Redis } from "../redis";
 import { TOPICS } from "../topics";
 import type { PublicationView } from "./publication";
-import { appendEvent, publicationKeys } from "./publication-record";
+import { appendEvent, readPublicationRecord } from "./publication-record";
 import { readPublication } from "./read-publication";
 import { publicationRequestRecord } from "./publication-input";
 import { containerAlive } from "./publication-record";
@@ -24,7 +24,8 @@ export async function resumePublication(deps: ResumePublicationDeps, tenantId: s
   const view = await readPublication(deps.redis, tenantId, id);
   if (!view) return undefined;
   if (view.status !== "TIMED_OUT") throw new ApiError("conflict", `Only a TIMED_OUT publication can be resumed; this one is ${view.status}.`);
-  const state = await deps.redis.hgetall(publicationKeys.state(id));
+  const state = await readPublicationRecord(deps.redis, id);
+  if (!state) return undefined;
   if (!containerAlive(state, now)) throw new ApiError("conflict", "The container has expired (24 h after its creation); publish the video again.");
 
   const at = new Date(now).toISOString();
@@ -32,7 +33,7 @@ export async function resumePublication(deps: ResumePublicationDeps, tenantId: s
     status: "PROCESSING",
     expect: { status: "TIMED_OUT" },
     body: { kind: "step", step: { at, step: "resumed", detail: `Resumed: polling container ${state.container_id} again.` } },
-    fields: { poll_round_start: state.poll_count ?? "0", error: "" },
+    fields: { poll_round_start: String(state.poll_count), error: "" },
     changes: { error: null },
   });
   if (moved <= 0) throw new ApiError("conflict", "The publication changed meanwhile; read it again.");
@@ -45,8 +46,8 @@ export async function resumePublication(deps: ResumePublicationDeps, tenantId: s
       status: "TIMED_OUT",
       expect: { status: "PROCESSING" },
       body: { kind: "step", step: { at: new Date((deps.now ?? Date.now)()).toISOString(), step: "resume_failed", detail: "The publishing log was unreachable; the publication is still TIMED_OUT." } },
-      fields: { error: state.error ?? "" },
-      changes: { error: state.error ? JSON.parse(state.error) : null },
+      fields: { error: state.error ? JSON.stringify(state.error) : "" },
+      changes: { error: state.error },
     }).catch(() => {});
     throw brokerUnavailable("The publishing log is unreachable right now; the publication was not resumed. Try again shortly.");
   }

@@ -4,7 +4,7 @@ import type { Redis } from "../redis";
 import { TOPICS } from "../topics";
 import type { PublicationView } from "./publication";
 import type { PublicationMessage } from "./publication-input";
-import { appendEvent, publicationKeys } from "./publication-record";
+import { appendEvent, readPublicationRecord } from "./publication-record";
 import { readPublication } from "./read-publication";
 
 export interface RetryPublicationDeps {
@@ -28,15 +28,16 @@ export async function retryPublication(deps: RetryPublicationDeps, tenantId: str
   if (!view) return undefined;
   const from = view.status;
   if (!(RETRYABLE as readonly string[]).includes(from)) throw new ApiError("conflict", `Only a FAILED or TIMED_OUT publication can be retried; this one is ${from}.`);
-  const state = await deps.redis.hgetall(publicationKeys.state(id));
-  const earlier = state.container_id ?? "";
+  const state = await readPublicationRecord(deps.redis, id);
+  if (!state) return undefined;
+  const earlier = state.container_id;
 
   const moved = await appendEvent(deps.redis, id, {
     status: "QUEUED",
     expect: { status: from },
     reopen: true,
     body: { kind: "step", step: { at: new Date(now()).toISOString(), step: "retried", detail: earlier ? `Retried: container ${earlier} is checked first, then a new container is made.` : "Retried: a new container is made." } },
-    fields: { container_id: "", retry_of_container: earlier || (state.retry_of_container ?? ""), error: "", last_status_code: "", poll_round_start: state.poll_count ?? "0", scheduled_reason: "", rate_limited_waits: "0", upload_done: "", upload_uri: "" },
+    fields: { container_id: "", retry_of_container: earlier || state.retry_of_container, error: "", last_status_code: "", poll_round_start: String(state.poll_count), scheduled_reason: "", rate_limited_waits: "0", upload_done: "", upload_uri: "" },
     changes: { container_id: null, error: null, scheduled_reason: null },
   });
   if (moved <= 0) throw new ApiError("conflict", "The publication changed meanwhile; read it again.");
@@ -50,8 +51,8 @@ export async function retryPublication(deps: RetryPublicationDeps, tenantId: str
       status: from,
       expect: { status: "QUEUED" },
       body: { kind: "step", step: { at: new Date(now()).toISOString(), step: "retry_failed", detail: `The publishing log was unreachable; the publication is still ${from}.` } },
-      fields: { container_id: earlier, error: state.error ?? "" },
-      changes: { container_id: earlier || null, error: state.error ? JSON.parse(state.error) : null },
+      fields: { container_id: earlier, error: state.error ? JSON.stringify(state.error) : "" },
+      changes: { container_id: earlier || null, error: state.error },
     }).catch(() => {});
     throw brokerUnavailable("The publishing log is unreachable right now; the publication was not retried. Try again shortly.");
   }

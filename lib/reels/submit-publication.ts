@@ -1,24 +1,21 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { Producer } from "kafkajs";
-import type { ReelAccount } from "../config";
 import { ApiError, brokerUnavailable, validationError } from "../errors";
 import type { Redis } from "../redis";
 import { addToTenantIndex } from "../tenant-index";
 import { TOPICS } from "../topics";
 import { claimUpload } from "../uploads/upload-store";
-import { findAccount } from "./accounts";
 import type { ConnectedAccounts } from "./connected-accounts";
 import { parsePublishAt, publicationRequestRecord, type PublicationInput } from "./publication-input";
 import type { PublicationEvent, PublicationView } from "./publication";
-import { PUBLICATION_INDEX_BOUND, PUBLICATION_TTL_S, publicationKeys } from "./publication-record";
+import { PUBLICATION_INDEX_BOUND, PUBLICATION_TTL_S, publicationKeys, publicationRecordSchema } from "./publication-record";
 import { readPublication, toPublicationView } from "./read-publication";
 
 export interface SubmitPublicationDeps {
   redis: Redis;
   producer: () => Promise<Producer>;
-  accounts: ReelAccount[];
-  /** The tenants' connected accounts; without it, `accounts` as configured. */
-  connected?: ConnectedAccounts;
+  /** The tenants' connected accounts. */
+  connected: ConnectedAccounts;
   now?: () => Date;
 }
 
@@ -63,7 +60,7 @@ export async function submitPublication(
   if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
     throw validationError([{ path: "Idempotency-Key", message: "1-255 visible ASCII characters" }]);
   }
-  const account = deps.connected ? await deps.connected.find(tenantId, input.account_id) : findAccount(deps.accounts, tenantId, input.account_id);
+  const account = await deps.connected.find(tenantId, input.account_id);
   if (!account) throw new ApiError("not-found", `No account ${input.account_id} for this API key.`);
   const publishAt = input.publish_at === undefined ? undefined : parsePublishAt(input.publish_at, now);
 
@@ -140,7 +137,7 @@ export async function submitPublication(
   if (publishAt) multi.zadd(publicationKeys.scheduled, publishAt.getTime(), id);
   await multi.exec();
   const { submitting: _, ...visible } = state;
-  return { created: true, publication: toPublicationView(visible, [first]) };
+  return { created: true, publication: toPublicationView(publicationRecordSchema.parse(visible), [first]) };
 }
 
 async function existingFor(redis: Redis, tenantId: string, id: string, fingerprint: string): Promise<PublicationView> {

@@ -1,7 +1,7 @@
 import { ApiError } from "../errors";
 import type { Redis } from "../redis";
 import type { PublicationView } from "./publication";
-import { appendEvent, publicationKeys } from "./publication-record";
+import { appendEvent, publicationKeys, type PublicationHash } from "./publication-record";
 import { publicationNotFound, readPublication } from "./read-publication";
 import { parsePublishAt, type PublicationUpdate } from "./publication-input";
 
@@ -17,7 +17,7 @@ export async function updatePublication(deps: { redis: Redis; now?: () => Date }
   if (!view) throw publicationNotFound();
   const publishAt = update.publish_at === undefined ? undefined : parsePublishAt(update.publish_at, now);
 
-  const fields: Record<string, string> = {};
+  const fields: PublicationHash = {};
   const changed: string[] = [];
   if (publishAt) {
     fields.publish_at = publishAt.toISOString();

@@ -12,6 +12,8 @@ import type { Log } from "@/lib/log";
 import { createRedis, type Redis } from "@/lib/redis";
 import type { AccountView } from "@/lib/reels/account";
 import { connectedAccountKeys } from "@/lib/reels/connected-accounts";
+import type { GraphClient } from "@/lib/reels/graph-client";
+import { GraphError } from "@/lib/reels/graph-error";
 import type { PublicationView } from "@/lib/reels/publication";
 import { startPublicationConsumer } from "@/lib/reels/publication-consumer";
 import { handleGraphRequest, settleSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
@@ -46,6 +48,7 @@ let routes: {
   reels: typeof import("@/app/api/reels/route");
   reel: typeof import("@/app/api/reels/[id]/route");
   retry: typeof import("@/app/api/reels/[id]/retry/route");
+  posts: typeof import("@/app/api/accounts/[account_id]/posts/route");
 };
 
 beforeAll(async () => {
@@ -83,6 +86,7 @@ beforeAll(async () => {
     reels: await import("@/app/api/reels/route"),
     reel: await import("@/app/api/reels/[id]/route"),
     retry: await import("@/app/api/reels/[id]/retry/route"),
+    posts: await import("@/app/api/accounts/[account_id]/posts/route"),
   };
   const workerId = `accounts-test-${randomUUID().slice(0, 8)}`;
   const ctx = inProcessWorker({ config, redis, producer, log: (level, message, fields) => logs.push({ level, message, workerId, ...fields }) }, workerId);
@@ -330,6 +334,52 @@ describe("connected accounts", () => {
     }
     const media = await sandboxMedia(account_id, fresh);
     expect(media.map((m) => m.caption).sort()).toEqual([...captions].sort());
+  });
+});
+
+/**
+ * The services' Graph client as the web server may hold it: made by another copy of lib (Next
+ * bundles it into instrumentation and each route, and the services come from whichever ran first),
+ * so the errors it throws are that copy's classes.
+ */
+async function graphOfAnotherCopy(graph: GraphClient): Promise<GraphClient> {
+  // @ts-expect-error a query string makes vite load a second copy of the module
+  const copy = (await import("@/lib/reels/graph-error?another-copy")) as typeof import("@/lib/reels/graph-error");
+  expect(copy.GraphError).not.toBe(GraphError);
+  const asCopy = (error: unknown) => (error instanceof GraphError ? copy.GraphError.fromResponse(error.toBody(), error.status) : error);
+  const calls = Object.entries(graph).map(([name, call]: [string, (...args: unknown[]) => Promise<unknown>]) => [
+    name,
+    (...args: unknown[]) =>
+      call(...args).catch((error: unknown) => {
+        throw asCopy(error);
+      }),
+  ]);
+  return Object.fromEntries(calls) as GraphClient;
+}
+
+describe("Graph's errors in a web server that bundled lib twice", () => {
+  it("a refused token is a 422, an expired one marks the account, and the posts say Graph refused, not that it did not answer", async () => {
+    const services = (await import("@/lib/services")).getServices();
+    const own = services.graph;
+    services.graph = await graphOfAnotherCopy(own);
+    try {
+      const { account_id, access_token } = await newSandboxAccount();
+      const refused = await expectProblem(await connect({ account_id, access_token: "not-a-token" }), 422);
+      expect(refused.errors?.[0]).toMatchObject({ path: "access_token", message: expect.stringMatching(/^Graph refused it: .*\(190/) });
+
+      expect((await connect({ account_id, access_token })).status).toBe(201);
+      await control("POST", `accounts/${account_id}/token`, { state: "expired" });
+      const posts = await routes.posts.GET(new Request(`http://dispatch.test/api/accounts/${account_id}/posts`, { headers: auth() }), { params: Promise.resolve({ account_id }) });
+      const problem = await expectProblem(posts, 503);
+      expect(problem.detail).toMatch(/^Graph refused: /);
+
+      // The list asks Graph again once its cached quota and username are gone: the refusal marks the account.
+      await redis.del(connectedAccountKeys.quota(account_id), connectedAccountKeys.usernameRead(account_id));
+      const listed = (await listAccounts()).find((a) => a.account_id === account_id);
+      expect(listed).toMatchObject({ status: "needs_reconnect", error: { code: 190, classification: "reconnect-account" } });
+    } finally {
+      services.graph = own;
+    }
   });
 });
 

@@ -3,20 +3,24 @@ import {
   classifyGraphError,
   GRAPH_ERRORS,
   GraphError,
+  GraphTransportError,
   graphErrorForSubcode,
+  isTransientGraphFailure,
   subcodeFromContainerStatus,
   type GraphErrorAction,
 } from "@/lib/reels/graph-error";
+import { errorOf } from "@/lib/reels/publication-error";
+import { VideoProbeError } from "@/lib/reels/probe-video";
 
 describe("classifyGraphError", () => {
   it.each<[number, number | undefined, GraphErrorAction]>([
     [1, undefined, "retry"],
     [2, undefined, "retry"],
-    [4, undefined, "wait-quota"],
-    [17, undefined, "wait-quota"],
-    [32, undefined, "wait-quota"],
-    [613, undefined, "wait-quota"],
-    [80002, undefined, "wait-quota"],
+    [4, undefined, "wait-rate-limit"],
+    [17, undefined, "wait-rate-limit"],
+    [32, undefined, "wait-rate-limit"],
+    [613, undefined, "wait-rate-limit"],
+    [80002, undefined, "wait-rate-limit"],
     [10, undefined, "reconnect-account"],
     [200, undefined, "reconnect-account"],
     [299, undefined, "reconnect-account"],
@@ -33,12 +37,14 @@ describe("classifyGraphError", () => {
     [-2, 2207003, "retry"],
     [-2, 2207020, "new-container"],
     [9, 2207042, "wait-quota"],
+    [9, undefined, "wait-quota"],
     [24, 2207006, "new-container"],
     [24, 2207008, "retry"],
     [25, 2207050, "stop"],
     [352, 2207026, "fix-input"],
     [9004, 2207052, "fix-input"],
-    [9007, 2207027, "retry"],
+    [9007, 2207027, "not-ready"],
+    [9007, undefined, "not-ready"],
     [2500, undefined, "fix-input"],
     [12345, undefined, "stop"],
   ])("code %s subcode %s → %s", (code, subcode, action) => {
@@ -90,7 +96,7 @@ describe("GraphError", () => {
       },
     });
     expect(error.status).toBe(400);
-    expect(error.action).toBe("retry");
+    expect(error.action).toBe("not-ready");
   });
 
   it("reads a Graph error response back, tolerating missing and stringly fields", () => {
@@ -103,6 +109,25 @@ describe("GraphError", () => {
     const error = new GraphError({ code: 1, message: "An unknown error has occurred." });
     expect(error.status).toBe(500);
     expect(error.isTransient).toBe(true);
+  });
+
+  it("recognises Graph's errors made by another copy of their module (the web server bundles lib more than once)", async () => {
+    // @ts-expect-error a query string makes vite load a second copy of the module
+    const errors = (await import("@/lib/reels/graph-error?another-copy")) as typeof import("@/lib/reels/graph-error");
+    // @ts-expect-error as above
+    const probe = (await import("@/lib/reels/probe-video?another-copy")) as typeof import("@/lib/reels/probe-video");
+    expect(errors.GraphError).not.toBe(GraphError);
+    const refused = new errors.GraphError({ code: 190, subcode: 460, message: "Error validating access token" });
+    expect(refused instanceof GraphError).toBe(true);
+    expect(errorOf(refused)).toMatchObject({ code: 190, subcode: 460, classification: "reconnect-account" });
+    const transport = new errors.GraphTransportError("ECONNRESET", null, true);
+    expect(transport instanceof GraphTransportError).toBe(true);
+    expect(isTransientGraphFailure(transport)).toBe(true);
+    expect(new probe.VideoProbeError("not an MP4") instanceof VideoProbeError).toBe(true);
+    // The brand is each class's own: one is never taken for another, nor a plain Error for any.
+    expect(transport instanceof GraphError).toBe(false);
+    expect(refused instanceof GraphTransportError).toBe(false);
+    expect(new Error("plain") instanceof GraphError).toBe(false);
   });
 
   it("gives each error its own trace id", () => {

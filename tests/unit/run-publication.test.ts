@@ -1,8 +1,9 @@
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import type { Producer } from "kafkajs";
 import { describe, expect, it } from "vitest";
-import { GraphTransportError, type ContainerStatus, type CreateContainerAnswer, type GraphClient, type MediaItem } from "@/lib/reels/graph-client";
-import { GraphError } from "@/lib/reels/graph-error";
+import type { ContainerStatus, CreateContainerAnswer, GraphClient, MediaItem } from "@/lib/reels/graph-client";
+import { ConnectedAccounts } from "@/lib/reels/connected-accounts";
+import { GraphError, GraphTransportError } from "@/lib/reels/graph-error";
 import type { PublicationView } from "@/lib/reels/publication";
 import { publicationKeys } from "@/lib/reels/publication-record";
 import { readPublication } from "@/lib/reels/read-publication";
@@ -24,6 +25,11 @@ const CONTAINER = "17900000000000001";
 const POST = "17800000000000042";
 
 const redis = realRedisPerFile();
+/** Its token is refused by the test that says so; no other test publishes with it. */
+const REFUSED = { tenantId: TENANT, accountId: "17841400000000002", accessToken: "TOKEN-refused" };
+let accounts: ConnectedAccounts | undefined;
+/** The accounts seeded over the real Redis, as REEL_ACCOUNTS seeds them in production. */
+const connected = () => (accounts ??= new ConnectedAccounts(redis(), randomBytes(32), [ACCOUNT, REFUSED]));
 
 type Step<T> = T | Error | (() => T | Promise<T>);
 
@@ -75,7 +81,7 @@ function harness(graph: GraphClient, over: Partial<PublicationDeps> = {}): Harne
   const deps: PublicationDeps = {
     redis: redis(),
     graph,
-    accounts: [ACCOUNT],
+    connected: connected(),
     log: () => {},
     workerId: `worker-${randomUUID().slice(0, 8)}`,
     pollIntervalMs: 50,
@@ -102,11 +108,11 @@ const fakeProducer = async () =>
     },
   }) as unknown as Producer;
 
-async function newPublication(h: Harness, input: Partial<{ caption: string; publish_at: string }> = {}): Promise<string> {
+async function newPublication(h: Harness, input: Partial<{ caption: string; publish_at: string; account_id: string }> = {}): Promise<string> {
   const { publication } = await submitPublication(
-    { redis: redis(), producer: fakeProducer, accounts: [ACCOUNT], now: () => new Date(h.clock.now) },
+    { redis: redis(), producer: fakeProducer, connected: connected(), now: () => new Date(h.clock.now) },
     TENANT,
-    { account_id: ACCOUNT.accountId, video_url: "https://videos.test/reel.mp4", caption: input.caption ?? `caption ${randomUUID()}`, share_to_feed: true, publish_at: input.publish_at },
+    { account_id: input.account_id ?? ACCOUNT.accountId, video_url: "https://videos.test/reel.mp4", caption: input.caption ?? `caption ${randomUUID()}`, share_to_feed: true, publish_at: input.publish_at },
   );
   return publication.publication_id;
 }
@@ -213,17 +219,6 @@ describe("runPublication", () => {
       },
     },
     {
-      name: "190 at creation → FAILED, reconnect-account, not retried",
-      script: { create: [graphError(190, 460, "Error validating access token")] },
-      outcome: "failed",
-      expect: (p, calls, h) => {
-        expect(p.error).toMatchObject({ code: 190, subcode: 460, message: "Error validating access token", fbtrace_id: "TRACE-E", classification: "reconnect-account" });
-        expect(p.error).toMatchObject({ headline: "The account's access token is invalid, expired or revoked.", remedy: "The access token is invalid, expired or revoked; reconnect the account." });
-        expect(calls.create).toBe(1);
-        expect(h.sleeps).toEqual([]);
-      },
-    },
-    {
       name: "transient errors at every step are retried with exponential backoff",
       script: {
         create: [graphError(2, undefined, "Service temporarily unavailable"), graphError(-1, 2207032), created()],
@@ -292,6 +287,20 @@ describe("runPublication", () => {
     expect(await runPublication(h.deps, id, control())).toBe(outcome);
     check(await read(id), calls, h);
     expect(await redis().exists(publicationKeys.lease(id))).toBe(0);
+  });
+
+  it("190 at creation: the account needs reconnecting with Graph's error, and the publication waits for it, not retried", async () => {
+    const { graph, calls } = scriptedGraph({ create: [graphError(190, 460, "Error validating access token")] });
+    const h = harness(graph);
+    const id = await newPublication(h, { account_id: REFUSED.accountId });
+    expect(await runPublication(h.deps, id, control())).toBe("deferred");
+    const account = await connected().find(TENANT, REFUSED.accountId);
+    expect(account?.status).toBe("needs_reconnect");
+    expect(account?.error).toMatchObject({ code: 190, subcode: 460, message: "Error validating access token", fbtrace_id: "TRACE-E", classification: "reconnect-account" });
+    expect(account?.error).toMatchObject({ headline: "The account's access token is invalid, expired or revoked.", remedy: "The access token is invalid, expired or revoked; reconnect the account." });
+    expect(await read(id)).toMatchObject({ status: "SCHEDULED", scheduled_reason: "needs_reconnect", publish_at: null, error: null });
+    expect(calls.create).toBe(1);
+    expect(h.sleeps).toEqual([]);
   });
 
   it("a rate limit makes the publication wait with a jittered, doubling backoff (or Graph's estimate), then it goes on", async () => {

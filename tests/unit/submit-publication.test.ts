@@ -1,6 +1,8 @@
+import { randomBytes } from "node:crypto";
 import type { Producer } from "kafkajs";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "@/lib/errors";
+import { ConnectedAccounts } from "@/lib/reels/connected-accounts";
 import { publicationKeys } from "@/lib/reels/publication-record";
 import { readPublication } from "@/lib/reels/read-publication";
 import { publicationInputSchema } from "@/lib/reels/publication-input";
@@ -13,9 +15,12 @@ const GLOBEX = { tenantId: "globex", accountId: "17841400000000202", accessToken
 const NOW = new Date("2030-01-01T00:00:00Z");
 
 const redis = realRedisPerFile();
+let accounts: ConnectedAccounts | undefined;
+/** The accounts seeded over the real Redis, as REEL_ACCOUNTS seeds them in production. */
+const connected = () => (accounts ??= new ConnectedAccounts(redis(), randomBytes(32), [ACME, GLOBEX]));
 
 function deps(send: (record: { topic: string; acks?: number; messages: { key: string; value: string }[] }) => Promise<unknown>): SubmitPublicationDeps {
-  return { redis: redis(), producer: async () => ({ send }) as unknown as Producer, accounts: [ACME, GLOBEX], now: () => NOW };
+  return { redis: redis(), producer: async () => ({ send }) as unknown as Producer, connected: connected(), now: () => NOW };
 }
 
 const input = (over: Record<string, unknown> = {}) => publicationInputSchema.parse({ account_id: ACME.accountId, video_url: "https://videos.test/a.mp4", ...over });

@@ -1,8 +1,10 @@
+import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { Producer } from "kafkajs";
 import { parseConfig } from "@/lib/config";
 import { publicationInputSchema } from "@/lib/reels/publication-input";
 import { appendEvent } from "@/lib/reels/publication-record";
+import { ConnectedAccounts } from "@/lib/reels/connected-accounts";
 import type { GraphClient } from "@/lib/reels/graph-client";
 import { runPublication } from "@/lib/reels/run-publication";
 import { submitPublication } from "@/lib/reels/submit-publication";
@@ -98,10 +100,14 @@ describe("queuing an event", () => {
 describe("a publication's final write", () => {
   const redis = realRedisPerFile();
   const account = { tenantId: "reelco", accountId: "17841400000000909", accessToken: "reelco-token" };
+  const waiting = { ...account, tenantId: "waitco", accountId: "17841400000000910" };
+  let accounts: ConnectedAccounts | undefined;
+  /** The accounts seeded over the real Redis, as REEL_ACCOUNTS seeds them in production. */
+  const connected = () => (accounts ??= new ConnectedAccounts(redis(), randomBytes(32), [account, waiting]));
 
   it("queues reel.published with the publication as GET returns it, once per write; a timed-out one asks for attention", async () => {
     const webhook = await createWebhook(redis(), "reelco", { url: "https://hooks.example.com/r", events: ["reel.published", "reel.needs_attention"] }, 10, new Date(Date.now() - 60_000));
-    const deps = { redis: redis(), producer: async () => ({ send: async () => [] }) as unknown as Producer, accounts: [account] };
+    const deps = { redis: redis(), producer: async () => ({ send: async () => [] }) as unknown as Producer, connected: connected() };
     const { publication } = await submitPublication(deps, "reelco", publicationInputSchema.parse({ account_id: account.accountId, video_url: "https://videos.test/a.mp4", caption: "hi" }));
     const id = publication.publication_id;
     const settle = async (status: "TIMED_OUT" | "PUBLISHED") => {
@@ -126,7 +132,7 @@ describe("a publication's final write", () => {
 
   it("a publication waiting for its account to be reconnected asks for attention, once per wait", async () => {
     await createWebhook(redis(), "waitco", { url: "https://hooks.example.com/n", events: ["reel.needs_attention"] }, 10, new Date(Date.now() - 60_000));
-    const deps = { redis: redis(), producer: async () => ({ send: async () => [] }) as unknown as Producer, accounts: [{ ...account, tenantId: "waitco", accountId: "17841400000000910" }] };
+    const deps = { redis: redis(), producer: async () => ({ send: async () => [] }) as unknown as Producer, connected: connected() };
     const { publication } = await submitPublication(deps, "waitco", publicationInputSchema.parse({ account_id: "17841400000000910", video_url: "https://videos.test/b.mp4" }));
     const id = publication.publication_id;
     await notifyPublicationNeedsReconnect(redis(), "waitco", id); // not waiting: nothing
@@ -140,13 +146,13 @@ describe("a publication's final write", () => {
 
   it("is queued by a redelivered message that finds the publication settled (the run that wrote it died first)", async () => {
     await createWebhook(redis(), "reelco", { url: "https://hooks.example.com/r2", events: ["reel.failed"] }, 10, new Date(Date.now() - 60_000));
-    const deps = { redis: redis(), producer: async () => ({ send: async () => [] }) as unknown as Producer, accounts: [account] };
+    const deps = { redis: redis(), producer: async () => ({ send: async () => [] }) as unknown as Producer, connected: connected() };
     const { publication } = await submitPublication(deps, "reelco", publicationInputSchema.parse({ account_id: account.accountId, video_url: "https://videos.test/b.mp4" }));
     const id = publication.publication_id;
     await appendEvent(redis(), id, { status: "FAILED", body: { kind: "step", step: { at: new Date().toISOString(), step: "failed", detail: "x" } } });
     const run = () =>
       runPublication(
-        { redis: redis(), graph: {} as GraphClient, accounts: [account], log: () => {}, workerId: "w", pollIntervalMs: 10, pollAttempts: 1 },
+        { redis: redis(), graph: {} as GraphClient, connected: connected(), log: () => {}, workerId: "w", pollIntervalMs: 10, pollAttempts: 1 },
         id,
         { heartbeat: async () => {}, shutdown: new AbortController().signal, runId: `run-${Math.random()}` },
       );

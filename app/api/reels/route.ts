@@ -11,7 +11,7 @@ export const POST = withTenant(traced("POST /api/reels", async (request: Request
   const input = await readJsonBody(request, publicationInputSchema);
   await enforceRateLimit(services.redis, tenantId, "submit", services.config.RATE_LIMIT_PER_MINUTE);
   const { created, publication } = await submitPublication(
-    { redis: services.redis, producer: services.producer, accounts: services.config.REEL_ACCOUNTS, connected: services.accounts },
+    { redis: services.redis, producer: services.producer, connected: services.accounts },
     tenantId,
     input,
     { idempotencyKey: request.headers.get("idempotency-key") },

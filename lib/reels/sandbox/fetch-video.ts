@@ -1,5 +1,6 @@
 import { open, unlink } from "node:fs/promises";
 import { fetch, type Dispatcher, type Response } from "undici";
+import { brandedError } from "../../brand";
 import { readWithin } from "../../read-within";
 
 /**
@@ -13,7 +14,7 @@ import { readWithin } from "../../read-within";
  * that does not resolve, so the fetcher cannot be used to map a network.
  */
 
-export class VideoFetchError extends Error {
+export class VideoFetchError extends brandedError("dispatch.video-fetch-error") {
   constructor(
     message: string,
     readonly timedOut = false,

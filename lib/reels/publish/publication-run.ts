@@ -1,0 +1,138 @@
+import type { Log } from "../../log";
+import type { Redis } from "../../redis";
+import { addToTenantIndex } from "../../tenant-index";
+import { notifyPublicationWebhooks } from "../../webhooks/publication-events";
+import { recordPublished } from "../account-quota";
+import type { ConnectedAccounts } from "../connected-accounts";
+import type { GraphAccount, GraphClient } from "../graph-client";
+import type { PreflightResult, PreflightSource } from "../preflight-video";
+import type { PublicationChanges, PublicationError } from "../publication";
+import { appendEvent, PUBLICATION_INDEX_BOUND, publicationKeys, type EventBody, type PublicationHash, type PublicationRecord } from "../publication-record";
+import type { PublicationStatus } from "../status";
+import { DEFAULT_RETRY, type RetryPolicy } from "./graph-retry";
+
+export interface PublicationDeps {
+  redis: Redis;
+  graph: GraphClient;
+  /** Connected accounts: the token to publish with, and where a refused one is marked needs_reconnect. */
+  connected: ConnectedAccounts;
+  log: Log;
+  workerId: string;
+  pollIntervalMs: number;
+  pollAttempts: number;
+  retry?: Partial<RetryPolicy>;
+  /** Backoff after Graph's rate-limit signals: jittered, doubling from baseMs up to maxMs, or longer if Graph says so. */
+  rateLimit?: Partial<Omit<RetryPolicy, "retries">>;
+  leaseMs?: number;
+  /** How long a message may wait for its submitter to finish recording it. */
+  submitSettleMs?: number;
+  now?: () => number;
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Where uploaded videos live (DATA_DIR): a publication with an upload_id goes through Graph's resumable upload. */
+  dataDir?: string;
+  /** Checks the video before a container is created (against the real Graph API; see preflight-video.ts). */
+  preflight?: (source: PreflightSource, signal: AbortSignal) => Promise<PreflightResult>;
+}
+
+/**
+ * `deferred`, `timed-out`: waiting for a time or a client; `skipped`: nothing to do (already settled
+ * or unknown); `handed-back`: stopped half-way, for another worker to resume. Every outcome but the
+ * last lets the consumer commit the message's offset.
+ */
+export type PublicationOutcome = "published" | "failed" | "timed-out" | "deferred" | "skipped" | "handed-back";
+
+/** The record is gone, or a client moved it on (cancelled it) under the run: nothing more to write. */
+export class RecordClosed extends Error {}
+
+/**
+ * One run of the flow under the lease: what the steps share (the record as read, the account, the
+ * container, the poll count) and the one way they write, `step`/`poll` through appendEvent. The
+ * final writes (published, failed, timed out) are here too, so every step ends the same way.
+ */
+export class PublicationRun {
+  readonly retry: RetryPolicy;
+  record!: PublicationRecord;
+  status: PublicationStatus = "QUEUED";
+  account!: GraphAccount;
+  /** The connection whose token this run uses: a refusal marks the account only if it is still this one. */
+  tokenVersion = 0;
+  containerId = "";
+  pollCount = 0;
+  /** A worker ran it before this one and stopped (its active_run was left set). */
+  interrupted = false;
+  /** The uploaded file of an upload_id publication, once found, and the container's address for its bytes. */
+  upload: { path: string; size: number } | undefined;
+  uploadUri = "";
+  publishFailures = 0;
+
+  constructor(
+    readonly deps: PublicationDeps,
+    readonly id: string,
+    readonly signal: AbortSignal,
+    readonly now: () => number,
+    readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>,
+  ) {
+    this.retry = { ...DEFAULT_RETRY, ...deps.retry };
+  }
+
+  iso(): string {
+    return new Date(this.now()).toISOString();
+  }
+
+  step(status: PublicationStatus, step: string, detail: string, fields: PublicationHash = {}, changes?: PublicationChanges): Promise<void> {
+    return this.write({ kind: "step", step: { at: this.iso(), step, detail } }, status, fields, changes);
+  }
+
+  async write(body: EventBody, status: PublicationStatus, fields: PublicationHash, changes?: PublicationChanges): Promise<void> {
+    // A worker that lost its lease must not write: the one that holds it now owns the timeline.
+    if (this.signal.aborted) throw this.signal.reason;
+    const seq = await appendEvent(this.deps.redis, this.id, { status, body, fields, changes });
+    if (seq <= 0) throw new RecordClosed();
+    this.status = status;
+    // Webhooks (lib/webhooks): a final write queues reel.published / reel.failed / reel.needs_attention.
+    await notifyPublicationWebhooks(this.deps.redis, this.record.tenant_id, this.id, status, this.deps.log);
+  }
+
+  async published(postId: string | null, permalink: string | null | undefined, detail: string): Promise<PublicationOutcome> {
+    let link = permalink ?? null;
+    if (postId && permalink === undefined) {
+      try {
+        link = (await this.deps.graph.readMedia(postId, this.account.accessToken, "id,permalink", this.signal)).permalink ?? null;
+      } catch (error) {
+        // Only the link is missing: the post is out either way.
+        if (this.signal.aborted) throw this.signal.reason ?? error;
+      }
+    }
+    await this.step("PUBLISHED", "published", detail, { post_id: postId ?? "", permalink: link ?? "", active_run: "" }, { post_id: postId ?? undefined, permalink: link });
+    await recordPublished(this.deps.redis, this.account.accountId, this.id, this.now());
+    return "published";
+  }
+
+  async fail(raw: PublicationError): Promise<PublicationOutcome> {
+    const error = this.withoutToken(raw);
+    const code = error.code === null ? "" : ` (${error.code}${error.subcode ? `/${error.subcode}` : ""})`;
+    await this.step("FAILED", "failed", `${error.message}${code} — ${error.advice}`, { error: JSON.stringify(error), active_run: "" }, { error });
+    return "failed";
+  }
+
+  async timedOut(detail: string, raw: PublicationError | null): Promise<PublicationOutcome> {
+    const error = raw && this.withoutToken(raw);
+    await this.step("TIMED_OUT", "timed_out", detail, { error: error ? JSON.stringify(error) : "", active_run: "" }, { error });
+    return "timed-out";
+  }
+
+  /** What Graph sent back is shown to clients: a token echoed in it (Graph's paging URLs do that) is cut out. */
+  withoutToken(error: PublicationError): PublicationError {
+    const token = this.account?.accessToken;
+    const text = JSON.stringify(error);
+    return token && text.includes(token) ? (JSON.parse(text.split(token).join("[redacted]")) as PublicationError) : error;
+  }
+
+  /** The broker had the message but the submitter never finished (it died, or is slow): show the publication. */
+  async makeVisible(): Promise<void> {
+    const { redis } = this.deps;
+    const createdAt = Date.parse(this.record.created_at) || this.now();
+    const index = publicationKeys.tenantIndex(this.record.tenant_id);
+    await addToTenantIndex(redis.multi().hdel(publicationKeys.state(this.id), "submitting"), index, this.id, createdAt, PUBLICATION_INDEX_BOUND, this.now()).exec();
+  }
+}
