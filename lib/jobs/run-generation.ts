@@ -1,6 +1,7 @@
 import type { Producer } from "kafkajs";
 import type { Log } from "../log";
 import type { Redis } from "../redis";
+import { revealWork } from "../accept/accept-work";
 import { TOPICS } from "../topics";
 import { jobAuditEvent } from "./audit-event";
 import type { GenerationCommand } from "./command";
@@ -10,7 +11,7 @@ import { isFinalJob, type FinishReason, type JobStatus } from "./status";
 import { costFields } from "./models";
 import { PermanentProviderError, type ModelInfo, type Provider } from "./providers/provider";
 import { StreamWriter } from "./stream-writer";
-import { revealJob } from "./submit-job";
+import { JOB_WORK } from "./submit-job";
 import { countTokens } from "./tokens";
 import { HandBack, runUnderLease, writeIfLeaseHeld, type RedisCommand } from "../lease";
 import { abortableSleep } from "../sleep";
@@ -64,7 +65,7 @@ export async function runGeneration(deps: GenerationDeps, command: GenerationCom
           return "skipped";
         }
         // On the log but never revealed: its submitter died (or lost Redis) after the broker's ack.
-        if (record.submitting) await revealJob(redis, record.tenant_id, command.job_id, Date.parse(record.created_at) || now());
+        if (record.submitting) await revealWork(redis.multi(), JOB_WORK, record.tenant_id, command.job_id, Date.parse(record.created_at) || now()).exec();
         return undefined;
       },
       async run(signal) {
