@@ -1,9 +1,18 @@
-/** Every Kafka topic Dispatch uses, declared once: the web side, the worker, the broker program and the tests import this. */
+import { jobAuditEventSchema } from "./jobs/audit-event";
+import { generationCommandSchema } from "./jobs/command";
+import { publicationMessageSchema } from "./reels/publication-input";
+
+/**
+ * Every Kafka topic Dispatch uses, declared once with the schema of its payload (JSON): the web
+ * side, the worker, the broker program and the tests import this, and the consumer kit parses each
+ * message with its topic's schema before a handler sees it. The DLQ has none: it keeps what failed,
+ * as it was.
+ */
 export const TOPICS = {
-  requests: { name: "ai.generation.requests", partitions: 6 },
-  completed: { name: "ai.generation.completed", partitions: 6 },
+  requests: { name: "ai.generation.requests", partitions: 6, schema: generationCommandSchema },
+  completed: { name: "ai.generation.completed", partitions: 6, schema: jobAuditEventSchema },
   dlq: { name: "ai.generation.requests.dlq", partitions: 1 },
-  reels: { name: "reels.publish.requests", partitions: 6 },
+  reels: { name: "reels.publish.requests", partitions: 6, schema: publicationMessageSchema },
 } as const;
 
 export const CONSUMER_GROUPS = {
@@ -15,9 +24,9 @@ export const CONSUMER_GROUPS = {
 
 /** What each consumer of a worker reads, in which group, under which name (the worker's presence and the system page use the name). */
 export const SUBSCRIPTIONS = {
-  generation: { name: "generation", groupId: CONSUMER_GROUPS.generation, topic: TOPICS.requests.name },
-  reels: { name: "reels", groupId: CONSUMER_GROUPS.reels, topic: TOPICS.reels.name },
-  webhooks: { name: "webhooks", groupId: CONSUMER_GROUPS.webhooks, topic: TOPICS.completed.name },
+  generation: { name: "generation", groupId: CONSUMER_GROUPS.generation, topic: TOPICS.requests.name, schema: TOPICS.requests.schema },
+  reels: { name: "reels", groupId: CONSUMER_GROUPS.reels, topic: TOPICS.reels.name, schema: TOPICS.reels.schema },
+  webhooks: { name: "webhooks", groupId: CONSUMER_GROUPS.webhooks, topic: TOPICS.completed.name, schema: TOPICS.completed.schema },
 } as const;
 
 export type TopicSpec = (typeof TOPICS)[keyof typeof TOPICS];

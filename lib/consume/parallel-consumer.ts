@@ -1,4 +1,5 @@
 import type { Consumer, EachBatchPayload, KafkaMessage } from "kafkajs";
+import type { z } from "zod";
 import { createWorkerConsumer } from "../kafka";
 import type { Config } from "../config";
 import type { Log } from "../log";
@@ -8,6 +9,7 @@ import { withTimeout } from "../with-timeout";
 import type { WorkerContext } from "../worker-context";
 import { FairQueue } from "./fair-queue";
 import { KeySlots } from "./key-slots";
+import { parsePayload } from "./parse-payload";
 import { PartitionWindow, type WindowEntry } from "./partition-window";
 
 /** How a message's work ended: settled (the watermark may pass it) or handed back (run it again later). */
@@ -23,7 +25,7 @@ export interface ParallelControl {
   runId: string;
 }
 
-export interface ParallelOptions {
+export interface ParallelOptions<T> {
   /** The consumer's name in the worker's presence ("generation", "reels"). */
   name: string;
   groupId: string;
@@ -36,12 +38,19 @@ export interface ParallelOptions {
   perKeyLimit: number;
   /** The ordering and fairness key; by default the message key. */
   keyOf?: (message: KafkaMessage) => string;
-  /** Runs one message. A throw is an infrastructure failure: it is tried again with backoff. */
-  work: (message: KafkaMessage, control: ParallelControl) => Promise<RunOutcome>;
+  /** The payload's schema (its topic's, lib/topics.ts): each message's value is parsed as JSON with it once, before `work` sees it. */
+  schema: z.ZodType<T>;
+  /**
+   * A message whose value is not JSON or not the schema's (`reason` says which part): it is settled
+   * once this returns, so it never blocks its partition. A throw is tried again with backoff.
+   */
+  onInvalid: (message: KafkaMessage, reason: string, control: ParallelControl) => Promise<void>;
+  /** Runs one message, its payload parsed. A throw is an infrastructure failure: it is tried again with backoff. */
+  work: (payload: T, message: KafkaMessage, control: ParallelControl) => Promise<RunOutcome>;
 }
 
 /** The limits every consumer of a worker runs under, as its configuration sets them. */
-export function workerLimits(config: Pick<Config, "WORKER_CONCURRENCY" | "MAX_BUFFERED_PER_PARTITION" | "TENANT_CONCURRENCY">): Pick<ParallelOptions, "concurrency" | "maxBuffered" | "perKeyLimit"> {
+export function workerLimits(config: Pick<Config, "WORKER_CONCURRENCY" | "MAX_BUFFERED_PER_PARTITION" | "TENANT_CONCURRENCY">): Pick<ParallelOptions<unknown>, "concurrency" | "maxBuffered" | "perKeyLimit"> {
   return { concurrency: config.WORKER_CONCURRENCY, maxBuffered: config.MAX_BUFFERED_PER_PARTITION, perKeyLimit: config.TENANT_CONCURRENCY };
 }
 
@@ -81,9 +90,11 @@ const messageKey = (message: KafkaMessage) => message.key?.toString("utf8") ?? "
  * - a message starts only with a free local slot (concurrency) and a free slot of its key across
  *   the cluster (perKeyLimit, leases in Redis); a key without one waits without blocking others;
  * - a partition commits its watermark only, the lowest unsettled offset: a crash or rebalance
- *   redelivers from there, and the work (leases, final records) makes the redelivery harmless.
+ *   redelivers from there, and the work (leases, final records) makes the redelivery harmless;
+ * - a message is parsed once, as it starts, with its topic's schema: `work` gets the typed payload,
+ *   one that does not parse goes to `onInvalid` and is settled, whatever the consumer.
  */
-class ParallelRunner {
+class ParallelRunner<T> {
   private readonly windows = new Map<number, PartitionWindow>();
   private readonly queue = new FairQueue<WindowEntry>();
   /** Runs of this runner by partition and offset, so a redelivered message follows its run instead of starting again. */
@@ -107,7 +118,7 @@ class ParallelRunner {
   constructor(
     private readonly consumer: Consumer,
     private readonly ctx: { log: Log; workerId: string },
-    private readonly opts: ParallelOptions,
+    private readonly opts: ParallelOptions<T>,
     private readonly slots: KeySlots,
   ) {
     this.keyOf = opts.keyOf ?? messageKey;
@@ -206,7 +217,11 @@ class ParallelRunner {
     this.runningPerKey.set(entry.key, (this.runningPerKey.get(entry.key) ?? 0) + 1);
     const control: ParallelControl = { partition: window.partition, heartbeat: () => this.heartbeat(), shutdown: this.shutdown.signal, runId };
     const what = { consumer: this.opts.name, partition: String(window.partition), offset: message.offset };
-    const run = retryUntilSettled(() => this.opts.work(message, control), { log: this.ctx.log, shutdown: this.shutdown.signal, what });
+    const payload = parsePayload(this.opts.schema, message.value);
+    const attempt = payload.success
+      ? () => this.opts.work(payload.data, message, control)
+      : () => this.opts.onInvalid(message, payload.reason, control).then((): RunOutcome => "settled");
+    const run = retryUntilSettled(attempt, { log: this.ctx.log, shutdown: this.shutdown.signal, what });
     const key = runKey(entry);
     this.runs.set(key, run);
     void run.then(async (outcome) => {
@@ -375,12 +390,12 @@ const START_TIMEOUT_MS = 60_000;
  * the old runner hands back its work first, so two runners of one process never hold the same
  * partition, and a replaced consumer that comes back to life later leaves the group at once.
  */
-export async function consumeInParallel(ctx: WorkerContext, opts: ParallelOptions): Promise<ParallelConsumer> {
+export async function consumeInParallel<T>(ctx: WorkerContext, opts: ParallelOptions<T>): Promise<ParallelConsumer> {
   const slots = new KeySlots(ctx.redis, opts.groupId, opts.perKeyLimit);
   let stopping = false;
   let replacing = false;
   let lastSign = Date.now();
-  let current!: { consumer: Consumer; runner: ParallelRunner; retired: boolean };
+  let current!: { consumer: Consumer; runner: ParallelRunner<T>; retired: boolean };
 
   async function start(): Promise<void> {
     const consumer = createWorkerConsumer(ctx.kafka, opts.groupId);

@@ -3,7 +3,6 @@ import { SUBSCRIPTIONS, TOPICS } from "../topics";
 import { createSubscriber } from "../redis";
 import { consumeInParallel, workerLimits } from "../consume/parallel-consumer";
 import { inSpan, messageTraceContext, SpanKind } from "../tracing";
-import { generationCommandSchema, type GenerationCommand } from "./command";
 import { CANCEL_CHANNEL } from "./keys";
 import { listModels } from "./models";
 import { createProviders } from "./providers";
@@ -29,20 +28,18 @@ export async function startGenerationConsumer(ctx: WorkerContext): Promise<Runni
   const consumer = await consumeInParallel(ctx, {
     ...SUBSCRIPTIONS.generation,
     ...workerLimits(config),
-    async work(message, control) {
-      const parsed = parseCommand(message.value);
-      if (!parsed.success) {
-        log("warn", "poison command sent to the DLQ", { partition: control.partition, offset: message.offset, reason: parsed.reason });
-        await producer.send({
-          topic: TOPICS.dlq.name,
-          acks: -1,
-          messages: [{ key: message.key, value: message.value, headers: { reason: parsed.reason, source_partition: String(control.partition), source_offset: message.offset } }],
-        });
-        return "settled";
-      }
-      const { job_id, model_name, tenant_id } = parsed.command;
+    async onInvalid(message, reason, control) {
+      log("warn", "poison command sent to the DLQ", { partition: control.partition, offset: message.offset, reason });
+      await producer.send({
+        topic: TOPICS.dlq.name,
+        acks: -1,
+        messages: [{ key: message.key, value: message.value, headers: { reason, source_partition: String(control.partition), source_offset: message.offset } }],
+      });
+    },
+    async work(command, message, control) {
+      const { job_id, model_name, tenant_id } = command;
       const span = { kind: SpanKind.CONSUMER, parent: messageTraceContext(message.headers), attributes: { job_id, model_name, tenant_id, worker_id: workerId } };
-      return (await inSpan("generate", span, () => runGeneration(deps, parsed.command, control))) === "handed-back" ? "handed-back" : "settled";
+      return (await inSpan("generate", span, () => runGeneration(deps, command, control))) === "handed-back" ? "handed-back" : "settled";
     },
   });
   log("info", "generation consumer started", { workerId, concurrency: config.WORKER_CONCURRENCY, tenantConcurrency: config.TENANT_CONCURRENCY });
@@ -55,16 +52,4 @@ export async function startGenerationConsumer(ctx: WorkerContext): Promise<Runni
       await cancels.quit().catch(() => {});
     },
   };
-}
-
-function parseCommand(value: Buffer | null): { success: true; command: GenerationCommand } | { success: false; reason: string } {
-  let json: unknown;
-  try {
-    json = JSON.parse(value?.toString("utf8") ?? "");
-  } catch {
-    return { success: false, reason: "not JSON" };
-  }
-  const result = generationCommandSchema.safeParse(json);
-  if (!result.success) return { success: false, reason: result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ") };
-  return { success: true, command: result.data };
 }

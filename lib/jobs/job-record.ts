@@ -6,8 +6,8 @@ import { FINISH_REASONS, JOB_STATUSES } from "./status";
 /**
  * A job's record, the hash at job:state:{id}, declared once: writers spell its fields through
  * `JobHash` (a misspelt field does not compile), readers parse it with `jobRecordSchema`. The Lua
- * scripts of submit-job and cancel-job name a few fields too; tests/unit/job-record.test.ts parses
- * what they write.
+ * scripts of lib/accept (`tenant_id`, `fingerprint`, `submitting`) and cancel-job name a few fields
+ * too; tests/unit/job-record.test.ts parses what they write.
  */
 
 /** An empty string is how the hash says "not known" (the time to first token of a job that produced nothing). */

@@ -1,7 +1,9 @@
 import type { Producer } from "kafkajs";
 import type { Log } from "../log";
 import type { Redis } from "../redis";
+import { revealWork } from "../accept/accept-work";
 import { TOPICS } from "../topics";
+import { jobAuditEvent } from "./audit-event";
 import type { GenerationCommand } from "./command";
 import { jobHashArgs, readJobRecord, type JobField, type JobHash, type JobRecord } from "./job-record";
 import { FINISHED_JOB_TTL_S, jobKeys } from "./keys";
@@ -9,7 +11,7 @@ import { isFinalJob, type FinishReason, type JobStatus } from "./status";
 import { costFields } from "./models";
 import { PermanentProviderError, type ModelInfo, type Provider } from "./providers/provider";
 import { StreamWriter } from "./stream-writer";
-import { revealJob } from "./submit-job";
+import { JOB_WORK } from "./submit-job";
 import { countTokens } from "./tokens";
 import { HandBack, runUnderLease, writeIfLeaseHeld, type RedisCommand } from "../lease";
 import { abortableSleep } from "../sleep";
@@ -63,7 +65,7 @@ export async function runGeneration(deps: GenerationDeps, command: GenerationCom
           return "skipped";
         }
         // On the log but never revealed: its submitter died (or lost Redis) after the broker's ack.
-        if (record.submitting) await revealJob(redis, record.tenant_id, command.job_id, Date.parse(record.created_at) || now());
+        if (record.submitting) await revealWork(redis.multi(), JOB_WORK, record.tenant_id, command.job_id, Date.parse(record.created_at) || now()).exec();
         return undefined;
       },
       async run(signal) {
@@ -221,31 +223,9 @@ async function emitAfterFinal(deps: GenerationDeps, command: GenerationCommand, 
 
 /** One event per finished job on ai.generation.completed: the audit log. */
 async function emitAudit(deps: GenerationDeps, jobId: string, record: JobRecord): Promise<void> {
-  const event = {
-    job_id: jobId,
-    tenant_id: record.tenant_id,
-    model_name: record.model_name,
-    model_version: record.model_version ?? record.model_name,
-    prompt: record.prompt,
-    parameters: { temperature: record.temperature, max_tokens: record.max_tokens },
-    output: record.output ?? "",
-    status: record.status,
-    finish_reason: record.finish_reason ?? null,
-    error: record.error || null,
-    usage: record.usage ?? null,
-    cost: record.cost ?? null,
-    cost_note: record.cost_note || null,
-    timing: {
-      queued_ms: record.queued_ms ?? 0,
-      ttft_ms: record.ttft_ms ?? null,
-      generation_ms: record.generation_ms ?? 0,
-      tokens_per_second: record.tokens_per_second ?? null,
-    },
-    worker_id: deps.workerId,
-    attempt: record.attempts,
-    submitted_at: record.created_at,
-    completed_at: record.completed_at,
-  };
+  const { status } = record;
+  if (!isFinalJob(status)) throw new Error(`job ${jobId}: an audit event before its final state (${status})`);
+  const event = jobAuditEvent({ ...record, status }, deps.workerId);
   await deps.producer.send({ topic: TOPICS.completed.name, acks: -1, messages: [{ key: record.tenant_id, value: JSON.stringify(event) }] });
   await deps.redis.hset(jobKeys.state(jobId), { audited: "1" } satisfies JobHash);
 }

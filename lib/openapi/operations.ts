@@ -94,7 +94,7 @@ export const OPERATIONS: Operation[] = [
     auth: "tenant",
     body: "JobCommand",
     responses: { 202: { description: "Accepted; `Location: /jobs/{id}`", json: "JobAccepted" }, 200: { description: "The same job_id and body again: the existing job", json: "Job" } },
-    errors: { 403: "tenant_id is not the key's tenant", 409: "The job_id is taken by a different command", 429: "Over RATE_LIMIT_PER_MINUTE" },
+    errors: { 403: "tenant_id is not the key's tenant", 409: "The job_id is taken by a different command, or its first request is still being accepted", 429: "Over RATE_LIMIT_PER_MINUTE" },
   },
   {
     method: "get",
@@ -132,7 +132,7 @@ export const OPERATIONS: Operation[] = [
     body: "PublicationInput",
     headers: { "Idempotency-Key": "The same key again answers 200 with the publication it created." },
     responses: { 202: { description: "Accepted; `Location: /api/reels/{id}`", json: "PublicationAccepted" }, 200: { description: "The same Idempotency-Key again", json: "Publication" } },
-    errors: { 429: "Over RATE_LIMIT_PER_MINUTE" },
+    errors: { 409: "The Idempotency-Key was used with a different body, or its first request is still being accepted", 429: "Over RATE_LIMIT_PER_MINUTE" },
   },
   {
     method: "get",

@@ -4,7 +4,6 @@ import type { RunningConsumer, StartConsumer, WorkerContext } from "../worker-co
 import { enqueueDuePublications } from "./enqueue-due-publications";
 import { ConnectedAccounts } from "./connected-accounts";
 import { createGraphClient } from "./graph-client";
-import { publicationMessageSchema } from "./publication-input";
 import { runPublication, type PublicationDeps } from "./run-publication";
 import { createPublicAgent } from "../net/public-agent";
 import { discardUpload, expireUpload, sweepUploads } from "../uploads/upload-store";
@@ -41,15 +40,13 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
   const consumer = await consumeInParallel(ctx, {
     ...SUBSCRIPTIONS.reels,
     ...workerLimits(config),
-    async work(message, control) {
-      const parsed = parseMessage(message.value);
-      if (!parsed) {
-        log("warn", "skipping a message that is not a publication request", { partition: control.partition, offset: message.offset });
-        return "settled";
-      }
-      const span = { kind: SpanKind.CONSUMER, parent: messageTraceContext(message.headers), attributes: { publication_id: parsed.publication_id, tenant_id: parsed.tenant_id } };
-      const outcome = await inSpan("publish reel", span, () => runPublication(deps, parsed.publication_id, control));
-      if (outcome === "published" || outcome === "failed" || outcome === "timed-out") await releasePublicationUpload(redis, config.DATA_DIR, parsed.publication_id, outcome);
+    async onInvalid(message, reason, control) {
+      log("warn", "skipping a message that is not a publication request", { partition: control.partition, offset: message.offset, reason });
+    },
+    async work(request, message, control) {
+      const span = { kind: SpanKind.CONSUMER, parent: messageTraceContext(message.headers), attributes: { publication_id: request.publication_id, tenant_id: request.tenant_id } };
+      const outcome = await inSpan("publish reel", span, () => runPublication(deps, request.publication_id, control));
+      if (outcome === "published" || outcome === "failed" || outcome === "timed-out") await releasePublicationUpload(redis, config.DATA_DIR, request.publication_id, outcome);
       return outcome === "handed-back" ? "handed-back" : "settled";
     },
   });
@@ -70,15 +67,6 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
     },
   };
 };
-
-function parseMessage(value: Buffer | null) {
-  try {
-    const parsed = publicationMessageSchema.safeParse(JSON.parse(value?.toString("utf8") ?? ""));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /** Preflight probes against the real Graph API; the built-in sandbox checks every video itself. */
 function preflightWanted(config: WorkerContext["config"]): boolean {

@@ -1,14 +1,17 @@
 import type { Log } from "../log";
 import type { Redis } from "../redis";
 import { readPublication } from "../reels/read-publication";
+import type { PublicationStatus } from "../reels/status";
 import { enqueueWebhookEvent } from "./enqueue-event";
 import type { WebhookEventType } from "./events";
 
-const EVENT_OF_STATUS: Partial<Record<string, WebhookEventType>> = {
+const EVENT_OF_STATUS = {
   PUBLISHED: "reel.published",
   FAILED: "reel.failed",
   TIMED_OUT: "reel.needs_attention",
-};
+} as const satisfies Partial<Record<PublicationStatus, WebhookEventType>>;
+
+const isNotified = (status: string): status is keyof typeof EVENT_OF_STATUS => Object.hasOwn(EVENT_OF_STATUS, status);
 
 /**
  * Called once a publication's final write (PUBLISHED, FAILED, TIMED_OUT) is in Redis: queues its
@@ -17,8 +20,8 @@ const EVENT_OF_STATUS: Partial<Record<string, WebhookEventType>> = {
  * Never throws: a publication's outcome does not depend on its webhooks (a failure is logged).
  */
 export async function notifyPublicationWebhooks(redis: Redis, tenantId: string, publicationId: string, status: string, log?: Log): Promise<void> {
+  if (!isNotified(status)) return;
   const type = EVENT_OF_STATUS[status];
-  if (!type) return;
   try {
     const view = await readPublication(redis, tenantId, publicationId);
     if (!view || view.status !== status) return;

@@ -103,3 +103,16 @@ it("records why generation stopped in the state, the final stream message and th
   expect(await redis().hget(jobKeys.state(id), "finish_reason")).toBe("error");
   expect(auditOf(id)).toMatchObject({ status: "FAILED", finish_reason: "error" });
 });
+
+it("produces audit events that their topic's schema reads whole, for a finished and a failed job", async () => {
+  const finished = await newJob();
+  await runGeneration(deps(), finished.command, control("run-1"));
+  const failed = await newJob();
+  await runGeneration(deps(), { ...failed.command, model_name: "no-such-model" }, control("run-1"));
+  for (const id of [finished.id, failed.id]) {
+    const event = auditOf(id);
+    // Parsing drops fields the schema does not declare: equal only if the schema names every one.
+    expect(TOPICS.completed.schema.parse(event)).toEqual(event);
+  }
+  expect([auditOf(finished.id).status, auditOf(failed.id).status]).toEqual(["COMPLETED", "FAILED"]);
+});

@@ -1,14 +1,15 @@
 import type { Log } from "../../log";
 import type { Redis } from "../../redis";
-import { addToTenantIndex } from "../../tenant-index";
+import { revealWork } from "../../accept/accept-work";
 import { notifyPublicationWebhooks } from "../../webhooks/publication-events";
 import { recordPublished } from "../account-quota";
 import type { ConnectedAccounts } from "../connected-accounts";
 import type { GraphAccount, GraphClient } from "../graph-client";
 import type { PreflightResult, PreflightSource } from "../preflight-video";
 import type { PublicationChanges, PublicationError } from "../publication";
-import { appendEvent, PUBLICATION_INDEX_BOUND, publicationKeys, type EventBody, type PublicationHash, type PublicationRecord } from "../publication-record";
+import { appendEvent, type EventBody, type PublicationHash, type PublicationRecord } from "../publication-record";
 import type { PublicationStatus } from "../status";
+import { PUBLICATION_WORK } from "../submit-publication";
 import { DEFAULT_RETRY, type RetryPolicy } from "./graph-retry";
 
 export interface PublicationDeps {
@@ -128,11 +129,9 @@ export class PublicationRun {
     return token && text.includes(token) ? (JSON.parse(text.split(token).join("[redacted]")) as PublicationError) : error;
   }
 
-  /** The broker had the message but the submitter never finished (it died, or is slow): show the publication. */
+  /** The broker had the message but the submitter never finished (it died, or is slow): show the publication, as the submitter would have. */
   async makeVisible(): Promise<void> {
-    const { redis } = this.deps;
     const createdAt = Date.parse(this.record.created_at) || this.now();
-    const index = publicationKeys.tenantIndex(this.record.tenant_id);
-    await addToTenantIndex(redis.multi().hdel(publicationKeys.state(this.id), "submitting"), index, this.id, createdAt, PUBLICATION_INDEX_BOUND, this.now()).exec();
+    await revealWork(this.deps.redis.multi(), PUBLICATION_WORK, this.record.tenant_id, this.id, createdAt, this.now()).exec();
   }
 }

@@ -1,0 +1,85 @@
+import { randomUUID } from "node:crypto";
+import Redis from "ioredis";
+import type { Producer } from "kafkajs";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { z } from "zod";
+import { parseConfig } from "@/lib/config";
+import { consumeInParallel } from "@/lib/consume/parallel-consumer";
+import { createKafka, createProducer } from "@/lib/kafka";
+import { startMockBroker, type MockBroker } from "../../scripts/lib/kafka-mock";
+import { inProcessWorker, waitFor } from "../helpers";
+
+/**
+ * The consumer kit parses every message with its topic's schema before a handler sees it: on a
+ * topic of this file's own (a broker of its own), the real Redis, the kit in this process.
+ */
+const TOPIC = { name: "payload-test", partitions: 1 };
+/** A transform, so a test can tell the parsed payload from the raw JSON. */
+const schema = z.object({ n: z.number() }).transform(({ n }) => ({ n, doubled: n * 2 }));
+
+let broker: MockBroker;
+let redis: Redis;
+let producer: Producer;
+
+beforeAll(async () => {
+  broker = await startMockBroker({ topics: [TOPIC] });
+  redis = new Redis(inject("redisUrl"));
+  producer = createProducer(createKafka([broker.bootstrap], "payload-test"));
+  await producer.connect();
+});
+
+afterAll(async () => {
+  await producer?.disconnect().catch(() => {});
+  redis?.disconnect();
+  await broker?.stop();
+});
+
+describe("consumeInParallel({ schema, onInvalid, work })", () => {
+  it("hands work the parsed payload and onInvalid what does not parse, with why; both settle, a throw is tried again", async () => {
+    const config = parseConfig({ REDIS_URL: inject("redisUrl"), KAFKA_BROKERS: broker.bootstrap, KAFKA_EMBEDDED: "true", API_KEYS: "payload:payload-key-0123456789abcdef" });
+    const ctx = inProcessWorker({ config, redis, producer, log: () => {} }, `payload-${randomUUID().slice(0, 6)}`);
+    const groupId = `payload-test-${randomUUID()}`;
+    const worked: unknown[] = [];
+    const invalid: { value: string | undefined; reason: string }[] = [];
+    let refusals = 1;
+    const consumer = await consumeInParallel(ctx, {
+      name: "payloads",
+      groupId,
+      topic: TOPIC.name,
+      concurrency: 1,
+      maxBuffered: 100,
+      perKeyLimit: 1,
+      schema,
+      async onInvalid(message, reason) {
+        // The first one fails as a refused DLQ write would: it must come again, not be settled.
+        if (refusals-- > 0) throw new Error("dead-letter write refused");
+        invalid.push({ value: message.value?.toString(), reason });
+      },
+      async work(payload) {
+        worked.push(payload);
+        return "settled";
+      },
+    });
+    try {
+      await producer.send({ topic: TOPIC.name, acks: -1, messages: ["{not json", '{"n":"one"}', '{"n":1}', '{"n":2}'].map((value) => ({ key: "k", value })) });
+      await waitFor(() => worked.length === 2 && invalid.length === 2, { timeoutMs: 30_000, what: "every message handled" });
+      expect(worked).toEqual([
+        { n: 1, doubled: 2 },
+        { n: 2, doubled: 4 },
+      ]);
+      expect(invalid).toEqual([
+        { value: "{not json", reason: "not JSON" },
+        { value: '{"n":"one"}', reason: expect.stringMatching(/^n: /) },
+      ]);
+      const admin = createKafka([broker.bootstrap], "payload-test-admin").admin();
+      await admin.connect();
+      try {
+        await waitFor(async () => (await admin.fetchOffsets({ groupId, topics: [TOPIC.name] }))[0].partitions[0].offset === "4", { what: "the offset committed past every message" });
+      } finally {
+        await admin.disconnect();
+      }
+    } finally {
+      await consumer.stop(0);
+    }
+  });
+});
