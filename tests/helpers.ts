@@ -175,3 +175,16 @@ export async function expectUnavailable(calls: (() => Promise<Response>)[], with
 export function inProcessWorker(deps: Pick<WorkerContext, "config" | "redis" | "producer" | "log">, workerId: string): WorkerContext {
   return { ...deps, kafka: createKafka(deps.config.KAFKA_BROKERS, workerId), workerId, presence: { track: () => {}, changed: () => {}, stop: async () => {} } };
 }
+
+/** OpenAI's documented order of a text response's stream events, before its terminal event (one delta standing for many). */
+export const RESPONSE_EVENT_ORDER = [
+  "response.created",
+  "response.queued",
+  "response.in_progress",
+  "response.output_item.added",
+  "response.content_part.added",
+  "response.output_text.delta",
+  "response.output_text.done",
+  "response.content_part.done",
+  "response.output_item.done",
+];

@@ -6,7 +6,7 @@ import { parseStreamMessage } from "@/lib/jobs/stream-message";
 import { jobIdOf } from "@/lib/responses/ids";
 import { TOPICS } from "@/lib/topics";
 import { WORKERS_KEY } from "@/lib/workers";
-import { closeWebServices, readTopic, spawnWorker, stopWorker, waitFor, waitForWholeGroup, type WorkerProcess } from "../helpers";
+import { closeWebServices, readTopic, RESPONSE_EVENT_ORDER, spawnWorker, stopWorker, waitFor, waitForWholeGroup, type WorkerProcess } from "../helpers";
 import { serveRoutes, type RouteServer } from "../route-server";
 
 /**
@@ -78,18 +78,6 @@ async function collect(stream: AsyncIterable<unknown>, stop?: (events: Event[]) 
   return events;
 }
 
-const STREAM_ORDER = [
-  "response.created",
-  "response.queued",
-  "response.in_progress",
-  "response.output_item.added",
-  "response.content_part.added",
-  "response.output_text.delta",
-  "response.output_text.done",
-  "response.content_part.done",
-  "response.output_item.done",
-];
-
 describe("the Responses API over jobs", () => {
   it("answers a background create at once, queued, and retrieve reaches completed with the job's output; the job is an ordinary one with one audit event", async () => {
     const created = await client().responses.create({ model: "local-ngram", input: "Write two sentences about lighthouses.", background: true, max_output_tokens: 32_768, metadata: { ticket: "T-1" } });
@@ -118,7 +106,7 @@ describe("the Responses API over jobs", () => {
     const events = await collect(stream);
     expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
     const kinds = events.map((e) => e.type).filter((type, i, all) => type !== "response.output_text.delta" || all[i - 1] !== type);
-    expect(kinds).toEqual([...STREAM_ORDER, "response.incomplete"]);
+    expect(kinds).toEqual([...RESPONSE_EVENT_ORDER, "response.incomplete"]);
     const final = events.at(-1)!.response!;
     expect(final).toMatchObject({ status: "incomplete", incomplete_details: { reason: "max_output_tokens" } });
     const text = events.filter((e) => e.type === "response.output_text.delta").map((e) => e.delta).join("");
