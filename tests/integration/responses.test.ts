@@ -1,3 +1,7 @@
+import { execFile } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { promisify } from "node:util";
 import OpenAI from "openai";
 import Redis from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -6,7 +10,7 @@ import { parseStreamMessage } from "@/lib/jobs/stream-message";
 import { jobIdOf } from "@/lib/responses/ids";
 import { TOPICS } from "@/lib/topics";
 import { WORKERS_KEY } from "@/lib/workers";
-import { closeWebServices, readTopic, RESPONSE_EVENT_ORDER, spawnWorker, stopWorker, waitFor, waitForWholeGroup, type WorkerProcess } from "../helpers";
+import { closeWebServices, readTopic, RESPONSE_EVENT_ORDER, ROOT, spawnWorker, stopWorker, waitFor, waitForWholeGroup, type WorkerProcess } from "../helpers";
 import { serveRoutes, type RouteServer } from "../route-server";
 
 /**
@@ -239,5 +243,20 @@ describe("models", () => {
     expect(page.data[0]).toMatchObject({ object: "model", owned_by: "dispatch", created: expect.any(Number), provider: "local", version: expect.any(String), description: expect.any(String) });
     expect(await client().models.retrieve("local-ngram")).toMatchObject({ id: "local-ngram", object: "model" });
     await expect(client().models.retrieve("gpt-17")).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+  });
+});
+
+describe("the README", () => {
+  it("has a Node snippet that runs as written: background, stream and resume, cancel", async () => {
+    const readme = readFileSync(path.join(ROOT, "README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("### Use the OpenAI SDK"));
+    const snippet = /```js\n([\s\S]*?)```/.exec(section)![1];
+    const file = path.join(ROOT, ".test-data/readme-responses.mjs");
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, snippet);
+    const { stdout } = await promisify(execFile)(process.execPath, [file], { env: { ...process.env, URL: server.url, KEY: KEYS.acme }, timeout: 90_000 });
+    // At temperature 1 the model ends a paragraph within a few hundred tokens, far below the 2,048 the snippet allows.
+    expect(stdout).toMatch(/^completed /);
+    expect(stdout.trimEnd()).toMatch(/cancelled$/);
   });
 });
