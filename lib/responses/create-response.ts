@@ -1,5 +1,6 @@
 import { ApiError } from "../errors";
 import { json } from "../http";
+import { listModels } from "../jobs/models";
 import { submitJob } from "../jobs/submit-job";
 import { recordJobSubmitted } from "../metrics";
 import { enforceRateLimit } from "../rate-limit";
@@ -7,7 +8,6 @@ import type { Services } from "../services";
 import { readResponse, responseEventFrame, streamResponse, waitForEnd, type FoundResponse } from "./read-response";
 import { responseFieldsOf, toCommandInput, type ResponseRequest } from "./request";
 import { toResponseObject } from "./response-object";
-import { listModels } from "../jobs/models";
 
 type CreateServices = Pick<Services, "config" | "redis" | "producer" | "hub" | "streams">;
 

@@ -1,3 +1,5 @@
+import type { JobField } from "../jobs/job-record";
+import { jobKeys } from "../jobs/keys";
 import { readJob, type JobView } from "../jobs/read-job";
 import { jobStreamSource } from "../jobs/replay-deltas";
 import type { StreamMessage } from "../jobs/stream-message";
@@ -8,8 +10,6 @@ import { ResponseEventSequence, type ResponseStreamEvent } from "./event-sequenc
 import { jobIdOf, messageIdOf, responseNotFound } from "./ids";
 import { parseResponseFields, type ResponseFields } from "./request";
 import { responseStatusOf, toResponseObject, type ResponseObject } from "./response-object";
-import type { JobField } from "../jobs/job-record";
-import { jobKeys } from "../jobs/keys";
 
 export interface StreamDeps {
   redis: Redis;

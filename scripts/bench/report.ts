@@ -57,7 +57,10 @@ export function keyFigures(r: Results): { name: string; value: number; unit: str
   }
   if (r.firstToken) out.push({ name: "first token: added median latency", value: r.firstToken.pipeline.p50 - r.firstToken.direct.p50, unit: "ms", better: "lower" });
   const rt = r.responsesFirstToken;
-  if (rt) out.push({ name: "first token: /v1/responses − /jobs/{id}/stream, median", value: rt.responses.p50 - rt.jobs.p50, unit: "ms", better: "lower" });
+  if (rt) {
+    out.push({ name: "first token: /v1/responses − /jobs/{id}/stream, median", value: rt.responses.p50 - rt.jobs.p50, unit: "ms", better: "lower" });
+    out.push({ name: "first token delivery: /v1/responses − /jobs/{id}/stream, median", value: rt.responsesDelivery.p50 - rt.jobsDelivery.p50, unit: "ms", better: "lower" });
+  }
   for (const f of r.fanOut.filter((f) => f.mode === "concurrent")) {
     out.push({ name: `fan-out N=${f.n}: delivery p99`, value: f.latency.p99, unit: "ms", better: "lower" });
     out.push({ name: `fan-out N=${f.n}: delivered ÷ offered deltas/s`, value: f.deltasPerSecond / (f.n * f.tokensPerSecond), unit: "×", better: "higher" });
@@ -129,7 +132,10 @@ export function renderReport(r: Results, before?: Results): { markdown: string; 
   const rt = r.responsesFirstToken;
   if (rt) {
     const added = rt.responses.p50 - rt.jobs.p50;
-    push(`| 2 | Time to first \`response.output_text.delta\` (POST /v1/responses, stream), median | ${fmt(rt.responses.p50)} ms | POST /v1/jobs + /jobs/{id}/stream ${fmt(rt.jobs.p50)} ms | ${added >= 0 ? "+" : ""}${fmt(added)} ms | ≤ +2 ms | ${mark(added <= 2)} |`);
+    const addedDelivery = rt.responsesDelivery.p50 - rt.jobsDelivery.p50;
+    const signed = (ms: number) => `${ms >= 0 ? "+" : ""}${fmt(ms)} ms`;
+    push(`| 2 | Time to first \`response.output_text.delta\` (POST /v1/responses, stream), median | ${fmt(rt.responses.p50)} ms | POST /v1/jobs + /jobs/{id}/stream ${fmt(rt.jobs.p50)} ms | ${signed(added)} | ≤ +2 ms | ${mark(added <= 2)} |`);
+    push(`| 2 | …of which after the worker's first token (delivery), median | ${fmt(rt.responsesDelivery.p50)} ms | /jobs/{id}/stream ${fmt(rt.jobsDelivery.p50)} ms | ${signed(addedDelivery)} | ≤ +2 ms | ${mark(addedDelivery <= 2)} |`);
   }
   if (fan200) {
     push(
