@@ -31,15 +31,26 @@ export async function createResponse(services: Omit<CreateServices, "streams" | 
 /**
  * POST /v1/responses answered as OpenAI does: background answers the queued response at once;
  * stream sends its events; otherwise the call waits for the job and answers the finished response.
- * The job is durable whichever it is: a client that goes away can retrieve it by id later.
+ * The job is durable whichever it is: a client that goes away can retrieve it by id later. A stream
+ * or a wait holds one of the tenant's stream slots, taken before the job is submitted, so a 429
+ * (which the SDKs retry) never leaves a job behind.
  */
 export async function respondToCreate(services: CreateServices, tenantId: string, request: ResponseRequest, signal: AbortSignal): Promise<Response> {
-  const created = await createResponse(services, tenantId, request);
-  if (request.stream) {
-    const deps = { redis: services.redis, hub: services.hub() };
-    return services.streams.respond(tenantId, (streamSignal) => streamResponse(deps, tenantId, created, -1, streamSignal), responseEventFrame, signal);
+  if (request.background && !request.stream) return json((await createResponse(services, tenantId, request)).response);
+  const slot = services.streams.reserve(tenantId);
+  const deps = { redis: services.redis, hub: services.hub() };
+  let created: FoundResponse;
+  try {
+    created = await createResponse(services, tenantId, request);
+  } catch (error) {
+    slot.release();
+    throw error;
   }
-  if (request.background) return json(created.response);
-  await waitForEnd({ redis: services.redis, hub: services.hub() }, created.job.job_id, signal);
+  if (request.stream) return slot.respond((streamSignal) => streamResponse(deps, tenantId, created, -1, streamSignal), responseEventFrame, signal);
+  try {
+    await waitForEnd(deps, created.job.job_id, signal);
+  } finally {
+    slot.release();
+  }
   return json((await readResponse(services.redis, tenantId, created.response.id)).response);
 }

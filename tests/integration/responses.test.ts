@@ -19,7 +19,13 @@ import { serveRoutes, type RouteServer } from "../route-server";
  * At temperature 0 the built-in model never ends a paragraph, so max_output_tokens ends it: that
  * is how a test holds a job running (a large limit) or knows exactly how it ends (a small one).
  */
-const KEYS = { acme: "acme-responses-key-0123456789abcdef", globex: "globex-responses-key-0123456789abcdef", cancel: "cancel-responses-key-0123456789abcdef" };
+const KEYS = {
+  acme: "acme-responses-key-0123456789abcdef",
+  globex: "globex-responses-key-0123456789abcdef",
+  cancel: "cancel-responses-key-0123456789abcdef",
+  capped: "capped-responses-key-0123456789abcdef",
+};
+const MAX_STREAMS = 3;
 const CYCLE = "one two three four five six seven eight nine ten ".repeat(3).trim();
 let redis: Redis;
 let server: RouteServer;
@@ -34,6 +40,7 @@ beforeAll(async () => {
     API_KEYS: Object.entries(KEYS).map(([tenant, key]) => `${tenant}:${key}`).join(","),
     LOCAL_MODEL_TOKENS_PER_SECOND: "200",
     RATE_LIMIT_PER_MINUTE: "0",
+    MAX_STREAMS_PER_TENANT: String(MAX_STREAMS),
   };
   Object.assign(process.env, env);
   redis = new Redis(env.REDIS_URL);
@@ -193,6 +200,29 @@ describe("the Responses API over jobs", () => {
     await expect(client().responses.retrieve(created.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     // Removed only after the worker's last write (the audit mark): nothing of the job is left behind.
     expect(await redis.exists(jobKeys.state(jobIdOf(created.id)), jobKeys.events(jobIdOf(created.id)))).toBe(0);
+  });
+});
+
+describe("stream slots", () => {
+  it("are held by a stream or a wait and taken before the job: one more is a RateLimitError and makes no job", async () => {
+    const openai = client("capped");
+    // 32,768 tokens each: the streams stay open until the test drops them.
+    const long = { model: "local-ngram", input: CYCLE, temperature: 0, max_output_tokens: 32_768, background: true, stream: true } as const;
+    const streams = await Promise.all(Array.from({ length: MAX_STREAMS }, () => openai.responses.create(long)));
+    const jobs = () => redis.zcard(jobKeys.tenantIndex("capped"));
+    expect(await jobs()).toBe(MAX_STREAMS);
+    for (const request of [{ ...long, max_output_tokens: 16 }, { model: "local-ngram", input: CYCLE, max_output_tokens: 16 }]) {
+      const refused = await openai.responses.create(request).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(OpenAI.RateLimitError);
+      expect((refused as InstanceType<typeof OpenAI.RateLimitError>).headers.get("retry-after")).toBe("5");
+    }
+    expect(await jobs()).toBe(MAX_STREAMS);
+    // Background without a stream holds no slot.
+    expect((await openai.responses.create({ model: "local-ngram", input: CYCLE, max_output_tokens: 16, background: true })).status).toBe("queued");
+
+    const ids: string[] = [];
+    for (const stream of streams) ids.push((await collect(stream, () => true))[0].response!.id);
+    for (const id of ids) expect((await openai.responses.cancel(id)).status).toBe("cancelled");
   });
 });
 
