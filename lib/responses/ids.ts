@@ -1,4 +1,7 @@
+import { z } from "zod";
 import { ApiError } from "../errors";
+
+const responseIdSchema = z.string().regex(/^resp_[0-9a-f]{32}$/i);
 
 /**
  * A response is a job: its id is the job's UUID in OpenAI's form (`resp_` and 32 hex digits), so
@@ -15,8 +18,8 @@ export function messageIdOf(jobId: string): string {
 
 /** The job behind a response id; anything that is not one is 404, as an unknown id is. */
 export function jobIdOf(responseId: string): string {
-  const hex = /^resp_([0-9a-f]{32})$/i.exec(responseId)?.[1]?.toLowerCase();
-  if (!hex) throw responseNotFound(responseId);
+  if (!responseIdSchema.safeParse(responseId).success) throw responseNotFound(responseId);
+  const hex = responseId.slice("resp_".length).toLowerCase();
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
