@@ -74,14 +74,17 @@ type Handler<C> = (request: Request, context: C) => Promise<Response>;
 let webLog: Log | undefined;
 const logRouteError = (error: unknown) => (webLog ??= createLog("web"))("error", "unhandled route error", { error: String((error as Error)?.stack ?? error) });
 
-/** Wraps a route handler so every thrown error leaves as problem+json (500s logged, never shown). */
-export function withProblems<C>(handler: Handler<C>, log?: (e: unknown) => void): Handler<C> {
+/** How a surface answers an error: problem+json for Dispatch's own API, OpenAI's error object for lib/responses. */
+export type ErrorAnswer = (error: unknown, log?: (e: unknown) => void) => Response;
+
+/** Wraps a route handler so every thrown error leaves as `answer` says (problem+json by default; 500s logged, never shown). */
+export function withProblems<C>(handler: Handler<C>, log?: (e: unknown) => void, answer: ErrorAnswer = problemResponse): Handler<C> {
   return async (request, context) => {
     try {
       return await handler(request, context);
     } catch (error) {
-      if (isRedisUnavailable(error)) return problemResponse(redisUnavailable());
-      return problemResponse(error, log ?? logRouteError);
+      if (isRedisUnavailable(error)) return answer(redisUnavailable());
+      return answer(error, log ?? logRouteError);
     }
   };
 }
@@ -91,13 +94,17 @@ export interface TenantContext {
   tenantId: string;
 }
 
-/** A route for a signed-in tenant (API key or session): the services and the tenant, errors as problem+json. */
-export function withTenant<C>(handler: (request: Request, tenant: TenantContext, context: C) => Promise<Response>): Handler<C> {
-  return withProblems(async (request, context) => {
-    const services = getServices();
-    const { tenantId } = await authenticate(request, services);
-    return handler(request, { services, tenantId }, context);
-  });
+/** A route for a signed-in tenant (API key or session): the services and the tenant, errors as problem+json unless `answer` says otherwise. */
+export function withTenant<C>(handler: (request: Request, tenant: TenantContext, context: C) => Promise<Response>, answer?: ErrorAnswer): Handler<C> {
+  return withProblems(
+    async (request, context) => {
+      const services = getServices();
+      const { tenantId } = await authenticate(request, services);
+      return handler(request, { services, tenantId }, context);
+    },
+    undefined,
+    answer,
+  );
 }
 
 /** Redis is away (refused, timed out, reconnecting): 503 with Retry-After, as for the broker; the client retries. */
@@ -117,14 +124,14 @@ type OtherMethods<M> = Record<Exclude<RouteMethod, keyof M>, () => Response> & {
 /**
  * Next answers a method a route does not export with an empty 405, and OPTIONS with every method
  * exported. A route ends with `export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET, POST })`:
- * the methods it lacks answer 405 problem+json, and OPTIONS 204, both with an Allow header taken
- * from the handlers it has.
+ * the methods it lacks answer 405 problem+json (or as `answer` says), and OPTIONS 204, both with an
+ * Allow header taken from the handlers it has.
  */
-export function otherMethods<M extends Partial<Record<RouteMethod, unknown>>>(handlers: M): OtherMethods<M> {
+export function otherMethods<M extends Partial<Record<RouteMethod, unknown>>>(handlers: M, answer: ErrorAnswer = problemResponse): OtherMethods<M> {
   const allowed: string[] = ROUTE_METHODS.filter((method) => method in handlers);
   if (allowed.includes("GET")) allowed.splice(1, 0, "HEAD");
   const allow = [...allowed, "OPTIONS"].join(", ");
-  const notAllowed = () => problemResponse(new ApiError("method-not-allowed", `This endpoint answers ${allow}.`, undefined, { Allow: allow }));
+  const notAllowed = () => answer(new ApiError("method-not-allowed", `This endpoint answers ${allow}.`, undefined, { Allow: allow }));
   const lacking = ROUTE_METHODS.filter((method) => !(method in handlers)).map((method) => [method, notAllowed]);
   return { ...Object.fromEntries(lacking), OPTIONS: () => new Response(null, { status: 204, headers: { Allow: allow } }) } as OtherMethods<M>;
 }

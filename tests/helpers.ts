@@ -1,10 +1,12 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { Kafka, logLevel, type KafkaMessage } from "kafkajs";
 import { expect } from "vitest";
 import { createKafka } from "../lib/kafka";
 import type { WorkerContext } from "../lib/worker-context";
+import { WORKERS_KEY } from "../lib/workers";
 import { assertNoUncaught } from "../scripts/lib/uncaught";
 
 /*
@@ -54,6 +56,32 @@ export function spawnWorker(env: Record<string, string>, id = `test-worker-${ran
   child.stderr!.on("data", (d) => (output += d));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   return { id, child, output: () => output, exited, assertNoUncaught: () => assertNoUncaught(output, `worker ${id}`) };
+}
+
+/** Waits until `worker`, alone in the group, holds all six partitions of the requests topic. */
+export async function waitForWholeGroup(redis: { hget(key: string, field: string): Promise<string | null> }, worker: WorkerProcess): Promise<void> {
+  await waitFor(
+    async () => {
+      const beat = await redis.hget(WORKERS_KEY, worker.id);
+      return beat && (JSON.parse(beat).assignments?.generation ?? []).length === 6;
+    },
+    { timeoutMs: 60_000, intervalMs: 200, what: "the worker to hold every partition" },
+  );
+}
+
+/** Stops a worker with SIGTERM, keeps its log in .test-data, and fails on any uncaught error it logged. */
+export async function stopWorker(worker: WorkerProcess): Promise<void> {
+  writeFileSync(`.test-data/${worker.id}.log`, worker.output());
+  worker.child.kill("SIGTERM");
+  await worker.exited;
+  worker.assertNoUncaught();
+}
+
+/** Closes the web services (producer, Redis) a file's route handlers opened in this process. */
+export async function closeWebServices(): Promise<void> {
+  const { getServices } = await import("../lib/services");
+  await (await getServices().producer()).disconnect().catch(() => {});
+  getServices().redis.disconnect();
 }
 
 /** Reads a whole topic from the beginning with a throw-away group until `done` says it has what it needs. */
@@ -147,3 +175,16 @@ export async function expectUnavailable(calls: (() => Promise<Response>)[], with
 export function inProcessWorker(deps: Pick<WorkerContext, "config" | "redis" | "producer" | "log">, workerId: string): WorkerContext {
   return { ...deps, kafka: createKafka(deps.config.KAFKA_BROKERS, workerId), workerId, presence: { track: () => {}, changed: () => {}, stop: async () => {} } };
 }
+
+/** OpenAI's documented order of a text response's stream events, before its terminal event (one delta standing for many). */
+export const RESPONSE_EVENT_ORDER = [
+  "response.created",
+  "response.queued",
+  "response.in_progress",
+  "response.output_item.added",
+  "response.content_part.added",
+  "response.output_text.delta",
+  "response.output_text.done",
+  "response.content_part.done",
+  "response.output_item.done",
+];

@@ -67,6 +67,8 @@ export const jobRecordSchema = z.object({
   dead_lettered: flag,
   /** Its event is on ai.generation.completed. */
   audited: flag,
+  /** Set for a job submitted as an OpenAI Response: what that object echoes beyond the command, JSON that lib/responses reads. */
+  response: z.string().optional(),
 });
 
 export type JobRecord = z.infer<typeof jobRecordSchema>;

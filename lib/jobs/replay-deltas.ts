@@ -1,5 +1,5 @@
 import type { Redis } from "../redis";
-import { replay } from "../stream/replay";
+import { replay, type ReplaySource } from "../stream/replay";
 import type { StreamHub } from "../stream/stream-hub";
 import { jobKeys } from "./keys";
 import { parseStreamMessage, type StreamMessage } from "./stream-message";
@@ -10,18 +10,20 @@ import { parseStreamMessage, type StreamMessage } from "./stream-message";
  * starts from the last `reset`.
  */
 export function replayDeltas(deps: { redis: Redis; hub: StreamHub }, jobId: string, after: number, signal: AbortSignal): AsyncGenerator<StreamMessage[]> {
-  return replay(
-    deps.hub,
-    {
-      channel: jobKeys.stream(jobId),
-      parse: parseStreamMessage,
-      readStored: async () => (await deps.redis.lrange(jobKeys.events(jobId), 0, -1)).map(parseStreamMessage).filter((m): m is StreamMessage => !!m),
-      isEnd: (message) => message.is_final,
-      startAt,
-    },
-    after,
-    signal,
-  );
+  return replay(deps.hub, { ...jobStreamSource(deps.redis, jobId), startAt }, after, signal);
+}
+
+/**
+ * A job's stream as lib/stream/replay reads it, every message from the first: for a reader that
+ * numbers what it derives from them (lib/responses) and so must see the attempts a reset dropped too.
+ */
+export function jobStreamSource(redis: Redis, jobId: string): ReplaySource<StreamMessage> {
+  return {
+    channel: jobKeys.stream(jobId),
+    parse: parseStreamMessage,
+    readStored: async () => (await redis.lrange(jobKeys.events(jobId), 0, -1)).map(parseStreamMessage).filter((m): m is StreamMessage => !!m),
+    isEnd: (message) => message.is_final,
+  };
 }
 
 /** The stored messages a client that has seen up to `after` should get. */

@@ -42,16 +42,17 @@ function fingerprintOf(input: CommandInput): string {
  * Accepts a command (see lib/accept for the protocol and its idempotency): claims its job id in
  * Redis, produces it to ai.generation.requests keyed by tenant with acks -1, and only then reports
  * it queued. If the broker does not acknowledge, the claim is taken back and the caller gets a
- * 503: no job id is handed out for a command not logged.
+ * 503: no job id is handed out for a command not logged. `extra` is written on the record beside
+ * the command's fields (what a Response echoes; lib/responses).
  */
-export async function submitJob(deps: SubmitDeps, tenantId: string, input: CommandInput): Promise<SubmitResult> {
+export async function submitJob(deps: SubmitDeps, tenantId: string, input: CommandInput, extra: Pick<JobHash, "response"> = {}): Promise<SubmitResult> {
   if (input.tenant_id !== tenantId) throw new ApiError("forbidden", "tenant_id does not match the API key's tenant.");
   if (!deps.models.some((m) => m.id === input.model_name)) {
     throw validationError([{ path: "model_name", message: `There is no model "${input.model_name}"; choose one of: ${deps.models.map((m) => m.id).join(", ")}` }]);
   }
   const now = (deps.now ?? (() => new Date()))();
   const command = completeCommand(input, now);
-  const state = initialState(command, now);
+  const state: JobHash = { ...initialState(command, now), ...extra };
   const accepted = await acceptWork(deps, JOB_WORK, {
     tenantId,
     id: command.job_id,

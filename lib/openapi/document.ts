@@ -20,6 +20,7 @@ function jsonSchema(schema: z.ZodType, io: "input" | "output"): JsonSchema {
 }
 
 const problemContent = { "application/problem+json": { schema: ref("Problem") } };
+const openAIErrorContent = { "application/json": { schema: ref("OpenAIError") } };
 
 /** The errors every operation of a kind can answer, so the table lists only each one's own. */
 function commonErrors(operation: Operation): Record<number, string> {
@@ -37,14 +38,18 @@ function commonErrors(operation: Operation): Record<number, string> {
   }
   if (operation.query) errors[422] = "The query does not match the schema (errors[] names each parameter)";
   if (operation.path.startsWith("/api/health/ready")) errors[503] = "Not ready: errors[] names each part (redis, kafka, workers)";
+  if (operation.tag === "Responses" && errors[422]) {
+    // OpenAI answers a request that does not match its schema with 400, `param` naming the field.
+    errors[400] = "The request is not JSON, does not match the schema, or asks for what Dispatch cannot do (`param` names the field)";
+    delete errors[422];
+  }
   return { ...errors, ...operation.errors };
 }
 
 function responseBody(response: Operation["responses"][number]) {
-  if ("json" in response) return { content: { "application/json": { schema: ref(response.json) } } };
-  if ("sse" in response) {
-    return { content: { "text/event-stream": { schema: { type: "string", description: `Server-sent events; each data line is a ${response.sse} as JSON.` } } } };
-  }
+  const events = (name: SchemaName) => ({ "text/event-stream": { schema: { type: "string", description: `Server-sent events; each data line is a ${name} as JSON.` } } });
+  if ("json" in response) return { content: { "application/json": { schema: ref(response.json) }, ...(response.sse ? events(response.sse) : {}) } };
+  if ("sse" in response) return { content: events(response.sse) };
   if ("text" in response) return { content: { [response.text]: { schema: { type: "string" } } } };
   return {};
 }
@@ -69,7 +74,8 @@ const SECURITY: Record<Operation["auth"], Record<string, string[]>[]> = {
 function operationObject(operation: Operation) {
   const responses: Record<string, unknown> = {};
   for (const [status, response] of Object.entries(operation.responses)) responses[status] = { description: response.description, ...responseBody(response) };
-  for (const [status, description] of Object.entries(commonErrors(operation))) responses[status] ??= { description, content: problemContent };
+  const errorContent = operation.tag === "Responses" ? openAIErrorContent : problemContent;
+  for (const [status, description] of Object.entries(commonErrors(operation))) responses[status] ??= { description, content: errorContent };
   const params = parameters(operation);
   return {
     operationId: `${operation.method}${operation.path.replace(/[{}]/g, "").replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ""))}`,
@@ -86,6 +92,7 @@ function operationObject(operation: Operation) {
 
 const TAGS: { name: Operation["tag"]; description: string }[] = [
   { name: "Jobs", description: "Generation jobs: submit, read, stream, cancel." },
+  { name: "Responses", description: "OpenAI's Responses API (background mode) over the same jobs, for the OpenAI SDKs: errors in OpenAI's shape." },
   { name: "Reels", description: "Reel publications through the Graph container flow." },
   { name: "Accounts", description: "The tenant's publishing accounts." },
   { name: "Webhooks", description: "Signed deliveries of job and reel events (Standard Webhooks)." },
@@ -106,7 +113,7 @@ export function buildOpenApiDocument(options: { maxPromptChars?: number; operati
       title: "Dispatch",
       version: packageJson.version,
       description:
-        "Reel publishing and generation jobs. Every call takes `Authorization: Bearer <key>` (or the dashboard's session cookie); errors are `application/problem+json`; a method a path does not list answers 405 with an `Allow` header. The sandbox's Graph-compatible surface under `/graph/{version}/…` answers like Meta's Graph API and is documented by Meta, not here.",
+        "Reel publishing and generation jobs. Every call takes `Authorization: Bearer <key>` (or the dashboard's session cookie); errors are `application/problem+json` (those of /v1/responses and /v1/models are in OpenAI's error shape, for the OpenAI SDKs); a method a path does not list answers 405 with an `Allow` header. The sandbox's Graph-compatible surface under `/graph/{version}/…` answers like Meta's Graph API and is documented by Meta, not here.",
     },
     servers: [{ url: "/" }],
     tags: TAGS.filter((tag) => operations.some((o) => o.tag === tag.name)),

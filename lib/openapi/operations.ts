@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { pageQuerySchema } from "../http";
 import { deliveriesQuerySchema } from "../webhooks/deliveries";
+import { retrieveQuerySchema } from "../responses/manage-response";
 import { UPLOAD_CONTENT_TYPES } from "../uploads/receive-upload";
 import type { SchemaName } from "./schemas";
 
@@ -16,7 +17,7 @@ import type { SchemaName } from "./schemas";
 export type Method = "get" | "post" | "put" | "patch" | "delete";
 
 export type Body =
-  | { json: SchemaName }
+  | { json: SchemaName; sse?: SchemaName }
   | { sse: SchemaName }
   | { text: string }
   | { empty: true };
@@ -25,7 +26,8 @@ export interface Operation {
   method: Method;
   /** The OpenAPI path, `{name}` for a route's `[name]` segment. */
   path: string;
-  tag: "Jobs" | "Reels" | "Accounts" | "Session" | "Operations" | "Webhooks";
+  /** Responses answer errors in OpenAI's shape; every other tag in problem+json. */
+  tag: "Jobs" | "Responses" | "Reels" | "Accounts" | "Session" | "Operations" | "Webhooks";
   summary: string;
   description?: string;
   /** tenant: API key or session cookie; none: open; metrics: METRICS_TOKEN or this machine. */
@@ -84,6 +86,75 @@ const jobRoutes = (prefix: "" | "/v1"): Operation[] => [
   },
 ];
 
+const responseId = { id: "The response's id (resp_…)." };
+const responseStreamNote =
+  "With `stream: true` the answer is server-sent events, `event:` the type and the whole event as data: response.created, response.queued, response.in_progress, response.output_item.added, response.content_part.added, response.output_text.delta…, response.output_text.done, response.content_part.done, response.output_item.done, then response.completed, response.incomplete, response.failed or response.cancelled.";
+
+/** OpenAI's Responses API (background mode) over jobs, and the model list in OpenAI's shape (lib/responses). */
+const responseRoutes = (): Operation[] => [
+  {
+    method: "post",
+    path: "/v1/responses",
+    tag: "Responses",
+    summary: "Create a response (an ordinary job)",
+    description: `background: true answers the queued response at once; otherwise the call waits for the job and answers it finished (the job goes on if the client leaves). ${responseStreamNote} Parameters Dispatch cannot honour (tools, reasoning, text.format json_schema, previous_response_id…) are refused by name.`,
+    auth: "tenant",
+    body: "ResponseCreate",
+    responses: { 200: { description: "The response, or its events", json: "Response", sse: "ResponseStreamEvent" } },
+  },
+  {
+    method: "get",
+    path: "/v1/responses/{id}",
+    tag: "Responses",
+    summary: "Retrieve a response, or resume its stream",
+    description: `With \`?stream=true&starting_after=N\` the events numbered after N, then live ones: no gap, no duplicate. ${responseStreamNote}`,
+    auth: "tenant",
+    params: responseId,
+    query: retrieveQuerySchema,
+    responses: { 200: { description: "The response, or its events", json: "Response", sse: "ResponseStreamEvent" } },
+    errors: { 404: "Unknown, expired, deleted or another tenant's response" },
+  },
+  {
+    method: "delete",
+    path: "/v1/responses/{id}",
+    tag: "Responses",
+    summary: "Delete a response (cancelled first if it runs)",
+    auth: "tenant",
+    params: responseId,
+    responses: { 200: { description: "Deleted", json: "ResponseDeleted" } },
+    errors: { 404: "Unknown, expired or another tenant's response", 409: "Its worker has not stopped yet: try again shortly" },
+  },
+  {
+    method: "post",
+    path: "/v1/responses/{id}/cancel",
+    tag: "Responses",
+    summary: "Cancel a background response",
+    description: "Idempotent: a finished response answers as it is. Waits up to 10 s for a running job's worker to stop.",
+    auth: "tenant",
+    params: responseId,
+    responses: { 200: { description: "The response, cancelled unless it had finished", json: "Response" } },
+    errors: { 400: "The response was not created with background: true", 404: "Unknown, expired or another tenant's response" },
+  },
+  {
+    method: "get",
+    path: "/v1/models",
+    tag: "Responses",
+    summary: "The models this deployment serves (the dashboard's list too)",
+    auth: "tenant",
+    responses: { 200: { description: "The models", json: "ModelList" } },
+  },
+  {
+    method: "get",
+    path: "/v1/models/{id}",
+    tag: "Responses",
+    summary: "One model",
+    auth: "tenant",
+    params: { id: "The model's name." },
+    responses: { 200: { description: "The model", json: "Model" } },
+    errors: { 404: "No such model" },
+  },
+];
+
 export const OPERATIONS: Operation[] = [
   {
     method: "post",
@@ -107,14 +178,7 @@ export const OPERATIONS: Operation[] = [
   },
   ...jobRoutes("/v1"),
   ...jobRoutes(""),
-  {
-    method: "get",
-    path: "/v1/models",
-    tag: "Jobs",
-    summary: "The models this deployment serves",
-    auth: "tenant",
-    responses: { 200: { description: "The models", json: "ModelList" } },
-  },
+  ...responseRoutes(),
   {
     method: "get",
     path: "/v1/openapi.json",

@@ -4,6 +4,8 @@ import { FINISH_REASONS, JOB_STATUSES } from "../jobs/status";
 import { connectAccountSchema } from "../reels/connect-account";
 import { SCHEDULED_REASONS } from "../reels/publication";
 import { publicationInputSchema, publicationUpdateSchema } from "../reels/publication-input";
+import { responseRequestSchema } from "../responses/request";
+import { RESPONSE_STATUSES } from "../responses/response-object";
 import { PUBLICATION_STATUSES } from "../reels/status";
 import { signInSchema } from "../sessions";
 import { WEBHOOK_EVENT_TYPES } from "../webhooks/events";
@@ -52,6 +54,43 @@ const job = z.looseObject({
   error: nullable(z.string()),
   stream_url: z.string(),
 });
+
+const model = z.looseObject({
+  id: z.string(),
+  object: z.literal("model"),
+  created: z.number().int().meta({ description: "Unix seconds: when this server started serving it." }),
+  owned_by: z.string(),
+  provider: z.string(),
+  version: z.string(),
+  description: z.string(),
+});
+
+const responseObject = z
+  .looseObject({
+    id: z.string().meta({ example: "resp_0b0e7a395b1c4c1d9a573b2a7d1e0f00", description: "`resp_` and the job's id without dashes: GET /jobs/{id} shows the same job." }),
+    object: z.literal("response"),
+    created_at: z.number().int(),
+    status: z.enum(RESPONSE_STATUSES),
+    background: z.boolean(),
+    model: z.string(),
+    output: z.array(
+      z.looseObject({
+        id: z.string(),
+        type: z.literal("message"),
+        role: z.literal("assistant"),
+        status: z.enum(["in_progress", "completed", "incomplete"]),
+        content: z.array(z.looseObject({ type: z.literal("output_text"), text: z.string() })),
+      }),
+    ),
+    usage: nullable(z.looseObject({ input_tokens: z.number().int(), output_tokens: z.number().int(), total_tokens: z.number().int() })),
+    incomplete_details: nullable(z.looseObject({ reason: z.literal("max_output_tokens") })),
+    error: nullable(z.looseObject({ code: z.string(), message: z.string() })),
+    instructions: nullable(z.string()),
+    metadata: z.record(z.string(), z.string()),
+    temperature: z.number(),
+    max_output_tokens: nullable(z.number().int()),
+  })
+  .meta({ description: "OpenAI's Response object, built from the job's record." });
 
 const tenantLoad = z.looseObject({ running: z.number().int(), waiting: z.number().int(), limit: z.number().int() });
 
@@ -127,9 +166,17 @@ export const SCHEMAS = {
       attempt: z.number().int().optional(),
     })
     .meta({ description: "The data of a job stream's `delta` event (its SSE id is the message's seq)." }),
-  ModelList: z.looseObject({
-    data: z.array(z.looseObject({ id: z.string(), provider: z.string(), version: z.string(), description: z.string() })),
-  }),
+  Model: model,
+  ModelList: z.looseObject({ object: z.literal("list"), data: z.array(model) }),
+  ResponseCreate: responseRequestSchema,
+  Response: responseObject,
+  ResponseStreamEvent: z
+    .looseObject({ type: z.string().meta({ example: "response.output_text.delta" }), sequence_number: z.number().int() })
+    .meta({ description: "One event of a response's stream, in OpenAI's names; `sequence_number` counts from 0 and is what `starting_after` takes." }),
+  ResponseDeleted: z.looseObject({ id: z.string(), object: z.literal("response"), deleted: z.literal(true) }),
+  OpenAIError: z
+    .looseObject({ error: z.looseObject({ message: z.string(), type: z.string(), param: nullable(z.string()), code: nullable(z.string()) }) })
+    .meta({ description: "OpenAI's error object: every error of /v1/responses and /v1/models, so the OpenAI SDKs raise their typed errors." }),
   PublicationInput: publicationInputSchema,
   PublicationUpdate: publicationUpdateSchema,
   Publication: publication,
@@ -173,4 +220,4 @@ export const SCHEMAS = {
 export type SchemaName = keyof typeof SCHEMAS;
 
 /** A request body's schema as clients send it (defaults optional); a response's as the server writes it. */
-export const SCHEMA_IO: Partial<Record<SchemaName, "input">> = { JobCommand: "input", PublicationInput: "input", PublicationUpdate: "input", SignIn: "input", WebhookInput: "input" };
+export const SCHEMA_IO: Partial<Record<SchemaName, "input">> = { JobCommand: "input", ResponseCreate: "input", PublicationInput: "input", PublicationUpdate: "input", SignIn: "input", WebhookInput: "input" };

@@ -19,8 +19,17 @@ export class OpenStreams {
    * done, or the client went away). 429 with Retry-After when the tenant holds `limit` already.
    */
   respond<T>(tenantId: string, open: (signal: AbortSignal) => AsyncIterable<readonly T[]>, frame: (item: T) => string, requestSignal: AbortSignal): Response {
+    return this.reserve(tenantId).respond(open, frame, requestSignal);
+  }
+
+  /**
+   * Takes a slot now (429 as above), for a caller that must be refused before it does what the
+   * stream will show (POST /v1/responses submits a job): `respond` then streams in that slot, or
+   * `release` gives it back (the work failed, or the caller waited in it without streaming).
+   */
+  reserve(tenantId: string): StreamSlot {
     const release = this.take(tenantId);
-    return sseResponse((signal) => held(open(signal), release), frame, requestSignal);
+    return { respond: (open, frame, requestSignal) => sseResponse((signal) => held(open(signal), release), frame, requestSignal), release };
   }
 
   /** Open streams of a tenant, for tests and health. */
@@ -47,6 +56,11 @@ export class OpenStreams {
       else this.counts.delete(tenantId);
     };
   }
+}
+
+export interface StreamSlot {
+  respond<T>(open: (signal: AbortSignal) => AsyncIterable<readonly T[]>, frame: (item: T) => string, requestSignal: AbortSignal): Response;
+  release(): void;
 }
 
 async function* held<T>(source: AsyncIterable<T>, release: () => void): AsyncGenerator<T> {

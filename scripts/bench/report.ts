@@ -8,6 +8,7 @@ import type { FanOutRun } from "./figures/fan-out";
 import type { FirstTokenResult } from "./figures/first-token";
 import type { RawLimits } from "./figures/raw-limits";
 import type { ReelFlowResult } from "./figures/reel-flow";
+import type { ResponsesFirstTokenResult } from "./figures/responses-first-token";
 import type { LoadResult } from "./lib/load";
 import type { Machine } from "./lib/machine";
 import { lineChartSvg } from "./lib/plot";
@@ -28,6 +29,7 @@ export interface Results {
   submits: { floor: LoadResult; submit: LoadResult; jobs: number }[];
   drains: DrainRun[];
   firstToken?: FirstTokenResult;
+  responsesFirstToken?: ResponsesFirstTokenResult;
   fanOut: FanOutRun[];
   reel?: ReelFlowResult;
   audit?: AuditCheck;
@@ -54,6 +56,11 @@ export function keyFigures(r: Results): { name: string; value: number; unit: str
     out.push({ name: "submit p99 ÷ floor p99", value: s.p99Ratio, unit: "×", better: "lower" });
   }
   if (r.firstToken) out.push({ name: "first token: added median latency", value: r.firstToken.pipeline.p50 - r.firstToken.direct.p50, unit: "ms", better: "lower" });
+  const rt = r.responsesFirstToken;
+  if (rt) {
+    out.push({ name: "first token: /v1/responses − /jobs/{id}/stream, median", value: rt.responses.p50 - rt.jobs.p50, unit: "ms", better: "lower" });
+    out.push({ name: "first token delivery: /v1/responses − /jobs/{id}/stream, median", value: rt.responsesDelivery.p50 - rt.jobsDelivery.p50, unit: "ms", better: "lower" });
+  }
   for (const f of r.fanOut.filter((f) => f.mode === "concurrent")) {
     out.push({ name: `fan-out N=${f.n}: delivery p99`, value: f.latency.p99, unit: "ms", better: "lower" });
     out.push({ name: `fan-out N=${f.n}: delivered ÷ offered deltas/s`, value: f.deltasPerSecond / (f.n * f.tokensPerSecond), unit: "×", better: "higher" });
@@ -121,6 +128,14 @@ export function renderReport(r: Results, before?: Results): { markdown: string; 
   if (ft) {
     const added = ft.pipeline.p50 - ft.direct.p50;
     push(`| 2 | Time to first token, median | ${fmt(ft.pipeline.p50)} ms | model alone ${fmt(ft.direct.p50)} ms | +${fmt(added)} ms | ≤ +15 ms | ${mark(added <= 15)} |`);
+  }
+  const rt = r.responsesFirstToken;
+  if (rt) {
+    const added = rt.responses.p50 - rt.jobs.p50;
+    const addedDelivery = rt.responsesDelivery.p50 - rt.jobsDelivery.p50;
+    const signed = (ms: number) => `${ms >= 0 ? "+" : ""}${fmt(ms)} ms`;
+    push(`| 2 | Time to first \`response.output_text.delta\` (POST /v1/responses, stream), median | ${fmt(rt.responses.p50)} ms | POST /v1/jobs + /jobs/{id}/stream ${fmt(rt.jobs.p50)} ms | ${signed(added)} | ≤ +2 ms | ${mark(added <= 2)} |`);
+    push(`| 2 | …of which after the worker's first token (delivery), median | ${fmt(rt.responsesDelivery.p50)} ms | /jobs/{id}/stream ${fmt(rt.jobsDelivery.p50)} ms | ${signed(addedDelivery)} | ≤ +2 ms | ${mark(addedDelivery <= 2)} |`);
   }
   if (fan200) {
     push(

@@ -20,6 +20,7 @@ import { drainBacklog } from "./figures/backlog";
 import { measureFanOut } from "./figures/fan-out";
 import { measureFirstToken } from "./figures/first-token";
 import { measureRawLimits } from "./figures/raw-limits";
+import { measureResponsesFirstToken } from "./figures/responses-first-token";
 import { measureReelFlow } from "./figures/reel-flow";
 import { measureSubmit, warmUp } from "./figures/submit";
 import type { BenchContext, Tenant } from "./lib/context";
@@ -127,7 +128,7 @@ async function main() {
     // The burst and the backlog run with no worker: the stack's own is stopped until a figure needs one.
     await stack.workers[0].stop();
 
-    const only = new Set((process.env.BENCH_ONLY ?? "raw,submit,ttft,fanout-worker,fanout,reel,concurrency").split(","));
+    const only = new Set((process.env.BENCH_ONLY ?? "raw,submit,ttft,responses,fanout-worker,fanout,reel,concurrency").split(","));
     if (only.has("raw")) results.raw = await figure("raw limits", () => measureRawLimits(ctx, size.rawSeconds));
     if (only.has("submit")) await figure("warm-up", () => warmUp(ctx));
     results.submits = [];
@@ -147,6 +148,10 @@ async function main() {
     if (only.has("ttft")) {
       log("time to first token");
       results.firstToken = await figure("first token", () => measureFirstToken(ctx, size.firstTokenSamples));
+    }
+    if (only.has("responses")) {
+      log("time to first token through /v1/responses against /jobs/{id}/stream");
+      results.responsesFirstToken = await figure("responses first token", () => measureResponsesFirstToken(ctx, size.firstTokenSamples));
     }
     results.fanOut = [];
     for (const n of only.has("fanout-worker") ? size.fanOutWorker : []) {

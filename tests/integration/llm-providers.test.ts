@@ -1,13 +1,11 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import Redis from "ioredis";
 import { jobKeys } from "@/lib/jobs/keys";
 import { isFinalJob } from "@/lib/jobs/status";
 import { TOPICS } from "@/lib/topics";
-import { WORKERS_KEY } from "@/lib/workers";
-import { readTopic, spawnWorker, waitFor, type WorkerProcess } from "../helpers";
+import { closeWebServices, readTopic, spawnWorker, stopWorker, waitFor, waitForWholeGroup, type WorkerProcess } from "../helpers";
 
 /**
  * One deployment, two OpenAI-compatible providers: a real worker process routes each model to its
@@ -81,23 +79,12 @@ beforeAll(async () => {
   redis = new Redis(env.REDIS_URL);
   routes = { jobs: await import("@/app/v1/jobs/route"), job: await import("@/app/jobs/[id]/route"), models: await import("@/app/v1/models/route") };
   worker = spawnWorker(env, "worker-providers");
-  await waitFor(
-    async () => {
-      const seen = Object.values(await redis.hgetall(WORKERS_KEY)).map((raw) => JSON.parse(raw));
-      return seen.find((w) => w.id === worker.id)?.assignments?.generation?.length === 6;
-    },
-    { timeoutMs: 60_000, intervalMs: 200, what: "the worker to hold every partition" },
-  );
+  await waitForWholeGroup(redis, worker);
 });
 
 afterAll(async () => {
-  writeFileSync(`.test-data/${worker.id}.log`, worker.output());
-  worker.child.kill("SIGTERM");
-  await worker.exited;
-  worker.assertNoUncaught();
-  const { getServices } = await import("@/lib/services");
-  await (await getServices().producer()).disconnect().catch(() => {});
-  getServices().redis.disconnect();
+  await stopWorker(worker);
+  await closeWebServices();
   redis.disconnect();
   await Promise.all([openai, vllm].map((s) => new Promise<void>((r) => s.server.close(() => r()))));
 });

@@ -1,10 +1,12 @@
 import { json, otherMethods, withTenant } from "@/lib/http";
 import { listModels } from "@/lib/jobs/models";
+import { openAIErrorResponse } from "@/lib/responses/errors";
+import { modelList } from "@/lib/responses/models";
 
 export const dynamic = "force-dynamic";
 
 export const GET = withTenant(async (request: Request, { services }) => {
-  return json({ data: listModels(services.config) });
-});
+  return json(modelList(listModels(services.config)));
+}, openAIErrorResponse);
 
-export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET });
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET }, openAIErrorResponse);

@@ -18,15 +18,18 @@ export interface SseConnection {
 
 /**
  * A bare server-sent-events reader on node:http, so hundreds of clients cost little and each event
- * gets the time its bytes arrived. Comment lines and `retry:` are skipped.
+ * gets the time its bytes arrived. Comment lines and `retry:` are skipped. With `body` it POSTs it as JSON.
  */
-export function openSse(url: string, headers: Record<string, string>, onEvent: (event: SseEvent) => void, agent?: http.Agent): SseConnection {
+export function openSse(url: string, headers: Record<string, string>, onEvent: (event: SseEvent) => void, agent?: http.Agent, body?: unknown): SseConnection {
   let resolveOpened!: (status: number) => void;
   let rejectOpened!: (error: Error) => void;
   const opened = new Promise<number>((resolve, reject) => ((resolveOpened = resolve), (rejectOpened = reject)));
   let resolveEnded!: () => void;
   const ended = new Promise<void>((resolve) => (resolveEnded = resolve));
-  const request = http.get(url, { headers: { accept: "text/event-stream", ...headers }, agent }, (response) => {
+  // A body makes it a POST (POST /v1/responses answers its own events).
+  const method = body === undefined ? "GET" : "POST";
+  const sent = body === undefined ? {} : { "content-type": "application/json" };
+  const request = http.request(url, { method, headers: { accept: "text/event-stream", ...sent, ...headers }, agent }, (response) => {
     resolveOpened(response.statusCode ?? 0);
     response.setEncoding("utf8");
     let buffer = "";
@@ -55,5 +58,6 @@ export function openSse(url: string, headers: Record<string, string>, onEvent: (
     rejectOpened(error);
     resolveEnded();
   });
+  request.end(body === undefined ? undefined : JSON.stringify(body));
   return { opened, ended, close: () => request.destroy() };
 }
