@@ -61,19 +61,25 @@ test("a job that runs its full max_tokens shows the counts and why it ended; a r
 });
 
 test("resumes a dropped stream with Last-Event-ID and does not repeat text", async ({ page, stack }) => {
-  const jobId = await submitJob(page, { prompt: ENDLESS, temperature: 0, max_tokens: 80 });
+  // A job that cannot end before the test has seen the reconnect deliver: on a busy machine an
+  // 80-token job could finish before the page's first frames, and a finished job is shown from the
+  // read model with no stream to resume.
+  const jobId = await submitJob(page, { prompt: ENDLESS, temperature: 0, max_tokens: 5000 });
   // What each EventSource of the page receives, in order: a reconnect that the server answered from
   // the start instead of after Last-Event-ID would show as repeated ids on the same EventSource.
   await page.addInitScript(() => {
     const Native = window.EventSource;
-    const sources: { url: string; ids: string[] }[] = [];
+    const sources: { url: string; ids: string[]; final: boolean }[] = [];
     Object.assign(window, { __eventSources: sources });
     window.EventSource = class extends Native {
       constructor(url: string | URL, init?: EventSourceInit) {
         super(url, init);
-        const seen = { url: String(url), ids: [] as string[] };
+        const seen = { url: String(url), ids: [] as string[], final: false };
         sources.push(seen);
-        this.addEventListener("delta", (event) => seen.ids.push((event as MessageEvent).lastEventId));
+        this.addEventListener("delta", (event) => {
+          seen.ids.push((event as MessageEvent).lastEventId);
+          if ((JSON.parse((event as MessageEvent).data) as { is_final?: boolean }).is_final) seen.final = true;
+        });
       }
     };
   });
@@ -103,14 +109,20 @@ test("resumes a dropped stream with Last-Event-ID and does not repeat text", asy
     await route.fulfill({ status: 200, headers: { "content-type": "text/event-stream" }, body: `retry: 200\n\n${frames.join("\n\n")}\n\n` });
   });
   await page.goto(`/dashboard/jobs/${jobId}`);
-  await expect(page.getByTestId("job-status").first()).toHaveText("COMPLETED", { timeout: 60_000 });
+  type Seen = { url: string; ids: string[]; final: boolean }[];
+  const readSources = () => page.evaluate(() => (window as unknown as { __eventSources: Seen }).__eventSources);
+  // The reconnected stream delivers past the cut; then the test ends the job and waits for the final delta.
+  await expect.poll(async () => (await readSources())[0]?.ids.length ?? 0, { timeout: 60_000 }).toBeGreaterThan(10);
+  expect((await page.request.post(`/jobs/${jobId}/cancel`)).ok()).toBe(true);
+  await expect.poll(async () => (await readSources()).some((source) => source.final), { timeout: 60_000 }).toBe(true);
+  await expect(page.getByTestId("job-status").first()).toHaveText("CANCELLED", { timeout: 60_000 });
   const stored = (await (await page.request.get(`/jobs/${jobId}`)).json()) as { output: string };
   await expect(page.getByTestId("job-output")).toHaveText(stored.output, { useInnerText: false });
 
   // One EventSource, reconnected by the browser itself (not the page's ?after= fallback), whose
   // ids run on from the cut without a repeat or a gap.
   expect(reconnects).toBeGreaterThanOrEqual(1);
-  const sources = await page.evaluate(() => (window as unknown as { __eventSources: { url: string; ids: string[] }[] }).__eventSources);
+  const sources = await readSources();
   expect(sources.map((source) => source.url.includes("after="))).toEqual([false]);
   const ids = sources[0].ids.map(Number);
   expect(ids.length).toBeGreaterThan(5);
