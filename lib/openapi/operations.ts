@@ -217,7 +217,11 @@ export const OPERATIONS: Operation[] = [
     auth: "tenant",
     bytes: [...UPLOAD_CONTENT_TYPES, "multipart/form-data"],
     responses: { 201: { description: "Stored", json: "Upload" } },
-    errors: { 413: "Over UPLOAD_MAX_BYTES, or past the tenant's UPLOAD_TENANT_QUOTA_BYTES", 415: "Not a video type or a multipart form", 422: "Not a video the MP4 probe can read" },
+    errors: {
+      413: "Over UPLOAD_MAX_BYTES (a multipart body: every byte of it, at most 64 KiB more), or past the tenant's UPLOAD_TENANT_QUOTA_BYTES, reserved as the bytes arrive",
+      415: "Not a video type or a multipart form",
+      422: "Not a video the MP4 probe can read (malformed, a box other than mdat over 16 MB, or no video track)",
+    },
   },
   {
     method: "get",
