@@ -142,6 +142,17 @@ export async function claimUpload(redis: Redis, tenantId: string, uploadId: stri
   return result === 1 ? "claimed" : result === -1 ? "taken" : "missing";
 }
 
+const RELEASE_UPLOAD = `
+if redis.call('HGET', KEYS[1], 'publication_id') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'publication_id', '')
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return 1`;
+
+/** Gives an upload back, unclaimed for a day again, when the publication that claimed it was never accepted. */
+export async function releaseUpload(redis: Redis, uploadId: string, publicationId: string): Promise<void> {
+  if (UPLOAD_ID.test(uploadId)) await redis.eval(RELEASE_UPLOAD, 1, uploadKeys.upload(uploadId), publicationId, UNCLAIMED_UPLOAD_TTL_S);
+}
+
 /** Frees an upload whose publication ended (or was never accepted): its file, its record, its share of the quota. */
 export async function discardUpload(redis: Redis, dataDir: string, uploadId: string): Promise<void> {
   const record = await readUpload(redis, uploadId);
