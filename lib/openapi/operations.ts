@@ -317,10 +317,11 @@ export const OPERATIONS: Operation[] = [
     path: "/v1/webhooks/{id}/deliveries/{delivery_id}/resend",
     tag: "Webhooks",
     summary: "Deliver an event again",
+    description: "Due at once. A delivery still being retried keeps its retry window; one delivered or given up gets a new one. Rate-limited per tenant like submissions.",
     auth: "tenant",
     params: { ...webhookId, delivery_id: "The delivery's id (msg_…)." },
     responses: { 202: { description: "Queued for delivery", json: "DeliveryResent" } },
-    errors: { 404: "Unknown webhook or delivery" },
+    errors: { 404: "Unknown webhook or delivery", 409: "The webhook is disabled, or the delivery is being attempted right now", 429: "Over RATE_LIMIT_PER_MINUTE resends a minute" },
   },
   {
     method: "post",

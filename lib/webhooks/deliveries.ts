@@ -16,13 +16,16 @@ export async function listDeliveryAttempts(redis: Redis, tenantId: string, webho
   return { data: raw.map((line) => JSON.parse(line) as AttemptRecord) };
 }
 
-// Makes the delivery due now with a fresh retry window, unless it is being attempted right now
-// (its score is a lease in the future and its state pending: that attempt's outcome decides).
+// Makes the delivery due now, unless it is being attempted right now (its score is a lease in the
+// future and its state pending: that attempt's outcome decides). Only a delivery that had ended
+// (delivered or given up) gets a fresh retry window: resending a pending one again and again must
+// not keep it alive for ever.
 const RESEND = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local score = redis.call('ZSCORE', KEYS[2], ARGV[1])
 if score and tonumber(redis.call('HGET', KEYS[1], 'claim') or '-1') == tonumber(score) then return 2 end
-redis.call('HSET', KEYS[1], 'state', 'pending', 'retry_from', ARGV[2])
+if redis.call('HGET', KEYS[1], 'state') ~= 'pending' then redis.call('HSET', KEYS[1], 'retry_from', ARGV[2]) end
+redis.call('HSET', KEYS[1], 'state', 'pending')
 redis.call('HDEL', KEYS[1], 'dropped')
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])

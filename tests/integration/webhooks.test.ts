@@ -71,6 +71,8 @@ beforeAll(async () => {
     WEBHOOK_RETRY_BASE_MS: "200",
     WEBHOOK_RETRY_MAX_MS: "1000",
     WEBHOOK_TIMEOUT_MS: "5000",
+    // Resends are limited like submissions; this file submits three jobs.
+    RATE_LIMIT_PER_MINUTE: "20",
   };
   Object.assign(process.env, env);
   redis = new Redis(env.REDIS_URL);
@@ -290,5 +292,26 @@ describe("the webhook routes", () => {
     const notAllowed = await expectProblem(await routes.webhooks.DELETE(), 405);
     expect(notAllowed.detail).toBe("This endpoint answers GET, HEAD, POST, OPTIONS.");
     expect((await deleteWebhook(mine.id)).status).toBe(204);
+  });
+});
+
+// Last: it spends the tenant's resends for a minute.
+describe("resending", () => {
+  it("is rate-limited like submissions: past a minute's allowance, 429 with Retry-After", async () => {
+    const receiver = await startReceiver([200]);
+    const webhook = await newWebhook(receiver.url, ["reel.published"]);
+    const [id] = await enqueueWebhookEvent(redis, { tenantId: "hookco", type: "reel.published", occurrence: `resend-limit-${Date.now()}`, at: new Date(), data: async () => ({ publication_id: "p" }) });
+    await attemptsOf(webhook.id, 1);
+    const statuses: number[] = [];
+    let retryAfter: string | null = null;
+    for (let i = 0; i < 30; i++) {
+      const response = await resend(webhook.id, id);
+      statuses.push(response.status);
+      if (response.status === 429) retryAfter = response.headers.get("retry-after");
+    }
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(10);
+    expect(statuses.every((s) => [202, 409, 429].includes(s))).toBe(true);
+    expect(Number(retryAfter)).toBeGreaterThan(0);
+    expect((await deleteWebhook(webhook.id)).status).toBe(204);
   });
 });

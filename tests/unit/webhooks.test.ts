@@ -9,6 +9,7 @@ import type { GraphClient } from "@/lib/reels/graph-client";
 import { runPublication } from "@/lib/reels/run-publication";
 import { submitPublication } from "@/lib/reels/submit-publication";
 import { nextAttemptAt } from "@/lib/webhooks/backoff";
+import { resendDelivery } from "@/lib/webhooks/deliveries";
 import { enqueueWebhookEvent } from "@/lib/webhooks/enqueue-event";
 import { WEBHOOK_EVENT_TYPES } from "@/lib/webhooks/events";
 import { webhookInputSchema } from "@/lib/webhooks/input";
@@ -94,6 +95,29 @@ describe("queuing an event", () => {
     // Nobody subscribed: the job is not even read.
     await enqueueWebhookEvent(redis(), { ...event, type: "job.cancelled" });
     expect(reads).toBe(2);
+  });
+});
+
+describe("resending a delivery", () => {
+  const redis = realRedisPerFile();
+  const input = { url: "https://hooks.example.com/x", events: ["job.completed" as const] };
+
+  it("makes a pending delivery due now without restarting its retry window; one that ended gets a fresh window", async () => {
+    const webhook = await createWebhook(redis(), "acme", input, 10, new Date("2026-01-01T00:00:00Z"));
+    const queued = new Date("2026-01-02T00:00:00Z");
+    const [id] = await enqueueWebhookEvent(redis(), { tenantId: "acme", type: "job.completed", occurrence: "job:resend", at: queued, data: async () => ({ job_id: "r" }) }, queued);
+    const later = queued.getTime() + 5 * 3_600_000;
+    for (let i = 1; i <= 3; i++) {
+      expect(await resendDelivery(redis(), "acme", webhook.id, id, later + i)).toEqual({ id, status: "pending" });
+      expect(await redis().hget(webhookKeys.delivery(id), "retry_from")).toBe(String(queued.getTime()));
+      expect(await redis().zscore(webhookKeys.due, id)).toBe(String(later + i));
+    }
+    // Given up at the end of its window: a resend starts a new one.
+    await redis().hset(webhookKeys.delivery(id), "state", "failed");
+    await redis().zrem(webhookKeys.due, id);
+    const dayLater = queued.getTime() + 25 * 3_600_000;
+    await resendDelivery(redis(), "acme", webhook.id, id, dayLater);
+    expect(await redis().hmget(webhookKeys.delivery(id), "state", "retry_from")).toEqual(["pending", String(dayLater)]);
   });
 });
 
