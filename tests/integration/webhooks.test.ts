@@ -196,19 +196,20 @@ describe("the queue's guarantees", () => {
     const future = Date.now() + 3_600_000;
     const [id] = await enqueueWebhookEvent(redis, { tenantId: "hookco", type: "reel.published", occurrence: "lease-test", at: new Date(), data: async () => ({ publication_id: "p1" }) }, new Date(future));
     expect(id).toMatch(/^msg_/);
+    const claim = { id, tenantId: "hookco" };
     const [first, second] = await Promise.all([claimDueDeliveries(redis, future, 10, 30_000), claimDueDeliveries(redis, future, 10, 30_000)]);
-    expect([first.ids.includes(id), second.ids.includes(id)].filter(Boolean)).toHaveLength(1);
-    expect((await claimDueDeliveries(redis, future + 29_999, 10, 30_000)).ids).not.toContain(id);
+    expect([first.claims, second.claims].filter((claims) => claims.some((c) => c.id === id))).toEqual([[claim]]);
+    expect((await claimDueDeliveries(redis, future + 29_999, 10, 30_000)).claims).not.toContainEqual(claim);
     // The first claimer died; after the lease another claims it and delivers.
     const again = await claimDueDeliveries(redis, future + 30_000, 10, 30_000);
-    expect(again.ids).toContain(id);
+    expect(again.claims).toContainEqual(claim);
     const dispatcher = new Agent();
     try {
-      expect(await attemptDelivery({ redis, dispatcher, timeoutMs: 5000, retry }, id, again.token)).toEqual({ outcome: "delivered", eventType: "reel.published" });
-      expect(await redis.zscore(webhookKeys.due, id)).toBeNull();
+      expect(await attemptDelivery({ redis, dispatcher, timeoutMs: 5000, retry }, claim, again.token)).toEqual({ outcome: "delivered", eventType: "reel.published" });
+      expect(await redis.zscore(webhookKeys.due("hookco"), id)).toBeNull();
       // The first claimer comes back late: its attempt is logged, but it moves nothing (the delivery stays delivered, unqueued).
-      await attemptDelivery({ redis, dispatcher, timeoutMs: 5000, retry }, id, first.ids.includes(id) ? first.token : second.token);
-      expect(await redis.zscore(webhookKeys.due, id)).toBeNull();
+      await attemptDelivery({ redis, dispatcher, timeoutMs: 5000, retry }, claim, first.claims.length > 0 ? first.token : second.token);
+      expect(await redis.zscore(webhookKeys.due("hookco"), id)).toBeNull();
     } finally {
       await dispatcher.close();
     }
@@ -225,10 +226,10 @@ describe("the queue's guarantees", () => {
     try {
       for (const occurrence of ["one", "two"]) {
         const [id] = await enqueueWebhookEvent(redis, { tenantId: "hookco", type: "reel.failed", occurrence, at: new Date(), data: async () => ({ publication_id: occurrence }) }, new Date(clock));
-        const { ids, token } = await claimDueDeliveries(redis, clock, 100, 30_000);
-        expect(ids).toContain(id);
+        const { claims, token } = await claimDueDeliveries(redis, clock, 100, 30_000);
+        expect(claims).toContainEqual({ id, tenantId: "hookco" });
         clock += retry.windowMs;
-        expect((await attemptDelivery(deps, id, token)).outcome).toBe("failed");
+        expect((await attemptDelivery(deps, { id, tenantId: "hookco" }, token)).outcome).toBe("failed");
       }
     } finally {
       await guarded.close();
