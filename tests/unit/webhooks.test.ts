@@ -157,14 +157,16 @@ describe("delivery fairness", () => {
     await enqueueWebhookEvent(redis(), event("calmco", "calm-1"));
 
     const dispatcher = new Agent();
-    const loop = startDeliveryLoop({ redis: redis(), dispatcher, log: () => {}, timeoutMs: 120_000, retry: { baseMs: 60_000, maxMs: 60_000, windowMs: 3_600_000 }, concurrency: 16 });
+    const loop = startDeliveryLoop({ redis: redis(), dispatcher, log: () => {}, timeoutMs: 50_000, retry: { baseMs: 60_000, maxMs: 60_000, windowMs: 3_600_000 }, concurrency: 16 });
     try {
       await waitFor(() => fine.seen() === 1, { what: "the calm tenant's delivery" });
       // The flood's attempts all hang: only its cap of them ever started, whatever the worker's free slots.
       expect(hanging.seen()).toBeLessThanOrEqual(TENANT_ATTEMPTS_IN_FLIGHT);
     } finally {
-      hanging.server.closeAllConnections();
+      // Stopping waits for the attempts under way: end the hanging ones, also any started meanwhile.
+      const ending = setInterval(() => hanging.server.closeAllConnections(), 50);
       await loop.stop();
+      clearInterval(ending);
       await dispatcher.close();
     }
   }, 60_000);
