@@ -4,12 +4,11 @@ import http from "node:http";
 import { ApiError, toProblem } from "./errors";
 import { checkReadiness, readinessResponse, type Readiness } from "./health";
 import type { Log } from "./log";
+import { fromThisMachine } from "./net/this-machine";
 import { getMetrics, METRICS_CONTENT_TYPE, observeBroker } from "./metrics";
 import { readConsumerLag } from "./system/read-system-status";
 import { withTimeout } from "./with-timeout";
 import type { WorkerContext } from "./worker-context";
-
-const isLoopback = (address: string) => address === "::1" || /^(::ffff:)?127\./.test(address);
 
 /**
  * Who may read /metrics: with METRICS_TOKEN, whoever sends it as a bearer token; without it, a
@@ -25,8 +24,7 @@ export function assertMetricsAccess(request: { authorization: string | null; pee
     if (a.length === b.length && timingSafeEqual(a, b)) return;
     throw new ApiError("unauthorized", "GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`.");
   }
-  const forwarded = request.forwardedFor?.split(",").map((a) => a.trim()) ?? [];
-  if (request.peer && isLoopback(request.peer) && forwarded.every(isLoopback)) return;
+  if (fromThisMachine(request.peer, request.forwardedFor)) return;
   throw new ApiError("forbidden", "GET /metrics answers this machine only; set METRICS_TOKEN to scrape it from elsewhere.");
 }
 

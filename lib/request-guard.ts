@@ -13,7 +13,10 @@ export const PEER_HEADER = "x-dispatch-peer";
  * socket, and Next answers some input with a bare 500 before any handler runs):
  * - stamps PEER_HEADER from the socket;
  * - answers a path with a malformed percent-encoding (`/jobs/%E0%A4%A`) with a 400 in the API's
- *   shape (Graph's under /graph): Next fails to decode it while routing and answers 500.
+ *   shape (Graph's under /graph): Next fails to decode it while routing and answers 500;
+ * - answers a malformed `Host` or `X-Forwarded-Host` (`a b`, `[`, a port past 65535) the same way:
+ *   every URL built from it throws, and as no credentials are needed to send one (DELETE
+ *   /api/session), each would log a stack trace.
  * Called once by instrumentation.ts in the web server's process.
  */
 export function guardRequests(): void {
@@ -26,8 +29,9 @@ export function guardRequests(): void {
       const [request, response] = args as [http.IncomingMessage, http.ServerResponse];
       request.headers[PEER_HEADER] = request.socket?.remoteAddress ?? "";
       const path = (request.url ?? "/").split("?")[0];
-      if (!decodes(path)) {
-        refuseMalformedPath(path, response);
+      const malformed = !decodes(path) ? "The path has a malformed percent-encoding" : !hostsParse(request.headers) ? "The Host header is malformed" : undefined;
+      if (malformed) {
+        refuseMalformed(path, malformed, response);
         return true;
       }
     }
@@ -45,11 +49,23 @@ function decodes(path: string): boolean {
   }
 }
 
-function refuseMalformedPath(path: string, response: http.ServerResponse): void {
+/** Whether Host and each X-Forwarded-Host entry is an authority a URL can be built on, and only that. */
+function hostsParse(headers: http.IncomingHttpHeaders): boolean {
+  const forwarded = typeof headers["x-forwarded-host"] === "string" ? headers["x-forwarded-host"].split(",").map((entry) => entry.trim()) : [];
+  return [headers.host, ...forwarded].every((host) => {
+    if (host === undefined) return true;
+    if (!/^[^\s/?#@\\]+$/.test(host)) return false;
+    try {
+      return new URL(`http://${host}`).host !== "";
+    } catch {
+      return false;
+    }
+  });
+}
+
+function refuseMalformed(path: string, what: string, response: http.ServerResponse): void {
   const graph = path.startsWith("/graph/");
-  const body = graph
-    ? new GraphError({ code: 100, message: "(#100) The path has a malformed percent-encoding" }).toBody()
-    : toProblem(new ApiError("bad-request", "The path has a malformed percent-encoding.")).problem;
+  const body = graph ? new GraphError({ code: 100, message: `(#100) ${what}` }).toBody() : toProblem(new ApiError("bad-request", `${what}.`)).problem;
   response.writeHead(400, {
     "content-type": graph ? "application/json; charset=UTF-8" : "application/problem+json",
     "cache-control": "no-store",

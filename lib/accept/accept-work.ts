@@ -18,8 +18,9 @@ import { sendBatched } from "./send-batched";
  *   of the event loop) and only then revealed: `submitting` cleared, the work added to its
  *   tenant's index. Until then no read or list shows it.
  * - If the broker does not acknowledge (or a step before it fails), the claim is taken back
- *   (record, companion keys, key) unless it was revealed meanwhile, and the caller gets 503 with
- *   Retry-After: nothing is handed out that is not on the log, and the same key works again.
+ *   (record, companion keys, key, and what `beforeProduce` took, through `releaseAlso`) unless it
+ *   was revealed meanwhile, and the caller gets 503 with Retry-After: nothing is handed out that
+ *   is not on the log, and the same key works again.
  * - The same key again, by the same tenant with the same fingerprint (what the client chose, not
  *   the defaults filled in), answers the existing work (200) and produces nothing. While the first
  *   request is still being accepted, it answers 409 "still being accepted; try again shortly":
@@ -62,6 +63,8 @@ export interface Submission {
   createdAtMs: number;
   /** Runs with the claim held, before the produce (a reel claims its upload): a throw takes the claim back and is the answer. */
   beforeProduce?: () => Promise<void>;
+  /** Undoes `beforeProduce` when the claim is taken back after it ran (a reel gives its upload back). */
+  releaseAlso?: () => Promise<void>;
   /** Queues more writes on the reveal's MULTI (a scheduled reel's entry in the schedule). */
   revealAlso?: (chain: ChainableCommander) => void;
 }
@@ -110,8 +113,9 @@ export async function acceptWork<View>(deps: AcceptDeps, kind: WorkKind<View>, w
   const [claimed, holder] = (await redis.eval(CLAIM, keys.length, ...keys, kind.ttlS, work.id, companions.length, ...companions, ...fields)) as [number, string];
   if (!claimed) return { created: false, existing: await existingWork(redis, kind, work, holder) };
 
-  // Redis away as well: the claim, never revealed, stays invisible until its keys expire.
-  const release = () => redis.eval(RELEASE, keys.length, ...keys, work.id).catch(() => {});
+  // Redis away as well: the claim, never revealed, stays invisible until its keys expire. Answers
+  // whether it was taken back (work a worker revealed meanwhile is on the log and stays).
+  const release = async () => (await redis.eval(RELEASE, keys.length, ...keys, work.id).catch(() => 0)) === 1;
   if (work.beforeProduce) {
     try {
       await work.beforeProduce();
@@ -123,7 +127,7 @@ export async function acceptWork<View>(deps: AcceptDeps, kind: WorkKind<View>, w
   try {
     await sendBatched(await deps.producer(), kind.topic, work.message);
   } catch {
-    await release();
+    if ((await release()) && work.releaseAlso) await work.releaseAlso();
     throw brokerUnavailable(kind.unreachable);
   }
   const reveal = revealWork(redis.multi(), kind, work.tenantId, work.id, work.createdAtMs, work.createdAtMs);

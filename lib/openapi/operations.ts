@@ -281,7 +281,11 @@ export const OPERATIONS: Operation[] = [
     auth: "tenant",
     bytes: [...UPLOAD_CONTENT_TYPES, "multipart/form-data"],
     responses: { 201: { description: "Stored", json: "Upload" } },
-    errors: { 413: "Over UPLOAD_MAX_BYTES, or past the tenant's UPLOAD_TENANT_QUOTA_BYTES", 415: "Not a video type or a multipart form", 422: "Not a video the MP4 probe can read" },
+    errors: {
+      413: "Over UPLOAD_MAX_BYTES (a multipart body: every byte of it, at most 64 KiB more), or past the tenant's UPLOAD_TENANT_QUOTA_BYTES, reserved as the bytes arrive",
+      415: "Not a video type or a multipart form",
+      422: "Not a video the MP4 probe can read (malformed, a box other than mdat over 16 MB, or no video track)",
+    },
   },
   {
     method: "get",
@@ -377,10 +381,11 @@ export const OPERATIONS: Operation[] = [
     path: "/v1/webhooks/{id}/deliveries/{delivery_id}/resend",
     tag: "Webhooks",
     summary: "Deliver an event again",
+    description: "Due at once. A delivery still being retried keeps its retry window; one delivered or given up gets a new one. Rate-limited per tenant like submissions.",
     auth: "tenant",
     params: { ...webhookId, delivery_id: "The delivery's id (msg_…)." },
     responses: { 202: { description: "Queued for delivery", json: "DeliveryResent" } },
-    errors: { 404: "Unknown webhook or delivery" },
+    errors: { 404: "Unknown webhook or delivery", 409: "The webhook is disabled, or the delivery is being attempted right now", 429: "Over RATE_LIMIT_PER_MINUTE resends a minute" },
   },
   {
     method: "post",

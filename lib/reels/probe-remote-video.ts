@@ -2,6 +2,7 @@ import { mkdir, unlink } from "node:fs/promises";
 import path from "node:path";
 import { randomUUID } from "node:crypto";
 import { fetch, type Dispatcher, type Response } from "undici";
+import { OWN_FETCHER_HEADER } from "../net/this-machine";
 import { probeVideo, probeVideoAt, VideoProbeError, type VideoProbe } from "./probe-video";
 import { assertFetchableUrl, downloadVideo, VideoFetchError } from "./sandbox/fetch-video";
 
@@ -52,7 +53,7 @@ export async function probeRemoteVideo(url: string, options: RemoteProbeOptions)
         redirect: "manual",
         signal,
         dispatcher: options.dispatcher,
-        headers: { range: `bytes=${start}-${end}`, "user-agent": "Dispatch preflight", accept: "video/mp4,video/quicktime,video/*;q=0.9,*/*;q=0.5" },
+        headers: { range: `bytes=${start}-${end}`, "user-agent": "Dispatch preflight", accept: "video/mp4,video/quicktime,video/*;q=0.9,*/*;q=0.5", [OWN_FETCHER_HEADER]: "preflight" },
       });
       if (!REDIRECTS.has(response.status)) return response;
       await response.body?.cancel().catch(() => {});

@@ -71,6 +71,12 @@ interface TopLevelBox {
 }
 
 const CHUNK = 1024 * 1024;
+/**
+ * mp4box holds a box in memory until it has all of it, so every top-level box it parses (all but
+ * mdat, whose payload it skips) is capped: a real reel's moov is a few MB, and a file that declares
+ * a larger one is refused before a byte of it is read.
+ */
+export const MAX_PARSED_BOX_BYTES = 16 * 1024 * 1024;
 const KNOWN_TOP_LEVEL = new Set(["ftyp", "moov", "mdat", "free", "skip", "wide", "pnot", "uuid", "moof", "mfra", "sidx", "styp", "meta", "pdin", "junk", "PICT"]);
 
 /** Probes a file path or the bytes of a whole file. Throws VideoProbeError when it is not a readable MP4/MOV. */
@@ -102,7 +108,7 @@ export async function probeVideoAt(size: number, readAt: ReadAt): Promise<VideoP
   if (moovIndex < 0) throw new VideoProbeError("the file has no moov box (incomplete upload, or not an MP4/MOV file)");
   const mdatIndex = types.indexOf("mdat");
 
-  const movie = await parseMovie(size, readAt);
+  const movie = await parseMovie(movieBytes, readAt);
   const majorBrand = await readMajorBrand(boxes, readAt);
   const compatibleBrands = [...new Set(movie.brands.filter((b) => b !== majorBrand))];
   const isMov = majorBrand === "qt  " || (majorBrand === null && types.includes("wide"));
@@ -147,6 +153,9 @@ async function scanTopLevelBoxes(size: number, readAt: ReadAt): Promise<TopLevel
       boxSize = size - position;
     }
     if (boxSize < 8) throw new VideoProbeError(`corrupt ${type} box at byte ${position}`);
+    if (type !== "mdat" && boxSize > MAX_PARSED_BOX_BYTES) {
+      throw new VideoProbeError(`its ${type} box is ${Math.ceil(boxSize / 1024 / 1024)} MB; at most ${MAX_PARSED_BOX_BYTES / 1024 / 1024} MB is read`);
+    }
     boxes.push({ type, start: position, size: boxSize });
     position += boxSize;
   }
@@ -161,7 +170,11 @@ async function readMajorBrand(boxes: TopLevelBox[], readAt: ReadAt): Promise<str
   return String.fromCharCode(...bytes);
 }
 
-/** Feeds mp4box the bytes it asks for; it skips over mdat on its own, so only headers and the moov are read. */
+/**
+ * Feeds mp4box the bytes it asks for, up to the end of the last top-level box; it skips over mdat
+ * on its own, so only headers and the moov are read. mp4box throws plain TypeErrors on some
+ * malformed boxes (a moov without mvhd): those are a file it cannot read, like its onError.
+ */
 async function parseMovie(size: number, readAt: ReadAt): Promise<Movie> {
   const file = createFile(false);
   let movie: Movie | undefined;
@@ -174,15 +187,24 @@ async function parseMovie(size: number, readAt: ReadAt): Promise<Movie> {
   };
   let position = 0;
   for (let reads = 0; !movie && !failure && position < size && reads < 10_000; reads++) {
-    const bytes = await readAt(position, CHUNK);
+    const bytes = await readAt(position, Math.min(CHUNK, size - position));
     if (bytes.byteLength === 0) break;
     const copy = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
-    const next = file.appendBuffer(MP4BoxBuffer.fromArrayBuffer(copy, position), position + bytes.byteLength >= size);
+    const next = parseStep(() => file.appendBuffer(MP4BoxBuffer.fromArrayBuffer(copy, position), position + bytes.byteLength >= size));
     position = next > position ? next : position + bytes.byteLength;
   }
-  file.flush();
+  parseStep(() => file.flush());
   if (!movie) throw new VideoProbeError(failure ? `the MP4/MOV structure is invalid: ${failure}` : "the moov box could not be parsed");
   return movie;
+}
+
+function parseStep<T>(step: () => T): T {
+  try {
+    return step();
+  } catch {
+    // Its message names mp4box's internals, not the file: the user needs to know only this.
+    throw new VideoProbeError("the MP4/MOV structure is invalid: a required box is missing or malformed");
+  }
 }
 
 function editListKind(tracks: Track[]): VideoProbe["editLists"] {

@@ -4,7 +4,7 @@ import { acceptWork, type WorkKind } from "../accept/accept-work";
 import { ApiError, validationError } from "../errors";
 import type { Redis } from "../redis";
 import { TOPICS } from "../topics";
-import { claimUpload } from "../uploads/upload-store";
+import { claimUpload, releaseUpload } from "../uploads/upload-store";
 import type { ConnectedAccounts } from "./connected-accounts";
 import { parsePublishAt, publicationRequestRecord, type PublicationInput } from "./publication-input";
 import type { PublicationEvent, PublicationView } from "./publication";
@@ -102,6 +102,8 @@ export async function submitPublication(
     message: publicationRequestRecord({ publication_id: id, tenant_id: tenantId, account_id: account.accountId }),
     createdAtMs: now.getTime(),
     beforeProduce: uploadId ? () => claimPublicationUpload(deps.redis, tenantId, uploadId, id) : undefined,
+    // A refused publication must not keep its upload: the retry its 503 invites claims it again.
+    releaseAlso: uploadId ? () => releaseUpload(deps.redis, uploadId, id) : undefined,
     revealAlso: publishAt ? (reveal) => void reveal.zadd(publicationKeys.scheduled, publishAt.getTime(), id) : undefined,
   });
   if (!accepted.created) return { created: false, publication: accepted.existing };

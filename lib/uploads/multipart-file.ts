@@ -14,7 +14,12 @@ export function multipartBoundary(contentType: string): string | undefined {
 
 const malformed = (detail: string) => new ApiError("validation", `The multipart body ${detail}.`);
 
-export async function* firstFilePart(body: ReadableStream<Uint8Array>, boundary: string): AsyncGenerator<Uint8Array> {
+/** The web-standard reader of a body, from the platform's streams or node:stream/web's. */
+interface ByteStream {
+  getReader(): { read(): Promise<{ done: boolean; value?: Uint8Array }>; cancel(reason?: unknown): Promise<void> };
+}
+
+export async function* firstFilePart(body: ByteStream, boundary: string): AsyncGenerator<Uint8Array> {
   const delimiter = Buffer.from(`\r\n--${boundary}`);
   const reader = body.getReader();
   // A leading CRLF lets the first boundary match like every later one.
@@ -22,7 +27,7 @@ export async function* firstFilePart(body: ReadableStream<Uint8Array>, boundary:
   let state: "seek" | "headers" | "file" = "seek";
   const pull = async (): Promise<boolean> => {
     const { done, value } = await reader.read();
-    if (done) return false;
+    if (done || !value) return false;
     buffer = Buffer.concat([buffer, value]);
     return true;
   };

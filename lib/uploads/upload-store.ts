@@ -22,8 +22,10 @@ const FILE_GRACE_MS = 10 * 60 * 1000;
 
 export const uploadKeys = {
   upload: (id: string) => `upload:${id}`,
-  /** hash upload id → bytes: what the tenant stores now. */
+  /** hash upload id → bytes: what the tenant stores now, and what its uploads being received have reserved. */
   tenant: (tenantId: string) => `tenant:uploads:${tenantId}`,
+  /** Exists while an upload being received holds its reservation in the tenant's hash. */
+  reservation: (id: string) => `upload-reservation:${id}`,
 };
 
 export const UPLOAD_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -61,34 +63,67 @@ export async function readUpload(redis: Redis, id: string): Promise<UploadRecord
   return parsed.success ? parsed.data : undefined;
 }
 
-// Sums the tenant's live uploads (forgetting expired ones), and records the new one if it fits the quota.
-const RECORD_UPLOAD = `
+/** While a body streams in, the bytes it may still write are reserved against the quota this long (renewed as it grows). */
+const RESERVATION_TTL_S = 10 * 60;
+
+// Sums the tenant's other live uploads and reservations (forgetting expired ones) into `used`.
+const SUM_OTHERS = `
 local used = 0
 local sizes = redis.call('HGETALL', KEYS[1])
 for i = 1, #sizes, 2 do
-  if redis.call('EXISTS', ARGV[4] .. sizes[i]) == 1 then used = used + tonumber(sizes[i + 1])
-  else redis.call('HDEL', KEYS[1], sizes[i]) end
+  if sizes[i] ~= ARGV[3] then
+    if redis.call('EXISTS', ARGV[4] .. sizes[i]) == 1 or redis.call('EXISTS', ARGV[5] .. sizes[i]) == 1 then used = used + tonumber(sizes[i + 1])
+    else redis.call('HDEL', KEYS[1], sizes[i]) end
+  end
 end
-if used + tonumber(ARGV[2]) > tonumber(ARGV[1]) then return {0, used} end
-redis.call('HSET', KEYS[2], unpack(ARGV, 6))
-redis.call('EXPIRE', KEYS[2], ARGV[5])
+if used + tonumber(ARGV[2]) > tonumber(ARGV[1]) then return {0, used} end`;
+
+// Sets the upload's share of the quota to ARGV[2] bytes while it is being received, if it fits.
+const RESERVE_UPLOAD = `${SUM_OTHERS}
+redis.call('SET', KEYS[2], '1', 'EX', ARGV[6])
 redis.call('HSET', KEYS[1], ARGV[3], ARGV[2])
 return {1, used}`;
 
-/** Records an upload within the tenant's quota; `{ recorded: false, used }` when it does not fit. */
+// Records the upload at its exact size in place of its reservation, if it fits the quota.
+const RECORD_UPLOAD = `${SUM_OTHERS}
+redis.call('DEL', KEYS[2])
+redis.call('HSET', KEYS[3], unpack(ARGV, 7))
+redis.call('EXPIRE', KEYS[3], ARGV[6])
+redis.call('HSET', KEYS[1], ARGV[3], ARGV[2])
+return {1, used}`;
+
+const quotaArgs = (tenantId: string, uploadId: string, quotaBytes: number, bytes: number, ttlSeconds: number) => [
+  uploadKeys.tenant(tenantId),
+  uploadKeys.reservation(uploadId),
+  quotaBytes,
+  bytes,
+  uploadId,
+  uploadKeys.upload(""),
+  uploadKeys.reservation(""),
+  ttlSeconds,
+];
+
+/**
+ * Holds `bytes` of the tenant's quota for an upload still streaming in, so parallel uploads can
+ * never put more than the quota on disk; `{ reserved: false, used }` when it does not fit.
+ */
+export async function reserveUploadBytes(redis: Redis, tenantId: string, uploadId: string, bytes: number, quotaBytes: number): Promise<{ reserved: boolean; used: number }> {
+  const [tenantKey, reservationKey, ...args] = quotaArgs(tenantId, uploadId, quotaBytes, bytes, RESERVATION_TTL_S);
+  const [reserved, used] = (await redis.eval(RESERVE_UPLOAD, 2, tenantKey, reservationKey, ...args)) as [number, number];
+  return { reserved: reserved === 1, used };
+}
+
+/** Gives back the reservation of an upload that was refused or failed. */
+export async function releaseUploadReservation(redis: Redis, tenantId: string, uploadId: string): Promise<void> {
+  const reservation = uploadKeys.reservation(uploadId);
+  await redis.eval(`if redis.call('DEL', KEYS[2]) == 1 then redis.call('HDEL', KEYS[1], ARGV[1]) end`, 2, uploadKeys.tenant(tenantId), reservation, uploadId);
+}
+
+/** Records an upload within the tenant's quota (replacing its reservation); `{ recorded: false, used }` when it does not fit. */
 export async function recordUpload(redis: Redis, record: Omit<UploadRecord, "publication_id">, quotaBytes: number): Promise<{ recorded: boolean; used: number }> {
-  const [recorded, used] = (await redis.eval(
-    RECORD_UPLOAD,
-    2,
-    uploadKeys.tenant(record.tenant_id),
-    uploadKeys.upload(record.upload_id),
-    quotaBytes,
-    record.size,
-    record.upload_id,
-    uploadKeys.upload(""),
-    UNCLAIMED_UPLOAD_TTL_S,
-    ...Object.entries(record).flatMap(([k, v]) => [k, String(v)]),
-  )) as [number, number];
+  const [tenantKey, reservationKey, ...args] = quotaArgs(record.tenant_id, record.upload_id, quotaBytes, record.size, UNCLAIMED_UPLOAD_TTL_S);
+  const fields = Object.entries(record).flatMap(([k, v]) => [k, String(v)]);
+  const [recorded, used] = (await redis.eval(RECORD_UPLOAD, 3, tenantKey, reservationKey, uploadKeys.upload(record.upload_id), ...args, ...fields)) as [number, number];
   return { recorded: recorded === 1, used };
 }
 
@@ -105,6 +140,17 @@ export async function claimUpload(redis: Redis, tenantId: string, uploadId: stri
   if (!UPLOAD_ID.test(uploadId)) return "missing";
   const result = await redis.eval(CLAIM_UPLOAD, 1, uploadKeys.upload(uploadId), tenantId, publicationId, CLAIMED_UPLOAD_TTL_S);
   return result === 1 ? "claimed" : result === -1 ? "taken" : "missing";
+}
+
+const RELEASE_UPLOAD = `
+if redis.call('HGET', KEYS[1], 'publication_id') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'publication_id', '')
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return 1`;
+
+/** Gives an upload back, unclaimed for a day again, when the publication that claimed it was never accepted. */
+export async function releaseUpload(redis: Redis, uploadId: string, publicationId: string): Promise<void> {
+  if (UPLOAD_ID.test(uploadId)) await redis.eval(RELEASE_UPLOAD, 1, uploadKeys.upload(uploadId), publicationId, UNCLAIMED_UPLOAD_TTL_S);
 }
 
 /** Frees an upload whose publication ended (or was never accepted): its file, its record, its share of the quota. */

@@ -1,7 +1,7 @@
 import type { Dispatcher } from "undici";
 import type { Redis } from "../redis";
 import { nextAttemptAt, type RetryPolicy } from "./backoff";
-import { DELIVERY_TTL_S, MAX_ATTEMPTS_KEPT, webhookKeys } from "./keys";
+import { DELIVERY_TTL_S, MAX_ATTEMPTS_KEPT, syncDueTenant, TENANT_ATTEMPTS_IN_FLIGHT, webhookKeys } from "./keys";
 import { sendWebhook } from "./send-webhook";
 import { parseWebhookRecord } from "./store";
 
@@ -26,32 +26,94 @@ export interface AttemptDeps {
   random?: () => number;
 }
 
-// Claims due deliveries: each one's score moves to the end of its lease, so no other worker takes
-// it while this attempt runs, and a worker that dies leaves it to be taken again when the lease
-// ends (at least once). The new score is the claim's token.
+// Claims due deliveries fairly: tenants with something due are taken in turn, one delivery each per
+// round (the one waiting longest first), each tenant only while it has fewer than ARGV[4] attempts
+// under way across the workers. A claimed delivery's score moves to the end of its lease, so no
+// other worker takes it while this attempt runs, and a worker that dies leaves it to be taken
+// again when the lease ends (at least once). The new score is the claim's token.
+// KEYS: dueTenants, legacyDue. ARGV: now, limit, token, per-tenant cap, due prefix, in-flight prefix, delivery prefix.
 const CLAIM = `
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
-for _, id in ipairs(ids) do redis.call('ZADD', KEYS[1], ARGV[3], id) end
-return ids`;
+local legacy = redis.call('ZRANGE', KEYS[2], 0, 99, 'WITHSCORES')
+for i = 1, #legacy, 2 do
+  local tenant = redis.call('HGET', ARGV[7] .. legacy[i], 'tenant_id')
+  if tenant then
+    redis.call('ZADD', ARGV[5] .. tenant, legacy[i + 1], legacy[i])
+    ${syncDueTenant("ARGV[5] .. tenant", "KEYS[1]", "tenant")}
+  end
+  redis.call('ZREM', KEYS[2], legacy[i])
+end
+local now, limit, cap = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[4])
+local tenants = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 1000)
+local open = {}
+for i, tenant in ipairs(tenants) do
+  redis.call('ZREMRANGEBYSCORE', ARGV[6] .. tenant, '-inf', now)
+  open[i] = cap - redis.call('ZCARD', ARGV[6] .. tenant)
+end
+local claims = {}
+local progress = true
+while progress and #claims < limit * 2 do
+  progress = false
+  for i, tenant in ipairs(tenants) do
+    if #claims >= limit * 2 then break end
+    if open[i] > 0 then
+      local head = redis.call('ZRANGEBYSCORE', ARGV[5] .. tenant, '-inf', now, 'LIMIT', 0, 1)[1]
+      if head then
+        redis.call('ZADD', ARGV[5] .. tenant, ARGV[3], head)
+        redis.call('ZADD', ARGV[6] .. tenant, ARGV[3], head)
+        claims[#claims + 1] = head
+        claims[#claims + 1] = tenant
+        open[i] = open[i] - 1
+        progress = true
+      end
+    end
+  end
+end
+for _, tenant in ipairs(tenants) do
+  ${syncDueTenant("ARGV[5] .. tenant", "KEYS[1]", "tenant")}
+end
+return claims`;
 
-export async function claimDueDeliveries(redis: Redis, now: number, limit: number, leaseMs: number): Promise<{ ids: string[]; token: number }> {
+/** A delivery claimed for one attempt, and the tenant whose queue it is in. */
+export interface DeliveryClaim {
+  id: string;
+  tenantId: string;
+}
+
+export async function claimDueDeliveries(redis: Redis, now: number, limit: number, leaseMs: number, perTenant = TENANT_ATTEMPTS_IN_FLIGHT): Promise<{ claims: DeliveryClaim[]; token: number }> {
   const token = now + leaseMs;
-  const ids = (await redis.eval(CLAIM, 1, webhookKeys.due, now, limit, token)) as string[];
-  return { ids, token };
+  const flat = (await redis.eval(
+    CLAIM,
+    2,
+    webhookKeys.dueTenants,
+    webhookKeys.legacyDue,
+    now,
+    limit,
+    token,
+    perTenant,
+    webhookKeys.due(""),
+    webhookKeys.inFlight(""),
+    webhookKeys.delivery(""),
+  )) as string[];
+  const claims: DeliveryClaim[] = [];
+  for (let i = 0; i < flat.length; i += 2) claims.push({ id: flat[i] ?? "", tenantId: flat[i + 1] ?? "" });
+  return { claims, token };
 }
 
 // Records an attempt. The log always gets it; the delivery's state moves only while this claim
 // still holds it (a claim whose lease ran out may have been taken by another worker).
-// ARGV: id, token, attempt, record, state, next (ms or ''), now (ms), ttl, max kept, window ms, reason
+// KEYS: the tenant's due set, the delivery, the attempt log, the webhook, dueTenants, the tenant's in-flight set.
+// ARGV: id, token, attempt, record, state, next (ms or ''), now (ms), ttl, max kept, window ms, reason, disabled at, tenant
 const RECORD = `
 redis.call('LPUSH', KEYS[3], ARGV[4])
 redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[9]) - 1)
 redis.call('EXPIRE', KEYS[3], ARGV[8])
+if tonumber(redis.call('ZSCORE', KEYS[6], ARGV[1])) == tonumber(ARGV[2]) then redis.call('ZREM', KEYS[6], ARGV[1]) end
 if tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1])) ~= tonumber(ARGV[2]) then return 0 end
 redis.call('HSET', KEYS[2], 'attempts', ARGV[3], 'state', ARGV[5], 'last_attempt_at', ARGV[7])
 redis.call('HDEL', KEYS[2], 'claim')
 redis.call('EXPIRE', KEYS[2], ARGV[8])
 if ARGV[6] ~= '' then redis.call('ZADD', KEYS[1], ARGV[6], ARGV[1]) else redis.call('ZREM', KEYS[1], ARGV[1]) end
+${syncDueTenant("KEYS[1]", "KEYS[5]", "ARGV[13]")}
 if redis.call('EXISTS', KEYS[4]) == 0 then return 1 end
 if ARGV[5] == 'delivered' then
   redis.call('HDEL', KEYS[4], 'failing_since')
@@ -64,23 +126,28 @@ end
 return 1`;
 
 // Drops a claimed delivery that will not be attempted (its webhook is gone or disabled).
+// KEYS: the tenant's due set, the delivery, dueTenants, the tenant's in-flight set. ARGV: id, token, reason, tenant.
 const DROP = `
+if tonumber(redis.call('ZSCORE', KEYS[4], ARGV[1])) == tonumber(ARGV[2]) then redis.call('ZREM', KEYS[4], ARGV[1]) end
 if tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1])) ~= tonumber(ARGV[2]) then return 0 end
 redis.call('ZREM', KEYS[1], ARGV[1])
+${syncDueTenant("KEYS[1]", "KEYS[3]", "ARGV[4]")}
 if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('HSET', KEYS[2], 'state', 'failed', 'dropped', ARGV[3]) end
 return 1`;
 
 export type AttemptOutcome = "delivered" | "retrying" | "failed" | "dropped";
 
 /** Runs one claimed delivery's next attempt and records it; says how it went, for metrics. */
-export async function attemptDelivery(deps: AttemptDeps, deliveryId: string, token: number): Promise<{ outcome: AttemptOutcome; eventType: string }> {
+export async function attemptDelivery(deps: AttemptDeps, claim: DeliveryClaim, token: number): Promise<{ outcome: AttemptOutcome; eventType: string }> {
   const { redis } = deps;
+  const { id: deliveryId, tenantId } = claim;
+  const due = webhookKeys.due(tenantId);
   const now = deps.now ?? Date.now;
   const delivery = await redis.hgetall(webhookKeys.delivery(deliveryId));
   const webhook = delivery.webhook_id ? parseWebhookRecord(await redis.hgetall(webhookKeys.webhook(delivery.webhook_id))) : undefined;
   if (!delivery.id || !webhook || webhook.tenant_id !== delivery.tenant_id || webhook.disabled_at) {
     const why = !delivery.id ? "expired" : !webhook ? "webhook deleted" : "webhook disabled";
-    await redis.eval(DROP, 2, webhookKeys.due, webhookKeys.delivery(deliveryId), deliveryId, String(token), why);
+    await redis.eval(DROP, 4, due, webhookKeys.delivery(deliveryId), webhookKeys.dueTenants, webhookKeys.inFlight(tenantId), deliveryId, String(token), why, tenantId);
     return { outcome: "dropped", eventType: delivery.event_type ?? "unknown" };
   }
   const attempt = Number(delivery.attempts || 0) + 1;
@@ -105,11 +172,13 @@ export async function attemptDelivery(deps: AttemptDeps, deliveryId: string, tok
   const reason = `Every attempt failed for ${hours} h; the last: ${result.error ?? "no answer"}. Fix the endpoint, then create the webhook again.`;
   await redis.eval(
     RECORD,
-    4,
-    webhookKeys.due,
+    6,
+    due,
     webhookKeys.delivery(deliveryId),
     webhookKeys.attempts(webhook.id),
     webhookKeys.webhook(webhook.id),
+    webhookKeys.dueTenants,
+    webhookKeys.inFlight(tenantId),
     deliveryId,
     String(token),
     attempt,
@@ -122,6 +191,7 @@ export async function attemptDelivery(deps: AttemptDeps, deliveryId: string, tok
     deps.retry.windowMs,
     reason,
     new Date(finished).toISOString(),
+    tenantId,
   );
   return { outcome: state === "pending" ? "retrying" : state, eventType: delivery.event_type };
 }

@@ -2,7 +2,7 @@ import type { Dispatcher } from "undici";
 import type { Log } from "../log";
 import type { Redis } from "../redis";
 import { abortableSleep } from "../sleep";
-import { attemptDelivery, claimDueDeliveries, type AttemptOutcome } from "./attempt-delivery";
+import { attemptDelivery, claimDueDeliveries, type AttemptOutcome, type DeliveryClaim } from "./attempt-delivery";
 import type { RetryPolicy } from "./backoff";
 import { recordWebhookDelivery } from "../metrics";
 
@@ -14,6 +14,8 @@ export interface DeliveryLoopOptions {
   retry: RetryPolicy;
   /** Attempts this worker runs at once. */
   concurrency?: number;
+  /** Attempts one tenant may have under way at once, across the workers. */
+  tenantConcurrency?: number;
   /** How often it looks for due deliveries when none were waiting. */
   pollMs?: number;
   /** Told how each attempt went (a metrics hook). */
@@ -26,8 +28,8 @@ export interface DeliveryLoop {
 }
 
 /**
- * Delivers due webhook deliveries from the Redis queue (webhooks:due) until stopped. Any number of
- * workers may run it: a claim leases a delivery for longer than an attempt can take, so two workers
+ * Delivers due webhook deliveries from the Redis queues (one per tenant, tenants taken in turn)
+ * until stopped. Any number of workers may run it: a claim leases a delivery for longer than an attempt can take, so two workers
  * never run the same attempt at once, and a dead worker's claims come due again (at least once).
  */
 export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
@@ -38,13 +40,13 @@ export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
   const running = new Set<Promise<void>>();
   let wake: (() => void) | undefined;
 
-  const run = (id: string, token: number) => {
-    const attempt = attemptDelivery(options, id, token)
+  const run = (claim: DeliveryClaim, token: number) => {
+    const attempt = attemptDelivery(options, claim, token)
       .then((attempt) => {
         recordWebhookDelivery(attempt.eventType, attempt.outcome);
         options.onAttempt?.(attempt);
       })
-      .catch((error) => options.log("error", "webhook attempt could not be recorded; it is tried again when its lease ends", { delivery_id: id, error: String(error) }))
+      .catch((error) => options.log("error", "webhook attempt could not be recorded; it is tried again when its lease ends", { delivery_id: claim.id, error: String(error) }))
       .finally(() => {
         running.delete(attempt);
         wake?.();
@@ -58,9 +60,9 @@ export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
       let claimed = 0;
       if (free > 0) {
         try {
-          const { ids, token } = await claimDueDeliveries(options.redis, Date.now(), free, leaseMs);
-          for (const id of ids) run(id, token);
-          claimed = ids.length;
+          const { claims, token } = await claimDueDeliveries(options.redis, Date.now(), free, leaseMs, options.tenantConcurrency);
+          for (const claim of claims) run(claim, token);
+          claimed = claims.length;
         } catch (error) {
           options.log("warn", "could not read due webhook deliveries", { error: String(error) });
         }

@@ -74,3 +74,19 @@ test.describe("a file that is not a video", () => {
     await expect(page.getByTestId("upload-status")).toHaveText("Upload of notes.mp4 failed");
   });
 });
+
+test("takes a FormData the browser encodes itself, with its mixed-case ----WebKitFormBoundary…", async ({ page }) => {
+  await page.goto("/dashboard/reels");
+  const sent = page.waitForRequest((request) => request.url().endsWith("/api/uploads") && request.method() === "POST");
+  const answer = await page.evaluate(async () => {
+    const video = await (await fetch("/samples/reel-valid.mp4")).blob();
+    const form = new FormData();
+    form.set("note", "a text field before the file");
+    form.set("file", new File([video], "reel.mp4", { type: "video/mp4" }));
+    const response = await fetch("/api/uploads", { method: "POST", body: form });
+    return { status: response.status, body: (await response.json()) as { upload_id?: string; size?: number; detail?: string } };
+  });
+  expect((await sent).headers()["content-type"]).toMatch(/^multipart\/form-data; boundary=----WebKitFormBoundary[0-9A-Za-z]+$/);
+  expect(answer.status, answer.body.detail).toBe(201);
+  expect(answer.body).toEqual({ upload_id: expect.stringMatching(/^[0-9a-f-]{36}$/), size: expect.any(Number) });
+});

@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import http from "node:http";
 import path from "node:path";
 import Redis from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -6,6 +7,8 @@ import { jobKeys } from "@/lib/jobs/keys";
 import { publicationKeys } from "@/lib/reels/publication-record";
 import { BUILD_CANARY_SECRETS, CANARY_MARKER } from "../../scripts/lib/build";
 import { ROOT, waitFor } from "../helpers";
+import { findUncaught } from "../../scripts/lib/uncaught";
+import { moovWithoutMvhd, moovWithoutTracks } from "../mp4-boxes";
 import { startTestStack, submitJob, type TestStack } from "./stack";
 
 /**
@@ -128,6 +131,70 @@ describe("abuse", () => {
     expect(health.status).toBe(200);
   });
 
+  it("fuzzes /api/uploads (raw, multipart, chunked, malformed MP4s) and the Host header: no 5xx, no error or uncaught exception logged", async () => {
+    const random = prng(20261125);
+    const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)];
+    const logFrom = stack.logs().length;
+    const valid = readFileSync(path.join(ROOT, "public/samples/reel-valid.mp4"));
+    const hugeMoov = Buffer.concat([moovWithoutMvhd.subarray(0, 32), Buffer.from([0x0f, 0xa0, 0x00, 0x00]), Buffer.from("moov"), Buffer.alloc(4096)]);
+    const videos: Buffer[] = [valid, valid.subarray(0, 2000), valid.subarray(0, Math.floor(valid.length / 2)), moovWithoutMvhd, moovWithoutTracks(), hugeMoov, Buffer.alloc(0), Buffer.from("<html>not a video</html>"), Buffer.from(Array.from({ length: 3000 }, () => Math.floor(random() * 256)))];
+    const boundary = () => pick(["----WebKitFormBoundaryAbCdEfGh12345678", "x", "----formdata-undici-012345", "Quoted Boundary", "a".repeat(70)]);
+    const multipart = (b: string, file: Buffer) => {
+      const field = pick(["", `--${b}\r\nContent-Disposition: form-data; name="note"\r\n\r\n${"n".repeat(Math.floor(random() * 100_000))}\r\n`]);
+      const part = pick([`--${b}\r\nContent-Disposition: form-data; name="file"; filename="reel.mp4"\r\nContent-Type: video/mp4\r\n\r\n`, `--${b}\r\nContent-Disposition: form-data; name="file"\r\n\r\n`, `--${b}\r\n${"X-Long: y\r\n".repeat(2000)}\r\n`]);
+      return Buffer.concat([Buffer.from(field + part), file, Buffer.from(pick([`\r\n--${b}--\r\n`, "", `\r\n--${b}`]))]);
+    };
+    /** Sent as is, or chunked (no Content-Length) in pieces of random sizes. */
+    const body = (bytes: Buffer): BodyInit => {
+      if (random() < 0.5) return new Uint8Array(bytes);
+      const pieces: Uint8Array[] = [];
+      for (let at = 0; at < bytes.length; ) pieces.push(bytes.subarray(at, (at += 1 + Math.floor(random() * 65_536))));
+      return new ReadableStream<Uint8Array>({ pull: (c) => void (pieces.length ? c.enqueue(pieces.shift()) : c.close()) });
+    };
+    const upload = (): { headers: Record<string, string>; body: BodyInit } => {
+      const file = pick(videos);
+      if (random() < 0.5) return { headers: { "content-type": pick(["video/mp4", "video/quicktime", "VIDEO/MP4", "text/plain", "video/mp4; codecs=avc1", ""]) }, body: body(file) };
+      const b = boundary();
+      const type = pick([`multipart/form-data; boundary=${b}`, `multipart/form-data; boundary="${b}"`, "multipart/form-data", `Multipart/Form-Data; BOUNDARY=${b}`]);
+      return { headers: { "content-type": type }, body: body(multipart(b, file)) };
+    };
+    const bad: string[] = [];
+    const statuses = new Map<number, number>();
+    let sent = 0;
+    const N = 300;
+    const worker = async () => {
+      while (sent < N) {
+        sent++;
+        const c = upload();
+        const headers = Object.fromEntries(Object.entries({ authorization: `Bearer ${stack.keys.acme}`, ...c.headers }).filter(([, v]) => v !== ""));
+        const response = await fetch(`${stack.url}/api/uploads`, { method: "POST", headers, body: c.body, duplex: "half" } as RequestInit).catch((error: unknown) => error as Error);
+        if (response instanceof Error) {
+          bad.push(`upload ${JSON.stringify(c.headers)}: ${String(response)}`);
+          continue;
+        }
+        statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+        const text = await response.text();
+        if (response.status >= 500 || (response.status >= 400 && response.headers.get("content-type") !== "application/problem+json")) bad.push(`upload ${JSON.stringify(c.headers)} → ${response.status} ${text.slice(0, 160)}`);
+      }
+    };
+    await Promise.all(Array.from({ length: 4 }, worker));
+
+    const hosts = ["a b", "[", "example.com:99999", "evil.example/path", "user@host", "%zz", "", "\u00e9xample.com", "[::1", "127.0.0.1:0", "h".repeat(300)];
+    for (const host of hosts) {
+      for (const [method, pathname] of [["DELETE", "/api/session"], ["GET", "/api/health"], ["POST", "/api/uploads"], ["GET", "/graph/v21.0/me"], ["GET", "/sign-in"]]) {
+        const answer = await rawRequest(method, pathname, { host, "x-forwarded-host": pick([host, "ok.example", "a b, ok.example"]) });
+        statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+        if (answer.status >= 500 || answer.status === 0) bad.push(`${method} ${pathname} with Host ${JSON.stringify(host)} → ${answer.status} ${answer.body.slice(0, 160)}`);
+      }
+    }
+    expect(bad.slice(0, 10)).toEqual([]);
+    expect(statuses.get(201) ?? 0).toBeGreaterThan(0);
+    const log = stack.logs().slice(logFrom);
+    expect(findUncaught(log)).toEqual([]);
+    expect(log.split("\n").filter((line) => /"level":"error"|"level":50/.test(line)).slice(0, 3)).toEqual([]);
+    expect((await fetch(`${stack.url}/api/health`)).status).toBe(200);
+  });
+
   it("keeps tenants apart: 404 for another tenant's things, 403 for submitting as them, their accounts unusable", async () => {
     const job = await (await submitJob(stack, "acme", { prompt: "acme's secret prompt", max_tokens: 3 })).json();
     const reelResponse = await stack.fetchAs("acme", "/api/reels", { method: "POST", body: JSON.stringify({ account_id: "17841400000000101", video_url: `${stack.url}/samples/reel-valid.mp4` }) });
@@ -196,3 +263,17 @@ describe("abuse", () => {
     expect(leaks).toEqual([]);
   });
 });
+
+/** A request with a Host fetch() would not send (or would fix); status 0 when the connection failed. */
+function rawRequest(method: string, pathname: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve) => {
+    const request = http.request(`${stack.url}${pathname}`, { method, headers, setHost: false }, (response) => {
+      let body = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => (body += chunk));
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+    });
+    request.on("error", (error) => resolve({ status: 0, body: String(error) }));
+    request.end();
+  });
+}

@@ -261,6 +261,9 @@ describe("the sandbox's control surface", () => {
     expect(withToken.status).toBe(201);
     issuedTokens.push(((await withToken.json()) as { access_token: string }).access_token);
     await expectProblem(await control("POST", "accounts", {}, { "x-forwarded-for": "203.0.113.9", authorization: "Bearer wrong-token-0123456789" }), 403);
+    // Read as /metrics reads it: one remote entry anywhere means a proxy forwarded a remote client.
+    await expectProblem(await control("POST", "accounts", {}, { "x-forwarded-for": "203.0.113.9, 127.0.0.1" }), 403);
+    expect((await control("POST", "accounts", {}, { "x-forwarded-for": "127.0.0.1, ::1" })).status).toBe(201);
 
     const { account_id } = await newSandboxAccount();
     await expectProblem(await control("POST", `accounts/${account_id}/token`, { state: "sleepy" }), 422);
@@ -268,6 +271,23 @@ describe("the sandbox's control surface", () => {
     await expectProblem(await control("GET", `accounts/${account_id}/quota`), 405);
     await expectProblem(await control("POST", "accounts/999999999/token", { state: "valid" }), 404);
     await expectProblem(await control("POST", "nothing-here", {}), 404);
+  });
+});
+
+describe("the sandbox's control surface and its own fetcher", () => {
+  it("refuses the fetcher whatever the path, so a tenant's video_url learns nothing from it", async () => {
+    const { account_id, access_token } = await newSandboxAccount();
+    const statuses: string[] = [];
+    for (const target of [`accounts/${account_id}/token`, "accounts/999999999/token", "accounts"]) {
+      const form = new URLSearchParams({ media_type: "REELS", video_url: `${origin(graphServer)}/graph/_sandbox/${target}`, access_token });
+      const { id } = (await (await fetch(`${origin(graphServer)}/graph/v21.0/${account_id}/media`, { method: "POST", body: form })).json()) as { id: string };
+      const url = `${origin(graphServer)}/graph/v21.0/${id}?fields=status_code,status&access_token=${access_token}`;
+      statuses.push(await waitFor(async () => {
+        const read = (await (await fetch(url)).json()) as { status_code: string; status: string };
+        return read.status_code === "IN_PROGRESS" ? undefined : read.status;
+      }, { what: `the container fetching ${target} to settle` }));
+    }
+    expect(statuses).toEqual(Array(3).fill("Error: the video could not be downloaded: the server answered HTTP 403 (2207052)"));
   });
 });
 

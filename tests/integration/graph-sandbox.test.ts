@@ -14,6 +14,7 @@ import { createRedis, type Redis } from "@/lib/redis";
 import { resolverLookup } from "@/lib/net/public-agent";
 import { keys as sandboxKeys } from "@/lib/reels/sandbox/store";
 import { handleGraphRequest, resumeSandboxProcessing, settleSandboxProcessing, sweepVideoFiles, type SandboxDeps, type SandboxLimits } from "@/lib/reels/sandbox";
+import { moovWithoutMvhd } from "../mp4-boxes";
 
 /**
  * The Graph sandbox called with real Requests, against the real Redis, fetching the committed
@@ -75,6 +76,7 @@ function startFileServer(): Promise<Server> {
         .pipe(res, { end: false });
     }
     if (kind === "status") return res.writeHead(Number(arg)).end("nope");
+    if (kind === "moov-without-mvhd") return res.writeHead(200, { "content-type": "video/mp4" }).end(moovWithoutMvhd);
     if (kind === "html") return res.writeHead(200, { "content-type": "text/html" }).end("<html>log in first</html>");
     if (kind === "redirect-chain") {
       const left = Number(arg);
@@ -277,6 +279,15 @@ describe("processing errors", () => {
     expect(codec).toMatchObject({ status_code: "ERROR", status: expect.stringMatching(/video codec is mp4v.*\(2207026\)$/) });
     const notVideo = await s.settled(await s.create(sampleUrl("README.md")));
     expect(notVideo).toMatchObject({ status_code: "ERROR", status: "Error: unsupported video format: not an MP4 or MOV file (2207026)" });
+  });
+
+  it("refuses a malformed MP4 (a moov without mvhd) with 352/2207026, not the -1/2207001 a worker retries", async () => {
+    const s = sandbox();
+    const status = await s.settled(await s.create(`${filesOrigin}/moov-without-mvhd`));
+    expect(status).toMatchObject({
+      status_code: "ERROR",
+      status: "Error: unsupported video format: the MP4/MOV structure is invalid: a required box is missing or malformed (2207026)",
+    });
   });
 
   it.each([

@@ -17,8 +17,9 @@ import { handleGraphRequest, settleSandboxProcessing, type SandboxDeps } from "@
 import { UPLOAD_SUCCESS } from "@/lib/reels/sandbox/upload-container";
 import { ENDED_UPLOAD_TTL_S, readUpload, uploadKeys, uploadsDir } from "@/lib/uploads/upload-store";
 import type { RunningConsumer } from "@/lib/worker-context";
-import { expectProblem, inProcessWorker, ROOT, waitFor } from "../helpers";
+import { chunkedBody, expectProblem, inProcessWorker, ROOT, waitFor } from "../helpers";
 import { largeReel } from "../large-reel";
+import { moovWithoutMvhd, moovWithoutTracks } from "../mp4-boxes";
 
 /**
  * Local files and the preflight, on the real stack: the upload route, the real Redis and broker,
@@ -32,6 +33,7 @@ const FIXTURES = path.join(ROOT, "tests/fixtures");
 const DATA_DIR = path.join(ROOT, ".test-data/uploads");
 const ACME_KEY = "acme-uploads-key-0123456789abcdef";
 const QUOTA_KEY = "quota-uploads-key-0123456789abcdef";
+const BURST_KEY = "burst-uploads-key-0123456789abcdef";
 const UPLOAD_MAX_BYTES = 400_000;
 const UPLOAD_TENANT_QUOTA_BYTES = 1_000_000;
 const ACCOUNTS = ["upload", "multipart", "short", "warn", "plain", "large", "quota"] as const;
@@ -78,7 +80,7 @@ beforeAll(async () => {
     REDIS_URL: inject("redisUrl"),
     KAFKA_BROKERS: inject("kafkaBrokers"),
     KAFKA_EMBEDDED: "true",
-    API_KEYS: `acme:${ACME_KEY},quota:${QUOTA_KEY}`,
+    API_KEYS: `acme:${ACME_KEY},quota:${QUOTA_KEY},burst:${BURST_KEY}`,
     REEL_ACCOUNTS: ACCOUNTS.map((name) => `${name === "quota" ? "quota" : "acme"}:${account[name]}:${token(account[name])}`).join(","),
     GRAPH_URL: `${origin(graphServer)}/graph`,
     REEL_POLL_INTERVAL_MS: "50",
@@ -266,6 +268,103 @@ describe("POST /api/uploads", () => {
     await uploadFile(file, QUOTA_KEY);
   });
 });
+
+/** A multipart body as a browser writes it: its boundary in mixed case, a text field, then the file. */
+function browserForm(boundary: string, file: Uint8Array, field = "a caption"): Buffer {
+  return Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="note"\r\n\r\n${field}\r\n`),
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="reel.mp4"\r\nContent-Type: video/mp4\r\n\r\n`),
+    file,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+}
+
+/** A chunked body (no Content-Length) of the given pieces; each piece after the first waits for `gate`. */
+function streamOf(pieces: Uint8Array[], gate: Promise<void> = Promise.resolve()): ReadableStream<Uint8Array> {
+  let next = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (next > 0) await gate;
+      const piece = pieces[next++];
+      if (piece) controller.enqueue(piece);
+      else controller.close();
+    },
+  });
+}
+
+describe("POST /api/uploads under abuse", () => {
+  it("reads a browser's mixed-case multipart boundary as sent (Chromium's ----WebKitFormBoundary…)", async () => {
+    const bytes = readFileSync(path.join(SAMPLES, "reel-valid.mp4"));
+    const boundary = "----WebKitFormBoundaryAbCdEfGhIjKlMnOp";
+    const response = await upload(new Uint8Array(browserForm(boundary, bytes)), `multipart/form-data; boundary=${boundary}`);
+    expect(response.status).toBe(201);
+    const record = await readUpload(redis, ((await response.json()) as { upload_id: string }).upload_id);
+    expect(sha256(readFileSync(path.join(uploadsDir(DATA_DIR), record?.file ?? "")))).toBe(sha256(bytes));
+  });
+
+  it("counts every byte of a chunked multipart body: no file part past the limit, or a huge field before a small video, is a 413", async () => {
+    const boundary = "----WebKitFormBoundaryZyXw";
+    const noFile = chunkedBody(UPLOAD_MAX_BYTES * 20);
+    const type = `multipart/form-data; boundary=${boundary}`;
+    await expectProblem(await upload(after(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="note"\r\n\r\n`), noFile.body), type), 413);
+    expect(noFile.pulled()).toBeLessThan(UPLOAD_MAX_BYTES * 2);
+
+    const video = readFileSync(path.join(SAMPLES, "reel-valid.mp4"));
+    const bigField = browserForm(boundary, video, "x".repeat(UPLOAD_MAX_BYTES * 2));
+    const before = await filesOf("acme");
+    await expectProblem(await upload(streamOf([bigField.subarray(0, 1000), bigField.subarray(1000)]), type), 413);
+    expect(await filesOf("acme")).toEqual(before);
+  });
+
+  it("refuses a malformed MP4 (a moov without mvhd) and a movie with no video track as 422s, keeping nothing", async () => {
+    const before = await filesOf("burst");
+    const malformed = await expectProblem(await upload(new Uint8Array(moovWithoutMvhd), "video/mp4", BURST_KEY), 422);
+    expect(malformed.detail).toBe("The file is not an MP4 or MOV video: the MP4/MOV structure is invalid: a required box is missing or malformed.");
+    const noVideo = await expectProblem(await upload(new Uint8Array(moovWithoutTracks()), "video/mp4", BURST_KEY), 422);
+    expect(noVideo.detail).toBe("The file has no video track: a reel needs one.");
+    expect(await filesOf("burst")).toEqual(before);
+    expect(await redis.hlen(uploadKeys.tenant("burst"))).toBe(0);
+  });
+
+  it("reserves the quota while bodies stream in: parallel uploads past it are refused before they finish, and never fill the disk past it", async () => {
+    const bytes = readFileSync(path.join(SAMPLES, "reel-valid.mp4"));
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const answers = Array.from({ length: 8 }, () => upload(streamOf([bytes.subarray(0, 100_000), bytes.subarray(100_000)], gate), "video/mp4", BURST_KEY));
+    const settledAnswers = answers.map((answer) => answer.then((response) => response.status));
+    const statuses: (number | undefined)[] = [];
+    settledAnswers.forEach((status, i) => void status.then((s) => (statuses[i] = s)));
+    // While every body is held mid-way, those the quota cannot take are already answered.
+    await waitFor(() => statuses.filter((s) => s === 413).length >= 4, { what: "the uploads past the quota to be refused mid-stream" });
+    expect(statuses.filter((s) => s !== undefined && s !== 413)).toEqual([]);
+    open();
+    const final = await Promise.all(settledAnswers);
+    expect(final.filter((s) => s === 201).length).toBeGreaterThanOrEqual(2);
+    expect(final.every((s) => s === 201 || s === 413)).toBe(true);
+    const stored = Object.values(await redis.hgetall(uploadKeys.tenant("burst"))).reduce((sum, size) => sum + Number(size), 0);
+    expect(stored).toBe(final.filter((s) => s === 201).length * bytes.length);
+    expect(stored).toBeLessThanOrEqual(UPLOAD_TENANT_QUOTA_BYTES);
+    expect((await filesOf("burst")).filter((name) => name.endsWith(".part"))).toEqual([]);
+  });
+});
+
+/** `first`, then the chunks of `rest`, as one chunked body. */
+function after(first: Uint8Array, rest: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  const reader = rest.getReader();
+  let started = false;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (!started) {
+        started = true;
+        return controller.enqueue(first);
+      }
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+}
 
 describe("publishing an upload through Graph's resumable flow", () => {
   it("creates the container with upload_type=resumable, sends exactly the file's bytes to its uri, and publishes it", async () => {

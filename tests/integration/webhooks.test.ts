@@ -71,6 +71,8 @@ beforeAll(async () => {
     WEBHOOK_RETRY_BASE_MS: "200",
     WEBHOOK_RETRY_MAX_MS: "1000",
     WEBHOOK_TIMEOUT_MS: "5000",
+    // Resends are limited like submissions; this file submits three jobs.
+    RATE_LIMIT_PER_MINUTE: "20",
   };
   Object.assign(process.env, env);
   redis = new Redis(env.REDIS_URL);
@@ -194,19 +196,20 @@ describe("the queue's guarantees", () => {
     const future = Date.now() + 3_600_000;
     const [id] = await enqueueWebhookEvent(redis, { tenantId: "hookco", type: "reel.published", occurrence: "lease-test", at: new Date(), data: async () => ({ publication_id: "p1" }) }, new Date(future));
     expect(id).toMatch(/^msg_/);
+    const claim = { id, tenantId: "hookco" };
     const [first, second] = await Promise.all([claimDueDeliveries(redis, future, 10, 30_000), claimDueDeliveries(redis, future, 10, 30_000)]);
-    expect([first.ids.includes(id), second.ids.includes(id)].filter(Boolean)).toHaveLength(1);
-    expect((await claimDueDeliveries(redis, future + 29_999, 10, 30_000)).ids).not.toContain(id);
+    expect([first.claims, second.claims].filter((claims) => claims.some((c) => c.id === id))).toEqual([[claim]]);
+    expect((await claimDueDeliveries(redis, future + 29_999, 10, 30_000)).claims).not.toContainEqual(claim);
     // The first claimer died; after the lease another claims it and delivers.
     const again = await claimDueDeliveries(redis, future + 30_000, 10, 30_000);
-    expect(again.ids).toContain(id);
+    expect(again.claims).toContainEqual(claim);
     const dispatcher = new Agent();
     try {
-      expect(await attemptDelivery({ redis, dispatcher, timeoutMs: 5000, retry }, id, again.token)).toEqual({ outcome: "delivered", eventType: "reel.published" });
-      expect(await redis.zscore(webhookKeys.due, id)).toBeNull();
+      expect(await attemptDelivery({ redis, dispatcher, timeoutMs: 5000, retry }, claim, again.token)).toEqual({ outcome: "delivered", eventType: "reel.published" });
+      expect(await redis.zscore(webhookKeys.due("hookco"), id)).toBeNull();
       // The first claimer comes back late: its attempt is logged, but it moves nothing (the delivery stays delivered, unqueued).
-      await attemptDelivery({ redis, dispatcher, timeoutMs: 5000, retry }, id, first.ids.includes(id) ? first.token : second.token);
-      expect(await redis.zscore(webhookKeys.due, id)).toBeNull();
+      await attemptDelivery({ redis, dispatcher, timeoutMs: 5000, retry }, claim, first.claims.length > 0 ? first.token : second.token);
+      expect(await redis.zscore(webhookKeys.due("hookco"), id)).toBeNull();
     } finally {
       await dispatcher.close();
     }
@@ -223,10 +226,10 @@ describe("the queue's guarantees", () => {
     try {
       for (const occurrence of ["one", "two"]) {
         const [id] = await enqueueWebhookEvent(redis, { tenantId: "hookco", type: "reel.failed", occurrence, at: new Date(), data: async () => ({ publication_id: occurrence }) }, new Date(clock));
-        const { ids, token } = await claimDueDeliveries(redis, clock, 100, 30_000);
-        expect(ids).toContain(id);
+        const { claims, token } = await claimDueDeliveries(redis, clock, 100, 30_000);
+        expect(claims).toContainEqual({ id, tenantId: "hookco" });
         clock += retry.windowMs;
-        expect((await attemptDelivery(deps, id, token)).outcome).toBe("failed");
+        expect((await attemptDelivery(deps, { id, tenantId: "hookco" }, token)).outcome).toBe("failed");
       }
     } finally {
       await guarded.close();
@@ -290,5 +293,26 @@ describe("the webhook routes", () => {
     const notAllowed = await expectProblem(await routes.webhooks.DELETE(), 405);
     expect(notAllowed.detail).toBe("This endpoint answers GET, HEAD, POST, OPTIONS.");
     expect((await deleteWebhook(mine.id)).status).toBe(204);
+  });
+});
+
+// Last: it spends the tenant's resends for a minute.
+describe("resending", () => {
+  it("is rate-limited like submissions: past a minute's allowance, 429 with Retry-After", async () => {
+    const receiver = await startReceiver([200]);
+    const webhook = await newWebhook(receiver.url, ["reel.published"]);
+    const [id] = await enqueueWebhookEvent(redis, { tenantId: "hookco", type: "reel.published", occurrence: `resend-limit-${Date.now()}`, at: new Date(), data: async () => ({ publication_id: "p" }) });
+    await attemptsOf(webhook.id, 1);
+    const statuses: number[] = [];
+    let retryAfter: string | null = null;
+    for (let i = 0; i < 30; i++) {
+      const response = await resend(webhook.id, id);
+      statuses.push(response.status);
+      if (response.status === 429) retryAfter = response.headers.get("retry-after");
+    }
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(10);
+    expect(statuses.every((s) => [202, 409, 429].includes(s))).toBe(true);
+    expect(Number(retryAfter)).toBeGreaterThan(0);
+    expect((await deleteWebhook(webhook.id)).status).toBe(204);
   });
 });

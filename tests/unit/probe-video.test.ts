@@ -1,8 +1,9 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { probeVideo, VideoProbeError, type VideoProbe } from "@/lib/reels/probe-video";
+import { MAX_PARSED_BOX_BYTES, probeVideo, probeVideoAt, VideoProbeError, type VideoProbe } from "@/lib/reels/probe-video";
 import { checkReelSpec } from "@/lib/reels/reel-spec";
+import { ftyp, moovWithoutMvhd, moovWithoutTracks } from "../mp4-boxes";
 
 const sample = (name: string) => path.resolve(__dirname, "../../public/samples", name);
 
@@ -54,6 +55,32 @@ describe("probeVideo on the committed samples", () => {
   it("refuses a file cut before its moov", async () => {
     const bytes = await readFile(sample("reel-valid.mp4"));
     await expect(probeVideo(bytes.subarray(0, 2000))).rejects.toBeInstanceOf(VideoProbeError);
+  });
+});
+
+describe("probeVideo on malformed and hostile files", () => {
+  it("refuses a moov holding only a free box as invalid, not with mp4box's TypeError", async () => {
+    await expect(probeVideo(moovWithoutMvhd)).rejects.toThrow(new VideoProbeError("the MP4/MOV structure is invalid: a required box is missing or malformed"));
+  });
+
+  it("reads a moov with only an mvhd as a movie without a video track", async () => {
+    const probe = await probeVideo(moovWithoutTracks());
+    expect(probe).toMatchObject({ video: null, audio: null, durationSeconds: 5 });
+    expect(checkReelSpec(probe).problems).toEqual(["the file has no video track"]);
+  });
+
+  it("refuses a file declaring a moov over the cap before reading any of it", async () => {
+    const moovBytes = 250 * 1024 * 1024;
+    const head = Buffer.concat([ftyp, Buffer.from([moovBytes >>> 24, (moovBytes >>> 16) & 0xff, (moovBytes >>> 8) & 0xff, moovBytes & 0xff]), Buffer.from("moov")]);
+    let bytesRead = 0;
+    const readAt = async (position: number, length: number) => {
+      const bytes = new Uint8Array(Math.max(0, Math.min(length, 16)));
+      bytes.set(head.subarray(position, position + bytes.length));
+      bytesRead += bytes.length;
+      return bytes;
+    };
+    await expect(probeVideoAt(ftyp.length + moovBytes, readAt)).rejects.toThrow(new VideoProbeError(`its moov box is 250 MB; at most ${MAX_PARSED_BOX_BYTES / 1024 / 1024} MB is read`));
+    expect(bytesRead).toBeLessThanOrEqual(64);
   });
 });
 

@@ -36,9 +36,46 @@ describe("the request guard", () => {
     expect((await response.json()).error.code).toBe(100);
   });
 
+  it.each([
+    ["a space", { host: "a b" }],
+    ["an open bracket", { host: "[" }],
+    ["a port past 65535", { host: "example.com:99999" }],
+    ["a path", { host: "example.com/admin" }],
+    ["credentials", { host: "user@example.com" }],
+    ["a malformed X-Forwarded-Host entry", { host: "example.com", "x-forwarded-host": "example.com, a b" }],
+  ])("answers a Host with %s with a 400 problem before the app sees it", async (_name, headers) => {
+    const before = seen.length;
+    const { status, type, body } = await rawRequest("DELETE", "/api/session", headers);
+    expect(status).toBe(400);
+    expect(type).toBe("application/problem+json");
+    expect(JSON.parse(body)).toMatchObject({ status: 400, type: "/problems/bad-request", detail: "The Host header is malformed." });
+    expect(seen.length).toBe(before);
+  });
+
+  it("passes a well-formed Host on: a name, an address with a port, an IPv6 literal", async () => {
+    for (const host of ["example.com", "127.0.0.1:3000", "[::1]:3000", "Dashboard.Example"]) {
+      const { status, body } = await rawRequest("GET", "/api/session", { host, "x-forwarded-host": "proxy.example, other.example:8443" });
+      expect([status, body], host).toEqual([200, "handled"]);
+    }
+  });
+
   it("passes well-formed paths on, stamped with the socket's address over anything the client sent", async () => {
     const response = await fetch(`${url}/jobs/%41bc?after=%E0`, { headers: { [PEER_HEADER]: "203.0.113.9" } });
     expect(await response.text()).toBe("handled");
     expect(seen.at(-1)![PEER_HEADER]).toBe("127.0.0.1");
   });
 });
+
+/** A request with headers fetch() would not send as given (Host above all). */
+function rawRequest(method: string, path: string, headers: Record<string, string>): Promise<{ status: number; type: string | undefined; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(`${url}${path}`, { method, headers }, (response) => {
+      let body = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => (body += chunk));
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, type: response.headers["content-type"], body }));
+    });
+    request.on("error", reject);
+    request.end();
+  });
+}

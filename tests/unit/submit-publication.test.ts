@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import type { Producer } from "kafkajs";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "@/lib/errors";
@@ -8,6 +8,7 @@ import { readPublication } from "@/lib/reels/read-publication";
 import { publicationInputSchema } from "@/lib/reels/publication-input";
 import { submitPublication, type SubmitPublicationDeps } from "@/lib/reels/submit-publication";
 import { TOPICS } from "@/lib/topics";
+import { readUpload, recordUpload, UNCLAIMED_UPLOAD_TTL_S, uploadKeys } from "@/lib/uploads/upload-store";
 import { realRedisPerFile } from "./real-redis";
 
 const ACME = { tenantId: "acme", accountId: "17841400000000101", accessToken: "acme-token" };
@@ -86,6 +87,21 @@ describe("submitPublication", () => {
     // the key was released with the record: the same key works once the broker is back
     const again = await submitPublication(deps(async () => []), "acme", input(), { idempotencyKey: "try-once" });
     expect(again.created).toBe(true);
+  });
+
+  it("gives the upload back when the broker does not acknowledge, so the retry the 503 invites can use it", async () => {
+    const uploadId = randomUUID();
+    const record = { upload_id: uploadId, tenant_id: "acme", size: 1000, mime: "video/mp4" as const, file: `acme/${uploadId}.mp4`, created_at: NOW.toISOString() };
+    expect((await recordUpload(redis(), record, 1_000_000)).recorded).toBe(true);
+    const withUpload = input({ video_url: undefined, upload_id: uploadId });
+    const refused = await apiError(submitPublication(deps(async () => Promise.reject(new Error("broker down"))), "acme", withUpload, { idempotencyKey: "upload-once" }));
+    expect(refused?.status).toBe(503);
+    expect(await readUpload(redis(), uploadId)).toMatchObject({ publication_id: "" });
+    expect(await redis().ttl(uploadKeys.upload(uploadId))).toBeLessThanOrEqual(UNCLAIMED_UPLOAD_TTL_S);
+
+    const again = await submitPublication(deps(async () => []), "acme", withUpload, { idempotencyKey: "upload-once" });
+    expect(again.created).toBe(true);
+    expect(await readUpload(redis(), uploadId)).toMatchObject({ publication_id: again.publication.publication_id });
   });
 
   it("answers 404 for another tenant's account, like an unknown one", async () => {

@@ -1,5 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { describe, expect, it } from "vitest";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Agent } from "undici";
+import { afterAll, describe, expect, it } from "vitest";
 import type { Producer } from "kafkajs";
 import { parseConfig } from "@/lib/config";
 import { publicationInputSchema } from "@/lib/reels/publication-input";
@@ -9,12 +12,16 @@ import type { GraphClient } from "@/lib/reels/graph-client";
 import { runPublication } from "@/lib/reels/run-publication";
 import { submitPublication } from "@/lib/reels/submit-publication";
 import { nextAttemptAt } from "@/lib/webhooks/backoff";
+import { resendDelivery } from "@/lib/webhooks/deliveries";
 import { enqueueWebhookEvent } from "@/lib/webhooks/enqueue-event";
 import { WEBHOOK_EVENT_TYPES } from "@/lib/webhooks/events";
 import { webhookInputSchema } from "@/lib/webhooks/input";
-import { webhookKeys } from "@/lib/webhooks/keys";
+import { claimDueDeliveries, type DeliveryClaim } from "@/lib/webhooks/attempt-delivery";
+import { startDeliveryLoop } from "@/lib/webhooks/delivery-loop";
+import { TENANT_ATTEMPTS_IN_FLIGHT, webhookKeys } from "@/lib/webhooks/keys";
 import { notifyPublicationNeedsReconnect, notifyPublicationWebhooks } from "@/lib/webhooks/publication-events";
 import { createWebhook } from "@/lib/webhooks/store";
+import { waitFor } from "../helpers";
 import { realRedisPerFile } from "./real-redis";
 
 const base = { REDIS_URL: "redis://127.0.0.1:6379", KAFKA_BROKERS: "a:9092", API_KEYS: "acme:acme-key-0123456789abcdef" };
@@ -88,12 +95,114 @@ describe("queuing an event", () => {
     expect(ids).toHaveLength(1);
     expect(await redis().hget(webhookKeys.delivery(ids[0]), "webhook_id")).toBe(early.id);
     expect(JSON.parse((await redis().hget(webhookKeys.delivery(ids[0]), "body"))!)).toEqual({ type: "job.completed", timestamp: "2026-01-02T00:00:00.000Z", data: { job_id: "1" } });
-    expect(await redis().zscore(webhookKeys.due, ids[0])).not.toBeNull();
+    expect(await redis().zscore(webhookKeys.due("acme"), ids[0])).not.toBeNull();
     // The same occurrence again (a redelivered audit message): no second delivery.
     expect(await enqueueWebhookEvent(redis(), event)).toEqual([]);
     // Nobody subscribed: the job is not even read.
     await enqueueWebhookEvent(redis(), { ...event, type: "job.cancelled" });
     expect(reads).toBe(2);
+  });
+});
+
+describe("resending a delivery", () => {
+  const redis = realRedisPerFile();
+  const input = { url: "https://hooks.example.com/x", events: ["job.completed" as const] };
+
+  it("makes a pending delivery due now without restarting its retry window; one that ended gets a fresh window", async () => {
+    const webhook = await createWebhook(redis(), "acme", input, 10, new Date("2026-01-01T00:00:00Z"));
+    const queued = new Date("2026-01-02T00:00:00Z");
+    const [id] = await enqueueWebhookEvent(redis(), { tenantId: "acme", type: "job.completed", occurrence: "job:resend", at: queued, data: async () => ({ job_id: "r" }) }, queued);
+    const later = queued.getTime() + 5 * 3_600_000;
+    for (let i = 1; i <= 3; i++) {
+      expect(await resendDelivery(redis(), "acme", webhook.id, id, later + i)).toEqual({ id, status: "pending" });
+      expect(await redis().hget(webhookKeys.delivery(id), "retry_from")).toBe(String(queued.getTime()));
+      expect(await redis().zscore(webhookKeys.due("acme"), id)).toBe(String(later + i));
+    }
+    // Given up at the end of its window: a resend starts a new one.
+    await redis().hset(webhookKeys.delivery(id), "state", "failed");
+    await redis().zrem(webhookKeys.due("acme"), id);
+    const dayLater = queued.getTime() + 25 * 3_600_000;
+    await resendDelivery(redis(), "acme", webhook.id, id, dayLater);
+    expect(await redis().hmget(webhookKeys.delivery(id), "state", "retry_from")).toEqual(["pending", String(dayLater)]);
+  });
+});
+
+describe("delivery fairness", () => {
+  const redis = realRedisPerFile();
+  const servers: Server[] = [];
+  afterAll(() => servers.forEach((server) => (server.closeAllConnections(), server.close())));
+
+  /** A local endpoint: `answer` false holds every request open; `seen` counts requests as they arrive. */
+  async function endpoint(answer: boolean): Promise<{ url: string; seen: () => number; server: Server }> {
+    let seen = 0;
+    const server = createServer((request, response) => {
+      seen++;
+      request.resume();
+      if (answer) request.on("end", () => response.writeHead(200).end("ok"));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    servers.push(server);
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, seen: () => seen, server };
+  }
+
+  const event = (tenantId: string, occurrence: string) => ({ tenantId, type: "job.completed" as const, occurrence, at: new Date(), data: async () => ({ job_id: occurrence }) });
+
+  it("a tenant whose 9 endpoints hang holds at most its share of attempts: another tenant's delivery goes out meanwhile", async () => {
+    const hanging = await endpoint(false);
+    const fine = await endpoint(true);
+    const before = new Date(Date.now() - 60_000);
+    for (let i = 0; i < 9; i++) await createWebhook(redis(), "floodco", { url: `${hanging.url}/${i}`, events: ["job.completed"] }, 10, before);
+    await createWebhook(redis(), "calmco", { url: fine.url, events: ["job.completed"] }, 10, before);
+    for (let job = 0; job < 30; job++) await enqueueWebhookEvent(redis(), event("floodco", `flood-${job}`));
+    await enqueueWebhookEvent(redis(), event("calmco", "calm-1"));
+
+    const dispatcher = new Agent();
+    const loop = startDeliveryLoop({ redis: redis(), dispatcher, log: () => {}, timeoutMs: 50_000, retry: { baseMs: 60_000, maxMs: 60_000, windowMs: 3_600_000 }, concurrency: 16 });
+    try {
+      await waitFor(() => fine.seen() === 1, { what: "the calm tenant's delivery" });
+      // The flood's attempts all hang: only its cap of them ever started, whatever the worker's free slots.
+      expect(hanging.seen()).toBeLessThanOrEqual(TENANT_ATTEMPTS_IN_FLIGHT);
+    } finally {
+      // Stopping waits for the attempts under way: end the hanging ones, also any started meanwhile.
+      const ending = setInterval(() => hanging.server.closeAllConnections(), 50);
+      await loop.stop();
+      clearInterval(ending);
+      await dispatcher.close();
+    }
+  }, 60_000);
+
+  it("takes tenants in turn, each within its cap, the one waiting longest first", async () => {
+    const now = Date.now() + 10 * 3_600_000;
+    const at = (minutes: number) => new Date(now - minutes * 60_000);
+    const created = new Date(Date.now() - 60_000);
+    await createWebhook(redis(), "turn-a", { url: "https://hooks.example.com/a", events: ["job.completed"] }, 10, created);
+    await createWebhook(redis(), "turn-b", { url: "https://hooks.example.com/b", events: ["job.completed"] }, 10, created);
+    for (let i = 0; i < 6; i++) await enqueueWebhookEvent(redis(), event("turn-a", `a-${i}`), at(50 - i));
+    await enqueueWebhookEvent(redis(), event("turn-b", "b-0"), at(10));
+    // Other tests' tenants may have deliveries due by then too: only these two are looked at.
+    const ours = (claims: DeliveryClaim[]) => claims.filter((c) => c.tenantId.startsWith("turn-")).map((c) => c.tenantId);
+    expect(ours((await claimDueDeliveries(redis(), now, 10, 30_000, 2)).claims)).toEqual(["turn-a", "turn-b", "turn-a"]);
+    expect(ours((await claimDueDeliveries(redis(), now, 10, 30_000, 2)).claims)).toEqual([]);
+  });
+
+  it("moves deliveries queued before there was a queue per tenant into their tenant's, and claims them", async () => {
+    const id = "msg_legacy0000000000000000000000000";
+    await redis().hset(webhookKeys.delivery(id), { id, tenant_id: "legacyco", state: "pending" });
+    await redis().zadd(webhookKeys.legacyDue, 1, id);
+    expect((await claimDueDeliveries(redis(), Date.now(), 100, 30_000)).claims).toContainEqual({ id, tenantId: "legacyco" });
+    expect(await redis().zcard(webhookKeys.legacyDue)).toBe(0);
+    expect(await redis().zscore(webhookKeys.due("legacyco"), id)).not.toBeNull();
+  });
+
+  it("bounds a tenant's pending deliveries: past the bound an event is not queued, and the attempt log says why", async () => {
+    const webhook = await createWebhook(redis(), "boundco", { url: "https://hooks.example.com/bound", events: ["job.completed"] }, 10, new Date(Date.now() - 60_000));
+    const created: string[] = [];
+    for (let i = 0; i < 5; i++) created.push(...(await enqueueWebhookEvent(redis(), event("boundco", `bound-${i}`), new Date(), 3)));
+    expect(created).toHaveLength(3);
+    expect(await redis().zcard(webhookKeys.due("boundco"))).toBe(3);
+    const log = (await redis().lrange(webhookKeys.attempts(webhook.id), 0, -1)).map((line) => JSON.parse(line));
+    expect(log).toHaveLength(2);
+    expect(log[0]).toMatchObject({ attempt: 0, status_code: null, error: "Not sent: this tenant already had 3 deliveries waiting (its endpoints are slow or failing)" });
   });
 });
 
@@ -115,7 +224,7 @@ describe("a publication's final write", () => {
       await notifyPublicationWebhooks(redis(), "reelco", id, status);
     };
     const queued = async () => {
-      const ids = await redis().zrange(webhookKeys.due, 0, -1);
+      const ids = await redis().zrange(webhookKeys.due("reelco"), 0, -1);
       const bodies = await Promise.all(ids.map((d) => redis().hget(webhookKeys.delivery(d), "body")));
       return bodies.filter((b): b is string => !!b && b.includes(id)).map((b) => JSON.parse(b));
     };
@@ -127,7 +236,7 @@ describe("a publication's final write", () => {
     const published = events.find((e) => e.type === "reel.published");
     expect(published.data).toMatchObject({ publication_id: id, tenant_id: "reelco", status: "PUBLISHED", caption: "hi" });
     expect(published.timestamp).toBe(published.data.updated_at);
-    expect(await redis().hget(webhookKeys.delivery((await redis().zrange(webhookKeys.due, 0, -1))[0]), "webhook_id")).toBe(webhook.id);
+    expect(await redis().hget(webhookKeys.delivery((await redis().zrange(webhookKeys.due("reelco"), 0, -1))[0]), "webhook_id")).toBe(webhook.id);
   });
 
   it("a publication waiting for its account to be reconnected asks for attention, once per wait", async () => {
@@ -139,7 +248,7 @@ describe("a publication's final write", () => {
     await appendEvent(redis(), id, { status: "SCHEDULED", body: { kind: "step", step: { at: new Date().toISOString(), step: "waiting", detail: "token refused" } }, fields: { scheduled_reason: "needs_reconnect" } });
     await notifyPublicationNeedsReconnect(redis(), "waitco", id);
     await notifyPublicationNeedsReconnect(redis(), "waitco", id);
-    const ids = await redis().zrange(webhookKeys.due, 0, -1);
+    const ids = await redis().zrange(webhookKeys.due("waitco"), 0, -1);
     const bodies = (await Promise.all(ids.map((d) => redis().hget(webhookKeys.delivery(d), "body")))).filter((b): b is string => !!b && b.includes(id)).map((b) => JSON.parse(b));
     expect(bodies.map((b) => [b.type, b.data.scheduled_reason])).toEqual([["reel.needs_attention", "needs_reconnect"]]);
   });
@@ -158,7 +267,7 @@ describe("a publication's final write", () => {
       );
     expect(await run()).toBe("skipped");
     expect(await run()).toBe("skipped");
-    const ids = await redis().zrange(webhookKeys.due, 0, -1);
+    const ids = await redis().zrange(webhookKeys.due("reelco"), 0, -1);
     const bodies = (await Promise.all(ids.map((d) => redis().hget(webhookKeys.delivery(d), "body")))).filter((b) => b?.includes(id)).map((b) => JSON.parse(b!));
     expect(bodies.map((b) => [b.type, b.data.status])).toEqual([["reel.failed", "FAILED"]]);
   });

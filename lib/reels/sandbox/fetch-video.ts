@@ -1,6 +1,7 @@
 import { open, unlink } from "node:fs/promises";
 import { fetch, type Dispatcher, type Response } from "undici";
 import { brandedError } from "../../brand";
+import { OWN_FETCHER_HEADER } from "../../net/this-machine";
 import { readWithin } from "../../read-within";
 
 /**
@@ -67,7 +68,7 @@ async function downloadFollowingRedirects(start: URL, destination: string, optio
       redirect: "manual",
       signal,
       dispatcher: options.dispatcher,
-      headers: { "user-agent": "facebookexternalhit/1.1 (Dispatch Graph sandbox)", accept: "video/mp4,video/quicktime,video/*;q=0.9,*/*;q=0.5" },
+      headers: { "user-agent": "facebookexternalhit/1.1 (Dispatch Graph sandbox)", accept: "video/mp4,video/quicktime,video/*;q=0.9,*/*;q=0.5", [OWN_FETCHER_HEADER]: "sandbox" },
     });
     if (REDIRECTS.has(response.status)) {
       await response.body?.cancel().catch(() => {});

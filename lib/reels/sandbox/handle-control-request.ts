@@ -2,6 +2,7 @@ import { timingSafeEqual, createHash } from "node:crypto";
 import { z } from "zod";
 import { ApiError, toProblem, validationError, zodIssues } from "../../errors";
 import { readBody } from "../../http";
+import { fromThisMachine, OWN_FETCHER_HEADER } from "../../net/this-machine";
 import { PEER_HEADER } from "../../request-guard";
 import type { SandboxDeps } from "./deps";
 import { createSandboxAccount, FAULT_KINDS, findSandboxAccount, queueFault, setPublishLimit, setTokenState, TOKEN_STATES } from "./sandbox-accounts";
@@ -13,7 +14,8 @@ import { createSandboxAccount, FAULT_KINDS, findSandboxAccount, queueFault, setP
  *   POST /_sandbox/accounts/{id}/token            {state}                      → the token expires, is revoked, or a new one
  *   POST /_sandbox/accounts/{id}/faults           {on, code, error_subcode?, count} → the next `count` calls fail so
  *   PUT  /_sandbox/accounts/{id}/quota            {quota_total}                → the account's 24 h publishing limit
- * Only from this machine (not through a proxy), or with `Authorization: Bearer $SANDBOX_ADMIN_TOKEN`.
+ * Only from this machine (not through a proxy), or with `Authorization: Bearer $SANDBOX_ADMIN_TOKEN`;
+ * never from the sandbox's own fetcher.
  * Errors are Dispatch's problem+json: nothing here pretends to be Graph.
  */
 
@@ -75,18 +77,17 @@ export async function handleControlRequest(request: Request, deps: SandboxDeps, 
 }
 
 /**
- * The admin token, or a caller on this machine: a loopback peer whose last X-Forwarded-For entry
- * (Next sets it to the peer when absent; a proxy here appends the client it serves) is loopback too.
+ * Never the sandbox's own fetcher (a tenant's video_url may point here: it runs on this machine);
+ * otherwise the admin token, or a caller on this machine as /metrics decides it (a loopback peer,
+ * and every X-Forwarded-For entry loopback).
  */
 function mayControl(request: Request, adminToken: string | undefined): boolean {
+  if (request.headers.has(OWN_FETCHER_HEADER)) return false;
   const header = request.headers.get("authorization");
   const bearer = header ? /^Bearer\s+(\S+)$/i.exec(header.trim())?.[1] : undefined;
   if (adminToken && bearer) return timingSafeEqual(digest(bearer), digest(adminToken));
-  const forwarded = request.headers.get("x-forwarded-for")?.split(",").at(-1)?.trim();
-  return isLoopback(request.headers.get(PEER_HEADER)?.trim() ?? "") && (forwarded === undefined || isLoopback(forwarded));
+  return fromThisMachine(request.headers.get(PEER_HEADER), request.headers.get("x-forwarded-for"));
 }
-
-const isLoopback = (address: string) => address === "::1" || /^(::ffff:)?127\.\d+\.\d+\.\d+$/.test(address);
 
 function allow(method: string, expected: string): void {
   if (method !== expected) throw new ApiError("method-not-allowed", `This control answers ${expected}.`, undefined, { Allow: expected });

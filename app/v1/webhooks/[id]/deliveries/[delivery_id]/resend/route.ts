@@ -1,4 +1,5 @@
 import { json, otherMethods, withTenant } from "@/lib/http";
+import { enforceRateLimit } from "@/lib/rate-limit";
 import { resendDelivery } from "@/lib/webhooks/deliveries";
 import { parseDeliveryId, parseWebhookId } from "@/lib/webhooks/input";
 
@@ -6,6 +7,8 @@ export const dynamic = "force-dynamic";
 
 export const POST = withTenant(async (_request: Request, { services, tenantId }, { params }: { params: Promise<{ id: string; delivery_id: string }> }) => {
   const { id, delivery_id } = await params;
+  // Each resend is an outbound POST: it counts like a submission, in a budget of its own.
+  await enforceRateLimit(services.redis, tenantId, "resend", services.config.RATE_LIMIT_PER_MINUTE);
   return json(await resendDelivery(services.redis, tenantId, parseWebhookId(id), parseDeliveryId(delivery_id)), 202);
 });
 
