@@ -1,13 +1,13 @@
 /**
- * Next.js start-up hook: guards every request before Next sees it (lib/request-guard.ts), and
+ * Next.js start-up hook: guards every request before Next sees it (lib/web/request-guard.ts), and
  * resumes sandbox processing that a previous web-server process left IN_PROGRESS.
  */
 export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
   await startWebTracing();
-  const { guardRequests } = await import("./lib/request-guard");
+  const { guardRequests } = await import("./lib/web/request-guard");
   guardRequests();
-  const { getServices } = await import("./lib/services");
+  const { getServices } = await import("./lib/web/services");
   const { resumeSandboxProcessing } = await import("./lib/reels/sandbox/resume-processing");
   const { createLog } = await import("./lib/log");
   const log = createLog("web");

@@ -4,7 +4,7 @@ import path from "node:path";
 import { Kafka, logLevel, type KafkaMessage } from "kafkajs";
 import { expect } from "vitest";
 import { createKafka } from "../lib/kafka";
-import type { WorkerContext } from "../lib/worker-context";
+import type { WorkerContext } from "../lib/worker/worker-context";
 import { assertNoUncaught } from "../scripts/lib/uncaught";
 
 /*

@@ -6,13 +6,13 @@ import { startGenerationConsumer } from "../lib/jobs/generation-consumer";
 import { createKafka, createProducer, ensureTopics } from "../lib/kafka";
 import { createLog } from "../lib/log";
 import { configureMetrics, observeBroker, observeConsumers, observeRedis } from "../lib/metrics";
-import { startWorkerOperations } from "../lib/metrics-server";
+import { startWorkerOperations } from "../lib/worker/metrics-server";
 import { createRedis } from "../lib/redis";
 import { startTracing, stopTracing } from "../lib/tracing";
 import { startPublicationConsumer } from "../lib/reels/publication-consumer";
 import { startWebhookWorker } from "../lib/webhooks/start-webhook-worker";
-import { registerWorker } from "../lib/workers";
-import type { RunningConsumer, StartConsumer, WorkerContext } from "../lib/worker-context";
+import { registerWorker } from "../lib/worker/presence";
+import type { RunningConsumer, StartConsumer, WorkerContext } from "../lib/worker/worker-context";
 
 /** The consumers this worker runs, by name. */
 const consumers: Record<string, StartConsumer> = {

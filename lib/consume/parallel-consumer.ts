@@ -6,7 +6,7 @@ import type { Log } from "../log";
 import { recordHighWatermark } from "../metrics";
 import { abortableSleep } from "../sleep";
 import { withTimeout } from "../with-timeout";
-import type { WorkerContext } from "../worker-context";
+import type { WorkerContext } from "../worker/worker-context";
 import { FairQueue } from "./fair-queue";
 import { KeySlots } from "./key-slots";
 import { parsePayload } from "./parse-payload";

@@ -1,4 +1,4 @@
-import type { RunningConsumer, WorkerContext } from "../worker-context";
+import type { RunningConsumer, WorkerContext } from "../worker/worker-context";
 import { SUBSCRIPTIONS, TOPICS } from "../topics";
 import { createSubscriber } from "../redis";
 import { consumeInParallel, workerLimits } from "../consume/parallel-consumer";

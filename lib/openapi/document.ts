@@ -1,6 +1,6 @@
 import { z } from "zod";
 import packageJson from "../../package.json";
-import { SESSION_COOKIE } from "../sessions";
+import { SESSION_COOKIE } from "../web/sessions";
 import { commandInputSchema } from "../jobs/command";
 import { OPERATIONS, type Operation } from "./operations";
 import { SCHEMA_IO, SCHEMAS, type SchemaName } from "./schemas";

@@ -1,11 +1,11 @@
 import { z } from "zod";
 import { commandInputSchema } from "../jobs/command";
 import { FINISH_REASONS, JOB_STATUSES } from "../jobs/status";
-import { connectAccountSchema } from "../reels/connect-account";
+import { connectAccountSchema } from "../accounts/connect-account";
 import { SCHEDULED_REASONS } from "../reels/publication";
 import { publicationInputSchema, publicationUpdateSchema } from "../reels/publication-input";
 import { PUBLICATION_STATUSES } from "../reels/status";
-import { signInSchema } from "../sessions";
+import { signInSchema } from "../web/sessions";
 import { WEBHOOK_EVENT_TYPES } from "../webhooks/events";
 import { webhookInputSchema } from "../webhooks/input";
 

@@ -1,8 +1,8 @@
 import { consumeInParallel, workerLimits } from "../consume/parallel-consumer";
 import { SUBSCRIPTIONS } from "../topics";
-import type { RunningConsumer, StartConsumer, WorkerContext } from "../worker-context";
+import type { RunningConsumer, StartConsumer, WorkerContext } from "../worker/worker-context";
 import { enqueueDuePublications } from "./enqueue-due-publications";
-import { ConnectedAccounts } from "./connected-accounts";
+import { ConnectedAccounts } from "../accounts/connected-accounts";
 import { createGraphClient } from "./graph-client";
 import { runPublication, type PublicationDeps } from "./run-publication";
 import { createPublicAgent } from "../net/public-agent";
@@ -10,7 +10,7 @@ import { discardUpload, expireUpload, sweepUploads } from "../uploads/upload-sto
 import { createPreflight } from "./preflight-video";
 import { publicationKeys } from "./publication-record";
 import { inSpan, messageTraceContext, SpanKind } from "../tracing";
-import { loadAccountsKey } from "./token-cipher";
+import { loadAccountsKey } from "../accounts/token-cipher";
 
 const SCHEDULER_TICK_MS = 1000;
 

@@ -5,7 +5,7 @@ import { ApiError, validationError } from "../errors";
 import type { Redis } from "../redis";
 import { TOPICS } from "../topics";
 import { claimUpload } from "../uploads/upload-store";
-import type { ConnectedAccounts } from "./connected-accounts";
+import type { ConnectedAccounts } from "../accounts/connected-accounts";
 import { parsePublishAt, publicationRequestRecord, type PublicationInput } from "./publication-input";
 import type { PublicationEvent, PublicationView } from "./publication";
 import { PUBLICATION_INDEX_BOUND, PUBLICATION_TTL_S, publicationKeys, publicationRecordSchema, type PublicationHash } from "./publication-record";

@@ -4,7 +4,7 @@ import { readJob } from "../jobs/read-job";
 import type { FinalJobStatus } from "../jobs/status";
 import type { Redis } from "../redis";
 import { SUBSCRIPTIONS } from "../topics";
-import type { WorkerContext } from "../worker-context";
+import type { WorkerContext } from "../worker/worker-context";
 import { enqueueWebhookEvent } from "./enqueue-event";
 import type { WebhookEventType } from "./events";
 

@@ -1,5 +1,5 @@
 import { createPublicAgent } from "../net/public-agent";
-import type { RunningConsumer, WorkerContext } from "../worker-context";
+import type { RunningConsumer, WorkerContext } from "../worker/worker-context";
 import { startDeliveryLoop } from "./delivery-loop";
 import { consumeJobEvents } from "./job-events";
 

@@ -6,7 +6,7 @@ import Redis from "ioredis";
 import { jobKeys } from "@/lib/jobs/keys";
 import { isFinalJob } from "@/lib/jobs/status";
 import { TOPICS } from "@/lib/topics";
-import { WORKERS_KEY } from "@/lib/workers";
+import { WORKERS_KEY } from "@/lib/worker/presence";
 import { readTopic, spawnWorker, waitFor, type WorkerProcess } from "../helpers";
 
 /**
@@ -95,7 +95,7 @@ afterAll(async () => {
   worker.child.kill("SIGTERM");
   await worker.exited;
   worker.assertNoUncaught();
-  const { getServices } = await import("@/lib/services");
+  const { getServices } = await import("@/lib/web/services");
   await (await getServices().producer()).disconnect().catch(() => {});
   getServices().redis.disconnect();
   redis.disconnect();

@@ -16,7 +16,7 @@ import { REEL_SPEC_VIOLATION } from "@/lib/reels/reel-spec";
 import { handleGraphRequest, settleSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
 import { UPLOAD_SUCCESS } from "@/lib/reels/sandbox/upload-container";
 import { ENDED_UPLOAD_TTL_S, readUpload, uploadKeys, uploadsDir } from "@/lib/uploads/upload-store";
-import type { RunningConsumer } from "@/lib/worker-context";
+import type { RunningConsumer } from "@/lib/worker/worker-context";
 import { expectProblem, inProcessWorker, ROOT, waitFor } from "../helpers";
 import { largeReel } from "../large-reel";
 
@@ -109,7 +109,7 @@ afterAll(async () => {
   await worker?.stop(0).catch(() => {});
   await settleSandboxProcessing(sandbox);
   await producer?.disconnect().catch(() => {});
-  const { getServices } = await import("@/lib/services");
+  const { getServices } = await import("@/lib/web/services");
   const services = getServices();
   await (await services.producer()).disconnect().catch(() => {});
   services.redis.disconnect();

@@ -94,7 +94,7 @@ afterAll(async () => {
     worker.assertNoUncaught();
   }
   for (const r of receivers) r.server.close();
-  const { getServices } = await import("@/lib/services");
+  const { getServices } = await import("@/lib/web/services");
   await (await getServices().producer()).disconnect().catch(() => {});
   getServices().redis.disconnect();
   redis?.disconnect();

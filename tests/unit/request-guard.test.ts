@@ -1,7 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { guardRequests, PEER_HEADER } from "@/lib/request-guard";
+import { guardRequests, PEER_HEADER } from "@/lib/web/request-guard";
 
 /** A plain Node server, as `next start` runs one, with the guard installed the way instrumentation.ts does. */
 let server: http.Server;

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import type { Producer } from "kafkajs";
 import { describe, expect, it } from "vitest";
 import type { ContainerStatus, CreateContainerAnswer, GraphClient, MediaItem } from "@/lib/reels/graph-client";
-import { ConnectedAccounts } from "@/lib/reels/connected-accounts";
+import { ConnectedAccounts } from "@/lib/accounts/connected-accounts";
 import { GraphError, GraphTransportError } from "@/lib/reels/graph-error";
 import type { PublicationView } from "@/lib/reels/publication";
 import { publicationKeys } from "@/lib/reels/publication-record";

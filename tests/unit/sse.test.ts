@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { StreamMessage } from "@/lib/jobs/stream-message";
-import { coalescingWriter, eventStreamResponse } from "@/lib/sse";
+import { coalescingWriter, eventStreamResponse } from "@/lib/web/sse";
 
 const d = (seq: number, delta: string, is_final = false): StreamMessage => ({ seq, delta, is_final });
 const turn = () => new Promise((resolve) => setImmediate(resolve));

@@ -4,7 +4,7 @@ import type { Producer } from "kafkajs";
 import { parseConfig } from "@/lib/config";
 import { publicationInputSchema } from "@/lib/reels/publication-input";
 import { appendEvent } from "@/lib/reels/publication-record";
-import { ConnectedAccounts } from "@/lib/reels/connected-accounts";
+import { ConnectedAccounts } from "@/lib/accounts/connected-accounts";
 import type { GraphClient } from "@/lib/reels/graph-client";
 import { runPublication } from "@/lib/reels/run-publication";
 import { submitPublication } from "@/lib/reels/submit-publication";

@@ -1,4 +1,4 @@
-import { json, otherMethods, withTenant } from "@/lib/http";
+import { json, otherMethods, withTenant } from "@/lib/web/http";
 import { listModels } from "@/lib/jobs/models";
 
 export const dynamic = "force-dynamic";

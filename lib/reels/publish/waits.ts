@@ -1,6 +1,6 @@
 import { notifyPublicationNeedsReconnect } from "../../webhooks/publication-events";
-import { nextQuotaSlotAt } from "../account-quota";
-import { connectedAccountKeys } from "../connected-accounts";
+import { nextQuotaSlotAt } from "../../accounts/account-quota";
+import { connectedAccountKeys } from "../../accounts/connected-accounts";
 import { GraphError, type GraphTransportError } from "../graph-error";
 import type { PublicationError, ScheduledReason } from "../publication";
 import { describeFailure, errorOf } from "../publication-error";

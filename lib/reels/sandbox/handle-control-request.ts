@@ -1,8 +1,8 @@
 import { timingSafeEqual, createHash } from "node:crypto";
 import { z } from "zod";
 import { ApiError, toProblem, validationError, zodIssues } from "../../errors";
-import { readBody } from "../../http";
-import { PEER_HEADER } from "../../request-guard";
+import { readBody } from "../../web/http";
+import { PEER_HEADER } from "../../web/request-guard";
 import type { SandboxDeps } from "./deps";
 import { createSandboxAccount, FAULT_KINDS, findSandboxAccount, queueFault, setPublishLimit, setTokenState, TOKEN_STATES } from "./sandbox-accounts";
 

@@ -1,5 +1,5 @@
 import { handleGraphRequest } from "@/lib/reels/sandbox";
-import { getServices } from "@/lib/services";
+import { getServices } from "@/lib/web/services";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";

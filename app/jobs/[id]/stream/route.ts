@@ -1,8 +1,8 @@
-import { otherMethods, withTenant } from "@/lib/http";
+import { otherMethods, withTenant } from "@/lib/web/http";
 import { jobNotFound, parseJobId } from "@/lib/jobs/job-id";
 import { readJob } from "@/lib/jobs/read-job";
 import { replayDeltas } from "@/lib/jobs/replay-deltas";
-import { parseResumePoint, sseFrame } from "@/lib/sse";
+import { parseResumePoint, sseFrame } from "@/lib/web/sse";
 
 export const dynamic = "force-dynamic";
 

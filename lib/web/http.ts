@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { authenticate } from "./auth";
-import { ApiError, toProblem, validationError, zodIssues } from "./errors";
-import { createLog, type Log } from "./log";
-import { cursorSchema } from "./paging";
-import { readWithin } from "./read-within";
-import { isRedisUnavailable, REDIS_RETRY_AFTER_S } from "./redis";
+import { ApiError, toProblem, validationError, zodIssues } from "../errors";
+import { createLog, type Log } from "../log";
+import { cursorSchema } from "../paging";
+import { readWithin } from "../read-within";
+import { isRedisUnavailable, REDIS_RETRY_AFTER_S } from "../redis";
 import { getServices, type Services } from "./services";
 
 /** Helpers for route handlers, on the web-standard Request/Response so lib stays framework-free. */

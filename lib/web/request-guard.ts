@@ -1,6 +1,6 @@
 import http from "node:http";
-import { ApiError, toProblem } from "./errors";
-import { GraphError } from "./reels/graph-error";
+import { ApiError, toProblem } from "../errors";
+import { GraphError } from "../reels/graph-error";
 
 /**
  * Set on every request from the socket's peer address, over anything a client sent, so it can be

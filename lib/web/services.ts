@@ -2,17 +2,17 @@ import type { Admin, Kafka, Producer } from "kafkajs";
 import { KeyRing } from "./auth";
 import { redisAuthThrottle, type AuthThrottle } from "./rate-limit";
 import { loadSessionSecret, SessionStore } from "./sessions";
-import { getConfig, type Config } from "./config";
-import { createKafka, createProducer, ensureTopics } from "./kafka";
-import { createLog, type Log } from "./log";
-import { configureMetrics, observeBroker, observeRedis } from "./metrics";
-import { OpenStreams } from "./stream/open-streams";
-import { StreamHub } from "./stream/stream-hub";
-import { createSubscriber, createWebRedis, type Redis } from "./redis";
-import { createGraphClient, type GraphClient } from "./reels/graph-client";
-import type { SandboxDeps } from "./reels/sandbox/deps";
-import { ConnectedAccounts } from "./reels/connected-accounts";
-import { loadAccountsKey } from "./reels/token-cipher";
+import { getConfig, type Config } from "../config";
+import { createKafka, createProducer, ensureTopics } from "../kafka";
+import { createLog, type Log } from "../log";
+import { configureMetrics, observeBroker, observeRedis } from "../metrics";
+import { OpenStreams } from "../stream/open-streams";
+import { StreamHub } from "../stream/stream-hub";
+import { createSubscriber, createWebRedis, type Redis } from "../redis";
+import { createGraphClient, type GraphClient } from "../reels/graph-client";
+import type { SandboxDeps } from "../reels/sandbox/deps";
+import { ConnectedAccounts } from "../accounts/connected-accounts";
+import { loadAccountsKey } from "../accounts/token-cipher";
 
 /**
  * The web server's long-lived clients, made once per process (kept on globalThis so the dev

@@ -1,5 +1,5 @@
-import type { ConsumerStats } from "./consume/parallel-consumer";
-import type { Redis } from "./redis";
+import type { ConsumerStats } from "../consume/parallel-consumer";
+import type { Redis } from "../redis";
 
 /** The hash of worker heartbeats, one field per worker. */
 export const WORKERS_KEY = "workers:seen";

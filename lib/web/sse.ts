@@ -1,5 +1,5 @@
-import { validationError } from "./errors";
-import type { StreamMessage } from "./jobs/stream-message";
+import { validationError } from "../errors";
+import type { StreamMessage } from "../jobs/stream-message";
 
 export const SSE_HEARTBEAT_MS = 15_000;
 

@@ -1,12 +1,12 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Admin, Kafka } from "kafkajs";
 import http from "node:http";
-import { ApiError, toProblem } from "./errors";
-import { checkReadiness, readinessResponse, type Readiness } from "./health";
-import type { Log } from "./log";
-import { getMetrics, METRICS_CONTENT_TYPE, observeBroker } from "./metrics";
-import { readConsumerLag } from "./system/read-system-status";
-import { withTimeout } from "./with-timeout";
+import { ApiError, toProblem } from "../errors";
+import { checkReadiness, readinessResponse, type Readiness } from "../health";
+import type { Log } from "../log";
+import { getMetrics, METRICS_CONTENT_TYPE, observeBroker } from "../metrics";
+import { readConsumerLag } from "../system/read-system-status";
+import { withTimeout } from "../with-timeout";
 import type { WorkerContext } from "./worker-context";
 
 const isLoopback = (address: string) => address === "::1" || /^(::ffff:)?127\./.test(address);
