@@ -3,7 +3,7 @@ import path from "node:path";
 import { randomUUID } from "node:crypto";
 import { fetch, type Dispatcher, type Response } from "undici";
 import { probeVideo, probeVideoAt, VideoProbeError, type VideoProbe } from "./probe-video";
-import { assertFetchableUrl, downloadVideo, VideoFetchError } from "./sandbox/fetch-video";
+import { assertFetchableUrl, downloadVideo, VideoFetchError } from "../net/fetch-video";
 
 /**
  * Probes a video at a URL without downloading it: HTTP range requests for the head and for the

@@ -3,7 +3,7 @@ import path from "node:path";
 import { readWithin } from "../../read-within";
 import { GraphError } from "../graph-error";
 import { limitsOf, type SandboxDeps } from "./deps";
-import { formatBytes } from "./fetch-video";
+import { formatBytes } from "../../net/fetch-video";
 import { authorize, graphErrorResponse, graphJson, invalidParameter, requireValidToken, unsupportedRequest, type GraphCall } from "./graph-request";
 import { takeFault } from "./sandbox-accounts";
 import { newAttemptOwner, startProcessing } from "./process-container";

@@ -1,7 +1,7 @@
 import { readdir, rename, stat } from "node:fs/promises";
 import path from "node:path";
 import { limitsOf, type SandboxDeps } from "./deps";
-import { formatBytes } from "./fetch-video";
+import { formatBytes } from "../../net/fetch-video";
 import { videosDir } from "./store";
 
 /**

@@ -1,7 +1,7 @@
 import { open, unlink } from "node:fs/promises";
 import { fetch, type Dispatcher, type Response } from "undici";
-import { brandedError } from "../../brand";
-import { readWithin } from "../../read-within";
+import { brandedError } from "../brand";
+import { readWithin } from "../read-within";
 
 /**
  * Downloads a video the way Meta's fetcher does (a plain GET), with the guards a server that
