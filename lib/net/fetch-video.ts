@@ -1,28 +1,12 @@
 import { open, unlink } from "node:fs/promises";
-import { fetch, type Dispatcher, type Response } from "undici";
-import { brandedError } from "../brand";
+import type { Dispatcher, Response } from "undici";
 import { readWithin } from "../read-within";
+import { discard, guardedFetch, VideoFetchError } from "./guarded-fetch";
 
 /**
- * Downloads a video the way Meta's fetcher does (a plain GET), with the guards a server that
- * fetches user-supplied URLs needs: http(s) only, no credentials, bounded redirects followed by
- * hand so every hop goes through the dispatcher again, a deadline and a size cap. The dispatcher
- * (lib/net/public-agent.ts) checks each address it connects to.
- *
- * Error messages say what the user can fix and nothing about the network behind the URL: no
- * socket error, no address, no difference between a closed port, a refused address and a name
- * that does not resolve, so the fetcher cannot be used to map a network.
+ * Downloads a video the way Meta's fetcher does (a plain GET) through guardedFetch, with a
+ * deadline and a size cap.
  */
-
-export class VideoFetchError extends brandedError("dispatch.video-fetch-error") {
-  constructor(
-    message: string,
-    readonly timedOut = false,
-  ) {
-    super(message);
-    this.name = "VideoFetchError";
-  }
-}
 
 export interface DownloadOptions {
   /** Connects only where the address policy allows (createPublicAgent). */
@@ -42,7 +26,9 @@ export interface DownloadedVideo {
 }
 
 const UNREACHABLE = "the host could not be reached, or it is not a public address";
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** Meta's fetcher's name, so a host that serves Meta serves the sandbox alike. */
+const VIDEO_REQUEST_HEADERS = { "user-agent": "facebookexternalhit/1.1 (Dispatch Graph sandbox)", accept: "video/mp4,video/quicktime,video/*;q=0.9,*/*;q=0.5" };
+export const NOT_A_VIDEO = "the server answered with an HTML page, not a video (a login wall or a share page?)";
 
 /** Streams `url` into `destination`. Throws VideoFetchError with a reason a user can act on. */
 export async function downloadVideo(url: string, destination: string, options: DownloadOptions): Promise<DownloadedVideo> {
@@ -51,6 +37,7 @@ export async function downloadVideo(url: string, destination: string, options: D
   try {
     return await downloadFollowingRedirects(new URL(url), destination, options, signal);
   } catch (error) {
+    // A download that failed before it created the file leaves nothing to remove.
     await unlink(destination).catch(() => {});
     if (options.signal?.aborted) throw options.signal.reason ?? error;
     if (deadline.aborted) throw new VideoFetchError(`the download took longer than ${Math.round(options.timeoutMs / 1000)} s`, true);
@@ -60,41 +47,24 @@ export async function downloadVideo(url: string, destination: string, options: D
 }
 
 async function downloadFollowingRedirects(start: URL, destination: string, options: DownloadOptions, signal: AbortSignal): Promise<DownloadedVideo> {
-  let url = start;
-  for (let hop = 0; ; hop++) {
-    assertFetchableUrl(url);
-    const response = await fetch(url, {
-      redirect: "manual",
-      signal,
-      dispatcher: options.dispatcher,
-      headers: { "user-agent": "facebookexternalhit/1.1 (Dispatch Graph sandbox)", accept: "video/mp4,video/quicktime,video/*;q=0.9,*/*;q=0.5" },
-    });
-    if (REDIRECTS.has(response.status)) {
-      await response.body?.cancel().catch(() => {});
-      const location = response.headers.get("location");
-      if (!location) throw new VideoFetchError(`the server answered HTTP ${response.status} without a Location header`);
-      if (hop >= options.maxRedirects) throw new VideoFetchError(`more than ${options.maxRedirects} redirects`);
-      url = new URL(location, url);
-      continue;
-    }
-    if (!response.ok) {
-      await response.body?.cancel().catch(() => {});
-      throw new VideoFetchError(`the server answered HTTP ${response.status}`);
-    }
-    const contentType = response.headers.get("content-type");
-    if (contentType && /^text\/html\b/i.test(contentType)) {
-      await response.body?.cancel().catch(() => {});
-      throw new VideoFetchError("the server answered with an HTML page, not a video (a login wall or a share page?)");
-    }
-    const declared = Number(response.headers.get("content-length") ?? "0");
-    if (declared > options.maxBytes) {
-      await response.body?.cancel().catch(() => {});
-      throw new VideoFetchError(`the video is ${formatBytes(declared)}, over the ${formatBytes(options.maxBytes)} limit`);
-    }
-    const bytes = await writeBody(response, destination, options.maxBytes);
-    if (bytes === 0) throw new VideoFetchError("the server answered with an empty body");
-    return { bytes, contentType, finalHost: url.host };
+  const { response, url } = await guardedFetch(start, { dispatcher: options.dispatcher, maxRedirects: options.maxRedirects, signal, headers: VIDEO_REQUEST_HEADERS });
+  if (!response.ok) {
+    await discard(response);
+    throw new VideoFetchError(`the server answered HTTP ${response.status}`);
   }
+  const contentType = response.headers.get("content-type");
+  if (contentType && /^text\/html\b/i.test(contentType)) {
+    await discard(response);
+    throw new VideoFetchError(NOT_A_VIDEO);
+  }
+  const declared = Number(response.headers.get("content-length") ?? "0");
+  if (declared > options.maxBytes) {
+    await discard(response);
+    throw new VideoFetchError(`the video is ${formatBytes(declared)}, over the ${formatBytes(options.maxBytes)} limit`);
+  }
+  const bytes = await writeBody(response, destination, options.maxBytes);
+  if (bytes === 0) throw new VideoFetchError("the server answered with an empty body");
+  return { bytes, contentType, finalHost: url.host };
 }
 
 async function writeBody(response: Response, destination: string, maxBytes: number): Promise<number> {
@@ -104,12 +74,6 @@ async function writeBody(response: Response, destination: string, maxBytes: numb
   } finally {
     await file.close();
   }
-}
-
-/** Refuses what Meta's fetcher could not or should not fetch; the dispatcher checks the addresses. */
-export function assertFetchableUrl(url: URL): void {
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new VideoFetchError(`${url.protocol} URLs are not fetched; use http or https`);
-  if (url.username || url.password) throw new VideoFetchError("URLs with credentials are not fetched");
 }
 
 export function formatBytes(bytes: number): string {

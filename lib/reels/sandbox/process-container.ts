@@ -7,7 +7,8 @@ import { createPublicAgent } from "../../net/public-agent";
 import { probeVideo, VideoProbeError, type VideoProbe } from "../probe-video";
 import { checkReelSpec, REEL_SPEC_VIOLATION } from "../reel-spec";
 import { limitsOf, type SandboxDeps } from "./deps";
-import { downloadVideo, VideoFetchError } from "../../net/fetch-video";
+import { downloadVideo } from "../../net/fetch-video";
+import { VideoFetchError } from "../../net/guarded-fetch";
 import { awaitingUpload, beat, claimStaleContainer, finishProcessing, readContainerRecord, videoPath, visibleStatusCode, type ContainerRecord } from "./store";
 import { accountVideoPath, downloadSlots, keepVideo } from "./video-store";
 
