@@ -6,8 +6,8 @@ export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
   await startWebTracing();
   const { guardRequests } = await import("./lib/web/request-guard");
-  guardRequests();
-  const { resumeSandbox } = await import("./app/graph/sandbox-host");
+  const { GRAPH_MALFORMED_PATH, resumeSandbox } = await import("./app/graph/sandbox-host");
+  guardRequests([GRAPH_MALFORMED_PATH]);
   resumeSandbox();
 }
 

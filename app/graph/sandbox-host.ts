@@ -1,5 +1,7 @@
 import { resumeSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
 import { createLog } from "@/lib/log";
+import { GraphError } from "@/lib/reels/graph-error";
+import type { MalformedPathAnswer } from "@/lib/web/request-guard";
 import { getServices } from "@/lib/web/services";
 
 /**
@@ -33,3 +35,10 @@ export function resumeSandbox(): void {
     warn(error);
   }
 }
+
+/** A path under /graph/ that does not decode is answered in Graph's shape (#100), as the sandbox answers the rest. */
+export const GRAPH_MALFORMED_PATH: MalformedPathAnswer = {
+  prefix: "/graph/",
+  contentType: "application/json; charset=UTF-8",
+  body: new GraphError({ code: 100, message: "(#100) The path has a malformed percent-encoding" }).toBody(),
+};

@@ -1,6 +1,5 @@
 import http from "node:http";
 import { ApiError, toProblem } from "../errors";
-import { GraphError } from "../reels/graph-error";
 
 /**
  * Set on every request from the socket's peer address, over anything a client sent, so it can be
@@ -13,10 +12,11 @@ export const PEER_HEADER = "x-dispatch-peer";
  * socket, and Next answers some input with a bare 500 before any handler runs):
  * - stamps PEER_HEADER from the socket;
  * - answers a path with a malformed percent-encoding (`/jobs/%E0%A4%A`) with a 400 in the API's
- *   shape (Graph's under /graph): Next fails to decode it while routing and answers 500.
+ *   shape, or in the shape `answers` gives for its prefix (Graph's under /graph/): Next fails to
+ *   decode it while routing and answers 500.
  * Called once by instrumentation.ts in the web server's process.
  */
-export function guardRequests(): void {
+export function guardRequests(answers: readonly MalformedPathAnswer[] = []): void {
   const prototype = http.Server.prototype as { emit: (event: string | symbol, ...args: unknown[]) => boolean; __dispatchGuard?: boolean };
   if (prototype.__dispatchGuard) return;
   prototype.__dispatchGuard = true;
@@ -27,7 +27,7 @@ export function guardRequests(): void {
       request.headers[PEER_HEADER] = request.socket?.remoteAddress ?? "";
       const path = (request.url ?? "/").split("?")[0];
       if (!decodes(path)) {
-        refuseMalformedPath(path, response);
+        refuseMalformedPath(path, response, answers);
         return true;
       }
     }
@@ -45,13 +45,18 @@ function decodes(path: string): boolean {
   }
 }
 
-function refuseMalformedPath(path: string, response: http.ServerResponse): void {
-  const graph = path.startsWith("/graph/");
-  const body = graph
-    ? new GraphError({ code: 100, message: "(#100) The path has a malformed percent-encoding" }).toBody()
-    : toProblem(new ApiError("bad-request", "The path has a malformed percent-encoding.")).problem;
+/** How the part of the site under `prefix` answers a malformed path, in its own error shape. */
+export interface MalformedPathAnswer {
+  prefix: string;
+  contentType: string;
+  body: unknown;
+}
+
+function refuseMalformedPath(path: string, response: http.ServerResponse, answers: readonly MalformedPathAnswer[]): void {
+  const own = answers.find((answer) => path.startsWith(answer.prefix));
+  const body = own ? own.body : toProblem(new ApiError("bad-request", "The path has a malformed percent-encoding.")).problem;
   response.writeHead(400, {
-    "content-type": graph ? "application/json; charset=UTF-8" : "application/problem+json",
+    "content-type": own?.contentType ?? "application/problem+json",
     "cache-control": "no-store",
     "content-security-policy": "default-src 'none'; frame-ancestors 'none'",
     "x-content-type-options": "nosniff",
