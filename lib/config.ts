@@ -1,10 +1,6 @@
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { LOCAL_MODEL } from "./jobs/models";
-import { resolvePrices, resolveProviders, SettingError, type ModelPrices, type ProviderConfig, type ReadFile } from "./jobs/providers/provider-config";
 import { TENANT_ID_PATTERN } from "./tenant-id";
-import { DEFAULT_MAX_PROMPT_CHARS } from "./jobs/status";
 
 /**
  * The environment, validated once. `npm start` fills REDIS_URL, KAFKA_BROKERS and API_KEYS with
@@ -42,6 +38,8 @@ const reelAccounts = z.string().transform((value, ctx) => {
   return accounts;
 });
 
+/** The longest prompt POST /v1/jobs accepts unless MAX_PROMPT_CHARS says otherwise. */
+export const DEFAULT_MAX_PROMPT_CHARS = 32768;
 /** A worker's metrics and health port; `npm start` gives its second worker the next one, and so on. */
 export const DEFAULT_METRICS_PORT = 9464;
 /** Tenants per process with their own `tenant` label value on job metrics. */
@@ -89,7 +87,7 @@ const envSchema = z.object({
     .string()
     .optional()
     .transform((v) => (v ? v.split(",").map((s) => s.trim()).filter(Boolean) : [])),
-  /** JSON [{name, base_url, api_key?, models, max_tokens_param?}]; resolved with the short form above into Config.LLM_PROVIDERS. */
+  /** JSON [{name, base_url, api_key?, models, max_tokens_param?}]; resolved with the short form above by modelSettings (lib/jobs/models.ts). */
   LLM_PROVIDERS: z.string().optional(),
   LLM_PROVIDERS_FILE: z.string().optional(),
   /** JSON {"<model>": {input_per_million, output_per_million}} in USD. */
@@ -135,22 +133,22 @@ export interface ReelAccount {
   accessToken: string;
 }
 
-export type Config = Omit<z.infer<typeof envSchema>, "REEL_ACCOUNTS" | "GRAPH_URL" | "ALLOW_PRIVATE_URLS" | "LLM_PROVIDERS" | "MODEL_PRICES"> & {
+export type Config = Omit<z.infer<typeof envSchema>, "REEL_ACCOUNTS" | "GRAPH_URL" | "ALLOW_PRIVATE_URLS"> & {
   ALLOW_PRIVATE_URLS: boolean;
   GRAPH_URL: string;
   /** True when GRAPH_URL points at the built-in sandbox of this same server. */
   GRAPH_SANDBOX: boolean;
   REEL_ACCOUNTS: ReelAccount[];
-  /** LLM_PROVIDERS (or its file) and the short form LLM_BASE_URL + LLM_MODELS, each model name routed to one. */
-  LLM_PROVIDERS: ProviderConfig[];
-  /** MODEL_PRICES (or its file). */
-  MODEL_PRICES: ModelPrices;
 };
 
 export class ConfigError extends Error {}
 
-/** Parses an environment; throws a ConfigError whose message names every bad variable. `readFile` reads the *_FILE settings. */
-export function parseConfig(env: Record<string, string | undefined>, readFile: ReadFile = (file) => readFileSync(file, "utf8")): Config {
+/**
+ * Parses an environment; throws a ConfigError whose message names every bad variable. The model
+ * servers and prices (JSON, or files) are the jobs feature's to resolve: modelSettings in
+ * lib/jobs/models.ts, which start-up calls too.
+ */
+export function parseConfig(env: Record<string, string | undefined>): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
   const result = envSchema.safeParse(cleaned);
   if (!result.success) {
@@ -158,15 +156,6 @@ export function parseConfig(env: Record<string, string | undefined>, readFile: R
     throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
   }
   const parsed = result.data;
-  let providers: ProviderConfig[];
-  let prices: ModelPrices;
-  try {
-    providers = resolveProviders(parsed, [LOCAL_MODEL], readFile);
-    prices = resolvePrices(parsed, readFile);
-  } catch (error) {
-    if (error instanceof SettingError) throw new ConfigError(`Invalid configuration:\n  ${error.variable}: ${error.message}`);
-    throw error;
-  }
   const sandboxUrl = `http://127.0.0.1:${parsed.PORT}/graph`;
   const graphUrl = (parsed.GRAPH_URL ?? sandboxUrl).replace(/\/+$/, "");
   const tenants = new Set(parsed.API_KEYS.map((k) => k.tenantId));
@@ -181,8 +170,6 @@ export function parseConfig(env: Record<string, string | undefined>, readFile: R
     GRAPH_URL: graphUrl,
     GRAPH_SANDBOX: graphUrl === sandboxUrl || graphUrl === `http://localhost:${parsed.PORT}/graph`,
     REEL_ACCOUNTS: accounts,
-    LLM_PROVIDERS: providers,
-    MODEL_PRICES: prices,
   };
 }
 

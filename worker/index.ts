@@ -3,6 +3,7 @@ import path from "node:path";
 import { getConfig } from "../lib/config";
 import { loadEnvFiles } from "../lib/env-files";
 import { startGenerationConsumer } from "../lib/jobs/generation-consumer";
+import { modelSettings } from "../lib/jobs/models";
 import { createKafka, createProducer, ensureTopics } from "../lib/kafka";
 import { createLog } from "../lib/log";
 import { configureMetrics, observeBroker, observeConsumers, observeRedis } from "../lib/metrics";
@@ -25,6 +26,7 @@ async function main() {
   // As `next start` does for the web server: .env and .env.local, never over the environment.
   loadEnvFiles(path.resolve(__dirname, ".."));
   const config = getConfig();
+  modelSettings(config); // a bad LLM_PROVIDERS or MODEL_PRICES stops the worker here, as a bad variable does
   await startTracing({ serviceName: "dispatch-worker", otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
   configureMetrics(config);
   const workerId = config.WORKER_ID ?? `${hostname()}-${process.pid}`;

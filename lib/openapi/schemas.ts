@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DEFAULT_MAX_PROMPT_CHARS } from "../config";
 import { commandInputSchema } from "../jobs/command";
 import { FINISH_REASONS, JOB_STATUSES } from "../jobs/status";
 import { connectAccountSchema } from "../accounts/connect-account";
@@ -114,7 +115,7 @@ const accepted = (id: "job_id" | "publication_id") => z.looseObject({ [id]: z.uu
 export const SCHEMAS = {
   Problem: problem,
   /** At the default prompt limit; the document uses the deployment's. */
-  JobCommand: commandInputSchema(),
+  JobCommand: commandInputSchema(DEFAULT_MAX_PROMPT_CHARS),
   Job: job,
   JobAccepted: accepted("job_id").extend({ stream_url: z.string() }),
   JobList: z.looseObject({ data: z.array(job), next_cursor: nullable(z.string()), running: tenantLoad }),

@@ -39,7 +39,6 @@ describe("configuration", () => {
     ["GRAPH_VERSION", { GRAPH_VERSION: "21" }],
     ["ALLOW_PRIVATE_VIDEO_URLS", { ALLOW_PRIVATE_VIDEO_URLS: "maybe" }],
     ["HOST", { HOST: "127.0.0.1; rm" }],
-    ["LLM_MODELS", { LLM_BASE_URL: "http://localhost:8080/v1" }],
   ])("names %s when it is bad", (name, override) => {
     expect(() => parseConfig({ ...base, ...override })).toThrow(name);
   });
