@@ -4,7 +4,7 @@ import type { Redis } from "./redis";
 import { TOPICS } from "./topics";
 import { withTimeout } from "./with-timeout";
 import { workerLoad } from "./system/read-running";
-import { liveWorkers } from "./worker/presence";
+import { liveWorkers } from "./live-workers";
 
 type Part = { ok: true; latency_ms: number } | { ok: false; error: string };
 

@@ -2,7 +2,7 @@ import { KeySlots } from "../consume/key-slots";
 import type { ConsumerStats } from "../consume/parallel-consumer";
 import type { Redis } from "../redis";
 import { CONSUMER_GROUPS } from "../topics";
-import { liveWorkers, type SeenWorker } from "../worker/presence";
+import { liveWorkers, type SeenWorker } from "../live-workers";
 
 /** What one consumer of a worker is doing, without the per-tenant detail (other tenants' names stay private). */
 export type ConsumerLoad = Omit<ConsumerStats, "keys">;

@@ -5,7 +5,7 @@ import { Partitioners } from "kafkajs";
 import { jobKeys } from "@/lib/jobs/keys";
 import { isFinalJob } from "@/lib/jobs/status";
 import { TOPICS } from "@/lib/topics";
-import { WORKERS_KEY } from "@/lib/worker/presence";
+import { WORKERS_KEY } from "@/lib/live-workers";
 import { readSse, readTopic, spawnWorker, waitFor, type WorkerProcess } from "../helpers";
 
 /**

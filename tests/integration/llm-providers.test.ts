@@ -6,7 +6,7 @@ import Redis from "ioredis";
 import { jobKeys } from "@/lib/jobs/keys";
 import { isFinalJob } from "@/lib/jobs/status";
 import { TOPICS } from "@/lib/topics";
-import { WORKERS_KEY } from "@/lib/worker/presence";
+import { WORKERS_KEY } from "@/lib/live-workers";
 import { readTopic, spawnWorker, waitFor, type WorkerProcess } from "../helpers";
 
 /**

@@ -10,7 +10,7 @@ import { isFinalJob } from "@/lib/jobs/status";
 import { submitJob } from "@/lib/jobs/submit-job";
 import { createKafka, createProducer } from "@/lib/kafka";
 import { TOPICS } from "@/lib/topics";
-import { WORKERS_KEY } from "@/lib/worker/presence";
+import { WORKERS_KEY } from "@/lib/live-workers";
 import { startMockBroker, type MockBroker } from "../../scripts/lib/kafka-mock";
 import { readTopic, spawnWorker, waitFor, type WorkerProcess } from "../helpers";
 

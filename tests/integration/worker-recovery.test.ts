@@ -2,7 +2,7 @@ import Redis from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { jobKeys } from "@/lib/jobs/keys";
 import { TOPICS } from "@/lib/topics";
-import { WORKERS_KEY } from "@/lib/worker/presence";
+import { WORKERS_KEY } from "@/lib/live-workers";
 import { startMockBroker, type MockBroker } from "../../scripts/lib/kafka-mock";
 import { spawnWorker, waitFor, type WorkerProcess } from "../helpers";
 

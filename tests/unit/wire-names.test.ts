@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { CANCEL_CHANNEL, jobKeys } from "@/lib/jobs/keys";
 import { CONSUMER_GROUPS, TOPICS } from "@/lib/topics";
-import { WORKERS_KEY } from "@/lib/worker/presence";
+import { WORKERS_KEY } from "@/lib/live-workers";
 
 /**
  * The names other programs see (SPEC: topics, job:state and job:stream; the rest as README and
