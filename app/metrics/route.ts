@@ -1,6 +1,6 @@
 import { PEER_HEADER } from "@/lib/web/auth";
 import { otherMethods, withProblems } from "@/lib/web/http";
-import { assertMetricsAccess, collectConsumerLag, metricsResponse } from "@/lib/worker/metrics-server";
+import { assertMetricsAccess, collectConsumerLag, metricsResponse } from "@/lib/metrics-endpoint";
 import { getServices } from "@/lib/web/services";
 
 export const dynamic = "force-dynamic";
