@@ -41,3 +41,21 @@ export async function liveWorkers(redis: Redis, now = Date.now()): Promise<SeenW
   if (gone.length) await redis.hdel(WORKERS_KEY, ...gone);
   return live.sort((a, b) => a.id.localeCompare(b.id));
 }
+
+/** What one consumer of a worker is doing, without the per-tenant detail (other tenants' names stay private). */
+export type ConsumerLoad = Omit<ConsumerStats, "keys">;
+
+export interface WorkerLoad {
+  id: string;
+  last_seen: string;
+  consumers: Record<string, ConsumerLoad>;
+}
+
+/** The workers' load as health and the system page show it: running, capacity, windows; never tenant names. */
+export function workerLoad(workers: SeenWorker[]): WorkerLoad[] {
+  return workers.map((w) => ({
+    id: w.id,
+    last_seen: w.last_seen,
+    consumers: Object.fromEntries(Object.entries(w.stats).map(([name, { keys: _keys, ...load }]) => [name, load])),
+  }));
+}
