@@ -77,9 +77,8 @@ const envSchema = z.object({
   REEL_POLL_ATTEMPTS: z.coerce.number().int().min(1).max(10_000).default(30),
   SANDBOX_PROCESSING_MS: z.coerce.number().int().min(0).max(3_600_000).default(3000),
   SANDBOX_PUBLISH_LIMIT: z.coerce.number().int().min(1).max(10_000).default(100),
-  ALLOW_PRIVATE_VIDEO_URLS: boolean.default(false),
-  /** The fetcher may reach private addresses; ALLOW_PRIVATE_VIDEO_URLS is its older name, still read. */
-  ALLOW_PRIVATE_URLS: boolean.optional(),
+  /** The sandbox's fetcher and webhook deliveries may reach every loopback and private address. */
+  ALLOW_PRIVATE_URLS: boolean.default(false),
   LOCAL_MODEL_TOKENS_PER_SECOND: z.coerce.number().min(0.1).max(100_000).default(40),
   LLM_BASE_URL: z.string().url().optional(),
   LLM_API_KEY: z.string().optional(),
@@ -133,8 +132,7 @@ export interface ReelAccount {
   accessToken: string;
 }
 
-export type Config = Omit<z.infer<typeof envSchema>, "REEL_ACCOUNTS" | "GRAPH_URL" | "ALLOW_PRIVATE_URLS"> & {
-  ALLOW_PRIVATE_URLS: boolean;
+export type Config = Omit<z.infer<typeof envSchema>, "REEL_ACCOUNTS" | "GRAPH_URL"> & {
   GRAPH_URL: string;
   /** True when GRAPH_URL points at the built-in sandbox of this same server. */
   GRAPH_SANDBOX: boolean;
@@ -166,7 +164,6 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   if (new Set(ids).size !== ids.length) throw new ConfigError("Invalid configuration:\n  REEL_ACCOUNTS: an account belongs to one tenant only");
   return {
     ...parsed,
-    ALLOW_PRIVATE_URLS: parsed.ALLOW_PRIVATE_URLS ?? parsed.ALLOW_PRIVATE_VIDEO_URLS,
     GRAPH_URL: graphUrl,
     GRAPH_SANDBOX: graphUrl === sandboxUrl || graphUrl === `http://localhost:${parsed.PORT}/graph`,
     REEL_ACCOUNTS: accounts,

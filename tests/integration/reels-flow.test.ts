@@ -85,7 +85,7 @@ beforeAll(async () => {
     REEL_POLL_INTERVAL_MS: "50",
     REEL_POLL_ATTEMPTS: String(POLL_ATTEMPTS),
     SANDBOX_PROCESSING_MS: "600",
-    ALLOW_PRIVATE_VIDEO_URLS: "true",
+    ALLOW_PRIVATE_URLS: "true",
     // These tests exercise the sandbox's own processing; uploads.test.ts covers the worker's preflight.
     REEL_PREFLIGHT: "off",
     DATA_DIR,

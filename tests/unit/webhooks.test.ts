@@ -45,12 +45,10 @@ describe("webhook retries", () => {
 });
 
 describe("webhook configuration", () => {
-  it("has defaults, and reads ALLOW_PRIVATE_VIDEO_URLS as the older name of ALLOW_PRIVATE_URLS", () => {
+  it("has defaults", () => {
     expect([defaults.WEBHOOKS_PER_TENANT, defaults.WEBHOOK_TIMEOUT_MS, defaults.WEBHOOK_RETRY_BASE_MS, defaults.WEBHOOK_RETRY_MAX_MS, defaults.WEBHOOK_RETRY_WINDOW_MS]).toEqual([10, 10_000, 10_000, 3_600_000, 86_400_000]);
     expect(defaults.ALLOW_PRIVATE_URLS).toBe(false);
-    expect(parseConfig({ ...base, ALLOW_PRIVATE_VIDEO_URLS: "true" }).ALLOW_PRIVATE_URLS).toBe(true);
     expect(parseConfig({ ...base, ALLOW_PRIVATE_URLS: "true" }).ALLOW_PRIVATE_URLS).toBe(true);
-    expect(parseConfig({ ...base, ALLOW_PRIVATE_URLS: "false", ALLOW_PRIVATE_VIDEO_URLS: "true" }).ALLOW_PRIVATE_URLS).toBe(false);
     expect(() => parseConfig({ ...base, WEBHOOK_TIMEOUT_MS: "0" })).toThrow(/WEBHOOK_TIMEOUT_MS/);
   });
 });
