@@ -67,7 +67,7 @@ export async function ensureTopics(kafka: Kafka, log: Log): Promise<void> {
     log("info", "created Kafka topics", { topics: missing.map((t) => t.topic) });
   } catch (error) {
     log("warn", "could not create Kafka topics; the broker must already have them (the embedded mock broker does)", {
-      error: error instanceof Error ? error.message : String(error),
+      error,
     });
   } finally {
     await admin.disconnect().catch(() => {});

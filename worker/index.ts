@@ -51,7 +51,7 @@ async function main() {
     if (stopping) return;
     stopping = true;
     log("info", "stopping", { signal });
-    await Promise.all(started.map(([, c]) => c.stop().catch((e) => log("error", "consumer did not stop cleanly", { error: String(e) }))));
+    await Promise.all(started.map(([, c]) => c.stop().catch((e) => log("error", "consumer did not stop cleanly", { error: e }))));
     await presence.stop();
     await operations?.close();
     await stopTracing();

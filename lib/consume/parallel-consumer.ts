@@ -171,7 +171,7 @@ class ParallelRunner<T> {
     }
     this.pumping = true;
     void this.startWhatFits()
-      .catch((error) => this.ctx.log("error", "could not start work", { consumer: this.opts.name, error: String(error) }))
+      .catch((error) => this.ctx.log("error", "could not start work", { consumer: this.opts.name, error }))
       .finally(() => {
         this.pumping = false;
         if (this.pumpAgain) {
@@ -191,7 +191,7 @@ class ParallelRunner<T> {
       try {
         slot = await this.slots.acquire(entry.key, runId);
       } catch (error) {
-        this.ctx.log("warn", "could not take a slot; trying again", { consumer: this.opts.name, error: String(error) });
+        this.ctx.log("warn", "could not take a slot; trying again", { consumer: this.opts.name, error });
       }
       if (this.stopping || entry.window.revoked) {
         if (slot) await this.slots.release(runId).catch(() => {});
@@ -277,7 +277,7 @@ class ParallelRunner<T> {
       this.commitFailing.delete(window);
     } catch (error) {
       // Expected around a rebalance; the tick tries again, and the next owner redelivers from the last commit.
-      if (!this.commitFailing.has(window)) this.ctx.log("warn", "could not commit an offset", { consumer: this.opts.name, partition: window.partition, offset: offset.toString(), error: String(error) });
+      if (!this.commitFailing.has(window)) this.ctx.log("warn", "could not commit an offset", { consumer: this.opts.name, partition: window.partition, offset: offset.toString(), error });
       this.commitFailing.add(window);
       return;
     } finally {
@@ -296,7 +296,7 @@ class ParallelRunner<T> {
 
   private tick(): void {
     this.heartbeat().catch(() => {});
-    this.slots.renew().catch((error) => this.ctx.log("warn", "could not renew slots", { consumer: this.opts.name, error: String(error) }));
+    this.slots.renew().catch((error) => this.ctx.log("warn", "could not renew slots", { consumer: this.opts.name, error }));
     for (const window of this.windows.values()) void this.commit(window);
     if (this.queue.size > 0) this.pump();
   }
@@ -362,7 +362,7 @@ export async function retryUntilSettled(attempt: () => Promise<RunOutcome>, opts
     try {
       return await attempt();
     } catch (error) {
-      opts.log("error", "run failed; trying again", { ...opts.what, error: error instanceof Error ? error.message : String(error) });
+      opts.log("error", "run failed; trying again", { ...opts.what, error });
       const stopped = await abortableSleep(Math.min(30_000, 500 * 2 ** failures), opts.shutdown).then(
         () => false,
         () => true,
@@ -459,7 +459,7 @@ export async function consumeInParallel<T>(ctx: WorkerContext, opts: ParallelOpt
           ctx.log("info", "consumer joined again", { group: opts.groupId });
           return;
         } catch (error) {
-          ctx.log("error", "could not start the consumer again; trying again", { group: opts.groupId, error: String(error) });
+          ctx.log("error", "could not start the consumer again; trying again", { group: opts.groupId, error });
         }
       }
     } finally {
@@ -476,7 +476,7 @@ export async function consumeInParallel<T>(ctx: WorkerContext, opts: ParallelOpt
 
   await start().catch(async (error) => {
     // The first join failed (the broker away at start-up): keep trying in the background.
-    ctx.log("error", "could not join the consumer group; trying again", { group: opts.groupId, error: String(error) });
+    ctx.log("error", "could not join the consumer group; trying again", { group: opts.groupId, error });
     void replace();
   });
   return {

@@ -53,7 +53,7 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
 
   const scheduler = setInterval(() => {
     enqueueDuePublications({ redis, producer, workerId, now: Date.now(), lockMs: SCHEDULER_TICK_MS - 100 }).catch((error) =>
-      log("warn", "could not enqueue due publications", { error: (error as Error)?.stack ?? String(error) }),
+      log("warn", "could not enqueue due publications", { error }),
     );
   }, SCHEDULER_TICK_MS);
   log("info", "publication consumer started", { workerId, concurrency: config.WORKER_CONCURRENCY });

@@ -72,7 +72,7 @@ export function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.inf
 type Handler<C> = (request: Request, context: C) => Promise<Response>;
 
 let webLog: Log | undefined;
-const logRouteError = (error: unknown) => (webLog ??= createLog("web"))("error", "unhandled route error", { error: String((error as Error)?.stack ?? error) });
+const logRouteError = (error: unknown) => (webLog ??= createLog("web"))("error", "unhandled route error", { error });
 
 /** Wraps a route handler so every thrown error leaves as problem+json (500s logged, never shown). */
 export function withProblems<C>(handler: Handler<C>, log?: (e: unknown) => void): Handler<C> {

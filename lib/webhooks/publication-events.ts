@@ -27,7 +27,7 @@ export async function notifyPublicationWebhooks(redis: Redis, tenantId: string, 
     if (!view || view.status !== status) return;
     await enqueueWebhookEvent(redis, { tenantId, type, occurrence: `reel:${publicationId}:${status}:${view.updated_at}`, at: new Date(view.updated_at), data: async () => view });
   } catch (error) {
-    log?.("warn", "could not queue the publication's webhook deliveries", { publication_id: publicationId, error: String(error) });
+    log?.("warn", "could not queue the publication's webhook deliveries", { publication_id: publicationId, error });
   }
 }
 
@@ -41,6 +41,6 @@ export async function notifyPublicationNeedsReconnect(redis: Redis, tenantId: st
     if (!view || view.scheduled_reason !== "needs_reconnect") return;
     await enqueueWebhookEvent(redis, { tenantId, type: "reel.needs_attention", occurrence: `reel:${publicationId}:needs_reconnect:${view.updated_at}`, at: new Date(view.updated_at), data: async () => view });
   } catch (error) {
-    log?.("warn", "could not queue the publication's webhook deliveries", { publication_id: publicationId, error: String(error) });
+    log?.("warn", "could not queue the publication's webhook deliveries", { publication_id: publicationId, error });
   }
 }

@@ -35,7 +35,7 @@ export async function startOperationsServer(options: OperationsServerOptions): P
   });
   const listening = await new Promise<boolean>((resolve) => {
     server.once("error", (error) => {
-      options.log("error", "the metrics and health port is not available; running without it", { port: options.port, error: String(error) });
+      options.log("error", "the metrics and health port is not available; running without it", { port: options.port, error });
       resolve(false);
     });
     server.listen(options.port, options.host, () => resolve(true));

@@ -69,7 +69,7 @@ export async function handleControlRequest(request: Request, deps: SandboxDeps, 
     }
   } catch (error) {
     const { problem, headers } = toProblem(error);
-    if (problem.status >= 500) deps.log("error", "sandbox control request failed", { error: error instanceof Error ? error.message : String(error) });
+    if (problem.status >= 500) deps.log("error", "sandbox control request failed", { error });
     return new Response(JSON.stringify(problem), { status: problem.status, headers: { "content-type": "application/problem+json", "cache-control": "no-store", ...headers } });
   }
 }

@@ -42,7 +42,7 @@ export function startProcessing(deps: SandboxDeps, containerId: string, owner: s
   const tasks = running.get(deps) ?? new Set<Promise<void>>();
   running.set(deps, tasks);
   const task = processContainer(deps, containerId, owner).catch((error: unknown) => {
-    deps.log("error", "sandbox processing failed", { container_id: containerId, error: error instanceof Error ? error.message : String(error) });
+    deps.log("error", "sandbox processing failed", { container_id: containerId, error });
   });
   tasks.add(task);
   void task.finally(() => tasks.delete(task));
@@ -106,7 +106,7 @@ export async function processContainer(deps: SandboxDeps, containerId: string, o
     await unlink(part).catch(() => {});
     if (outcome?.file) await unlink(videoPath(deps, outcome.file)).catch(() => {});
     if (lost.signal.aborted) return; // the new owner settles it
-    deps.log("error", "sandbox processing error", { container_id: containerId, error: error instanceof Error ? error.message : String(error) });
+    deps.log("error", "sandbox processing error", { container_id: containerId, error });
     outcome = { fields: errorFields(-1, 2207001, "unexpected server error while processing the media") };
   }
   clearInterval(heartbeat);

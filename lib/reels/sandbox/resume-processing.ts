@@ -32,7 +32,7 @@ export async function resumeSandboxProcessing(deps: SandboxDeps, options: { rech
     const limits = limitsOf(deps);
     setTimeout(() => {
       resumeSandboxProcessing(deps, { recheck: false }).catch((error: unknown) => {
-        deps.log("warn", "sandbox resume recheck failed", { error: error instanceof Error ? error.message : String(error) });
+        deps.log("warn", "sandbox resume recheck failed", { error });
       });
     }, limits.staleAfterMs + limits.heartbeatMs).unref();
   }
@@ -46,7 +46,7 @@ export function sweepVideoFilesNowAndThen(deps: SandboxDeps): void {
   if (last !== undefined && Date.now() - last < SWEEP_EVERY_MS) return;
   lastSweep.set(deps, Date.now());
   sweepVideoFiles(deps).catch((error: unknown) => {
-    deps.log("warn", "sandbox file sweep failed", { error: error instanceof Error ? error.message : String(error) });
+    deps.log("warn", "sandbox file sweep failed", { error });
   });
 }
 
