@@ -70,6 +70,7 @@ export async function ensureTopics(kafka: Kafka, log: Log): Promise<void> {
       error,
     });
   } finally {
+    // The topics are checked; an admin client that cannot disconnect is dropped with its connection.
     await admin.disconnect().catch(() => {});
   }
 }

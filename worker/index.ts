@@ -32,6 +32,7 @@ async function main() {
   const workerId = config.WORKER_ID ?? `${hostname()}-${process.pid}`;
   const log = createLog(`worker:${workerId}`);
   const redis = observeRedis(createRedis(config.REDIS_URL));
+  // ioredis reconnects by itself; the commands that need Redis fail and say so.
   redis.on("error", () => {});
   const kafka = createKafka(config.KAFKA_BROKERS, `dispatch-worker-${workerId}`, { requestTimeout: 30_000 });
   await ensureTopics(kafka, log);
@@ -55,6 +56,7 @@ async function main() {
     await presence.stop();
     await operations?.close();
     await stopTracing();
+    // Stopping: a client that cannot close cleanly goes with the process.
     await producer.disconnect().catch(() => {});
     await redis.quit().catch(() => {});
     process.exit(0);

@@ -194,6 +194,7 @@ class ParallelRunner<T> {
         this.ctx.log("warn", "could not take a slot; trying again", { consumer: this.opts.name, error });
       }
       if (this.stopping || entry.window.revoked) {
+        // A key slot not released lapses with its lease within 10 s.
         if (slot) await this.slots.release(runId).catch(() => {});
         if (this.stopping) return;
         continue;
@@ -231,6 +232,7 @@ class ParallelRunner<T> {
       if (left > 0) this.runningPerKey.set(entry.key, left);
       else this.runningPerKey.delete(entry.key);
       this.blockedUntil.delete(entry.key);
+      // A key slot not released lapses with its lease within 10 s.
       await this.slots.release(runId).catch(() => {});
       this.settle(entry, outcome);
       this.pump();
@@ -295,6 +297,7 @@ class ParallelRunner<T> {
   }
 
   private tick(): void {
+    // A missed heartbeat is sent again on the next tick, a second later; the session outlives several.
     this.heartbeat().catch(() => {});
     this.slots.renew().catch((error) => this.ctx.log("warn", "could not renew slots", { consumer: this.opts.name, error }));
     for (const window of this.windows.values()) void this.commit(window);
@@ -409,6 +412,7 @@ export async function consumeInParallel<T>(ctx: WorkerContext, opts: ParallelOpt
     };
     for (const event of [consumer.events.HEARTBEAT, consumer.events.FETCH_START, consumer.events.CONNECT]) consumer.on(event, alive);
     consumer.on(consumer.events.GROUP_JOIN, (event) => {
+      // A retired consumer leaving the group: if it cannot, the group drops it when its session times out.
       if (self.retired) return void consumer.disconnect().catch(() => {});
       alive();
       runner.assign(event.payload.memberAssignment[opts.topic] ?? []);
@@ -441,6 +445,7 @@ export async function consumeInParallel<T>(ctx: WorkerContext, opts: ParallelOpt
     old.retired = true;
     old.runner.assign([]);
     ctx.presence.changed();
+    // The old consumer is being replaced: what it cannot stop or leave cleanly, its session's timeout ends.
     await old.runner.stop(0).catch(() => {});
     await withTimeout(old.consumer.disconnect(), 10_000, "leaving the group").catch(() => {});
   }
@@ -486,6 +491,7 @@ export async function consumeInParallel<T>(ctx: WorkerContext, opts: ParallelOpt
       clearInterval(watchdog);
       const { consumer, runner } = current;
       await runner.stop(graceMs);
+      // Stopping: a consumer that cannot leave the group is dropped by it when its session times out.
       await withTimeout(consumer.disconnect(), 15_000, "leaving the group").catch(() => {});
     },
   };

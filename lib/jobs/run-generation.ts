@@ -137,6 +137,7 @@ async function generate(deps: GenerationDeps, command: GenerationCommand, signal
       lastError = error instanceof Error ? error.message : String(error);
       deps.log("warn", "generation failed", { job_id: command.job_id, attempt, error: lastError });
       if (error instanceof PermanentProviderError) break;
+      // The sleep is cut short by a cancel or the shutdown, which the next attempt checks.
       if (tryNo < maxTries) await abortableSleep(250 * 2 ** tryNo, signal).catch(() => {});
       if (signal.aborted) return signal.reason instanceof HandBack ? "handed-back" : finish(deps, command, writer, runId, "CANCELLED", { output: "", startedAt, now, model, attempt });
     }

@@ -60,5 +60,6 @@ export function assertFetchableUrl(url: URL): void {
 
 /** Drops an answer's body unread. A body that fails to cancel is already gone with its connection: nothing to do. */
 export async function discard(response: Response): Promise<void> {
+  // The rest is not wanted; a cancel that fails means the stream is closed already.
   await response.body?.cancel().catch(() => {});
 }

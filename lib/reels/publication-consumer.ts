@@ -88,9 +88,11 @@ const PREFLIGHT = (config: WorkerContext["config"]) => ({
 async function releasePublicationUpload(redis: WorkerContext["redis"], dataDir: string, publicationId: string, outcome: "published" | "failed" | "timed-out"): Promise<void> {
   const uploadId = await redis.hget(publicationKeys.state(publicationId), "upload_id").catch(() => null);
   if (!uploadId) return;
+  // An upload not discarded now expires, and the upload sweep removes its file.
   await (outcome === "published" ? discardUpload(redis, dataDir, uploadId) : expireUpload(redis, uploadId)).catch(() => {});
   if (Date.now() - lastUploadSweep > 60 * 60 * 1000) {
     lastUploadSweep = Date.now();
+    // A sweep that fails runs again at the next interval.
     void sweepUploads(redis, dataDir).catch(() => {});
   }
 }

@@ -65,6 +65,7 @@ export async function* firstFilePart(body: ReadableStream<Uint8Array>, boundary:
       if (!(await pull())) throw malformed("ended inside the file");
     }
   } finally {
+    // The rest is not wanted; a cancel that fails means the stream is closed already.
     await reader.cancel().catch(() => {});
   }
 }

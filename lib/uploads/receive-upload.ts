@@ -73,6 +73,7 @@ export async function receiveUpload(deps: UploadDeps, tenantId: string, request:
       config.UPLOAD_TENANT_QUOTA_BYTES,
     );
     if (!recorded) {
+      // Gone already is fine; a file that cannot be removed is a stray file, not a wrong answer.
       await unlink(uploadPath(config.DATA_DIR, file)).catch(() => {});
       throw new ApiError(
         "too-large",
@@ -81,9 +82,11 @@ export async function receiveUpload(deps: UploadDeps, tenantId: string, request:
     }
     return { upload_id: id, size };
   } finally {
+    // Gone already is fine; a file that cannot be removed is a stray file, not a wrong answer.
     await unlink(part).catch(() => {});
     if (now - lastSweep > SWEEP_EVERY_MS) {
       lastSweep = now;
+      // A sweep that fails runs again at the next interval.
       void sweepUploads(deps.redis, config.DATA_DIR).catch(() => {});
     }
   }

@@ -81,6 +81,7 @@ function createServices(config: Config): Services {
     hub() {
       if (!hub) {
         const subscriber = createSubscriber(config.REDIS_URL);
+        // ioredis reconnects by itself; the commands that need Redis fail and say so.
         subscriber.on("error", () => {});
         hub = new StreamHub(subscriber);
       }

@@ -17,8 +17,10 @@ export async function startWebhookWorker(ctx: WorkerContext): Promise<RunningCon
   });
   return {
     async stop() {
+      // Stopping: a client that cannot close cleanly goes with the process.
       await consumer.stop(0).catch(() => {});
       await loop.stop();
+      // Stopping: a client that cannot close cleanly goes with the process.
       await dispatcher.close().catch(() => {});
     },
   };

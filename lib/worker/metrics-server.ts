@@ -119,6 +119,7 @@ function lazyAdmin(kafka: Kafka): { get: () => Promise<Admin>; close: () => Prom
       return connecting;
     },
     async close() {
+      // Stopping: a client that cannot close cleanly goes with the process.
       await connecting?.then((client) => client.disconnect()).catch(() => {});
     },
   };

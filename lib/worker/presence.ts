@@ -22,6 +22,7 @@ export function registerWorker(redis: Redis, workerId: string): WorkerPresence {
     const stats = Object.fromEntries([...tracked].map(([name, read]) => [name, read()]));
     const assignments = Object.fromEntries(Object.entries(stats).map(([name, s]) => [name, s.partitions]));
     const beat: Beat = { id: workerId, pid: process.pid, assignments, stats };
+    // A beat lost to a Redis outage is sent again with the next one, 2 s later.
     return redis.hset(WORKERS_KEY, workerId, JSON.stringify({ ...beat, at: Date.now() })).catch(() => {});
   };
   void send();
@@ -36,6 +37,7 @@ export function registerWorker(redis: Redis, workerId: string): WorkerPresence {
     },
     async stop() {
       clearInterval(timer);
+      // A field left behind stops counting as alive after 6 s, and a reader removes it after a minute.
       await redis.hdel(WORKERS_KEY, workerId).catch(() => {});
     },
   };

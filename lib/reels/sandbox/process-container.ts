@@ -103,6 +103,7 @@ export async function processContainer(deps: SandboxDeps, containerId: string, o
     if (remaining > 0) await sleep(remaining, undefined, { signal: lost.signal });
   } catch (error) {
     clearInterval(heartbeat);
+    // Gone already is fine; a file that cannot be removed is a stray file, not a wrong answer.
     await unlink(part).catch(() => {});
     if (outcome?.file) await unlink(videoPath(deps, outcome.file)).catch(() => {});
     if (lost.signal.aborted) return; // the new owner settles it
@@ -112,6 +113,7 @@ export async function processContainer(deps: SandboxDeps, containerId: string, o
   clearInterval(heartbeat);
 
   const saved = await finishProcessing(deps.redis, containerId, owner, { ...outcome.fields, owner: "", settled_at: deps.now() });
+  // Gone already is fine; a file that cannot be removed is a stray file, not a wrong answer.
   if (!saved && outcome.file) await unlink(videoPath(deps, outcome.file)).catch(() => {});
   if (saved) {
     deps.log("info", "sandbox container processed", {
@@ -161,6 +163,7 @@ async function fetchAndCheck(deps: SandboxDeps, container: ContainerRecord, part
     }
     probe = await probeVideo(part);
   } catch (error) {
+    // Gone already is fine; a file that cannot be removed is a stray file, not a wrong answer.
     await unlink(part).catch(() => {});
     if (error instanceof VideoFetchError) {
       return error.timedOut
@@ -175,6 +178,7 @@ async function fetchAndCheck(deps: SandboxDeps, container: ContainerRecord, part
 
   const { problems, warnings } = checkReelSpec(probe);
   if (problems.length > 0) {
+    // Gone already is fine; a file that cannot be removed is a stray file, not a wrong answer.
     await unlink(part).catch(() => {});
     return { fields: specViolation(problems.join("; ")) };
   }
@@ -183,9 +187,11 @@ async function fetchAndCheck(deps: SandboxDeps, container: ContainerRecord, part
   const file = accountVideoPath(container.account_id, `${path.basename(part, ".part")}.${probe.container}`);
   const kept = await keepVideo(deps, container.account_id, part, file);
   if (!kept.kept) {
+    // Gone already is fine; a file that cannot be removed is a stray file, not a wrong answer.
     await unlink(part).catch(() => {});
     return { fields: errorFields(-1, 2207053, kept.reason) };
   }
+  // Gone already is fine; a file that cannot be removed is a stray file, not a wrong answer.
   if (uploaded) await unlink(uploaded).catch(() => {});
   return {
     file,

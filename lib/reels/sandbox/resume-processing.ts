@@ -70,6 +70,7 @@ export async function sweepVideoFiles(deps: SandboxDeps): Promise<number> {
     if (inUse) continue;
     const info = await stat(path.join(root, file)).catch(() => undefined);
     if (!info || Date.now() - info.mtimeMs < FILE_GRACE_MS) continue;
+    // Gone already is fine; a file that cannot be removed is a stray file, not a wrong answer.
     await unlink(path.join(root, file)).catch(() => {});
     removed++;
   }

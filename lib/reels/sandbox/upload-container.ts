@@ -43,6 +43,7 @@ export async function receiveContainerUpload(deps: SandboxDeps, request: Request
     if (container.upload_type !== "resumable") throw invalidParameter("The container was not created with upload_type=resumable");
     // Everything arrived already (a retry after a lost answer): the same answer again.
     if (!awaitingUpload(container)) {
+      // The rest is not wanted; a cancel that fails means the stream is closed already.
       await request.body?.cancel().catch(() => {});
       return graphJson(UPLOAD_SUCCESS);
     }
@@ -73,11 +74,13 @@ export async function receiveContainerUpload(deps: SandboxDeps, request: Request
     } catch (error) {
       if (error instanceof GraphError) {
         await writing.close();
+        // Gone already is fine; a file that cannot be removed is a stray file, not a wrong answer.
         await unlink(full).catch(() => {});
         throw error;
       }
       // The connection broke: what arrived is kept, and the client resumes at its size.
     } finally {
+      // Closed already when the upload was refused above; a second close fails and changes nothing.
       await writing.close().catch(() => {});
     }
     const total = (await stat(full)).size;
