@@ -1,4 +1,5 @@
-import { open, unlink } from "node:fs/promises";
+import { open } from "node:fs/promises";
+import { removeFile } from "../remove-file";
 import type { Dispatcher, Response } from "undici";
 import { readWithin } from "../read-within";
 import { discard, guardedFetch, VideoFetchError } from "./guarded-fetch";
@@ -37,8 +38,7 @@ export async function downloadVideo(url: string, destination: string, options: D
   try {
     return await downloadFollowingRedirects(new URL(url), destination, options, signal);
   } catch (error) {
-    // A download that failed before it created the file leaves nothing to remove.
-    await unlink(destination).catch(() => {});
+    await removeFile(destination);
     if (options.signal?.aborted) throw options.signal.reason ?? error;
     if (deadline.aborted) throw new VideoFetchError(`the download took longer than ${Math.round(options.timeoutMs / 1000)} s`, true);
     if (error instanceof VideoFetchError) throw error;

@@ -1,4 +1,5 @@
-import { mkdir, unlink } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
+import { removeFile } from "../remove-file";
 import path from "node:path";
 import { randomUUID } from "node:crypto";
 import type { Dispatcher, Response } from "undici";
@@ -146,8 +147,7 @@ async function probeByDownload(url: string, options: RemoteProbeOptions, signal:
     const { bytes } = await downloadVideo(url, file, { dispatcher: options.dispatcher, maxBytes: options.maxBytes, timeoutMs: options.timeoutMs, maxRedirects: options.maxRedirects, signal });
     return { probe: await probeVideo(file), size: bytes, bytesRead: bytes, method: "download" };
   } finally {
-    // The download removes its own file when it fails; this one may be gone already.
-    await unlink(file).catch(() => {});
+    await removeFile(file);
   }
 }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdir, open, rename, unlink } from "node:fs/promises";
+import { mkdir, open, rename } from "node:fs/promises";
 import path from "node:path";
 import type { Config } from "../config";
 import { ReadableStream } from "node:stream/web";
@@ -9,6 +9,7 @@ import type { Redis } from "../redis";
 import { probeVideo, VideoProbeError } from "../reels/probe-video";
 import { firstFilePart, multipartBoundary } from "./multipart-file";
 import { recordUpload, sweepUploads, tenantFolder, uploadPath } from "./upload-store";
+import { removeFile } from "../remove-file";
 
 /**
  * POST /api/uploads: the video is streamed to disk (never held in memory), refused past
@@ -73,8 +74,7 @@ export async function receiveUpload(deps: UploadDeps, tenantId: string, request:
       config.UPLOAD_TENANT_QUOTA_BYTES,
     );
     if (!recorded) {
-      // Gone already is fine; a file that cannot be removed is a stray file, not a wrong answer.
-      await unlink(uploadPath(config.DATA_DIR, file)).catch(() => {});
+      await removeFile(uploadPath(config.DATA_DIR, file));
       throw new ApiError(
         "too-large",
         `This video (${formatMegabytes(size)}) would take the tenant's uploads past its ${formatMegabytes(config.UPLOAD_TENANT_QUOTA_BYTES)} quota (${formatMegabytes(used)} in use); uploads are freed when their publications end.`,
@@ -82,8 +82,7 @@ export async function receiveUpload(deps: UploadDeps, tenantId: string, request:
     }
     return { upload_id: id, size };
   } finally {
-    // Gone already is fine; a file that cannot be removed is a stray file, not a wrong answer.
-    await unlink(part).catch(() => {});
+    await removeFile(part);
     if (now - lastSweep > SWEEP_EVERY_MS) {
       lastSweep = now;
       // A sweep that fails runs again at the next interval.

@@ -1,7 +1,8 @@
-import { readdir, stat, unlink } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import type { Redis } from "../redis";
+import { removeFile } from "../remove-file";
 
 /**
  * Videos a tenant uploaded for publishing (POST /api/uploads): the files under DATA_DIR/uploads,
@@ -111,8 +112,7 @@ export async function claimUpload(redis: Redis, tenantId: string, uploadId: stri
 export async function discardUpload(redis: Redis, dataDir: string, uploadId: string): Promise<void> {
   const record = await readUpload(redis, uploadId);
   if (!record) return;
-  // Gone already is fine; a file that cannot be removed is a stray file, not a wrong answer.
-  await unlink(uploadPath(dataDir, record.file)).catch(() => {});
+  await removeFile(uploadPath(dataDir, record.file));
   await redis.multi().del(uploadKeys.upload(uploadId)).hdel(uploadKeys.tenant(record.tenant_id), uploadId).exec();
 }
 
@@ -133,8 +133,7 @@ export async function sweepUploads(redis: Redis, dataDir: string, now = Date.now
       const full = path.join(root, tenant.name, name);
       const info = await stat(full).catch(() => undefined);
       if (!info || now - info.mtimeMs < FILE_GRACE_MS) continue;
-      // Gone already is fine; a file that cannot be removed is a stray file, not a wrong answer.
-      await unlink(full).catch(() => {});
+      await removeFile(full);
       removed++;
     }
   }

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { copyFile, link, mkdir, truncate, unlink } from "node:fs/promises";
+import { copyFile, link, mkdir, truncate } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Dispatcher } from "undici";
@@ -11,6 +11,7 @@ import { downloadVideo } from "../../net/fetch-video";
 import { VideoFetchError } from "../../net/guarded-fetch";
 import { awaitingUpload, beat, claimStaleContainer, finishProcessing, readContainerRecord, videoPath, visibleStatusCode, type ContainerRecord } from "./store";
 import { accountVideoPath, downloadSlots, keepVideo } from "./video-store";
+import { removeFile } from "../../remove-file";
 
 /**
  * Processing a container: download the video, probe it, check the reel specification, and settle
@@ -103,9 +104,8 @@ export async function processContainer(deps: SandboxDeps, containerId: string, o
     if (remaining > 0) await sleep(remaining, undefined, { signal: lost.signal });
   } catch (error) {
     clearInterval(heartbeat);
-    // Gone already is fine; a file that cannot be removed is a stray file, not a wrong answer.
-    await unlink(part).catch(() => {});
-    if (outcome?.file) await unlink(videoPath(deps, outcome.file)).catch(() => {});
+    await removeFile(part);
+    if (outcome?.file) await removeFile(videoPath(deps, outcome.file));
     if (lost.signal.aborted) return; // the new owner settles it
     deps.log("error", "sandbox processing error", { container_id: containerId, error });
     outcome = { fields: errorFields(-1, 2207001, "unexpected server error while processing the media") };
@@ -113,8 +113,7 @@ export async function processContainer(deps: SandboxDeps, containerId: string, o
   clearInterval(heartbeat);
 
   const saved = await finishProcessing(deps.redis, containerId, owner, { ...outcome.fields, owner: "", settled_at: deps.now() });
-  // Gone already is fine; a file that cannot be removed is a stray file, not a wrong answer.
-  if (!saved && outcome.file) await unlink(videoPath(deps, outcome.file)).catch(() => {});
+  if (!saved && outcome.file) await removeFile(videoPath(deps, outcome.file));
   if (saved) {
     deps.log("info", "sandbox container processed", {
       container_id: containerId,
@@ -163,8 +162,7 @@ async function fetchAndCheck(deps: SandboxDeps, container: ContainerRecord, part
     }
     probe = await probeVideo(part);
   } catch (error) {
-    // Gone already is fine; a file that cannot be removed is a stray file, not a wrong answer.
-    await unlink(part).catch(() => {});
+    await removeFile(part);
     if (error instanceof VideoFetchError) {
       return error.timedOut
         ? { fields: errorFields(-2, 2207003, `timed out downloading the media: ${error.message}`) }
@@ -178,8 +176,7 @@ async function fetchAndCheck(deps: SandboxDeps, container: ContainerRecord, part
 
   const { problems, warnings } = checkReelSpec(probe);
   if (problems.length > 0) {
-    // Gone already is fine; a file that cannot be removed is a stray file, not a wrong answer.
-    await unlink(part).catch(() => {});
+    await removeFile(part);
     return { fields: specViolation(problems.join("; ")) };
   }
   // Bytes after the last box are never played: keep the movie only.
@@ -187,12 +184,10 @@ async function fetchAndCheck(deps: SandboxDeps, container: ContainerRecord, part
   const file = accountVideoPath(container.account_id, `${path.basename(part, ".part")}.${probe.container}`);
   const kept = await keepVideo(deps, container.account_id, part, file);
   if (!kept.kept) {
-    // Gone already is fine; a file that cannot be removed is a stray file, not a wrong answer.
-    await unlink(part).catch(() => {});
+    await removeFile(part);
     return { fields: errorFields(-1, 2207053, kept.reason) };
   }
-  // Gone already is fine; a file that cannot be removed is a stray file, not a wrong answer.
-  if (uploaded) await unlink(uploaded).catch(() => {});
+  if (uploaded) await removeFile(uploaded);
   return {
     file,
     fields: {

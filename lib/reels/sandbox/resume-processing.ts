@@ -1,8 +1,9 @@
-import { readdir, stat, unlink } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { limitsOf, type SandboxDeps } from "./deps";
 import { resumeIfStale } from "./process-container";
 import { keys, readContainerRecord, videosDir, visibleStatusCode } from "./store";
+import { removeFile } from "../../remove-file";
 
 /** A kept file younger than this is never swept: its attempt may be between rename and settle. */
 const FILE_GRACE_MS = 10 * 60 * 1000;
@@ -70,8 +71,7 @@ export async function sweepVideoFiles(deps: SandboxDeps): Promise<number> {
     if (inUse) continue;
     const info = await stat(path.join(root, file)).catch(() => undefined);
     if (!info || Date.now() - info.mtimeMs < FILE_GRACE_MS) continue;
-    // Gone already is fine; a file that cannot be removed is a stray file, not a wrong answer.
-    await unlink(path.join(root, file)).catch(() => {});
+    await removeFile(path.join(root, file));
     removed++;
   }
   return removed;

@@ -1,4 +1,4 @@
-import { mkdir, open, stat, unlink } from "node:fs/promises";
+import { mkdir, open, stat } from "node:fs/promises";
 import path from "node:path";
 import { readWithin } from "../../read-within";
 import { GraphError } from "../graph-error";
@@ -9,6 +9,7 @@ import { takeFault } from "./sandbox-accounts";
 import { newAttemptOwner, startProcessing } from "./process-container";
 import { awaitingUpload, readContainerRecord, startUploadedContainer, videoPath } from "./store";
 import { accountVideoPath } from "./video-store";
+import { removeFile } from "../../remove-file";
 
 /**
  * Graph's resumable upload (rupload.facebook.com/ig-api-upload/{version}/{container-id}), here at
@@ -74,8 +75,7 @@ export async function receiveContainerUpload(deps: SandboxDeps, request: Request
     } catch (error) {
       if (error instanceof GraphError) {
         await writing.close();
-        // Gone already is fine; a file that cannot be removed is a stray file, not a wrong answer.
-        await unlink(full).catch(() => {});
+        await removeFile(full);
         throw error;
       }
       // The connection broke: what arrived is kept, and the client resumes at its size.
