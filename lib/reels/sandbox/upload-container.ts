@@ -68,21 +68,7 @@ export async function receiveContainerUpload(deps: SandboxDeps, request: Request
     if (offset !== received && offset !== 0) throw invalidParameter(`The offset header is ${offset}, but ${received} bytes were received; resume at offset ${received}`);
     if (!request.body) throw invalidParameter("The request has no body: send the video's bytes, or a file_url header");
 
-    const tooLong = () => invalidParameter(`The body is longer than file_size (${fileSize}) minus offset (${offset})`);
-    const writing = await open(full, offset === 0 ? "w" : "a");
-    try {
-      await readWithin(request.body, fileSize - offset, tooLong, (chunk) => writing.write(chunk));
-    } catch (error) {
-      if (error instanceof GraphError) {
-        await writing.close();
-        await removeFile(full);
-        throw error;
-      }
-      // The connection broke: what arrived is kept, and the client resumes at its size.
-    } finally {
-      // Closed already when the upload was refused above; a second close fails and changes nothing.
-      await writing.close().catch(() => {});
-    }
+    await appendBody(full, request.body, offset, fileSize);
     const total = (await stat(full)).size;
     if (total < fileSize) throw invalidParameter(`The upload stopped at byte ${total} of ${fileSize}; resume with offset ${total}`);
     await begin(deps, containerId, { upload_file: file });
@@ -91,6 +77,25 @@ export async function receiveContainerUpload(deps: SandboxDeps, request: Request
   } catch (error) {
     if (error instanceof GraphError) return graphErrorResponse(error);
     throw error;
+  }
+}
+
+/** Writes the body at `offset` of the file; a body longer than the rest removes what arrived, a broken connection keeps it. */
+async function appendBody(full: string, body: ReadableStream<Uint8Array>, offset: number, fileSize: number): Promise<void> {
+  const tooLong = () => invalidParameter(`The body is longer than file_size (${fileSize}) minus offset (${offset})`);
+  const writing = await open(full, offset === 0 ? "w" : "a");
+  try {
+    await readWithin(body, fileSize - offset, tooLong, (chunk) => writing.write(chunk));
+  } catch (error) {
+    if (error instanceof GraphError) {
+      await writing.close();
+      await removeFile(full);
+      throw error;
+    }
+    // The connection broke: what arrived is kept, and the client resumes at its size.
+  } finally {
+    // Closed already when the upload was refused above; a second close fails and changes nothing.
+    await writing.close().catch(() => {});
   }
 }
 
