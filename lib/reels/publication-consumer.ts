@@ -27,6 +27,7 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
 
   const deps: PublicationDeps = {
     redis,
+    producer,
     graph: createGraphClient({ graphUrl: config.GRAPH_URL, version: config.GRAPH_VERSION, fetch: (input, init) => fetch(input, init) }),
     connected: new ConnectedAccounts(redis, loadAccountsKey(config), config.REEL_ACCOUNTS),
     log,

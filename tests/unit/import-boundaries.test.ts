@@ -10,7 +10,8 @@ import { ROOT } from "../helpers";
  * - a generic module (lib's root, and lib/accept, consume, net, stream, web, worker) never
  *   imports a feature folder: the feature passes what the generic module needs;
  * - lib/ is framework-free (no next/*, no React), so the worker runs it as plain Node;
- * - the web side (app/, lib/web/) and the worker side (worker/, lib/worker/) never import each other's folder.
+ * - the web side (app/, lib/web/) and the worker side (worker/, lib/worker/) never import each other's folder;
+ * - jobs and reels reach webhooks by events on the log (the audit topic, reels.publication.events).
  */
 
 const FEATURES = ["jobs", "reels", "accounts", "webhooks", "uploads", "system"];
@@ -82,6 +83,10 @@ describe("import boundaries", () => {
     const web = (file: string) => under(file, "app/", "lib/web/", "components/");
     const worker = (file: string) => under(file, "worker/", "lib/worker/");
     expect(offending(({ file, target }) => (web(file) && worker(target)) || (worker(file) && web(target)))).toEqual([]);
+  });
+
+  it("lets jobs and reels reach webhooks only by their events on the log, never by a call", () => {
+    expect(offending(({ file, target }) => under(file, "lib/jobs/", "lib/reels/") && target.startsWith("lib/webhooks/"))).toEqual([]);
   });
 
   it("names registries that exist", () => {
