@@ -1,10 +1,7 @@
-import { consumeInParallel, workerLimits, type ParallelConsumer } from "../consume/parallel-consumer";
 import type { Redis } from "../redis";
 import type { PublicationAnnouncement } from "../reels/publication-announcement";
 import { readPublication } from "../reels/read-publication";
 import type { PublicationStatus } from "../reels/status";
-import { SUBSCRIPTIONS } from "../topics";
-import type { WorkerContext } from "../worker/worker-context";
 import { enqueueWebhookEvent } from "./enqueue-event";
 import type { WebhookEventType } from "./events";
 
@@ -32,23 +29,4 @@ export async function enqueuePublicationEvent(redis: Redis, announcement: Public
   if (kind === "needs_reconnect" && view.scheduled_reason !== "needs_reconnect") return [];
   const what = kind === "needs_reconnect" ? "needs_reconnect" : status;
   return enqueueWebhookEvent(redis, { tenantId, type, occurrence: `reel:${id}:${what}:${view.updated_at}`, at: new Date(view.updated_at), data: async () => view });
-}
-
-/**
- * Reads reels.publication.events in its own consumer group, as job events are read from the audit
- * topic (job-events.ts): the publishing flow announces its outcomes and knows nothing of webhooks.
- * A message is settled once its deliveries are queued; a throw is tried again with backoff.
- */
-export function consumePublicationEvents(ctx: WorkerContext): Promise<ParallelConsumer> {
-  return consumeInParallel(ctx, {
-    ...SUBSCRIPTIONS.reelWebhooks,
-    ...workerLimits(ctx.config),
-    async onInvalid(message, reason, control) {
-      ctx.log("warn", "skipping a publication announcement that does not parse", { partition: control.partition, offset: message.offset, reason });
-    },
-    async work(announcement) {
-      await enqueuePublicationEvent(ctx.redis, announcement);
-      return "settled";
-    },
-  });
 }

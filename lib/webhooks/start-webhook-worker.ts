@@ -1,13 +1,16 @@
 import { createPublicAgent } from "../net/public-agent";
 import type { RunningConsumer, WorkerContext } from "../worker/worker-context";
 import { startDeliveryLoop } from "./delivery-loop";
-import { consumeJobEvents } from "./job-events";
-import { consumePublicationEvents } from "./publication-events";
+import { SUBSCRIPTIONS } from "../topics";
+import { consumeEvents } from "./consume-events";
+import { enqueueJobEvent } from "./job-events";
+import { enqueuePublicationEvent } from "./publication-events";
 
 /** The worker's webhook part: job events (the audit topic) and publication events into the queue, and the delivery loop. */
 export async function startWebhookWorker(ctx: WorkerContext): Promise<RunningConsumer> {
   const { config, redis, log } = ctx;
-  const consumers = [await consumeJobEvents(ctx), await consumePublicationEvents(ctx)];
+  // Job events from the audit topic, publications' from reels.publication.events: each group only queues deliveries.
+  const consumers = [await consumeEvents(ctx, SUBSCRIPTIONS.webhooks, enqueueJobEvent), await consumeEvents(ctx, SUBSCRIPTIONS.reelWebhooks, enqueuePublicationEvent)];
   const dispatcher = createPublicAgent({ allowPrivate: config.ALLOW_PRIVATE_URLS, connectTimeoutMs: config.WEBHOOK_TIMEOUT_MS });
   const loop = startDeliveryLoop({
     redis,
