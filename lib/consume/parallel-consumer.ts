@@ -394,105 +394,128 @@ const START_TIMEOUT_MS = 60_000;
  * partition, and a replaced consumer that comes back to life later leaves the group at once.
  */
 export async function consumeInParallel<T>(ctx: WorkerContext, opts: ParallelOptions<T>): Promise<ParallelConsumer> {
-  const slots = new KeySlots(ctx.redis, opts.groupId, opts.perKeyLimit);
-  let stopping = false;
-  let replacing = false;
-  let lastSign = Date.now();
-  let current!: { consumer: Consumer; runner: ParallelRunner<T>; retired: boolean };
+  const supervisor = new ConsumerSupervisor(ctx, opts);
+  await supervisor.start().catch(async (error) => {
+    // The first join failed (the broker away at start-up): keep trying in the background.
+    ctx.log("error", "could not join the consumer group; trying again", { group: opts.groupId, error });
+    void supervisor.replace();
+  });
+  return { stats: () => supervisor.current.runner.stats(), stop: (graceMs) => supervisor.stop(graceMs) };
+}
 
-  async function start(): Promise<void> {
-    const consumer = createWorkerConsumer(ctx.kafka, opts.groupId);
-    const runner = new ParallelRunner(consumer, ctx, opts, slots);
-    const self = { consumer, runner, retired: false };
-    current = self;
-    lastSign = Date.now();
-    ctx.presence.track(opts.name, () => runner.stats());
+interface Incarnation<T> {
+  consumer: Consumer;
+  runner: ParallelRunner<T>;
+  /** Replaced: if it comes back to life and joins, it leaves at once. */
+  retired: boolean;
+}
+
+/** The group member of one consumeInParallel: its current consumer, and the watchdog that replaces it. */
+class ConsumerSupervisor<T> {
+  current!: Incarnation<T>;
+  private readonly slots: KeySlots;
+  private stopping = false;
+  private replacing = false;
+  private lastSign = Date.now();
+  private readonly watchdog: ReturnType<typeof setInterval>;
+
+  constructor(
+    private readonly ctx: WorkerContext,
+    private readonly opts: ParallelOptions<T>,
+  ) {
+    this.slots = new KeySlots(ctx.redis, opts.groupId, opts.perKeyLimit);
+    this.watchdog = setInterval(() => {
+      if (this.stopping || this.replacing || Date.now() - this.lastSign < STALL_MS) return;
+      ctx.log("error", "consumer shows no sign of life; starting a new one", { group: opts.groupId, silentMs: Date.now() - this.lastSign });
+      void this.replace();
+    }, 5000);
+    this.watchdog.unref();
+  }
+
+  /** A new consumer and runner, made current, joined within START_TIMEOUT_MS (else retired, and the error thrown). */
+  async start(): Promise<void> {
+    const consumer = createWorkerConsumer(this.ctx.kafka, this.opts.groupId);
+    const self: Incarnation<T> = { consumer, runner: new ParallelRunner(consumer, this.ctx, this.opts, this.slots), retired: false };
+    this.current = self;
+    this.lastSign = Date.now();
+    this.ctx.presence.track(this.opts.name, () => self.runner.stats());
+    this.watch(self);
+    try {
+      await withTimeout(
+        (async () => {
+          await consumer.connect();
+          await consumer.subscribe({ topic: this.opts.topic, fromBeginning: true });
+          await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch: (payload) => self.runner.takeBatch(payload) });
+        })(),
+        START_TIMEOUT_MS,
+        "joining the consumer group",
+      );
+    } catch (error) {
+      await this.retire(self);
+      throw error;
+    }
+  }
+
+  /** Signs of life, assignments, and a crash kafkajs will not restart, of one incarnation. */
+  private watch(self: Incarnation<T>): void {
+    const { consumer, runner } = self;
     const alive = () => {
-      if (self === current) lastSign = Date.now();
+      if (self === this.current) this.lastSign = Date.now();
     };
     for (const event of [consumer.events.HEARTBEAT, consumer.events.FETCH_START, consumer.events.CONNECT]) consumer.on(event, alive);
     consumer.on(consumer.events.GROUP_JOIN, (event) => {
       // A retired consumer leaving the group: if it cannot, the group drops it when its session times out.
       if (self.retired) return void consumer.disconnect().catch(() => {});
       alive();
-      runner.assign(event.payload.memberAssignment[opts.topic] ?? []);
-      ctx.presence.changed();
+      runner.assign(event.payload.memberAssignment[this.opts.topic] ?? []);
+      this.ctx.presence.changed();
     });
     // kafkajs restarts a crashed consumer only after retriable errors; the mock broker sometimes
     // answers a SyncGroup with a protocol error, which left the worker out of its group for good.
     consumer.on(consumer.events.CRASH, (event) => {
-      if (event.payload.restart || stopping || self !== current) return;
-      ctx.log("error", "consumer crashed and kafkajs will not restart it; starting a new one", { group: opts.groupId, error: String(event.payload.error) });
-      void replace();
+      if (event.payload.restart || this.stopping || self !== this.current) return;
+      this.ctx.log("error", "consumer crashed and kafkajs will not restart it; starting a new one", { group: this.opts.groupId, error: event.payload.error });
+      void this.replace();
     });
-    try {
-      await withTimeout(
-        (async () => {
-          await consumer.connect();
-          await consumer.subscribe({ topic: opts.topic, fromBeginning: true });
-          await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch: (payload) => runner.takeBatch(payload) });
-        })(),
-        START_TIMEOUT_MS,
-        "joining the consumer group",
-      );
-    } catch (error) {
-      await retire(self);
-      throw error;
-    }
   }
 
-  async function retire(old: typeof current): Promise<void> {
+  private async retire(old: Incarnation<T>): Promise<void> {
     old.retired = true;
     old.runner.assign([]);
-    ctx.presence.changed();
+    this.ctx.presence.changed();
     // The old consumer is being replaced: what it cannot stop or leave cleanly, its session's timeout ends.
     await old.runner.stop(0).catch(() => {});
     await withTimeout(old.consumer.disconnect(), 10_000, "leaving the group").catch(() => {});
   }
 
   /** Hands the current runner's work back, leaves, and joins again with a new consumer until one joins. */
-  async function replace(): Promise<void> {
-    if (replacing || stopping) return;
-    replacing = true;
+  async replace(): Promise<void> {
+    if (this.replacing || this.stopping) return;
+    this.replacing = true;
     try {
-      await retire(current);
-      for (let attempt = 0; !stopping; attempt++) {
+      await this.retire(this.current);
+      for (let attempt = 0; !this.stopping; attempt++) {
         await new Promise((r) => setTimeout(r, Math.min(30_000, 1000 * 2 ** attempt)));
-        if (stopping) return;
+        if (this.stopping) return;
         try {
-          await start();
-          ctx.log("info", "consumer joined again", { group: opts.groupId });
+          await this.start();
+          this.ctx.log("info", "consumer joined again", { group: this.opts.groupId });
           return;
         } catch (error) {
-          ctx.log("error", "could not start the consumer again; trying again", { group: opts.groupId, error });
+          this.ctx.log("error", "could not start the consumer again; trying again", { group: this.opts.groupId, error });
         }
       }
     } finally {
-      replacing = false;
+      this.replacing = false;
     }
   }
 
-  const watchdog = setInterval(() => {
-    if (stopping || replacing || Date.now() - lastSign < STALL_MS) return;
-    ctx.log("error", "consumer shows no sign of life; starting a new one", { group: opts.groupId, silentMs: Date.now() - lastSign });
-    void replace();
-  }, 5000);
-  watchdog.unref();
-
-  await start().catch(async (error) => {
-    // The first join failed (the broker away at start-up): keep trying in the background.
-    ctx.log("error", "could not join the consumer group; trying again", { group: opts.groupId, error });
-    void replace();
-  });
-  return {
-    stats: () => current.runner.stats(),
-    async stop(graceMs) {
-      stopping = true;
-      clearInterval(watchdog);
-      const { consumer, runner } = current;
-      await runner.stop(graceMs);
-      // Stopping: a consumer that cannot leave the group is dropped by it when its session times out.
-      await withTimeout(consumer.disconnect(), 15_000, "leaving the group").catch(() => {});
-    },
-  };
+  async stop(graceMs: number): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.watchdog);
+    const { consumer, runner } = this.current;
+    await runner.stop(graceMs);
+    // Stopping: a consumer that cannot leave the group is dropped by it when its session times out.
+    await withTimeout(consumer.disconnect(), 15_000, "leaving the group").catch(() => {});
+  }
 }
