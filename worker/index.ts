@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 import path from "node:path";
-import { getConfig } from "../lib/config";
+import { ConfigError, getConfig } from "../lib/config";
 import { loadEnvFiles } from "../lib/env-files";
 import { startGenerationConsumer } from "../lib/jobs/generation-consumer";
 import { modelSettings } from "../lib/jobs/models";
@@ -66,6 +66,7 @@ async function main() {
 }
 
 main().catch((error) => {
-  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  // A ConfigError names every bad variable: its message is what an operator needs. Anything else keeps its stack.
+  process.stderr.write(`${error instanceof ConfigError ? error.message : error instanceof Error ? error.stack : String(error)}\n`);
   process.exit(1);
 });
