@@ -86,7 +86,7 @@ const envSchema = z.object({
     .string()
     .optional()
     .transform((v) => (v ? v.split(",").map((s) => s.trim()).filter(Boolean) : [])),
-  /** JSON [{name, base_url, api_key?, models, max_tokens_param?}]; resolved with the short form above by modelSettings (lib/jobs/models.ts). */
+  /** JSON [{name, base_url, api_key?, models, max_tokens_param?}]; resolved with the short form above by modelSettings (lib/jobs/list-models.ts). */
   LLM_PROVIDERS: z.string().optional(),
   LLM_PROVIDERS_FILE: z.string().optional(),
   /** JSON {"<model>": {input_per_million, output_per_million}} in USD. */
@@ -144,7 +144,7 @@ export class ConfigError extends Error {}
 /**
  * Parses an environment; throws a ConfigError whose message names every bad variable. The model
  * servers and prices (JSON, or files) are the jobs feature's to resolve: modelSettings in
- * lib/jobs/models.ts, which start-up calls too.
+ * lib/jobs/list-models.ts, which start-up calls too.
  */
 export function parseConfig(env: Record<string, string | undefined>): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));

@@ -3,7 +3,7 @@ import path from "node:path";
 import { ConfigError, getConfig } from "../lib/config";
 import { loadEnvFiles } from "../lib/env-files";
 import { startGenerationConsumer } from "../lib/jobs/generation-consumer";
-import { modelSettings } from "../lib/jobs/models";
+import { modelSettings } from "../lib/jobs/list-models";
 import { createKafka, createProducer, ensureTopics } from "../lib/kafka";
 import { createLog } from "../lib/log";
 import { configureMetrics, observeBroker, observeConsumers, observeRedis } from "../lib/metrics";

@@ -4,7 +4,7 @@ import { createSubscriber } from "../redis";
 import { consumeInParallel, workerLimits } from "../consume/parallel-consumer";
 import { inSpan, messageTraceContext, SpanKind } from "../tracing";
 import { CANCEL_CHANNEL } from "./keys";
-import { listModels } from "./models";
+import { listModels } from "./list-models";
 import { createProviders } from "./providers";
 import { runGeneration, type GenerationDeps } from "./run-generation";
 

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { DEFAULT_METRICS_PORT, parseConfig } from "../../lib/config";
-import { modelSettings } from "../../lib/jobs/models";
+import { modelSettings } from "../../lib/jobs/list-models";
 import { startMockBroker, type MockBroker } from "./kafka-mock";
 import { startRedis, stopChild, type RedisServer } from "./redis-server";
 import { assertNoUncaught } from "./uncaught";

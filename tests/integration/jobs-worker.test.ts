@@ -201,7 +201,7 @@ describe("generation jobs on the real stack", () => {
   it("makes a job visible when its submitter lost Redis between the broker's ack and the reveal", async () => {
     const { getServices } = await import("@/lib/web/services");
     const { getConfig } = await import("@/lib/config");
-    const { listModels } = await import("@/lib/jobs/models");
+    const { listModels } = await import("@/lib/jobs/list-models");
     const { submitJob } = await import("@/lib/jobs/submit-job");
     // A Redis client whose MULTIs fail: the claim and the produce go through, the reveal does not.
     const failing = new Redis(env.REDIS_URL);

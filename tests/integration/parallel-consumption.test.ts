@@ -5,7 +5,7 @@ import { Partitioners, type Producer } from "kafkajs";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { getConfig } from "@/lib/config";
 import { jobKeys } from "@/lib/jobs/keys";
-import { listModels } from "@/lib/jobs/models";
+import { listModels } from "@/lib/jobs/list-models";
 import { isFinalJob } from "@/lib/jobs/status";
 import { submitJob } from "@/lib/jobs/submit-job";
 import { createKafka, createProducer } from "@/lib/kafka";

@@ -67,7 +67,7 @@ describe("worker recovery", () => {
     await broker.up();
 
     const { parseConfig } = await import("@/lib/config");
-    const { listModels } = await import("@/lib/jobs/models");
+    const { listModels } = await import("@/lib/jobs/list-models");
     const { submitJob } = await import("@/lib/jobs/submit-job");
     const { createKafka, createProducer } = await import("@/lib/kafka");
     const producer = createProducer(createKafka([broker.bootstrap], "recovery-test"));

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "@/lib/config";
-import { costOf, listModels, LOCAL_MODEL, modelSettings } from "@/lib/jobs/models";
+import { costOf, LOCAL_MODEL } from "@/lib/jobs/models";
+import { listModels, modelSettings } from "@/lib/jobs/list-models";
 
 /** LLM_PROVIDERS, the short form, MODEL_PRICES (inline or from a file), and what a job costs. */
 const base = { REDIS_URL: "redis://127.0.0.1:6379", KAFKA_BROKERS: "a:9092", API_KEYS: "acme:acme-key-0123456789abcdef" };

@@ -1,6 +1,6 @@
 import { json, otherMethods, pageQuerySchema, parseWith, readJsonBody, withTenant } from "@/lib/web/http";
 import { commandInputSchema } from "@/lib/jobs/command";
-import { listModels } from "@/lib/jobs/models";
+import { listModels } from "@/lib/jobs/list-models";
 import { listJobs } from "@/lib/jobs/read-job";
 import { submitJob } from "@/lib/jobs/submit-job";
 import { recordJobSubmitted } from "@/lib/metrics";

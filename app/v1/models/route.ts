@@ -1,5 +1,5 @@
 import { json, otherMethods, withTenant } from "@/lib/web/http";
-import { listModels } from "@/lib/jobs/models";
+import { listModels } from "@/lib/jobs/list-models";
 
 export const dynamic = "force-dynamic";
 

@@ -1,5 +1,6 @@
 import type { Config } from "../../config";
-import { LOCAL_MODEL, modelSettings } from "../models";
+import { LOCAL_MODEL } from "../models";
+import { modelSettings } from "../list-models";
 import { createLocalNgram, readShippedCorpus } from "./local-ngram";
 import { createOpenAICompatible } from "./openai-compatible";
 import type { Provider } from "./provider";

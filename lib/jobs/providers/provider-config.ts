@@ -4,7 +4,7 @@ import { z } from "zod";
  * The model servers and prices a deployment configures, parsed from the environment: LLM_PROVIDERS
  * (or the file LLM_PROVIDERS_FILE), the single-provider short form LLM_BASE_URL + LLM_MODELS, and
  * MODEL_PRICES (or MODEL_PRICES_FILE), as lib/config.ts read them from the environment.
- * modelSettings (lib/jobs/models.ts) calls these.
+ * modelSettings (lib/jobs/list-models.ts) calls these.
  */
 
 /** The name of the request field that caps the completion: OpenAI's newer models refuse the older one. */
