@@ -1,10 +1,6 @@
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { LOCAL_MODEL } from "./jobs/models";
-import { resolvePrices, resolveProviders, SettingError, type ModelPrices, type ProviderConfig, type ReadFile } from "./jobs/providers/provider-config";
 import { TENANT_ID_PATTERN } from "./tenant-id";
-import { DEFAULT_MAX_PROMPT_CHARS } from "./jobs/status";
 
 /**
  * The environment, validated once. `npm start` fills REDIS_URL, KAFKA_BROKERS and API_KEYS with
@@ -42,6 +38,8 @@ const reelAccounts = z.string().transform((value, ctx) => {
   return accounts;
 });
 
+/** The longest prompt POST /v1/jobs accepts unless MAX_PROMPT_CHARS says otherwise. */
+export const DEFAULT_MAX_PROMPT_CHARS = 32768;
 /** A worker's metrics and health port; `npm start` gives its second worker the next one, and so on. */
 export const DEFAULT_METRICS_PORT = 9464;
 /** Tenants per process with their own `tenant` label value on job metrics. */
@@ -79,9 +77,8 @@ const envSchema = z.object({
   REEL_POLL_ATTEMPTS: z.coerce.number().int().min(1).max(10_000).default(30),
   SANDBOX_PROCESSING_MS: z.coerce.number().int().min(0).max(3_600_000).default(3000),
   SANDBOX_PUBLISH_LIMIT: z.coerce.number().int().min(1).max(10_000).default(100),
-  ALLOW_PRIVATE_VIDEO_URLS: boolean.default(false),
-  /** The fetcher may reach private addresses; ALLOW_PRIVATE_VIDEO_URLS is its older name, still read. */
-  ALLOW_PRIVATE_URLS: boolean.optional(),
+  /** The sandbox's fetcher and webhook deliveries may reach every loopback and private address. */
+  ALLOW_PRIVATE_URLS: boolean.default(false),
   LOCAL_MODEL_TOKENS_PER_SECOND: z.coerce.number().min(0.1).max(100_000).default(40),
   LLM_BASE_URL: z.string().url().optional(),
   LLM_API_KEY: z.string().optional(),
@@ -89,7 +86,7 @@ const envSchema = z.object({
     .string()
     .optional()
     .transform((v) => (v ? v.split(",").map((s) => s.trim()).filter(Boolean) : [])),
-  /** JSON [{name, base_url, api_key?, models, max_tokens_param?}]; resolved with the short form above into Config.LLM_PROVIDERS. */
+  /** JSON [{name, base_url, api_key?, models, max_tokens_param?}]; resolved with the short form above by modelSettings (lib/jobs/list-models.ts). */
   LLM_PROVIDERS: z.string().optional(),
   LLM_PROVIDERS_FILE: z.string().optional(),
   /** JSON {"<model>": {input_per_million, output_per_million}} in USD. */
@@ -135,22 +132,21 @@ export interface ReelAccount {
   accessToken: string;
 }
 
-export type Config = Omit<z.infer<typeof envSchema>, "REEL_ACCOUNTS" | "GRAPH_URL" | "ALLOW_PRIVATE_URLS" | "LLM_PROVIDERS" | "MODEL_PRICES"> & {
-  ALLOW_PRIVATE_URLS: boolean;
+export type Config = Omit<z.infer<typeof envSchema>, "REEL_ACCOUNTS" | "GRAPH_URL"> & {
   GRAPH_URL: string;
   /** True when GRAPH_URL points at the built-in sandbox of this same server. */
   GRAPH_SANDBOX: boolean;
   REEL_ACCOUNTS: ReelAccount[];
-  /** LLM_PROVIDERS (or its file) and the short form LLM_BASE_URL + LLM_MODELS, each model name routed to one. */
-  LLM_PROVIDERS: ProviderConfig[];
-  /** MODEL_PRICES (or its file). */
-  MODEL_PRICES: ModelPrices;
 };
 
 export class ConfigError extends Error {}
 
-/** Parses an environment; throws a ConfigError whose message names every bad variable. `readFile` reads the *_FILE settings. */
-export function parseConfig(env: Record<string, string | undefined>, readFile: ReadFile = (file) => readFileSync(file, "utf8")): Config {
+/**
+ * Parses an environment; throws a ConfigError whose message names every bad variable. The model
+ * servers and prices (JSON, or files) are the jobs feature's to resolve: modelSettings in
+ * lib/jobs/list-models.ts, which start-up calls too.
+ */
+export function parseConfig(env: Record<string, string | undefined>): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
   const result = envSchema.safeParse(cleaned);
   if (!result.success) {
@@ -158,15 +154,6 @@ export function parseConfig(env: Record<string, string | undefined>, readFile: R
     throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
   }
   const parsed = result.data;
-  let providers: ProviderConfig[];
-  let prices: ModelPrices;
-  try {
-    providers = resolveProviders(parsed, [LOCAL_MODEL], readFile);
-    prices = resolvePrices(parsed, readFile);
-  } catch (error) {
-    if (error instanceof SettingError) throw new ConfigError(`Invalid configuration:\n  ${error.variable}: ${error.message}`);
-    throw error;
-  }
   const sandboxUrl = `http://127.0.0.1:${parsed.PORT}/graph`;
   const graphUrl = (parsed.GRAPH_URL ?? sandboxUrl).replace(/\/+$/, "");
   const tenants = new Set(parsed.API_KEYS.map((k) => k.tenantId));
@@ -177,12 +164,9 @@ export function parseConfig(env: Record<string, string | undefined>, readFile: R
   if (new Set(ids).size !== ids.length) throw new ConfigError("Invalid configuration:\n  REEL_ACCOUNTS: an account belongs to one tenant only");
   return {
     ...parsed,
-    ALLOW_PRIVATE_URLS: parsed.ALLOW_PRIVATE_URLS ?? parsed.ALLOW_PRIVATE_VIDEO_URLS,
     GRAPH_URL: graphUrl,
     GRAPH_SANDBOX: graphUrl === sandboxUrl || graphUrl === `http://localhost:${parsed.PORT}/graph`,
     REEL_ACCOUNTS: accounts,
-    LLM_PROVIDERS: providers,
-    MODEL_PRICES: prices,
   };
 }
 

@@ -3,8 +3,7 @@ import { ApiError, toProblem } from "./errors";
 import type { Redis } from "./redis";
 import { TOPICS } from "./topics";
 import { withTimeout } from "./with-timeout";
-import { workerLoad } from "./system/read-running";
-import { liveWorkers } from "./workers";
+import { liveWorkers, workerLoad } from "./live-workers";
 
 type Part = { ok: true; latency_ms: number } | { ok: false; error: string };
 

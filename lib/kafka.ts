@@ -67,9 +67,10 @@ export async function ensureTopics(kafka: Kafka, log: Log): Promise<void> {
     log("info", "created Kafka topics", { topics: missing.map((t) => t.topic) });
   } catch (error) {
     log("warn", "could not create Kafka topics; the broker must already have them (the embedded mock broker does)", {
-      error: error instanceof Error ? error.message : String(error),
+      error,
     });
   } finally {
+    // The topics are checked; an admin client that cannot disconnect is dropped with its connection.
     await admin.disconnect().catch(() => {});
   }
 }

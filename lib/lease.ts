@@ -32,17 +32,20 @@ export async function takeLease(redis: Redis, key: string, owner: string, ms: nu
  */
 export function keepLease(redis: Redis, key: string, owner: string, ms: number, hooks: { heartbeat: () => Promise<void>; onLost: () => void }) {
   const timer = setInterval(() => {
+    // A missed heartbeat is sent again with the next renewal; the group's session outlives several.
     hooks.heartbeat().catch(() => {});
     redis
       .eval(RENEW, 1, key, owner, ms)
       .then((renewed) => {
         if (!renewed) hooks.onLost();
       })
+      // A renewal lost to Redis is tried again at the next tick; the lease outlives two missed ones.
       .catch(() => {});
   }, Math.max(50, Math.floor(ms / 3)));
   return {
     async release(): Promise<void> {
       clearInterval(timer);
+      // A lease not given up lapses by itself when its time runs out.
       await redis.eval(RELEASE, 1, key, owner).catch(() => {});
     },
   };
@@ -92,6 +95,7 @@ export async function runUnderLease<T>(
     if (done !== undefined) return done;
     if (!(await takeLease(opts.redis, opts.key, opts.owner, opts.ms))) break;
     // Another run is on it (a rebalance moved the partition): wait for it to finish or for its lease to lapse.
+    // A missed heartbeat is sent again on the next turn, and a sleep cut short by the shutdown is checked above.
     await opts.heartbeat().catch(() => {});
     await abortableSleep(Math.min(500, opts.ms / 4), opts.shutdown).catch(() => {});
   }

@@ -25,13 +25,22 @@ function rootLogger(): Logger {
       mixin: activeTraceIds,
       formatters: {
         level: (label) => ({ level: label }),
-        // Fields whose names look secret are never written.
-        log: (fields) => Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, SECRET_FIELD.test(k) ? "[redacted]" : v])),
+        log: (fields) => Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, fieldValue(k, v)])),
       },
     },
     pino.destination({ dest: 2, sync: true }),
   );
   return root;
+}
+
+/**
+ * Fields whose names look secret are never written. An Error is written as its type, message and
+ * stack (JSON.stringify would write `{}`), so a caller logs `{ error }` and the stack is kept; not
+ * its other properties, which may hold a request and its token.
+ */
+function fieldValue(name: string, value: unknown): unknown {
+  if (SECRET_FIELD.test(name)) return "[redacted]";
+  return value instanceof Error ? { type: value.name, message: value.message, stack: value.stack } : value;
 }
 
 /** A logger for one part of the system (`web`, `worker:<id>`), as lib code takes it. */

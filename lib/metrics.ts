@@ -5,7 +5,7 @@ import { DEFAULT_METRICS_TENANT_LABELS } from "./config";
 import type { ConsumerStats } from "./consume/parallel-consumer";
 import type { Redis } from "./redis";
 import { clientSpan } from "./tracing";
-import type { WorkerPresence } from "./workers";
+import type { WorkerPresence } from "./worker/presence";
 
 /**
  * Every Prometheus metric of Dispatch, declared once. The web server serves them at GET /metrics,

@@ -17,6 +17,7 @@ export async function readWithin(body: ByteStream | null, maxBytes: number, tooL
     if (done || !value) return total;
     total += value.byteLength;
     if (total > maxBytes) {
+      // The rest is not wanted; a cancel that fails means the stream is closed already.
       await reader.cancel().catch(() => {});
       throw tooLarge();
     }

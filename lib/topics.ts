@@ -1,5 +1,6 @@
 import { jobAuditEventSchema } from "./jobs/audit-event";
 import { generationCommandSchema } from "./jobs/command";
+import { publicationAnnouncementSchema } from "./reels/publication-announcement";
 import { publicationMessageSchema } from "./reels/publication-input";
 
 /**
@@ -13,6 +14,8 @@ export const TOPICS = {
   completed: { name: "ai.generation.completed", partitions: 6, schema: jobAuditEventSchema },
   dlq: { name: "ai.generation.requests.dlq", partitions: 1 },
   reels: { name: "reels.publish.requests", partitions: 6, schema: publicationMessageSchema },
+  /** A publication's writes its owner hears of (settled, or waiting for a reconnect): webhooks read them. */
+  reelEvents: { name: "reels.publication.events", partitions: 6, schema: publicationAnnouncementSchema },
 } as const;
 
 export const CONSUMER_GROUPS = {
@@ -20,6 +23,8 @@ export const CONSUMER_GROUPS = {
   reels: "reel-publish-workers",
   /** Reads ai.generation.completed to turn finished jobs into webhook deliveries. */
   webhooks: "webhook-event-workers",
+  /** Reads reels.publication.events to turn publications' outcomes into webhook deliveries. */
+  reelWebhooks: "webhook-reel-event-workers",
 } as const;
 
 /** What each consumer of a worker reads, in which group, under which name (the worker's presence and the system page use the name). */
@@ -27,6 +32,7 @@ export const SUBSCRIPTIONS = {
   generation: { name: "generation", groupId: CONSUMER_GROUPS.generation, topic: TOPICS.requests.name, schema: TOPICS.requests.schema },
   reels: { name: "reels", groupId: CONSUMER_GROUPS.reels, topic: TOPICS.reels.name, schema: TOPICS.reels.schema },
   webhooks: { name: "webhooks", groupId: CONSUMER_GROUPS.webhooks, topic: TOPICS.completed.name, schema: TOPICS.completed.schema },
+  reelWebhooks: { name: "reel-webhooks", groupId: CONSUMER_GROUPS.reelWebhooks, topic: TOPICS.reelEvents.name, schema: TOPICS.reelEvents.schema },
 } as const;
 
 export type TopicSpec = (typeof TOPICS)[keyof typeof TOPICS];

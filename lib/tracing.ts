@@ -41,6 +41,7 @@ export async function startTracing(options: TracingOptions): Promise<NodeTracerP
 export async function stopTracing(): Promise<void> {
   const provider = holder.__dispatchTracing;
   holder.__dispatchTracing = undefined;
+  // Stopping: spans the exporter cannot send now are lost either way.
   await provider?.shutdown().catch(() => {});
 }
 

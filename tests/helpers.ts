@@ -5,8 +5,8 @@ import path from "node:path";
 import { Kafka, logLevel, type KafkaMessage } from "kafkajs";
 import { expect } from "vitest";
 import { createKafka } from "../lib/kafka";
-import type { WorkerContext } from "../lib/worker-context";
-import { WORKERS_KEY } from "../lib/workers";
+import type { WorkerContext } from "../lib/worker/worker-context";
+import { WORKERS_KEY } from "../lib/live-workers";
 import { assertNoUncaught } from "../scripts/lib/uncaught";
 
 /*

@@ -1,18 +1,19 @@
 import { hostname } from "node:os";
 import path from "node:path";
-import { getConfig } from "../lib/config";
+import { ConfigError, getConfig } from "../lib/config";
 import { loadEnvFiles } from "../lib/env-files";
 import { startGenerationConsumer } from "../lib/jobs/generation-consumer";
+import { modelSettings } from "../lib/jobs/list-models";
 import { createKafka, createProducer, ensureTopics } from "../lib/kafka";
 import { createLog } from "../lib/log";
 import { configureMetrics, observeBroker, observeConsumers, observeRedis } from "../lib/metrics";
-import { startWorkerOperations } from "../lib/metrics-server";
+import { startWorkerOperations } from "../lib/worker/metrics-server";
 import { createRedis } from "../lib/redis";
 import { startTracing, stopTracing } from "../lib/tracing";
 import { startPublicationConsumer } from "../lib/reels/publication-consumer";
 import { startWebhookWorker } from "../lib/webhooks/start-webhook-worker";
-import { registerWorker } from "../lib/workers";
-import type { RunningConsumer, StartConsumer, WorkerContext } from "../lib/worker-context";
+import { registerWorker } from "../lib/worker/presence";
+import type { RunningConsumer, StartConsumer, WorkerContext } from "../lib/worker/worker-context";
 
 /** The consumers this worker runs, by name. */
 const consumers: Record<string, StartConsumer> = {
@@ -25,11 +26,13 @@ async function main() {
   // As `next start` does for the web server: .env and .env.local, never over the environment.
   loadEnvFiles(path.resolve(__dirname, ".."));
   const config = getConfig();
+  modelSettings(config); // a bad LLM_PROVIDERS or MODEL_PRICES stops the worker here, as a bad variable does
   await startTracing({ serviceName: "dispatch-worker", otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
   configureMetrics(config);
   const workerId = config.WORKER_ID ?? `${hostname()}-${process.pid}`;
   const log = createLog(`worker:${workerId}`);
   const redis = observeRedis(createRedis(config.REDIS_URL));
+  // ioredis reconnects by itself; the commands that need Redis fail and say so.
   redis.on("error", () => {});
   const kafka = createKafka(config.KAFKA_BROKERS, `dispatch-worker-${workerId}`, { requestTimeout: 30_000 });
   await ensureTopics(kafka, log);
@@ -49,10 +52,11 @@ async function main() {
     if (stopping) return;
     stopping = true;
     log("info", "stopping", { signal });
-    await Promise.all(started.map(([, c]) => c.stop().catch((e) => log("error", "consumer did not stop cleanly", { error: String(e) }))));
+    await Promise.all(started.map(([, c]) => c.stop().catch((e) => log("error", "consumer did not stop cleanly", { error: e }))));
     await presence.stop();
     await operations?.close();
     await stopTracing();
+    // Stopping: a client that cannot close cleanly goes with the process.
     await producer.disconnect().catch(() => {});
     await redis.quit().catch(() => {});
     process.exit(0);
@@ -62,6 +66,7 @@ async function main() {
 }
 
 main().catch((error) => {
-  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  // A ConfigError names every bad variable: its message is what an operator needs. Anything else keeps its stack.
+  process.stderr.write(`${error instanceof ConfigError ? error.message : error instanceof Error ? error.stack : String(error)}\n`);
   process.exit(1);
 });

@@ -1,7 +1,7 @@
-import { PEER_HEADER } from "@/lib/auth";
-import { otherMethods, withProblems } from "@/lib/http";
-import { assertMetricsAccess, collectConsumerLag, metricsResponse } from "@/lib/metrics-server";
-import { getServices } from "@/lib/services";
+import { PEER_HEADER } from "@/lib/web/auth";
+import { otherMethods, withProblems } from "@/lib/web/http";
+import { assertMetricsAccess, collectConsumerLag, metricsResponse } from "@/lib/metrics-endpoint";
+import { getServices } from "@/lib/web/services";
 
 export const dynamic = "force-dynamic";
 

@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import type { AccountView } from "@/lib/reels/account";
+import type { AccountView } from "@/lib/accounts/account";
 import { errorMessage, fetchJson } from "../api";
 import { formatNumber } from "../format";
 import { Badge } from "../ui/badge";

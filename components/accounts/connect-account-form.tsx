@@ -2,7 +2,7 @@
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import type { AccountView } from "@/lib/reels/account";
+import type { AccountView } from "@/lib/accounts/account";
 import { errorMessage, fetchJson, ProblemError } from "../api";
 import { Button } from "../ui/button";
 import { Field } from "../ui/field";

@@ -1,4 +1,4 @@
-import type { AccountView } from "@/lib/reels/account";
+import type { AccountView } from "@/lib/accounts/account";
 import type { PublishedPost } from "@/lib/reels/list-published-posts";
 import type { PublicationView } from "@/lib/reels/publication";
 import { fetchJson } from "../api";

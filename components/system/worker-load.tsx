@@ -1,4 +1,4 @@
-import type { ConsumerLoad, WorkerLoad } from "@/lib/system/read-running";
+import type { ConsumerLoad, WorkerLoad } from "@/lib/live-workers";
 import { formatNumber } from "../format";
 import { TimeAgo } from "../ui/time";
 import { Badge } from "../ui/badge";

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { tenantIdSchema } from "../tenant-id";
-import { DEFAULT_MAX_PROMPT_CHARS, MAX_TOKENS, TEMPERATURE } from "./status";
+import { MAX_TOKENS, TEMPERATURE } from "./status";
 
 /** Messages read as a sentence on their own: the form shows them next to the field, the API in `errors[]`. */
 const count = (n: number) => n.toLocaleString("en-US");
@@ -24,7 +24,7 @@ const schemas = new Map<number, ReturnType<typeof buildCommandInputSchema>>();
  * The generation command as a client sends it: strict, so an unknown field is an error. Built
  * once per prompt limit: zod compiles a schema on first use, which costs more than parsing with it.
  */
-export function commandInputSchema(maxPromptChars = DEFAULT_MAX_PROMPT_CHARS) {
+export function commandInputSchema(maxPromptChars: number) {
   let schema = schemas.get(maxPromptChars);
   if (!schema) schemas.set(maxPromptChars, (schema = buildCommandInputSchema(maxPromptChars)));
   return schema;

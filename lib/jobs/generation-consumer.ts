@@ -1,10 +1,10 @@
-import type { RunningConsumer, WorkerContext } from "../worker-context";
+import type { RunningConsumer, WorkerContext } from "../worker/worker-context";
 import { SUBSCRIPTIONS, TOPICS } from "../topics";
 import { createSubscriber } from "../redis";
 import { consumeInParallel, workerLimits } from "../consume/parallel-consumer";
 import { inSpan, messageTraceContext, SpanKind } from "../tracing";
 import { CANCEL_CHANNEL } from "./keys";
-import { listModels } from "./models";
+import { listModels } from "./list-models";
 import { createProviders } from "./providers";
 import { runGeneration, type GenerationDeps } from "./run-generation";
 
@@ -21,6 +21,7 @@ export async function startGenerationConsumer(ctx: WorkerContext): Promise<Runni
   const deps: GenerationDeps = { redis, producer, log, workerId, models: listModels(config), providerFor: createProviders(config), running };
 
   const cancels = createSubscriber(config.REDIS_URL);
+  // ioredis reconnects by itself; the commands that need Redis fail and say so.
   cancels.on("error", () => {});
   cancels.on("message", (_channel: string, jobId: string) => running.get(jobId)?.abort(new Error("cancelled")));
   await cancels.subscribe(CANCEL_CHANNEL);
@@ -49,6 +50,7 @@ export async function startGenerationConsumer(ctx: WorkerContext): Promise<Runni
       // Take no new work; let jobs in flight finish for a moment, then hand the rest back
       // uncommitted so the group gives them to another worker.
       await consumer.stop(graceMs);
+      // Stopping: a client that cannot close cleanly goes with the process.
       await cancels.quit().catch(() => {});
     },
   };

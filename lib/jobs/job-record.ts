@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Redis } from "../redis";
 import { jobKeys } from "./keys";
 import { FINISH_REASONS, JOB_STATUSES } from "./status";
+import { parseHashRecord } from "../hash-record";
 
 /**
  * A job's record, the hash at job:state:{id}, declared once: writers spell its fields through
@@ -78,9 +79,7 @@ export type JobHash = Partial<Record<JobField, string>>;
 
 /** Parses a hash (HGETALL's answer); undefined when there is no job there, or not a whole one. */
 export function parseJobRecord(hash: Record<string, string> | null | undefined): JobRecord | undefined {
-  if (!hash?.job_id) return undefined;
-  const parsed = jobRecordSchema.safeParse(hash);
-  return parsed.success ? parsed.data : undefined;
+  return parseHashRecord(jobRecordSchema, "job_id", hash);
 }
 
 export async function readJobRecord(redis: Redis, jobId: string): Promise<JobRecord | undefined> {

@@ -1,37 +1,16 @@
-import type { Config } from "../config";
 import type { ModelInfo } from "./providers/provider";
 import type { ModelPrice } from "./providers/provider-config";
+
+/**
+ * The built-in model and what a job costs, dependency-free so the dashboard imports them; the
+ * models a deployment serves are read from its configuration by list-models.ts.
+ */
 
 export const LOCAL_MODEL = "local-ngram";
 export const LOCAL_MODEL_VERSION = "local-ngram-1 (token trigrams, back-off, o200k_base BPE)";
 
 /** The built-in model runs on the worker's own CPU: no one bills for its tokens, unless MODEL_PRICES says otherwise. */
-const FREE: ModelPrice = { input_per_million: 0, output_per_million: 0 };
-
-/** The models this deployment serves: the built-in one, then each provider's, with its price (null when none is configured). */
-export function listModels(config: Pick<Config, "LLM_PROVIDERS" | "MODEL_PRICES">): ModelInfo[] {
-  const models: ModelInfo[] = [
-    {
-      id: LOCAL_MODEL,
-      provider: "local",
-      version: LOCAL_MODEL_VERSION,
-      description: "A small statistical model trained at start-up on Dispatch's own docs and the prompt. It continues text; it does not follow instructions.",
-      price: config.MODEL_PRICES[LOCAL_MODEL] ?? FREE,
-    },
-  ];
-  for (const provider of config.LLM_PROVIDERS) {
-    for (const id of provider.models) {
-      models.push({
-        id,
-        provider: provider.name,
-        version: id,
-        description: `Served by the OpenAI-compatible server at ${new URL(provider.base_url).host} (provider ${provider.name}).`,
-        price: config.MODEL_PRICES[id] ?? null,
-      });
-    }
-  }
-  return models;
-}
+export const FREE: ModelPrice = { input_per_million: 0, output_per_million: 0 };
 
 export interface JobCost {
   cost: { currency: "USD"; amount: number } | null;

@@ -33,3 +33,9 @@ export function startAt(stored: StreamMessage[], after: number): StreamMessage[]
   const from = lastReset > after ? lastReset : after + 1;
   return stored.filter((m) => m.seq >= from);
 }
+
+/** The SSE frame of one stream message: `id: seq`, `event: delta` (or `reset`), JSON data. */
+export function deltaFrame(message: StreamMessage): string {
+  const { seq, reset, ...data } = message;
+  return `id: ${seq}\nevent: ${reset ? "reset" : "delta"}\ndata: ${JSON.stringify(data)}\n\n`;
+}

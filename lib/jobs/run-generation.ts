@@ -135,8 +135,9 @@ async function generate(deps: GenerationDeps, command: GenerationCommand, signal
       }
       if (signal.aborted) return finish(deps, command, writer, runId, "CANCELLED", { output, startedAt, firstTokenAt, now, model, attempt });
       lastError = error instanceof Error ? error.message : String(error);
-      deps.log("warn", "generation failed", { job_id: command.job_id, attempt, error: lastError });
+      deps.log("warn", "generation failed", { job_id: command.job_id, attempt, error });
       if (error instanceof PermanentProviderError) break;
+      // The sleep is cut short by a cancel or the shutdown, which the next attempt checks.
       if (tryNo < maxTries) await abortableSleep(250 * 2 ** tryNo, signal).catch(() => {});
       if (signal.aborted) return signal.reason instanceof HandBack ? "handed-back" : finish(deps, command, writer, runId, "CANCELLED", { output: "", startedAt, now, model, attempt });
     }

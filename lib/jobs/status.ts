@@ -15,7 +15,6 @@ export const isFinalJob = (status: string | null | undefined): status is FinalJo
 export const FINISH_REASONS = ["stop", "length", "cancelled", "error"] as const;
 export type FinishReason = (typeof FINISH_REASONS)[number];
 
-/** The generation command's ranges and defaults (SPEC, POST /v1/jobs). */
-export const DEFAULT_MAX_PROMPT_CHARS = 32768;
+/** The generation command's ranges and defaults (SPEC, POST /v1/jobs); the prompt's limit is MAX_PROMPT_CHARS (lib/config.ts). */
 export const TEMPERATURE = { min: 0, max: 2, default: 0.2 } as const;
 export const MAX_TOKENS = { min: 1, max: 32768, default: 2048 } as const;

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import packageJson from "../../package.json";
-import { SESSION_COOKIE } from "../sessions";
+import { SESSION_COOKIE } from "../web/sessions";
+import { DEFAULT_MAX_PROMPT_CHARS } from "../config";
 import { commandInputSchema } from "../jobs/command";
 import { OPERATIONS, type Operation } from "./operations";
 import { SCHEMA_IO, SCHEMAS, type SchemaName } from "./schemas";
@@ -103,7 +104,7 @@ const TAGS: { name: Operation["tag"]; description: string }[] = [
 /** The document; the command's prompt limit is the deployment's (MAX_PROMPT_CHARS), as the route validates with it. */
 export function buildOpenApiDocument(options: { maxPromptChars?: number; operations?: Operation[] } = {}) {
   const operations = options.operations ?? OPERATIONS;
-  const named: Record<SchemaName, z.ZodType> = { ...SCHEMAS, JobCommand: commandInputSchema(options.maxPromptChars) };
+  const named: Record<SchemaName, z.ZodType> = { ...SCHEMAS, JobCommand: commandInputSchema(options.maxPromptChars ?? DEFAULT_MAX_PROMPT_CHARS) };
   const paths: Record<string, Record<string, unknown>> = {};
   for (const operation of operations) (paths[operation.path] ??= {})[operation.method] = operationObject(operation);
   const schemas = Object.fromEntries(Object.entries(named).map(([name, schema]) => [name, jsonSchema(schema, SCHEMA_IO[name as SchemaName] ?? "output")]));

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { pageQuerySchema } from "../http";
+import { pageQuerySchema } from "../web/http";
 import { deliveriesQuerySchema } from "../webhooks/deliveries";
 import { retrieveQuerySchema } from "../responses/manage-response";
 import { UPLOAD_CONTENT_TYPES } from "../uploads/receive-upload";

@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import path from "node:path";
-import type { FileToServe } from "../file-response";
+import type { FileToServe } from "../web/file-response";
 
 /**
  * Scalar's standalone browser bundle (`@scalar/api-reference`, dist/browser/standalone.js: one

@@ -1,13 +1,14 @@
 import { z } from "zod";
+import { DEFAULT_MAX_PROMPT_CHARS } from "../config";
 import { commandInputSchema } from "../jobs/command";
 import { FINISH_REASONS, JOB_STATUSES } from "../jobs/status";
-import { connectAccountSchema } from "../reels/connect-account";
+import { connectAccountSchema } from "../accounts/connect-account";
 import { SCHEDULED_REASONS } from "../reels/publication";
 import { publicationInputSchema, publicationUpdateSchema } from "../reels/publication-input";
 import { responseRequestSchema } from "../responses/request";
 import { RESPONSE_STATUSES } from "../responses/response-object";
 import { PUBLICATION_STATUSES } from "../reels/status";
-import { signInSchema } from "../sessions";
+import { signInSchema } from "../web/sessions";
 import { WEBHOOK_EVENT_TYPES } from "../webhooks/events";
 import { webhookInputSchema } from "../webhooks/input";
 
@@ -153,7 +154,7 @@ const accepted = (id: "job_id" | "publication_id") => z.looseObject({ [id]: z.uu
 export const SCHEMAS = {
   Problem: problem,
   /** At the default prompt limit; the document uses the deployment's. */
-  JobCommand: commandInputSchema(),
+  JobCommand: commandInputSchema(DEFAULT_MAX_PROMPT_CHARS),
   Job: job,
   JobAccepted: accepted("job_id").extend({ stream_url: z.string() }),
   JobList: z.looseObject({ data: z.array(job), next_cursor: nullable(z.string()), running: tenantLoad }),

@@ -3,7 +3,7 @@ import type { Dispatcher } from "undici";
 import { probeRemoteVideo } from "./probe-remote-video";
 import { probeVideo, VideoProbeError, type VideoProbe } from "./probe-video";
 import { checkReelSpec } from "./reel-spec";
-import { VideoFetchError } from "./sandbox/fetch-video";
+import { VideoFetchError } from "../net/guarded-fetch";
 
 /**
  * The worker's check of a video before it asks the real Graph API for a container: the same probe

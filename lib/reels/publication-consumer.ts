@@ -1,8 +1,8 @@
 import { consumeInParallel, workerLimits } from "../consume/parallel-consumer";
 import { SUBSCRIPTIONS } from "../topics";
-import type { RunningConsumer, StartConsumer, WorkerContext } from "../worker-context";
+import type { RunningConsumer, StartConsumer, WorkerContext } from "../worker/worker-context";
 import { enqueueDuePublications } from "./enqueue-due-publications";
-import { ConnectedAccounts } from "./connected-accounts";
+import { ConnectedAccounts } from "../accounts/connected-accounts";
 import { createGraphClient } from "./graph-client";
 import { runPublication, type PublicationDeps } from "./run-publication";
 import { createPublicAgent } from "../net/public-agent";
@@ -10,7 +10,7 @@ import { discardUpload, expireUpload, sweepUploads } from "../uploads/upload-sto
 import { createPreflight } from "./preflight-video";
 import { publicationKeys } from "./publication-record";
 import { inSpan, messageTraceContext, SpanKind } from "../tracing";
-import { loadAccountsKey } from "./token-cipher";
+import { loadAccountsKey } from "../accounts/token-cipher";
 
 const SCHEDULER_TICK_MS = 1000;
 
@@ -27,6 +27,7 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
 
   const deps: PublicationDeps = {
     redis,
+    producer,
     graph: createGraphClient({ graphUrl: config.GRAPH_URL, version: config.GRAPH_VERSION, fetch: (input, init) => fetch(input, init) }),
     connected: new ConnectedAccounts(redis, loadAccountsKey(config), config.REEL_ACCOUNTS),
     log,
@@ -53,7 +54,7 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
 
   const scheduler = setInterval(() => {
     enqueueDuePublications({ redis, producer, workerId, now: Date.now(), lockMs: SCHEDULER_TICK_MS - 100 }).catch((error) =>
-      log("warn", "could not enqueue due publications", { error: (error as Error)?.stack ?? String(error) }),
+      log("warn", "could not enqueue due publications", { error }),
     );
   }, SCHEDULER_TICK_MS);
   log("info", "publication consumer started", { workerId, concurrency: config.WORKER_CONCURRENCY });
@@ -88,9 +89,11 @@ const PREFLIGHT = (config: WorkerContext["config"]) => ({
 async function releasePublicationUpload(redis: WorkerContext["redis"], dataDir: string, publicationId: string, outcome: "published" | "failed" | "timed-out"): Promise<void> {
   const uploadId = await redis.hget(publicationKeys.state(publicationId), "upload_id").catch(() => null);
   if (!uploadId) return;
+  // An upload not discarded now expires, and the upload sweep removes its file.
   await (outcome === "published" ? discardUpload(redis, dataDir, uploadId) : expireUpload(redis, uploadId)).catch(() => {});
   if (Date.now() - lastUploadSweep > 60 * 60 * 1000) {
     lastUploadSweep = Date.now();
+    // A sweep that fails runs again at the next interval.
     void sweepUploads(redis, dataDir).catch(() => {});
   }
 }

@@ -3,6 +3,7 @@ import type { Redis } from "../redis";
 import { SCHEDULED_REASONS, type PollRecord, type PublicationChanges, type PublicationError, type PublicationEvent, type StepRecord } from "./publication";
 import { MAX_SCHEDULE_AHEAD_DAYS } from "./publication-input";
 import { isFinalPublication, PUBLICATION_STATUSES, type PublicationStatus } from "./status";
+import { parseHashRecord } from "../hash-record";
 
 /**
  * A publication's record: one reel on its way through create → poll → publish. The Redis hash
@@ -108,9 +109,7 @@ export type PublicationHash = Partial<Record<PublicationField, string>>;
 
 /** Parses a hash (HGETALL's answer); undefined when there is no publication there, or not a whole one. */
 export function parsePublicationRecord(hash: Record<string, string> | null | undefined): PublicationRecord | undefined {
-  if (!hash?.publication_id) return undefined;
-  const parsed = publicationRecordSchema.safeParse(hash);
-  return parsed.success ? parsed.data : undefined;
+  return parseHashRecord(publicationRecordSchema, "publication_id", hash);
 }
 
 export async function readPublicationRecord(redis: Redis, id: string): Promise<PublicationRecord | undefined> {

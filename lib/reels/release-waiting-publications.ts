@@ -1,5 +1,5 @@
 import type { Redis } from "../redis";
-import { connectedAccountKeys } from "./connected-accounts";
+import { connectedAccountKeys } from "../accounts/connected-accounts";
 import { appendEvent, publicationKeys } from "./publication-record";
 
 /**

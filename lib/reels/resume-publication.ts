@@ -48,6 +48,7 @@ export async function resumePublication(deps: ResumePublicationDeps, tenantId: s
       body: { kind: "step", step: { at: new Date((deps.now ?? Date.now)()).toISOString(), step: "resume_failed", detail: "The publishing log was unreachable; the publication is still TIMED_OUT." } },
       fields: { error: state.error ? JSON.stringify(state.error) : "" },
       changes: { error: state.error },
+    // The timeline entry is a courtesy; the caller gets the error below either way.
     }).catch(() => {});
     throw brokerUnavailable("The publishing log is unreachable right now; the publication was not resumed. Try again shortly.");
   }

@@ -53,6 +53,7 @@ export async function retryPublication(deps: RetryPublicationDeps, tenantId: str
       body: { kind: "step", step: { at: new Date(now()).toISOString(), step: "retry_failed", detail: `The publishing log was unreachable; the publication is still ${from}.` } },
       fields: { container_id: earlier, error: state.error ? JSON.stringify(state.error) : "" },
       changes: { container_id: earlier || null, error: state.error },
+    // The timeline entry is a courtesy; the caller gets the error below either way.
     }).catch(() => {});
     throw brokerUnavailable("The publishing log is unreachable right now; the publication was not retried. Try again shortly.");
   }

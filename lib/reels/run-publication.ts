@@ -1,6 +1,6 @@
 import { runUnderLease } from "../lease";
 import { abortableSleep } from "../sleep";
-import { notifyPublicationWebhooks } from "../webhooks/publication-events";
+import { announcePublication } from "./publish/announce";
 import { checkQuota, createContainer, locateVideo, preflight, sendUpload } from "./publish/container-steps";
 import { PublicationRun, RecordClosed, type PublicationDeps, type PublicationOutcome } from "./publish/publication-run";
 import { checkContainer, pollAfterInterval, publishContainer } from "./publish/publish-steps";
@@ -42,6 +42,18 @@ const STEPS: Record<StepName, (run: PublicationRun) => Promise<StepResult>> = {
   check: checkContainer,
   publish: publishContainer,
 };
+
+const SETTLING: ReadonlySet<PublicationOutcome> = new Set(["published", "failed", "timed-out"]);
+
+/** The steps, then the announcement of the outcome they wrote (webhooks read it), as a job's audit event follows its final write. */
+async function runFlow(run: PublicationRun): Promise<PublicationOutcome> {
+  const outcome = await runSteps(run).catch((error) => {
+    if (error instanceof RecordClosed) return "skipped" as const;
+    throw error;
+  });
+  if (SETTLING.has(outcome)) await announcePublication(run.deps.producer, { publication_id: run.id, tenant_id: run.record.tenant_id, kind: "settled", status: run.status });
+  return outcome;
+}
 
 async function runSteps(run: PublicationRun): Promise<PublicationOutcome> {
   for (let step: StepName = "load"; ; ) {
@@ -92,18 +104,14 @@ export async function runPublication(deps: PublicationDeps, publicationId: strin
             continue;
           }
           if (isSettledPublication(record.status)) {
-            // Webhooks: a run that died between its final write and queuing the event left the message uncommitted; queue it now (once).
-            await notifyPublicationWebhooks(redis, record.tenant_id, publicationId, record.status, deps.log);
+            // A run that died between its final write and its announcement left the message uncommitted: announce it now.
+            await announcePublication(deps.producer, { publication_id: publicationId, tenant_id: record.tenant_id, kind: "settled", status: record.status });
             return "skipped";
           }
           return deferIfNotDue(redis, publicationId, record, now());
         }
       },
-      run: (signal) =>
-        runSteps(new PublicationRun(deps, publicationId, signal, now, sleep)).catch((error) => {
-          if (error instanceof RecordClosed) return "skipped";
-          throw error;
-        }),
+      run: (signal) => runFlow(new PublicationRun(deps, publicationId, signal, now, sleep)),
     },
     "handed-back",
   );

@@ -5,7 +5,7 @@ import { ApiError, validationError } from "../errors";
 import type { Redis } from "../redis";
 import { TOPICS } from "../topics";
 import { claimUpload, releaseUpload } from "../uploads/upload-store";
-import type { ConnectedAccounts } from "./connected-accounts";
+import type { ConnectedAccounts } from "../accounts/connected-accounts";
 import { parsePublishAt, publicationRequestRecord, type PublicationInput } from "./publication-input";
 import type { PublicationEvent, PublicationView } from "./publication";
 import { PUBLICATION_INDEX_BOUND, PUBLICATION_TTL_S, publicationKeys, publicationRecordSchema, type PublicationHash } from "./publication-record";
@@ -59,6 +59,31 @@ export async function submitPublication(
   const publishAt = input.publish_at === undefined ? undefined : parsePublishAt(input.publish_at, now);
 
   const id = randomUUID();
+  const { state, first, fingerprint } = newPublication({ id, tenantId, accountId: account.accountId, input, publishAt, now });
+
+  const uploadId = input.upload_id;
+  const accepted = await acceptWork(deps, PUBLICATION_WORK, {
+    tenantId,
+    id,
+    keyName: "This Idempotency-Key",
+    idempotencyKey: idempotencyKey === undefined ? undefined : publicationKeys.idempotency(tenantId, createHash("sha256").update(idempotencyKey).digest("hex")),
+    fingerprint,
+    fields: state,
+    companions: [JSON.stringify(first)],
+    message: publicationRequestRecord({ publication_id: id, tenant_id: tenantId, account_id: account.accountId }),
+    createdAtMs: now.getTime(),
+    beforeProduce: uploadId ? () => claimPublicationUpload(deps.redis, tenantId, uploadId, id) : undefined,
+    // A refused publication must not keep its upload: the retry its 503 invites claims it again.
+    releaseAlso: uploadId ? () => releaseUpload(deps.redis, uploadId, id) : undefined,
+    revealAlso: publishAt ? (reveal) => void reveal.zadd(publicationKeys.scheduled, publishAt.getTime(), id) : undefined,
+  });
+  if (!accepted.created) return { created: false, publication: accepted.existing };
+  return { created: true, publication: toPublicationView(publicationRecordSchema.parse(state), [first]) };
+}
+
+/** A new publication's record, its first event (queued or scheduled) and the fingerprint of what was asked. */
+function newPublication(p: { id: string; tenantId: string; accountId: string; input: PublicationInput; publishAt: Date | undefined; now: Date }) {
+  const { id, tenantId, accountId, input, publishAt, now } = p;
   const status = publishAt ? "SCHEDULED" : "QUEUED";
   const fingerprint = createHash("sha256")
     .update(JSON.stringify([input.account_id, input.video_url ?? null, input.upload_id ?? null, input.caption ?? "", input.share_to_feed, publishAt?.toISOString() ?? null]))
@@ -66,7 +91,7 @@ export async function submitPublication(
   const state = {
     publication_id: id,
     tenant_id: tenantId,
-    account_id: account.accountId,
+    account_id: accountId,
     video_url: input.video_url ?? "",
     upload_id: input.upload_id ?? "",
     caption: input.caption ?? "",
@@ -89,25 +114,7 @@ export async function submitPublication(
       detail: publishAt ? `Accepted; publishes at ${publishAt.toISOString()}.` : "Accepted; waiting for a worker.",
     },
   };
-
-  const uploadId = input.upload_id;
-  const accepted = await acceptWork(deps, PUBLICATION_WORK, {
-    tenantId,
-    id,
-    keyName: "This Idempotency-Key",
-    idempotencyKey: idempotencyKey === undefined ? undefined : publicationKeys.idempotency(tenantId, createHash("sha256").update(idempotencyKey).digest("hex")),
-    fingerprint,
-    fields: state,
-    companions: [JSON.stringify(first)],
-    message: publicationRequestRecord({ publication_id: id, tenant_id: tenantId, account_id: account.accountId }),
-    createdAtMs: now.getTime(),
-    beforeProduce: uploadId ? () => claimPublicationUpload(deps.redis, tenantId, uploadId, id) : undefined,
-    // A refused publication must not keep its upload: the retry its 503 invites claims it again.
-    releaseAlso: uploadId ? () => releaseUpload(deps.redis, uploadId, id) : undefined,
-    revealAlso: publishAt ? (reveal) => void reveal.zadd(publicationKeys.scheduled, publishAt.getTime(), id) : undefined,
-  });
-  if (!accepted.created) return { created: false, publication: accepted.existing };
-  return { created: true, publication: toPublicationView(publicationRecordSchema.parse(state), [first]) };
+  return { state, first, fingerprint };
 }
 
 async function claimPublicationUpload(redis: Redis, tenantId: string, uploadId: string, publicationId: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { ApiError } from "../errors";
 import { getMetrics } from "../metrics";
-import { sseResponse } from "../sse";
+import { sseResponse } from "../web/sse";
 
 /** How long a client refused for too many open streams waits before it tries again. */
 export const STREAMS_RETRY_AFTER_S = 5;

@@ -67,6 +67,7 @@ export class StreamHub {
       throw error;
     }
     return async () => {
+      // The client is gone either way; a channel left subscribed only brings messages no listener takes.
       if (this.remove(name, listener)) await this.subscriber.unsubscribe(name).catch(() => {});
     };
   }

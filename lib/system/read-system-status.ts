@@ -1,29 +1,13 @@
 import type { Admin } from "kafkajs";
+import { readConsumerLag, type GroupLag } from "../consumer-lag";
 import { jobRecordSchema, type JobField } from "../jobs/job-record";
 import { jobKeys } from "../jobs/keys";
 import { JOB_STATUSES, isFinalJob, type JobStatus } from "../jobs/status";
 import type { Redis } from "../redis";
-import { SUBSCRIPTIONS, TOPICS } from "../topics";
 import { withTimeout } from "../with-timeout";
 
 /** A part of the status that could not be read says why, instead of failing the whole answer. */
 export type Part<T> = ({ ok: true } & T) | { ok: false; error: string };
-
-export interface PartitionLag {
-  partition: number;
-  /** The group's committed offset; null when it has committed nothing on this partition yet. */
-  committed: number | null;
-  /** The log-end offset (high watermark). */
-  end: number;
-  lag: number;
-}
-
-export interface GroupLag {
-  topic: string;
-  group: string;
-  total_lag: number;
-  partitions: PartitionLag[];
-}
 
 export interface CompletedJob {
   job_id: string;
@@ -42,37 +26,8 @@ export interface SystemStatus {
   jobs: Part<{ by_status: Record<JobStatus, number>; counted: number; recent_completed: CompletedJob[] }>;
 }
 
-/** Which consumer group reads which topic: the lag the system page shows. */
-export const WATCHED_GROUPS = Object.values(SUBSCRIPTIONS).map(({ topic, groupId }) => ({ topic, group: groupId }));
-
 const TIMEOUT_MS = 3000;
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
-
-/**
- * Lag per partition: the log-end offset minus the group's committed offset (a partition the group
- * has not committed on counts from the log start, as the consumers read from the beginning). Also
- * the number of events in the audit log, ai.generation.completed. Admin requests only: no consumer
- * joins a group, so reading this costs a few metadata round trips.
- */
-export async function readConsumerLag(admin: Admin, watched = WATCHED_GROUPS): Promise<{ groups: GroupLag[]; audit_log: { topic: string; events: number } }> {
-  const groups = await Promise.all(
-    watched.map(async ({ topic, group }) => {
-      const [ends, [committed]] = await Promise.all([admin.fetchTopicOffsets(topic), admin.fetchOffsets({ groupId: group, topics: [topic] })]);
-      const byPartition = new Map((committed?.partitions ?? []).map((p) => [p.partition, Number(p.offset)]));
-      const partitions = ends
-        .map(({ partition, high, low }) => {
-          const at = byPartition.get(partition);
-          const hasCommit = at !== undefined && at >= 0;
-          return { partition, committed: hasCommit ? at : null, end: Number(high), lag: Math.max(0, Number(high) - (hasCommit ? at : Number(low))) };
-        })
-        .sort((a, b) => a.partition - b.partition);
-      return { topic, group, total_lag: partitions.reduce((sum, p) => sum + p.lag, 0), partitions };
-    }),
-  );
-  const completed = await admin.fetchTopicOffsets(TOPICS.completed.name);
-  const events = completed.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
-  return { groups, audit_log: { topic: TOPICS.completed.name, events } };
-}
 
 const FIELDS = ["job_id", "status", "model_name", "completed_at", "ttft_ms", "tokens_per_second", "usage", "worker_id", "submitting"] as const satisfies readonly JobField[];
 /** The part of the job record the status page reads (HMGET, not the whole hash with its prompt and output). */

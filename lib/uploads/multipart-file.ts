@@ -70,6 +70,7 @@ export async function* firstFilePart(body: ByteStream, boundary: string): AsyncG
       if (!(await pull())) throw malformed("ended inside the file");
     }
   } finally {
+    // The rest is not wanted; a cancel that fails means the stream is closed already.
     await reader.cancel().catch(() => {});
   }
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdir, open, rename, unlink } from "node:fs/promises";
+import { mkdir, open, rename } from "node:fs/promises";
 import path from "node:path";
 import type { Config } from "../config";
 import { ReadableStream } from "node:stream/web";
@@ -9,6 +9,7 @@ import type { Redis } from "../redis";
 import { probeVideo, VideoProbeError, type VideoProbe } from "../reels/probe-video";
 import { firstFilePart, multipartBoundary } from "./multipart-file";
 import { recordUpload, releaseUploadReservation, reserveUploadBytes, sweepUploads, tenantFolder, uploadPath } from "./upload-store";
+import { removeFile } from "../remove-file";
 
 /**
  * POST /api/uploads: the video is streamed to disk (never held in memory), refused past
@@ -60,10 +61,11 @@ export async function receiveUpload(deps: UploadDeps, tenantId: string, request:
     recorded = true;
     return { upload_id: upload.id, size };
   } finally {
-    await unlink(part).catch(() => {}); // renamed away when kept: nothing to remove then
+    await removeFile(part); // renamed away when kept: nothing to remove then
     if (!recorded) await releaseUploadReservation(deps.redis, tenantId, upload.id);
     if (now - lastSweep > SWEEP_EVERY_MS) {
       lastSweep = now;
+      // A sweep that fails runs again at the next interval.
       void sweepUploads(deps.redis, deps.config.DATA_DIR).catch(() => {});
     }
   }
@@ -152,11 +154,11 @@ async function keepUpload(upload: Upload, part: string, size: number, probe: Vid
   await rename(part, uploadPath(config.DATA_DIR, file));
   const record = { upload_id: upload.id, tenant_id: upload.tenantId, size, mime: probe.mimeType, file, created_at: new Date(now).toISOString() };
   const { recorded, used } = await recordUpload(redis, record, config.UPLOAD_TENANT_QUOTA_BYTES).catch(async (error: unknown) => {
-    await unlink(uploadPath(config.DATA_DIR, file)).catch(() => {});
+    await removeFile(uploadPath(config.DATA_DIR, file));
     throw error;
   });
   if (!recorded) {
-    await unlink(uploadPath(config.DATA_DIR, file)).catch(() => {});
+    await removeFile(uploadPath(config.DATA_DIR, file));
     throw overQuota(config, size, used, "");
   }
 }

@@ -1,7 +1,8 @@
-import { readdir, stat, unlink } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import type { Redis } from "../redis";
+import { removeFile } from "../remove-file";
 
 /**
  * Videos a tenant uploaded for publishing (POST /api/uploads): the files under DATA_DIR/uploads,
@@ -157,7 +158,7 @@ export async function releaseUpload(redis: Redis, uploadId: string, publicationI
 export async function discardUpload(redis: Redis, dataDir: string, uploadId: string): Promise<void> {
   const record = await readUpload(redis, uploadId);
   if (!record) return;
-  await unlink(uploadPath(dataDir, record.file)).catch(() => {});
+  await removeFile(uploadPath(dataDir, record.file));
   await redis.multi().del(uploadKeys.upload(uploadId)).hdel(uploadKeys.tenant(record.tenant_id), uploadId).exec();
 }
 
@@ -178,7 +179,7 @@ export async function sweepUploads(redis: Redis, dataDir: string, now = Date.now
       const full = path.join(root, tenant.name, name);
       const info = await stat(full).catch(() => undefined);
       if (!info || now - info.mtimeMs < FILE_GRACE_MS) continue;
-      await unlink(full).catch(() => {});
+      await removeFile(full);
       removed++;
     }
   }

@@ -2,7 +2,7 @@ import type { Dispatcher } from "undici";
 import type { Log } from "../log";
 import type { Redis } from "../redis";
 import { abortableSleep } from "../sleep";
-import { attemptDelivery, claimDueDeliveries, type AttemptOutcome, type DeliveryClaim } from "./attempt-delivery";
+import { attemptDelivery, claimDueDeliveries, type DeliveryClaim } from "./attempt-delivery";
 import type { RetryPolicy } from "./backoff";
 import { recordWebhookDelivery } from "../metrics";
 
@@ -18,8 +18,6 @@ export interface DeliveryLoopOptions {
   tenantConcurrency?: number;
   /** How often it looks for due deliveries when none were waiting. */
   pollMs?: number;
-  /** Told how each attempt went (a metrics hook). */
-  onAttempt?: (attempt: { outcome: AttemptOutcome; eventType: string }) => void;
 }
 
 export interface DeliveryLoop {
@@ -42,11 +40,8 @@ export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
 
   const run = (claim: DeliveryClaim, token: number) => {
     const attempt = attemptDelivery(options, claim, token)
-      .then((attempt) => {
-        recordWebhookDelivery(attempt.eventType, attempt.outcome);
-        options.onAttempt?.(attempt);
-      })
-      .catch((error) => options.log("error", "webhook attempt could not be recorded; it is tried again when its lease ends", { delivery_id: claim.id, error: String(error) }))
+      .then((attempt) => recordWebhookDelivery(attempt.eventType, attempt.outcome))
+      .catch((error) => options.log("error", "webhook attempt could not be recorded; it is tried again when its lease ends", { delivery_id: claim.id, error }))
       .finally(() => {
         running.delete(attempt);
         wake?.();
@@ -64,7 +59,7 @@ export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
           for (const claim of claims) run(claim, token);
           claimed = claims.length;
         } catch (error) {
-          options.log("warn", "could not read due webhook deliveries", { error: String(error) });
+          options.log("warn", "could not read due webhook deliveries", { error });
         }
       }
       // A full batch may mean more are due: look again at once (or when a slot frees up).

@@ -1,10 +1,7 @@
-import { consumeInParallel, workerLimits, type ParallelConsumer } from "../consume/parallel-consumer";
 import type { JobAuditEvent } from "../jobs/audit-event";
 import { readJob } from "../jobs/read-job";
 import type { FinalJobStatus } from "../jobs/status";
 import type { Redis } from "../redis";
-import { SUBSCRIPTIONS } from "../topics";
-import type { WorkerContext } from "../worker-context";
 import { enqueueWebhookEvent } from "./enqueue-event";
 import type { WebhookEventType } from "./events";
 
@@ -23,27 +20,5 @@ export async function enqueueJobEvent(redis: Redis, event: JobAuditEvent): Promi
     occurrence: `job:${event.job_id}`,
     at,
     data: () => readJob(redis, event.tenant_id, event.job_id),
-  });
-}
-
-/**
- * Reads the audit topic in its own consumer group, so job webhooks follow what was written to the
- * log without touching the generation path. It runs on the same consumer kit as jobs and reels
- * (joins again after a broker outage or a crash, commits only settled offsets): a message is
- * settled only once its deliveries are queued in Redis, a throw is tried again with backoff, so
- * none is lost; queuing it twice makes no second delivery. An event that does not parse is logged
- * and skipped: no webhook can be made of it.
- */
-export function consumeJobEvents(ctx: WorkerContext): Promise<ParallelConsumer> {
-  return consumeInParallel(ctx, {
-    ...SUBSCRIPTIONS.webhooks,
-    ...workerLimits(ctx.config),
-    async onInvalid(message, reason, control) {
-      ctx.log("warn", "skipping an audit event that does not parse", { partition: control.partition, offset: message.offset, reason });
-    },
-    async work(event) {
-      await enqueueJobEvent(ctx.redis, event);
-      return "settled";
-    },
   });
 }

@@ -1,5 +1,5 @@
-import type { Log } from "../log";
 import type { Redis } from "../redis";
+import type { PublicationAnnouncement } from "../reels/publication-announcement";
 import { readPublication } from "../reels/read-publication";
 import type { PublicationStatus } from "../reels/status";
 import { enqueueWebhookEvent } from "./enqueue-event";
@@ -14,33 +14,19 @@ const EVENT_OF_STATUS = {
 const isNotified = (status: string): status is keyof typeof EVENT_OF_STATUS => Object.hasOwn(EVENT_OF_STATUS, status);
 
 /**
- * Called once a publication's final write (PUBLISHED, FAILED, TIMED_OUT) is in Redis: queues its
- * webhook deliveries with the publication as GET returns it. Each write is its own occurrence (a
- * resumed publication that times out again notifies again); a repeat of the same write does not.
- * Never throws: a publication's outcome does not depend on its webhooks (a failure is logged).
+ * Turns one announcement into deliveries, with the publication as GET returns it: a settled one
+ * (PUBLISHED, FAILED, TIMED_OUT; not CANCELLED) as its event, a wait for a reconnect as
+ * reel.needs_attention. Each write is its own occurrence (a resumed publication that times out
+ * again notifies again); a repeat of the same write does not. A publication that moved on since
+ * (or expired) sends nothing.
  */
-export async function notifyPublicationWebhooks(redis: Redis, tenantId: string, publicationId: string, status: string, log?: Log): Promise<void> {
-  if (!isNotified(status)) return;
-  const type = EVENT_OF_STATUS[status];
-  try {
-    const view = await readPublication(redis, tenantId, publicationId);
-    if (!view || view.status !== status) return;
-    await enqueueWebhookEvent(redis, { tenantId, type, occurrence: `reel:${publicationId}:${status}:${view.updated_at}`, at: new Date(view.updated_at), data: async () => view });
-  } catch (error) {
-    log?.("warn", "could not queue the publication's webhook deliveries", { publication_id: publicationId, error: String(error) });
-  }
-}
-
-/**
- * A publication that waits because its account needs reconnecting asks its owner to act:
- * reel.needs_attention, once per wait. Never throws, as above.
- */
-export async function notifyPublicationNeedsReconnect(redis: Redis, tenantId: string, publicationId: string, log?: Log): Promise<void> {
-  try {
-    const view = await readPublication(redis, tenantId, publicationId);
-    if (!view || view.scheduled_reason !== "needs_reconnect") return;
-    await enqueueWebhookEvent(redis, { tenantId, type: "reel.needs_attention", occurrence: `reel:${publicationId}:needs_reconnect:${view.updated_at}`, at: new Date(view.updated_at), data: async () => view });
-  } catch (error) {
-    log?.("warn", "could not queue the publication's webhook deliveries", { publication_id: publicationId, error: String(error) });
-  }
+export async function enqueuePublicationEvent(redis: Redis, announcement: PublicationAnnouncement): Promise<string[]> {
+  const { publication_id: id, tenant_id: tenantId, kind, status } = announcement;
+  const type = kind === "needs_reconnect" ? "reel.needs_attention" : isNotified(status) ? EVENT_OF_STATUS[status] : undefined;
+  if (!type) return [];
+  const view = await readPublication(redis, tenantId, id);
+  if (!view || view.status !== status) return [];
+  if (kind === "needs_reconnect" && view.scheduled_reason !== "needs_reconnect") return [];
+  const what = kind === "needs_reconnect" ? "needs_reconnect" : status;
+  return enqueueWebhookEvent(redis, { tenantId, type, occurrence: `reel:${id}:${what}:${view.updated_at}`, at: new Date(view.updated_at), data: async () => view });
 }

@@ -43,6 +43,7 @@ export async function sendWebhook(request: SendRequest): Promise<SendResult> {
       dispatcher: request.dispatcher,
       signal: AbortSignal.timeout(request.timeoutMs),
     });
+    // The rest is not wanted; a cancel that fails means the stream is closed already.
     await response.body?.cancel().catch(() => {});
     const ok = response.status >= 200 && response.status < 300;
     return ok ? { ok, statusCode: response.status } : { ok, statusCode: response.status, error: `The endpoint answered HTTP ${response.status}` };

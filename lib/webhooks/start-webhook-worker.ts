@@ -1,12 +1,16 @@
 import { createPublicAgent } from "../net/public-agent";
-import type { RunningConsumer, WorkerContext } from "../worker-context";
+import type { RunningConsumer, WorkerContext } from "../worker/worker-context";
 import { startDeliveryLoop } from "./delivery-loop";
-import { consumeJobEvents } from "./job-events";
+import { SUBSCRIPTIONS } from "../topics";
+import { consumeEvents } from "./consume-events";
+import { enqueueJobEvent } from "./job-events";
+import { enqueuePublicationEvent } from "./publication-events";
 
-/** The worker's webhook part: job events from the audit topic into the queue, and the delivery loop. */
+/** The worker's webhook part: job events (the audit topic) and publication events into the queue, and the delivery loop. */
 export async function startWebhookWorker(ctx: WorkerContext): Promise<RunningConsumer> {
   const { config, redis, log } = ctx;
-  const consumer = await consumeJobEvents(ctx);
+  // Job events from the audit topic, publications' from reels.publication.events: each group only queues deliveries.
+  const consumers = [await consumeEvents(ctx, SUBSCRIPTIONS.webhooks, enqueueJobEvent), await consumeEvents(ctx, SUBSCRIPTIONS.reelWebhooks, enqueuePublicationEvent)];
   const dispatcher = createPublicAgent({ allowPrivate: config.ALLOW_PRIVATE_URLS, connectTimeoutMs: config.WEBHOOK_TIMEOUT_MS });
   const loop = startDeliveryLoop({
     redis,
@@ -17,8 +21,10 @@ export async function startWebhookWorker(ctx: WorkerContext): Promise<RunningCon
   });
   return {
     async stop() {
-      await consumer.stop(0).catch(() => {});
+      // Stopping: a client that cannot close cleanly goes with the process.
+      await Promise.all(consumers.map((consumer) => consumer.stop(0).catch(() => {})));
       await loop.stop();
+      // Stopping: a client that cannot close cleanly goes with the process.
       await dispatcher.close().catch(() => {});
     },
   };

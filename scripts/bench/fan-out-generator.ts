@@ -7,7 +7,7 @@
  */
 import { parseConfig } from "../../lib/config";
 import type { GenerationCommand } from "../../lib/jobs/command";
-import { listModels } from "../../lib/jobs/models";
+import { listModels } from "../../lib/jobs/list-models";
 import { createProviders } from "../../lib/jobs/providers";
 import { runGeneration, type GenerationDeps } from "../../lib/jobs/run-generation";
 import { createKafka, createProducer } from "../../lib/kafka";

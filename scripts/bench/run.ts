@@ -87,7 +87,7 @@ async function main() {
     RATE_LIMIT_PER_MINUTE: "1000000000",
     // The "all at once" fan-out opens 500 streams of one tenant; the per-tenant cap would refuse them.
     MAX_STREAMS_PER_TENANT: "100000",
-    ALLOW_PRIVATE_VIDEO_URLS: "true",
+    ALLOW_PRIVATE_URLS: "true",
     NEXT_TELEMETRY_DISABLED: "1",
     BENCH_FLOOR_ROUTE: "1",
   });

@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { DEFAULT_METRICS_PORT, parseConfig } from "../../lib/config";
+import { modelSettings } from "../../lib/jobs/list-models";
 import { startMockBroker, type MockBroker } from "./kafka-mock";
 import { startRedis, stopChild, type RedisServer } from "./redis-server";
 import { assertNoUncaught } from "./uncaught";
@@ -75,7 +76,7 @@ export function isEmbedded(env: NodeJS.ProcessEnv): boolean {
  */
 export function checkStackEnv(env: NodeJS.ProcessEnv): void {
   const filled = { ...env, API_KEYS: env.API_KEYS || "check:0123456789abcdef", REDIS_URL: env.REDIS_URL || "redis://127.0.0.1:6379", KAFKA_BROKERS: env.KAFKA_BROKERS || "127.0.0.1:9092" };
-  parseConfig(filled);
+  modelSettings(parseConfig(filled));
 }
 
 /**

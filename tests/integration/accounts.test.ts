@@ -10,14 +10,14 @@ import { parseConfig, type Config } from "@/lib/config";
 import { createKafka, createProducer } from "@/lib/kafka";
 import type { Log } from "@/lib/log";
 import { createRedis, type Redis } from "@/lib/redis";
-import type { AccountView } from "@/lib/reels/account";
-import { connectedAccountKeys } from "@/lib/reels/connected-accounts";
+import type { AccountView } from "@/lib/accounts/account";
+import { connectedAccountKeys } from "@/lib/accounts/connected-accounts";
 import type { GraphClient } from "@/lib/reels/graph-client";
 import { GraphError } from "@/lib/reels/graph-error";
 import type { PublicationView } from "@/lib/reels/publication";
 import { startPublicationConsumer } from "@/lib/reels/publication-consumer";
 import { handleGraphRequest, settleSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
-import type { RunningConsumer } from "@/lib/worker-context";
+import type { RunningConsumer } from "@/lib/worker/worker-context";
 import { expectProblem, inProcessWorker, waitFor } from "../helpers";
 
 /**
@@ -70,7 +70,7 @@ beforeAll(async () => {
     REEL_POLL_ATTEMPTS: "200",
     SANDBOX_PROCESSING_MS: "300",
     SANDBOX_ADMIN_TOKEN: ADMIN_TOKEN,
-    ALLOW_PRIVATE_VIDEO_URLS: "true",
+    ALLOW_PRIVATE_URLS: "true",
     DATA_DIR,
     WORKER_CONCURRENCY: "6",
   };
@@ -97,7 +97,7 @@ afterAll(async () => {
   await Promise.all(consumers.map((c) => c.stop(0).catch(() => {})));
   await settleSandboxProcessing(sandbox);
   await producer?.disconnect().catch(() => {});
-  const { getServices } = await import("@/lib/services");
+  const { getServices } = await import("@/lib/web/services");
   const services = getServices();
   await (await services.producer()).disconnect().catch(() => {});
   services.redis.disconnect();
@@ -379,7 +379,7 @@ async function graphOfAnotherCopy(graph: GraphClient): Promise<GraphClient> {
 
 describe("Graph's errors in a web server that bundled lib twice", () => {
   it("a refused token is a 422, an expired one marks the account, and the posts say Graph refused, not that it did not answer", async () => {
-    const services = (await import("@/lib/services")).getServices();
+    const services = (await import("@/lib/web/services")).getServices();
     const own = services.graph;
     services.graph = await graphOfAnotherCopy(own);
     try {

@@ -113,7 +113,7 @@ function sandbox(env: Record<string, string> = {}, extra: Partial<SandboxDeps> &
     API_KEYS: "acme:acme-key-0123456789abcdef,globex:globex-key-0123456789abcdef",
     REEL_ACCOUNTS: `acme:${acme}:${tokens.acme},globex:${globex}:${tokens.globex}`,
     SANDBOX_PROCESSING_MS: "50",
-    ALLOW_PRIVATE_VIDEO_URLS: "true",
+    ALLOW_PRIVATE_URLS: "true",
     DATA_DIR,
     ...env,
   });
@@ -322,7 +322,7 @@ describe("the fetcher, with ALLOW_PRIVATE_URLS off", () => {
   /** With `port` the file server's, the file server is this server's own origin. */
   async function strictSandbox(records: Record<string, string[]>, port = String(new URL(filesOrigin).port)) {
     const dns = await startTestDns(records);
-    const s = sandbox({ ALLOW_PRIVATE_VIDEO_URLS: "false", ALLOW_PRIVATE_URLS: "false", PORT: port }, { lookup: resolverLookup(dns.resolver) });
+    const s = sandbox({ ALLOW_PRIVATE_URLS: "false", PORT: port }, { lookup: resolverLookup(dns.resolver) });
     return { s, dns, filesPort: String(new URL(filesOrigin).port) };
   }
 

@@ -40,7 +40,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  const { getServices } = await import("@/lib/services");
+  const { getServices } = await import("@/lib/web/services");
   const services = getServices();
   await (await services.producer()).disconnect().catch(() => {});
   services.redis.disconnect();

@@ -5,7 +5,7 @@ import { Partitioners } from "kafkajs";
 import { jobKeys } from "@/lib/jobs/keys";
 import { isFinalJob } from "@/lib/jobs/status";
 import { TOPICS } from "@/lib/topics";
-import { WORKERS_KEY } from "@/lib/workers";
+import { WORKERS_KEY } from "@/lib/live-workers";
 import { readSse, readTopic, spawnWorker, waitFor, type WorkerProcess } from "../helpers";
 
 /**
@@ -53,7 +53,7 @@ afterAll(async () => {
   for (const w of workers) w.child.kill("SIGTERM");
   await Promise.all(workers.map((w) => w.exited));
   for (const w of workers) w.assertNoUncaught();
-  const { getServices } = await import("@/lib/services");
+  const { getServices } = await import("@/lib/web/services");
   await (await getServices().producer()).disconnect().catch(() => {});
   getServices().redis.disconnect();
   getServices().hub();
@@ -199,9 +199,9 @@ describe("generation jobs on the real stack", () => {
   });
 
   it("makes a job visible when its submitter lost Redis between the broker's ack and the reveal", async () => {
-    const { getServices } = await import("@/lib/services");
+    const { getServices } = await import("@/lib/web/services");
     const { getConfig } = await import("@/lib/config");
-    const { listModels } = await import("@/lib/jobs/models");
+    const { listModels } = await import("@/lib/jobs/list-models");
     const { submitJob } = await import("@/lib/jobs/submit-job");
     // A Redis client whose MULTIs fail: the claim and the produce go through, the reveal does not.
     const failing = new Redis(env.REDIS_URL);

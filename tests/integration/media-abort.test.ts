@@ -77,7 +77,7 @@ beforeAll(async () => {
     API_KEYS: "acme:acme-key-0123456789abcdef",
     REEL_ACCOUNTS: `acme:${account}:${token}`,
     SANDBOX_PROCESSING_MS: "50",
-    ALLOW_PRIVATE_VIDEO_URLS: "true",
+    ALLOW_PRIVATE_URLS: "true",
     DATA_DIR,
   });
   deps = { redis, config, log: () => {}, now: Date.now };

@@ -61,7 +61,7 @@ async function stopWorker() {
 
 afterAll(async () => {
   await stopWorker();
-  const { getServices } = await import("@/lib/services");
+  const { getServices } = await import("@/lib/web/services");
   await (await getServices().producer()).disconnect().catch(() => {});
   getServices().redis.disconnect();
   await broker?.stop();

@@ -5,12 +5,12 @@ import { Partitioners, type Producer } from "kafkajs";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { getConfig } from "@/lib/config";
 import { jobKeys } from "@/lib/jobs/keys";
-import { listModels } from "@/lib/jobs/models";
+import { listModels } from "@/lib/jobs/list-models";
 import { isFinalJob } from "@/lib/jobs/status";
 import { submitJob } from "@/lib/jobs/submit-job";
 import { createKafka, createProducer } from "@/lib/kafka";
 import { TOPICS } from "@/lib/topics";
-import { WORKERS_KEY } from "@/lib/workers";
+import { WORKERS_KEY } from "@/lib/live-workers";
 import { startMockBroker, type MockBroker } from "../../scripts/lib/kafka-mock";
 import { readTopic, spawnWorker, waitFor, type WorkerProcess } from "../helpers";
 
@@ -62,7 +62,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  const { getServices } = await import("@/lib/services");
+  const { getServices } = await import("@/lib/web/services");
   await (await getServices().producer()).disconnect().catch(() => {});
   getServices().redis.disconnect();
   redis?.disconnect();

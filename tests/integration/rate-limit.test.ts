@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import Redis from "ioredis";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { ApiError } from "@/lib/errors";
-import { enforceRateLimit } from "@/lib/rate-limit";
+import { enforceRateLimit } from "@/lib/web/rate-limit";
 
 const redis = new Redis(inject("redisUrl"));
 afterAll(() => redis.disconnect());

@@ -16,7 +16,7 @@ import { startPublicationConsumer } from "@/lib/reels/publication-consumer";
 import { handleGraphRequest, settleSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
 import { usernameOf } from "@/lib/reels/sandbox/sandbox-accounts";
 import { TOPICS } from "@/lib/topics";
-import type { RunningConsumer } from "@/lib/worker-context";
+import type { RunningConsumer } from "@/lib/worker/worker-context";
 import { inProcessWorker, readSse, waitFor } from "../helpers";
 
 /**
@@ -85,7 +85,7 @@ beforeAll(async () => {
     REEL_POLL_INTERVAL_MS: "50",
     REEL_POLL_ATTEMPTS: String(POLL_ATTEMPTS),
     SANDBOX_PROCESSING_MS: "600",
-    ALLOW_PRIVATE_VIDEO_URLS: "true",
+    ALLOW_PRIVATE_URLS: "true",
     // These tests exercise the sandbox's own processing; uploads.test.ts covers the worker's preflight.
     REEL_PREFLIGHT: "off",
     DATA_DIR,
@@ -112,7 +112,7 @@ afterAll(async () => {
   await Promise.all(consumers.map((c) => c.stop(0).catch(() => {})));
   await settleSandboxProcessing(sandbox);
   await producer?.disconnect().catch(() => {});
-  const { getServices } = await import("@/lib/services");
+  const { getServices } = await import("@/lib/web/services");
   const services = getServices();
   await (await services.producer()).disconnect().catch(() => {});
   services.redis.disconnect();

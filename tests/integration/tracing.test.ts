@@ -4,7 +4,7 @@ import path from "node:path";
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-node";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startMockBroker, type MockBroker } from "../../scripts/lib/kafka-mock";
-import type { RunningConsumer } from "@/lib/worker-context";
+import type { RunningConsumer } from "@/lib/worker/worker-context";
 import { readTopic, ROOT, waitFor } from "../helpers";
 
 /**
@@ -38,7 +38,7 @@ beforeAll(async () => {
   const { createKafka, createProducer } = await import("@/lib/kafka");
   const { createRedis } = await import("@/lib/redis");
   const { observeRedis } = await import("@/lib/metrics");
-  const { registerWorker } = await import("@/lib/workers");
+  const { registerWorker } = await import("@/lib/worker/presence");
   const { createLog } = await import("@/lib/log");
   const { startGenerationConsumer } = await import("@/lib/jobs/generation-consumer");
   const config = getConfig();
@@ -59,7 +59,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stopWorker?.();
-  const { getServices } = await import("@/lib/services");
+  const { getServices } = await import("@/lib/web/services");
   await (await getServices().producer()).disconnect().catch(() => {});
   getServices().redis.disconnect();
   const { stopTracing } = await import("@/lib/tracing");

@@ -16,7 +16,7 @@ import { REEL_SPEC_VIOLATION } from "@/lib/reels/reel-spec";
 import { handleGraphRequest, settleSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
 import { UPLOAD_SUCCESS } from "@/lib/reels/sandbox/upload-container";
 import { ENDED_UPLOAD_TTL_S, readUpload, uploadKeys, uploadsDir } from "@/lib/uploads/upload-store";
-import type { RunningConsumer } from "@/lib/worker-context";
+import type { RunningConsumer } from "@/lib/worker/worker-context";
 import { chunkedBody, expectProblem, inProcessWorker, ROOT, waitFor } from "../helpers";
 import { largeReel } from "../large-reel";
 import { moovWithoutMvhd, moovWithoutTracks } from "../mp4-boxes";
@@ -86,7 +86,7 @@ beforeAll(async () => {
     REEL_POLL_INTERVAL_MS: "50",
     REEL_POLL_ATTEMPTS: "100",
     SANDBOX_PROCESSING_MS: "200",
-    ALLOW_PRIVATE_VIDEO_URLS: "true",
+    ALLOW_PRIVATE_URLS: "true",
     DATA_DIR,
     UPLOAD_MAX_BYTES: String(UPLOAD_MAX_BYTES),
     UPLOAD_TENANT_QUOTA_BYTES: String(UPLOAD_TENANT_QUOTA_BYTES),
@@ -111,7 +111,7 @@ afterAll(async () => {
   await worker?.stop(0).catch(() => {});
   await settleSandboxProcessing(sandbox);
   await producer?.disconnect().catch(() => {});
-  const { getServices } = await import("@/lib/services");
+  const { getServices } = await import("@/lib/web/services");
   const services = getServices();
   await (await services.producer()).disconnect().catch(() => {});
   services.redis.disconnect();

@@ -1,7 +1,7 @@
 import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startRedis, type RedisServer } from "../../scripts/lib/redis-server";
-import { PEER_HEADER } from "@/lib/auth";
+import { PEER_HEADER } from "@/lib/web/auth";
 import { chunkedBody, expectProblem, expectUnavailable, waitFor } from "../helpers";
 
 /**
@@ -46,7 +46,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  const { getServices } = await import("@/lib/services");
+  const { getServices } = await import("@/lib/web/services");
   const services = getServices();
   await (await services.producer()).disconnect().catch(() => {});
   services.redis.disconnect();

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -5,7 +6,13 @@ import Redis from "ioredis";
 import { Webhook } from "standardwebhooks";
 import { Agent } from "undici";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { Producer } from "kafkajs";
+import { ConnectedAccounts } from "@/lib/accounts/connected-accounts";
 import { createPublicAgent } from "@/lib/net/public-agent";
+import { announcePublication } from "@/lib/reels/publish/announce";
+import { publicationInputSchema } from "@/lib/reels/publication-input";
+import { appendEvent } from "@/lib/reels/publication-record";
+import { submitPublication } from "@/lib/reels/submit-publication";
 import { attemptDelivery, claimDueDeliveries } from "@/lib/webhooks/attempt-delivery";
 import { enqueueWebhookEvent } from "@/lib/webhooks/enqueue-event";
 import { webhookKeys } from "@/lib/webhooks/keys";
@@ -96,7 +103,7 @@ afterAll(async () => {
     worker.assertNoUncaught();
   }
   for (const r of receivers) r.server.close();
-  const { getServices } = await import("@/lib/services");
+  const { getServices } = await import("@/lib/web/services");
   await (await getServices().producer()).disconnect().catch(() => {});
   getServices().redis.disconnect();
   redis?.disconnect();
@@ -159,6 +166,27 @@ describe("webhook deliveries from the worker", () => {
     const [attempt] = await attemptsOf(webhook.id, 1);
     expect(attempt).toEqual({ id: headers["webhook-id"], event_type: "job.completed", attempt: 1, status_code: 200, attempted_at: expect.any(String), delivered_at: expect.any(String), next_attempt_at: null });
     expect(receiver.received).toHaveLength(1);
+  });
+
+  it("delivers reel.published from the announcement a publication's final write makes on reels.publication.events", async () => {
+    const receiver = await startReceiver([200]);
+    const webhook = await newWebhook(receiver.url, ["reel.published"]);
+    const account = { tenantId: "hookco", accountId: "17841400000000777", accessToken: "hookco-reel-token" };
+    const deps = { redis, producer: async () => ({ send: async () => [] }) as unknown as Producer, connected: new ConnectedAccounts(redis, randomBytes(32), [account]) };
+    const { publication } = await submitPublication(deps, "hookco", publicationInputSchema.parse({ account_id: account.accountId, video_url: "https://videos.test/hook.mp4", caption: "announced" }));
+    const id = publication.publication_id;
+    await appendEvent(redis, id, { status: "PUBLISHED", body: { kind: "step", step: { at: new Date().toISOString(), step: "published", detail: "out" } } });
+    const { getServices } = await import("@/lib/web/services");
+    await announcePublication(await getServices().producer(), { publication_id: id, tenant_id: "hookco", kind: "settled", status: "PUBLISHED" });
+
+    await waitFor(() => receiver.received.length >= 1, { timeoutMs: 90_000, what: "the reel delivery" });
+    const [delivery] = receiver.received;
+    const headers = { "webhook-id": String(delivery.headers["webhook-id"]), "webhook-timestamp": String(delivery.headers["webhook-timestamp"]), "webhook-signature": String(delivery.headers["webhook-signature"]) };
+    const payload = new Webhook(webhook.secret).verify(delivery.body, headers) as { type: string; data: { publication_id: string; status: string; caption: string } };
+    expect(payload.type).toBe("reel.published");
+    expect(payload.data).toMatchObject({ publication_id: id, status: "PUBLISHED", caption: "announced" });
+    // The tests below count this tenant's webhooks and reel.published deliveries: this one goes.
+    expect((await deleteWebhook(webhook.id)).status).toBe(204);
   });
 
   it("tries again after 500s with backoff: the third attempt is delivered, and all three are recorded", async () => {

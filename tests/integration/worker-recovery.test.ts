@@ -2,7 +2,7 @@ import Redis from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { jobKeys } from "@/lib/jobs/keys";
 import { TOPICS } from "@/lib/topics";
-import { WORKERS_KEY } from "@/lib/workers";
+import { WORKERS_KEY } from "@/lib/live-workers";
 import { startMockBroker, type MockBroker } from "../../scripts/lib/kafka-mock";
 import { spawnWorker, waitFor, type WorkerProcess } from "../helpers";
 
@@ -67,7 +67,7 @@ describe("worker recovery", () => {
     await broker.up();
 
     const { parseConfig } = await import("@/lib/config");
-    const { listModels } = await import("@/lib/jobs/models");
+    const { listModels } = await import("@/lib/jobs/list-models");
     const { submitJob } = await import("@/lib/jobs/submit-job");
     const { createKafka, createProducer } = await import("@/lib/kafka");
     const producer = createProducer(createKafka([broker.bootstrap], "recovery-test"));

@@ -3,7 +3,7 @@ import type { Producer, ProducerRecord } from "kafkajs";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "@/lib/errors";
 import { submitJob } from "@/lib/jobs/submit-job";
-import { ConnectedAccounts } from "@/lib/reels/connected-accounts";
+import { ConnectedAccounts } from "@/lib/accounts/connected-accounts";
 import { publicationInputSchema } from "@/lib/reels/publication-input";
 import { submitPublication } from "@/lib/reels/submit-publication";
 import { TOPICS } from "@/lib/topics";

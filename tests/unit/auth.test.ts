@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { assertSameOrigin, authenticate, clientAddress, KeyRing, PEER_HEADER, SESSION_COOKIE } from "@/lib/auth";
+import { assertSameOrigin, authenticate, clientAddress, KeyRing, PEER_HEADER, SESSION_COOKIE } from "@/lib/web/auth";
 import { ApiError } from "@/lib/errors";
-import type { AuthThrottle } from "@/lib/rate-limit";
+import type { AuthThrottle } from "@/lib/web/rate-limit";
 import type { Redis } from "@/lib/redis";
-import { SessionStore } from "@/lib/sessions";
+import { SessionStore } from "@/lib/web/sessions";
 
 const keys = new KeyRing([
   { tenantId: "acme", key: "acme-key-0123456789abcdef" },

@@ -37,9 +37,8 @@ describe("configuration", () => {
     ["REEL_ACCOUNTS", { REEL_ACCOUNTS: "acme:1" }],
     ["REEL_ACCOUNTS", { REEL_ACCOUNTS: "stranger:1:token" }],
     ["GRAPH_VERSION", { GRAPH_VERSION: "21" }],
-    ["ALLOW_PRIVATE_VIDEO_URLS", { ALLOW_PRIVATE_VIDEO_URLS: "maybe" }],
+    ["ALLOW_PRIVATE_URLS", { ALLOW_PRIVATE_URLS: "maybe" }],
     ["HOST", { HOST: "127.0.0.1; rm" }],
-    ["LLM_MODELS", { LLM_BASE_URL: "http://localhost:8080/v1" }],
   ])("names %s when it is bad", (name, override) => {
     expect(() => parseConfig({ ...base, ...override })).toThrow(name);
   });

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { ConnectedAccounts, connectedAccountKeys } from "@/lib/reels/connected-accounts";
+import { ConnectedAccounts, connectedAccountKeys } from "@/lib/accounts/connected-accounts";
 import type { PublicationError } from "@/lib/reels/publication";
-import { openToken, sealToken } from "@/lib/reels/token-cipher";
+import { openToken, sealToken } from "@/lib/accounts/token-cipher";
 import { realRedisPerFile } from "./real-redis";
 
 const redis = realRedisPerFile();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ApiError, toProblem } from "@/lib/errors";
-import { problemResponse, readJsonBody } from "@/lib/http";
+import { problemResponse, readJsonBody } from "@/lib/web/http";
 
 const schema = z.strictObject({ name: z.string() });
 const post = (body: BodyInit, type = "application/json", headers: Record<string, string> = {}) =>

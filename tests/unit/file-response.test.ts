@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { fileResponse, fileStream, parseRange } from "@/lib/file-response";
+import { fileResponse, fileStream, parseRange } from "@/lib/web/file-response";
 import { getMetrics } from "@/lib/metrics";
 
 const dir = mkdtempSync(path.join(tmpdir(), "file-response-"));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "@/lib/errors";
 import { graphEndpoint, tenantLabel } from "@/lib/metrics";
-import { assertMetricsAccess } from "@/lib/metrics-server";
+import { assertMetricsAccess } from "@/lib/metrics-endpoint";
 
 describe("tenantLabel", () => {
   it("gives the first `limit` tenants their own value and every later one 'other', so the series stay bounded", () => {

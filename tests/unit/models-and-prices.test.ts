@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "@/lib/config";
-import { costOf, listModels, LOCAL_MODEL } from "@/lib/jobs/models";
+import { costOf, LOCAL_MODEL } from "@/lib/jobs/models";
+import { listModels, modelSettings } from "@/lib/jobs/list-models";
 
 /** LLM_PROVIDERS, the short form, MODEL_PRICES (inline or from a file), and what a job costs. */
 const base = { REDIS_URL: "redis://127.0.0.1:6379", KAFKA_BROKERS: "a:9092", API_KEYS: "acme:acme-key-0123456789abcdef" };
@@ -13,9 +14,11 @@ const files = (entries: Record<string, string>) => (file: string) => {
   if (!(file in entries)) throw new Error(`ENOENT: no such file, open '${file}'`);
   return entries[file];
 };
+/** The model settings of an environment, as start-up resolves them after parseConfig. */
+const settingsOf = (env: Record<string, string>, readFile = files({})) => modelSettings(parseConfig({ ...base, ...env }), readFile);
 const configError = (env: Record<string, string>, readFile = files({})) => {
   try {
-    parseConfig({ ...base, ...env }, readFile);
+    settingsOf(env, readFile);
   } catch (error) {
     expect(error).toBeInstanceOf(ConfigError);
     return (error as Error).message;
@@ -26,7 +29,7 @@ const configError = (env: Record<string, string>, readFile = files({})) => {
 describe("providers", () => {
   it("routes each model to its provider and lists them with it", () => {
     const config = parseConfig({ ...base, LLM_PROVIDERS: JSON.stringify(PROVIDERS), MODEL_PRICES: JSON.stringify(PRICES) });
-    expect(config.LLM_PROVIDERS.map((p) => [p.name, p.models, p.max_tokens_param])).toEqual([
+    expect(modelSettings(config).providers.map((p) => [p.name, p.models, p.max_tokens_param])).toEqual([
       ["openai", ["gpt-4o-mini", "gpt-5-mini"], "max_completion_tokens"],
       ["vllm", ["qwen2.5"], "max_tokens"],
     ]);
@@ -40,24 +43,24 @@ describe("providers", () => {
 
   it("reads LLM_PROVIDERS_FILE and MODEL_PRICES_FILE", () => {
     const readFile = files({ "/etc/dispatch/providers.json": JSON.stringify(PROVIDERS), "/etc/dispatch/prices.json": JSON.stringify(PRICES) });
-    const config = parseConfig({ ...base, LLM_PROVIDERS_FILE: "/etc/dispatch/providers.json", MODEL_PRICES_FILE: "/etc/dispatch/prices.json" }, readFile);
-    expect(config.LLM_PROVIDERS.map((p) => p.name)).toEqual(["openai", "vllm"]);
-    expect(config.MODEL_PRICES).toEqual(PRICES);
+    const settings = settingsOf({ LLM_PROVIDERS_FILE: "/etc/dispatch/providers.json", MODEL_PRICES_FILE: "/etc/dispatch/prices.json" }, readFile);
+    expect(settings.providers.map((p) => p.name)).toEqual(["openai", "vllm"]);
+    expect(settings.prices).toEqual(PRICES);
   });
 
   it("keeps LLM_BASE_URL + LLM_MODELS as the single-provider short form, next to LLM_PROVIDERS", () => {
-    const short = parseConfig({ ...base, LLM_BASE_URL: "http://localhost:11434/v1", LLM_MODELS: "llama3.2, phi4" });
-    expect(short.LLM_PROVIDERS).toEqual([{ name: "default", base_url: "http://localhost:11434/v1", api_key: undefined, models: ["llama3.2", "phi4"], max_tokens_param: "max_tokens" }]);
-    const both = parseConfig({ ...base, LLM_PROVIDERS: JSON.stringify(PROVIDERS.slice(1)), LLM_BASE_URL: "https://api.openai.com/v1", LLM_API_KEY: "sk-x", LLM_MODELS: "o4-mini" });
-    expect(both.LLM_PROVIDERS.map((p) => [p.name, p.models, p.api_key, p.max_tokens_param])).toEqual([
+    const short = settingsOf({ LLM_BASE_URL: "http://localhost:11434/v1", LLM_MODELS: "llama3.2, phi4" });
+    expect(short.providers).toEqual([{ name: "default", base_url: "http://localhost:11434/v1", api_key: undefined, models: ["llama3.2", "phi4"], max_tokens_param: "max_tokens" }]);
+    const both = settingsOf({ LLM_PROVIDERS: JSON.stringify(PROVIDERS.slice(1)), LLM_BASE_URL: "https://api.openai.com/v1", LLM_API_KEY: "sk-x", LLM_MODELS: "o4-mini" });
+    expect(both.providers.map((p) => [p.name, p.models, p.api_key, p.max_tokens_param])).toEqual([
       ["vllm", ["qwen2.5"], undefined, "max_tokens"],
       ["default", ["o4-mini"], "sk-x", "max_completion_tokens"],
     ]);
   });
 
   it("takes max_tokens_param as configured", () => {
-    const config = parseConfig({ ...base, LLM_PROVIDERS: JSON.stringify([{ ...PROVIDERS[1], max_tokens_param: "max_completion_tokens" }]) });
-    expect(config.LLM_PROVIDERS[0].max_tokens_param).toBe("max_completion_tokens");
+    const settings = settingsOf({ LLM_PROVIDERS: JSON.stringify([{ ...PROVIDERS[1], max_tokens_param: "max_completion_tokens" }]) });
+    expect(settings.providers[0].max_tokens_param).toBe("max_completion_tokens");
   });
 
   it.each([

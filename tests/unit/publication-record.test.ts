@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Producer } from "kafkajs";
 import { describe, expect, it } from "vitest";
-import { ConnectedAccounts } from "@/lib/reels/connected-accounts";
+import { ConnectedAccounts } from "@/lib/accounts/connected-accounts";
 import { parsePublicationRecord, publicationKeys, readPublicationRecord, type PublicationHash } from "@/lib/reels/publication-record";
 import { publicationInputSchema } from "@/lib/reels/publication-input";
 import { readPublication } from "@/lib/reels/read-publication";

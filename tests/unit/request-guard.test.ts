@@ -1,7 +1,8 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { guardRequests, PEER_HEADER } from "@/lib/request-guard";
+import { GRAPH_MALFORMED_PATH } from "@/app/graph/sandbox-host";
+import { guardRequests, PEER_HEADER } from "@/lib/web/request-guard";
 
 /** A plain Node server, as `next start` runs one, with the guard installed the way instrumentation.ts does. */
 let server: http.Server;
@@ -9,7 +10,7 @@ let url: string;
 const seen: http.IncomingHttpHeaders[] = [];
 
 beforeAll(async () => {
-  guardRequests();
+  guardRequests([GRAPH_MALFORMED_PATH]);
   server = http.createServer((request, response) => {
     seen.push(request.headers);
     response.end("handled");

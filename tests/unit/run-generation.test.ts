@@ -2,7 +2,7 @@ import type { Producer, ProducerRecord } from "kafkajs";
 import { expect, it } from "vitest";
 import { parseConfig } from "@/lib/config";
 import { jobKeys } from "@/lib/jobs/keys";
-import { listModels } from "@/lib/jobs/models";
+import { listModels } from "@/lib/jobs/list-models";
 import { createProviders } from "@/lib/jobs/providers";
 import type { GenerationChunk, Provider } from "@/lib/jobs/providers/provider";
 import { runGeneration, type GenerationDeps } from "@/lib/jobs/run-generation";

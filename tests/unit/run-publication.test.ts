@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import type { Producer } from "kafkajs";
 import { describe, expect, it } from "vitest";
 import type { ContainerStatus, CreateContainerAnswer, GraphClient, MediaItem } from "@/lib/reels/graph-client";
-import { ConnectedAccounts } from "@/lib/reels/connected-accounts";
+import { ConnectedAccounts } from "@/lib/accounts/connected-accounts";
 import { GraphError, GraphTransportError } from "@/lib/reels/graph-error";
 import type { PublicationView } from "@/lib/reels/publication";
 import { publicationKeys } from "@/lib/reels/publication-record";
@@ -75,11 +75,21 @@ interface Harness {
   clock: { now: number };
 }
 
+/** What the flow announced on reels.publication.events, by every harness of this file. */
+const announced: { topic: string; key: string; value: Record<string, unknown> }[] = [];
+const announcer = {
+  send: async ({ topic, messages }: { topic: string; messages: { key: string; value: string }[] }) => {
+    for (const m of messages) announced.push({ topic, key: m.key, value: JSON.parse(m.value) });
+    return [];
+  },
+} as unknown as Producer;
+
 function harness(graph: GraphClient, over: Partial<PublicationDeps> = {}): Harness {
   const clock = { now: Date.parse("2030-01-01T00:00:00Z") };
   const sleeps: number[] = [];
   const deps: PublicationDeps = {
     redis: redis(),
+    producer: announcer,
     graph,
     connected: connected(),
     log: () => {},
@@ -127,6 +137,28 @@ interface FlowCase {
   outcome: PublicationOutcome;
   expect: (p: PublicationView, calls: ReturnType<typeof scriptedGraph>["calls"], h: Harness) => void;
 }
+
+describe("a publication's announcements", () => {
+  it("announces the outcome after its final write, keyed by tenant, and again when a redelivered message finds it settled", async () => {
+    const { graph } = scriptedGraph({ create: [created()], read: [status("FINISHED")], publish: [{ id: POST }] });
+    const h = harness(graph);
+    const id = await newPublication(h);
+    const mine = () => announced.filter((a) => a.value.publication_id === id);
+    expect(await runPublication(h.deps, id, control())).toBe("published");
+    const settled = { topic: "reels.publication.events", key: TENANT, value: { publication_id: id, tenant_id: TENANT, kind: "settled", status: "PUBLISHED" } };
+    expect(mine()).toEqual([settled]);
+    expect(await runPublication(h.deps, id, control())).toBe("skipped");
+    expect(mine()).toEqual([settled, settled]);
+  });
+
+  it("announces nothing for a run that only waits", async () => {
+    const { graph } = scriptedGraph({});
+    const h = harness(graph);
+    const id = await newPublication(h, { publish_at: new Date(h.clock.now + 3_600_000).toISOString() });
+    expect(await runPublication(h.deps, id, control())).toBe("deferred");
+    expect(announced.filter((a) => a.value.publication_id === id)).toEqual([]);
+  });
+});
 
 describe("runPublication", () => {
   const cases: FlowCase[] = [
@@ -299,6 +331,7 @@ describe("runPublication", () => {
     expect(account?.error).toMatchObject({ code: 190, subcode: 460, message: "Error validating access token", fbtrace_id: "TRACE-E", classification: "reconnect-account" });
     expect(account?.error).toMatchObject({ headline: "The account's access token is invalid, expired or revoked.", remedy: "The access token is invalid, expired or revoked; reconnect the account." });
     expect(await read(id)).toMatchObject({ status: "SCHEDULED", scheduled_reason: "needs_reconnect", publish_at: null, error: null });
+    expect(announced.filter((a) => a.value.publication_id === id).map((a) => a.value)).toEqual([{ publication_id: id, tenant_id: TENANT, kind: "needs_reconnect", status: "SCHEDULED" }]);
     expect(calls.create).toBe(1);
     expect(h.sleeps).toEqual([]);
   });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { StreamMessage } from "@/lib/jobs/stream-message";
-import { coalescingWriter, eventStreamResponse } from "@/lib/sse";
+import { deltaFrame } from "@/lib/jobs/replay-deltas";
+import { coalescingWriter, sseResponse } from "@/lib/web/sse";
 
 const d = (seq: number, delta: string, is_final = false): StreamMessage => ({ seq, delta, is_final });
 const turn = () => new Promise((resolve) => setImmediate(resolve));
@@ -38,7 +39,7 @@ describe("SSE responses coalesce what a client is due within one turn", () => {
       await turn();
       yield [d(5, "", true)];
     }
-    const got = await chunks(eventStreamResponse(source, new AbortController().signal));
+    const got = await chunks(sseResponse(source, deltaFrame, new AbortController().signal));
     expect(got).toHaveLength(3);
     expect(got[0]).toBe("retry: 1000\n\n");
     expect([...got[1].matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toEqual([1, 2, 3, 4]);
@@ -51,7 +52,7 @@ describe("SSE responses coalesce what a client is due within one turn", () => {
       await new Promise((resolve) => setTimeout(resolve, 30));
       yield [d(1, "a", true)];
     }
-    const text = (await chunks(eventStreamResponse(source, new AbortController().signal, 10))).join("");
+    const text = (await chunks(sseResponse(source, deltaFrame, new AbortController().signal, 10))).join("");
     expect(text.startsWith("retry: 1000\n\n: keep-alive\n\n")).toBe(true);
     expect(text.endsWith('id: 1\nevent: delta\ndata: {"delta":"a","is_final":true}\n\n')).toBe(true);
   });
@@ -67,7 +68,7 @@ describe("SSE responses coalesce what a client is due within one turn", () => {
         await turn();
       }
     }
-    const reader = eventStreamResponse(source, new AbortController().signal).body!.getReader();
+    const reader = sseResponse(source, deltaFrame, new AbortController().signal).body!.getReader();
     await reader.read();
     await reader.read();
     await reader.cancel();

@@ -7,7 +7,7 @@ import type { Producer } from "kafkajs";
 import { parseConfig } from "@/lib/config";
 import { publicationInputSchema } from "@/lib/reels/publication-input";
 import { appendEvent } from "@/lib/reels/publication-record";
-import { ConnectedAccounts } from "@/lib/reels/connected-accounts";
+import { ConnectedAccounts } from "@/lib/accounts/connected-accounts";
 import type { GraphClient } from "@/lib/reels/graph-client";
 import { runPublication } from "@/lib/reels/run-publication";
 import { submitPublication } from "@/lib/reels/submit-publication";
@@ -19,7 +19,8 @@ import { webhookInputSchema } from "@/lib/webhooks/input";
 import { claimDueDeliveries, type DeliveryClaim } from "@/lib/webhooks/attempt-delivery";
 import { startDeliveryLoop } from "@/lib/webhooks/delivery-loop";
 import { TENANT_ATTEMPTS_IN_FLIGHT, webhookKeys } from "@/lib/webhooks/keys";
-import { notifyPublicationNeedsReconnect, notifyPublicationWebhooks } from "@/lib/webhooks/publication-events";
+import { enqueuePublicationEvent } from "@/lib/webhooks/publication-events";
+import type { PublicationAnnouncement } from "@/lib/reels/publication-announcement";
 import { createWebhook } from "@/lib/webhooks/store";
 import { waitFor } from "../helpers";
 import { realRedisPerFile } from "./real-redis";
@@ -52,12 +53,10 @@ describe("webhook retries", () => {
 });
 
 describe("webhook configuration", () => {
-  it("has defaults, and reads ALLOW_PRIVATE_VIDEO_URLS as the older name of ALLOW_PRIVATE_URLS", () => {
+  it("has defaults", () => {
     expect([defaults.WEBHOOKS_PER_TENANT, defaults.WEBHOOK_TIMEOUT_MS, defaults.WEBHOOK_RETRY_BASE_MS, defaults.WEBHOOK_RETRY_MAX_MS, defaults.WEBHOOK_RETRY_WINDOW_MS]).toEqual([10, 10_000, 10_000, 3_600_000, 86_400_000]);
     expect(defaults.ALLOW_PRIVATE_URLS).toBe(false);
-    expect(parseConfig({ ...base, ALLOW_PRIVATE_VIDEO_URLS: "true" }).ALLOW_PRIVATE_URLS).toBe(true);
     expect(parseConfig({ ...base, ALLOW_PRIVATE_URLS: "true" }).ALLOW_PRIVATE_URLS).toBe(true);
-    expect(parseConfig({ ...base, ALLOW_PRIVATE_URLS: "false", ALLOW_PRIVATE_VIDEO_URLS: "true" }).ALLOW_PRIVATE_URLS).toBe(false);
     expect(() => parseConfig({ ...base, WEBHOOK_TIMEOUT_MS: "0" })).toThrow(/WEBHOOK_TIMEOUT_MS/);
   });
 });
@@ -205,6 +204,8 @@ describe("delivery fairness", () => {
     expect(log[0]).toMatchObject({ attempt: 0, status_code: null, error: "Not sent: this tenant already had 3 deliveries waiting (its endpoints are slow or failing)" });
   });
 });
+/** The announcement the publishing flow produces after a write (lib/reels/publish/announce.ts). */
+const settledAnnouncement = (tenantId: string, id: string, status: PublicationAnnouncement["status"]): PublicationAnnouncement => ({ publication_id: id, tenant_id: tenantId, kind: "settled", status });
 
 describe("a publication's final write", () => {
   const redis = realRedisPerFile();
@@ -221,7 +222,7 @@ describe("a publication's final write", () => {
     const id = publication.publication_id;
     const settle = async (status: "TIMED_OUT" | "PUBLISHED") => {
       await appendEvent(redis(), id, { status, body: { kind: "step", step: { at: new Date().toISOString(), step: status.toLowerCase(), detail: status } } });
-      await notifyPublicationWebhooks(redis(), "reelco", id, status);
+      await enqueuePublicationEvent(redis(), settledAnnouncement("reelco", id, status));
     };
     const queued = async () => {
       const ids = await redis().zrange(webhookKeys.due("reelco"), 0, -1);
@@ -230,7 +231,7 @@ describe("a publication's final write", () => {
     };
     await settle("TIMED_OUT");
     await settle("PUBLISHED");
-    await notifyPublicationWebhooks(redis(), "reelco", id, "PUBLISHED");
+    await enqueuePublicationEvent(redis(), settledAnnouncement("reelco", id, "PUBLISHED"));
     const events = await queued();
     expect(events.map((e) => e.type).sort()).toEqual(["reel.needs_attention", "reel.published"]);
     const published = events.find((e) => e.type === "reel.published");
@@ -244,29 +245,34 @@ describe("a publication's final write", () => {
     const deps = { redis: redis(), producer: async () => ({ send: async () => [] }) as unknown as Producer, connected: connected() };
     const { publication } = await submitPublication(deps, "waitco", publicationInputSchema.parse({ account_id: "17841400000000910", video_url: "https://videos.test/b.mp4" }));
     const id = publication.publication_id;
-    await notifyPublicationNeedsReconnect(redis(), "waitco", id); // not waiting: nothing
+    const waits: PublicationAnnouncement = { publication_id: id, tenant_id: "waitco", kind: "needs_reconnect", status: "SCHEDULED" };
+    await enqueuePublicationEvent(redis(), waits); // not waiting: nothing
     await appendEvent(redis(), id, { status: "SCHEDULED", body: { kind: "step", step: { at: new Date().toISOString(), step: "waiting", detail: "token refused" } }, fields: { scheduled_reason: "needs_reconnect" } });
-    await notifyPublicationNeedsReconnect(redis(), "waitco", id);
-    await notifyPublicationNeedsReconnect(redis(), "waitco", id);
+    await enqueuePublicationEvent(redis(), waits);
+    await enqueuePublicationEvent(redis(), waits);
     const ids = await redis().zrange(webhookKeys.due("waitco"), 0, -1);
     const bodies = (await Promise.all(ids.map((d) => redis().hget(webhookKeys.delivery(d), "body")))).filter((b): b is string => !!b && b.includes(id)).map((b) => JSON.parse(b));
     expect(bodies.map((b) => [b.type, b.data.scheduled_reason])).toEqual([["reel.needs_attention", "needs_reconnect"]]);
   });
 
-  it("is queued by a redelivered message that finds the publication settled (the run that wrote it died first)", async () => {
+  it("is announced again by a redelivered message that finds the publication settled (the run that wrote it died first), and queued once", async () => {
     await createWebhook(redis(), "reelco", { url: "https://hooks.example.com/r2", events: ["reel.failed"] }, 10, new Date(Date.now() - 60_000));
     const deps = { redis: redis(), producer: async () => ({ send: async () => [] }) as unknown as Producer, connected: connected() };
     const { publication } = await submitPublication(deps, "reelco", publicationInputSchema.parse({ account_id: account.accountId, video_url: "https://videos.test/b.mp4" }));
     const id = publication.publication_id;
     await appendEvent(redis(), id, { status: "FAILED", body: { kind: "step", step: { at: new Date().toISOString(), step: "failed", detail: "x" } } });
+    const announced: PublicationAnnouncement[] = [];
+    const producer = { send: async ({ messages }: { messages: { value: string }[] }) => void announced.push(...messages.map((m) => JSON.parse(m.value))) } as unknown as Producer;
     const run = () =>
       runPublication(
-        { redis: redis(), graph: {} as GraphClient, connected: connected(), log: () => {}, workerId: "w", pollIntervalMs: 10, pollAttempts: 1 },
+        { redis: redis(), producer, graph: {} as GraphClient, connected: connected(), log: () => {}, workerId: "w", pollIntervalMs: 10, pollAttempts: 1 },
         id,
         { heartbeat: async () => {}, shutdown: new AbortController().signal, runId: `run-${Math.random()}` },
       );
     expect(await run()).toBe("skipped");
     expect(await run()).toBe("skipped");
+    expect(announced).toEqual([settledAnnouncement("reelco", id, "FAILED"), settledAnnouncement("reelco", id, "FAILED")]);
+    for (const announcement of announced) await enqueuePublicationEvent(redis(), announcement);
     const ids = await redis().zrange(webhookKeys.due("reelco"), 0, -1);
     const bodies = (await Promise.all(ids.map((d) => redis().hget(webhookKeys.delivery(d), "body")))).filter((b) => b?.includes(id)).map((b) => JSON.parse(b!));
     expect(bodies.map((b) => [b.type, b.data.status])).toEqual([["reel.failed", "FAILED"]]);

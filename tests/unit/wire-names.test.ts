@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { CANCEL_CHANNEL, jobKeys } from "@/lib/jobs/keys";
 import { CONSUMER_GROUPS, TOPICS } from "@/lib/topics";
-import { WORKERS_KEY } from "@/lib/workers";
+import { WORKERS_KEY } from "@/lib/live-workers";
 
 /**
  * The names other programs see (SPEC: topics, job:state and job:stream; the rest as README and
@@ -21,8 +21,10 @@ describe("the wire names", () => {
     ["audit topic", TOPICS.completed.name, "ai.generation.completed"],
     ["dead-letter topic", TOPICS.dlq.name, "ai.generation.requests.dlq"],
     ["reel requests topic", TOPICS.reels.name, "reels.publish.requests"],
+    ["reel events topic", TOPICS.reelEvents.name, "reels.publication.events"],
     ["generation consumer group", CONSUMER_GROUPS.generation, "ai-generation-workers"],
     ["reel consumer group", CONSUMER_GROUPS.reels, "reel-publish-workers"],
+    ["reel webhook consumer group", CONSUMER_GROUPS.reelWebhooks, "webhook-reel-event-workers"],
   ])("%s", (_what, actual, expected) => {
     expect(actual).toBe(expected);
   });

@@ -1,10 +1,10 @@
-import { json, otherMethods, readJsonBody, withTenant } from "@/lib/http";
-import { listAccountViews } from "@/lib/reels/account-view";
-import { connectAccount, connectAccountSchema } from "@/lib/reels/connect-account";
+import { json, otherMethods, readJsonBody, withTenant } from "@/lib/web/http";
+import { listAccountViews } from "@/lib/accounts/account-view";
+import { connectAccount, connectAccountSchema } from "@/lib/accounts/connect-account";
 
 export const dynamic = "force-dynamic";
 
-const depsOf = ({ redis, accounts, graph, config }: import("@/lib/services").Services) => ({ redis, accounts, graph, sandbox: config.GRAPH_SANDBOX });
+const depsOf = ({ redis, accounts, graph, config }: import("@/lib/web/services").Services) => ({ redis, accounts, graph, sandbox: config.GRAPH_SANDBOX });
 
 /** The tenant's publishing accounts: status, username and quota, never their tokens. */
 export const GET = withTenant(async (request: Request, { services, tenantId }) => {

@@ -1,6 +1,6 @@
 import { checkHealth } from "@/lib/health";
-import { json, otherMethods, withProblems } from "@/lib/http";
-import { getServices } from "@/lib/services";
+import { json, otherMethods, withProblems } from "@/lib/web/http";
+import { getServices } from "@/lib/web/services";
 
 export const dynamic = "force-dynamic";
 

@@ -1,8 +1,8 @@
-import { json, otherMethods, pageQuerySchema, parseWith, readJsonBody, withTenant } from "@/lib/http";
+import { json, otherMethods, pageQuerySchema, parseWith, readJsonBody, withTenant } from "@/lib/web/http";
 import { listPublications } from "@/lib/reels/read-publication";
 import { publicationInputSchema } from "@/lib/reels/publication-input";
 import { submitPublication } from "@/lib/reels/submit-publication";
-import { enforceRateLimit } from "@/lib/rate-limit";
+import { enforceRateLimit } from "@/lib/web/rate-limit";
 import { traced } from "@/lib/tracing";
 
 export const dynamic = "force-dynamic";

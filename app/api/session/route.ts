@@ -1,8 +1,8 @@
-import { assertSameOrigin, clientAddress, readCookie, SESSION_COOKIE } from "@/lib/auth";
+import { assertSameOrigin, clientAddress, readCookie, SESSION_COOKIE } from "@/lib/web/auth";
 import { ApiError } from "@/lib/errors";
-import { json, otherMethods, readJsonBody, withProblems, withTenant } from "@/lib/http";
-import { getServices } from "@/lib/services";
-import { sessionCookieHeader, signInSchema } from "@/lib/sessions";
+import { json, otherMethods, readJsonBody, withProblems, withTenant } from "@/lib/web/http";
+import { getServices } from "@/lib/web/services";
+import { sessionCookieHeader, signInSchema } from "@/lib/web/sessions";
 
 export const dynamic = "force-dynamic";
 

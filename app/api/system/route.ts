@@ -1,5 +1,5 @@
 import { checkHealth } from "@/lib/health";
-import { json, otherMethods, withTenant } from "@/lib/http";
+import { json, otherMethods, withTenant } from "@/lib/web/http";
 import { readTenantLoad } from "@/lib/system/read-running";
 import { readSystemStatus } from "@/lib/system/read-system-status";
 

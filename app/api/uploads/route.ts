@@ -1,5 +1,5 @@
-import { json, otherMethods, withTenant } from "@/lib/http";
-import { enforceRateLimit } from "@/lib/rate-limit";
+import { json, otherMethods, withTenant } from "@/lib/web/http";
+import { enforceRateLimit } from "@/lib/web/rate-limit";
 import { receiveUpload } from "@/lib/uploads/receive-upload";
 
 export const runtime = "nodejs";

@@ -1,4 +1,4 @@
-import { json, otherMethods, withTenant } from "@/lib/http";
+import { json, otherMethods, withTenant } from "@/lib/web/http";
 import { jobNotFound, parseJobId } from "@/lib/jobs/job-id";
 import { readJob } from "@/lib/jobs/read-job";
 

@@ -1,5 +1,5 @@
-import { fileResponse } from "@/lib/file-response";
-import { otherMethods } from "@/lib/http";
+import { fileResponse } from "@/lib/web/file-response";
+import { otherMethods } from "@/lib/web/http";
 import { scalarBundle } from "@/lib/openapi/reference-bundle";
 
 export const dynamic = "force-dynamic";

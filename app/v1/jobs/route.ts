@@ -1,10 +1,10 @@
-import { json, otherMethods, pageQuerySchema, parseWith, readJsonBody, withTenant } from "@/lib/http";
+import { json, otherMethods, pageQuerySchema, parseWith, readJsonBody, withTenant } from "@/lib/web/http";
 import { commandInputSchema } from "@/lib/jobs/command";
-import { listModels } from "@/lib/jobs/models";
+import { listModels } from "@/lib/jobs/list-models";
 import { listJobs } from "@/lib/jobs/read-job";
 import { submitJob } from "@/lib/jobs/submit-job";
 import { recordJobSubmitted } from "@/lib/metrics";
-import { enforceRateLimit } from "@/lib/rate-limit";
+import { enforceRateLimit } from "@/lib/web/rate-limit";
 import { readTenantLoad } from "@/lib/system/read-running";
 import { traced } from "@/lib/tracing";
 

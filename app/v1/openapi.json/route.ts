@@ -1,5 +1,5 @@
 import { getConfig } from "@/lib/config";
-import { json, otherMethods, withProblems } from "@/lib/http";
+import { json, otherMethods, withProblems } from "@/lib/web/http";
 import { openApiDocument } from "@/lib/openapi/document";
 
 export const dynamic = "force-dynamic";

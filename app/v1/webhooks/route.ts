@@ -1,4 +1,4 @@
-import { json, otherMethods, readJsonBody, withTenant } from "@/lib/http";
+import { json, otherMethods, readJsonBody, withTenant } from "@/lib/web/http";
 import { webhookInputSchema } from "@/lib/webhooks/input";
 import { createWebhook, listWebhooks } from "@/lib/webhooks/store";
 

@@ -3,8 +3,8 @@ import { z } from "zod";
 /**
  * The model servers and prices a deployment configures, parsed from the environment: LLM_PROVIDERS
  * (or the file LLM_PROVIDERS_FILE), the single-provider short form LLM_BASE_URL + LLM_MODELS, and
- * MODEL_PRICES (or MODEL_PRICES_FILE). lib/config.ts calls these; it stays the one place the
- * environment is read.
+ * MODEL_PRICES (or MODEL_PRICES_FILE), as lib/config.ts read them from the environment.
+ * modelSettings (lib/jobs/list-models.ts) calls these.
  */
 
 /** The name of the request field that caps the completion: OpenAI's newer models refuse the older one. */
@@ -45,7 +45,7 @@ export type ModelPrices = Record<string, ModelPrice>;
 
 const prices = z.record(z.string().min(1), price);
 
-/** A problem with one variable, reported by lib/config.ts as `NAME: message`. */
+/** A problem with one variable, reported by modelSettings as a ConfigError `NAME: message`. */
 export class SettingError extends Error {
   constructor(
     readonly variable: string,

@@ -1,6 +1,6 @@
 import { stat } from "node:fs/promises";
 import { readUpload, uploadPath } from "../../uploads/upload-store";
-import { cacheQuota } from "../account-quota";
+import { cacheQuota } from "../../accounts/account-quota";
 import type { PublishingLimit } from "../graph-client";
 import { GraphError, GraphTransportError } from "../graph-error";
 import { errorOf, noContainerIdError, preflightError, uploadMissingError } from "../publication-error";

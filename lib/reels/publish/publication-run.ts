@@ -1,9 +1,9 @@
+import type { Producer } from "kafkajs";
 import type { Log } from "../../log";
 import type { Redis } from "../../redis";
 import { revealWork } from "../../accept/accept-work";
-import { notifyPublicationWebhooks } from "../../webhooks/publication-events";
-import { recordPublished } from "../account-quota";
-import type { ConnectedAccounts } from "../connected-accounts";
+import { recordPublished } from "../../accounts/account-quota";
+import type { ConnectedAccounts } from "../../accounts/connected-accounts";
 import type { GraphAccount, GraphClient } from "../graph-client";
 import type { PreflightResult, PreflightSource } from "../preflight-video";
 import type { PublicationChanges, PublicationError } from "../publication";
@@ -14,6 +14,8 @@ import { DEFAULT_RETRY, type RetryPolicy } from "./graph-retry";
 
 export interface PublicationDeps {
   redis: Redis;
+  /** Announces what a publication's owner hears of on reels.publication.events (webhooks read it). */
+  producer: Producer;
   graph: GraphClient;
   /** Connected accounts: the token to publish with, and where a refused one is marked needs_reconnect. */
   connected: ConnectedAccounts;
@@ -90,8 +92,6 @@ export class PublicationRun {
     const seq = await appendEvent(this.deps.redis, this.id, { status, body, fields, changes });
     if (seq <= 0) throw new RecordClosed();
     this.status = status;
-    // Webhooks (lib/webhooks): a final write queues reel.published / reel.failed / reel.needs_attention.
-    await notifyPublicationWebhooks(this.deps.redis, this.record.tenant_id, this.id, status, this.deps.log);
   }
 
   async published(postId: string | null, permalink: string | null | undefined, detail: string): Promise<PublicationOutcome> {

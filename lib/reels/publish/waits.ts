@@ -1,6 +1,6 @@
-import { notifyPublicationNeedsReconnect } from "../../webhooks/publication-events";
-import { nextQuotaSlotAt } from "../account-quota";
-import { connectedAccountKeys } from "../connected-accounts";
+import { announcePublication } from "./announce";
+import { nextQuotaSlotAt } from "../../accounts/account-quota";
+import { connectedAccountKeys } from "../../accounts/connected-accounts";
 import { GraphError, type GraphTransportError } from "../graph-error";
 import type { PublicationError, ScheduledReason } from "../publication";
 import { describeFailure, errorOf } from "../publication-error";
@@ -62,7 +62,10 @@ async function waitForReconnect(run: PublicationRun, why: string, refused: Publi
   // Reconnected between the refusal and the line above: its release may have missed this one.
   const now = await connected.find(tenantId, accountId);
   if (now?.status === "connected" && now.tokenVersion !== run.tokenVersion) await releaseWaitingPublications(redis, accountId, run.now());
-  await notifyPublicationNeedsReconnect(redis, tenantId, run.id, log);
+  // Only the owner's notice is lost if the broker is away: the wait itself is written and goes on.
+  await announcePublication(run.deps.producer, { publication_id: run.id, tenant_id: tenantId, kind: "needs_reconnect", status: "SCHEDULED" }).catch((error) =>
+    log("warn", "could not announce that the publication waits for a reconnect", { publication_id: run.id, error }),
+  );
   return outcome;
 }
 

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { ApiError } from "../../errors";
-import { readBody } from "../../http";
+import { readBody } from "../../web/http";
 import { GraphError, newFbtraceId } from "../graph-error";
 import type { SandboxDeps } from "./deps";
 import { deadTokenError, resolveToken } from "./sandbox-accounts";

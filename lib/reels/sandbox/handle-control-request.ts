@@ -1,9 +1,9 @@
 import { timingSafeEqual, createHash } from "node:crypto";
 import { z } from "zod";
 import { ApiError, toProblem, validationError, zodIssues } from "../../errors";
-import { readBody } from "../../http";
+import { readBody } from "../../web/http";
 import { fromThisMachine, OWN_FETCHER_HEADER } from "../../net/this-machine";
-import { PEER_HEADER } from "../../request-guard";
+import { PEER_HEADER } from "../../web/request-guard";
 import type { SandboxDeps } from "./deps";
 import { createSandboxAccount, FAULT_KINDS, findSandboxAccount, queueFault, setPublishLimit, setTokenState, TOKEN_STATES } from "./sandbox-accounts";
 
@@ -71,7 +71,7 @@ export async function handleControlRequest(request: Request, deps: SandboxDeps, 
     }
   } catch (error) {
     const { problem, headers } = toProblem(error);
-    if (problem.status >= 500) deps.log("error", "sandbox control request failed", { error: error instanceof Error ? error.message : String(error) });
+    if (problem.status >= 500) deps.log("error", "sandbox control request failed", { error });
     return new Response(JSON.stringify(problem), { status: problem.status, headers: { "content-type": "application/problem+json", "cache-control": "no-store", ...headers } });
   }
 }

@@ -68,7 +68,7 @@ export async function handleGraphRequest(request: Request, deps: SandboxDeps, op
     return method === "HEAD" ? new Response(null, { status: response.status, headers: response.headers }) : response;
   } catch (error) {
     if (error instanceof GraphError) return graphErrorResponse(error);
-    deps.log("error", "sandbox request failed", { method, path: url.pathname, error: error instanceof Error ? error.message : String(error) });
+    deps.log("error", "sandbox request failed", { method, path: url.pathname, error });
     return graphErrorResponse(new GraphError({ code: 1, message: "An unknown error has occurred.", isTransient: true }));
   }
 }

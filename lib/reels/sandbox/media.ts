@@ -1,5 +1,5 @@
 import { stat } from "node:fs/promises";
-import { fileResponse } from "../../file-response";
+import { fileResponse } from "../../web/file-response";
 import { authorize, graphJson, invalidParameter, pickFields, requestedFields, type GraphCall } from "./graph-request";
 import { keys, readMediaRecord, videoPath, type MediaRecord } from "./store";
 import type { SandboxDeps } from "./deps";

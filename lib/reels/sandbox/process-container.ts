@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { copyFile, link, mkdir, truncate, unlink } from "node:fs/promises";
+import { copyFile, link, mkdir, truncate } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Dispatcher } from "undici";
@@ -7,9 +7,11 @@ import { createPublicAgent } from "../../net/public-agent";
 import { probeVideo, VideoProbeError, type VideoProbe } from "../probe-video";
 import { checkReelSpec, REEL_SPEC_VIOLATION } from "../reel-spec";
 import { limitsOf, type SandboxDeps } from "./deps";
-import { downloadVideo, VideoFetchError } from "./fetch-video";
+import { downloadVideo } from "../../net/fetch-video";
+import { VideoFetchError } from "../../net/guarded-fetch";
 import { awaitingUpload, beat, claimStaleContainer, finishProcessing, readContainerRecord, videoPath, visibleStatusCode, type ContainerRecord } from "./store";
 import { accountVideoPath, downloadSlots, keepVideo } from "./video-store";
+import { removeFile } from "../../remove-file";
 
 /**
  * Processing a container: download the video, probe it, check the reel specification, and settle
@@ -41,7 +43,7 @@ export function startProcessing(deps: SandboxDeps, containerId: string, owner: s
   const tasks = running.get(deps) ?? new Set<Promise<void>>();
   running.set(deps, tasks);
   const task = processContainer(deps, containerId, owner).catch((error: unknown) => {
-    deps.log("error", "sandbox processing failed", { container_id: containerId, error: error instanceof Error ? error.message : String(error) });
+    deps.log("error", "sandbox processing failed", { container_id: containerId, error });
   });
   tasks.add(task);
   void task.finally(() => tasks.delete(task));
@@ -102,16 +104,16 @@ export async function processContainer(deps: SandboxDeps, containerId: string, o
     if (remaining > 0) await sleep(remaining, undefined, { signal: lost.signal });
   } catch (error) {
     clearInterval(heartbeat);
-    await unlink(part).catch(() => {});
-    if (outcome?.file) await unlink(videoPath(deps, outcome.file)).catch(() => {});
+    await removeFile(part);
+    if (outcome?.file) await removeFile(videoPath(deps, outcome.file));
     if (lost.signal.aborted) return; // the new owner settles it
-    deps.log("error", "sandbox processing error", { container_id: containerId, error: error instanceof Error ? error.message : String(error) });
+    deps.log("error", "sandbox processing error", { container_id: containerId, error });
     outcome = { fields: errorFields(-1, 2207001, "unexpected server error while processing the media") };
   }
   clearInterval(heartbeat);
 
   const saved = await finishProcessing(deps.redis, containerId, owner, { ...outcome.fields, owner: "", settled_at: deps.now() });
-  if (!saved && outcome.file) await unlink(videoPath(deps, outcome.file)).catch(() => {});
+  if (!saved && outcome.file) await removeFile(videoPath(deps, outcome.file));
   if (saved) {
     deps.log("info", "sandbox container processed", {
       container_id: containerId,
@@ -160,7 +162,7 @@ async function fetchAndCheck(deps: SandboxDeps, container: ContainerRecord, part
     }
     probe = await probeVideo(part);
   } catch (error) {
-    await unlink(part).catch(() => {});
+    await removeFile(part);
     if (error instanceof VideoFetchError) {
       return error.timedOut
         ? { fields: errorFields(-2, 2207003, `timed out downloading the media: ${error.message}`) }
@@ -174,7 +176,7 @@ async function fetchAndCheck(deps: SandboxDeps, container: ContainerRecord, part
 
   const { problems, warnings } = checkReelSpec(probe);
   if (problems.length > 0) {
-    await unlink(part).catch(() => {});
+    await removeFile(part);
     return { fields: specViolation(problems.join("; ")) };
   }
   // Bytes after the last box are never played: keep the movie only.
@@ -182,10 +184,10 @@ async function fetchAndCheck(deps: SandboxDeps, container: ContainerRecord, part
   const file = accountVideoPath(container.account_id, `${path.basename(part, ".part")}.${probe.container}`);
   const kept = await keepVideo(deps, container.account_id, part, file);
   if (!kept.kept) {
-    await unlink(part).catch(() => {});
+    await removeFile(part);
     return { fields: errorFields(-1, 2207053, kept.reason) };
   }
-  if (uploaded) await unlink(uploaded).catch(() => {});
+  if (uploaded) await removeFile(uploaded);
   return {
     file,
     fields: {

@@ -4,7 +4,8 @@ import { DAY_MS, limitsOf } from "./deps";
 import { authorize, graphJson, parseParams, requestedFields, type GraphCall } from "./graph-request";
 import { resumeIfStale } from "./process-container";
 import { publishLimitOf } from "./sandbox-accounts";
-import { countPublishedSince, isGraphId, publishContainerRecord, readContainerRecord } from "./store";
+import { countPublishedSince, publishContainerRecord } from "./publish-store";
+import { isGraphId, readContainerRecord } from "./store";
 
 /** `POST /{ig-user-id}/media_publish` and `GET /{ig-user-id}/content_publishing_limit`. */
 

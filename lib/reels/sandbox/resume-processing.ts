@@ -1,8 +1,9 @@
-import { readdir, stat, unlink } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { limitsOf, type SandboxDeps } from "./deps";
 import { resumeIfStale } from "./process-container";
 import { keys, readContainerRecord, videosDir, visibleStatusCode } from "./store";
+import { removeFile } from "../../remove-file";
 
 /** A kept file younger than this is never swept: its attempt may be between rename and settle. */
 const FILE_GRACE_MS = 10 * 60 * 1000;
@@ -32,7 +33,7 @@ export async function resumeSandboxProcessing(deps: SandboxDeps, options: { rech
     const limits = limitsOf(deps);
     setTimeout(() => {
       resumeSandboxProcessing(deps, { recheck: false }).catch((error: unknown) => {
-        deps.log("warn", "sandbox resume recheck failed", { error: error instanceof Error ? error.message : String(error) });
+        deps.log("warn", "sandbox resume recheck failed", { error });
       });
     }, limits.staleAfterMs + limits.heartbeatMs).unref();
   }
@@ -46,7 +47,7 @@ export function sweepVideoFilesNowAndThen(deps: SandboxDeps): void {
   if (last !== undefined && Date.now() - last < SWEEP_EVERY_MS) return;
   lastSweep.set(deps, Date.now());
   sweepVideoFiles(deps).catch((error: unknown) => {
-    deps.log("warn", "sandbox file sweep failed", { error: error instanceof Error ? error.message : String(error) });
+    deps.log("warn", "sandbox file sweep failed", { error });
   });
 }
 
@@ -70,7 +71,7 @@ export async function sweepVideoFiles(deps: SandboxDeps): Promise<number> {
     if (inUse) continue;
     const info = await stat(path.join(root, file)).catch(() => undefined);
     if (!info || Date.now() - info.mtimeMs < FILE_GRACE_MS) continue;
-    await unlink(path.join(root, file)).catch(() => {});
+    await removeFile(path.join(root, file));
     removed++;
   }
   return removed;

@@ -1,14 +1,15 @@
-import { mkdir, open, stat, unlink } from "node:fs/promises";
+import { mkdir, open, stat } from "node:fs/promises";
 import path from "node:path";
 import { readWithin } from "../../read-within";
 import { GraphError } from "../graph-error";
 import { limitsOf, type SandboxDeps } from "./deps";
-import { formatBytes } from "./fetch-video";
+import { formatBytes } from "../../net/fetch-video";
 import { authorize, graphErrorResponse, graphJson, invalidParameter, requireValidToken, unsupportedRequest, type GraphCall } from "./graph-request";
 import { takeFault } from "./sandbox-accounts";
 import { newAttemptOwner, startProcessing } from "./process-container";
 import { awaitingUpload, readContainerRecord, startUploadedContainer, videoPath } from "./store";
 import { accountVideoPath } from "./video-store";
+import { removeFile } from "../../remove-file";
 
 /**
  * Graph's resumable upload (rupload.facebook.com/ig-api-upload/{version}/{container-id}), here at
@@ -43,6 +44,7 @@ export async function receiveContainerUpload(deps: SandboxDeps, request: Request
     if (container.upload_type !== "resumable") throw invalidParameter("The container was not created with upload_type=resumable");
     // Everything arrived already (a retry after a lost answer): the same answer again.
     if (!awaitingUpload(container)) {
+      // The rest is not wanted; a cancel that fails means the stream is closed already.
       await request.body?.cancel().catch(() => {});
       return graphJson(UPLOAD_SUCCESS);
     }
@@ -66,20 +68,7 @@ export async function receiveContainerUpload(deps: SandboxDeps, request: Request
     if (offset !== received && offset !== 0) throw invalidParameter(`The offset header is ${offset}, but ${received} bytes were received; resume at offset ${received}`);
     if (!request.body) throw invalidParameter("The request has no body: send the video's bytes, or a file_url header");
 
-    const tooLong = () => invalidParameter(`The body is longer than file_size (${fileSize}) minus offset (${offset})`);
-    const writing = await open(full, offset === 0 ? "w" : "a");
-    try {
-      await readWithin(request.body, fileSize - offset, tooLong, (chunk) => writing.write(chunk));
-    } catch (error) {
-      if (error instanceof GraphError) {
-        await writing.close();
-        await unlink(full).catch(() => {});
-        throw error;
-      }
-      // The connection broke: what arrived is kept, and the client resumes at its size.
-    } finally {
-      await writing.close().catch(() => {});
-    }
+    await appendBody(full, request.body, offset, fileSize);
     const total = (await stat(full)).size;
     if (total < fileSize) throw invalidParameter(`The upload stopped at byte ${total} of ${fileSize}; resume with offset ${total}`);
     await begin(deps, containerId, { upload_file: file });
@@ -88,6 +77,25 @@ export async function receiveContainerUpload(deps: SandboxDeps, request: Request
   } catch (error) {
     if (error instanceof GraphError) return graphErrorResponse(error);
     throw error;
+  }
+}
+
+/** Writes the body at `offset` of the file; a body longer than the rest removes what arrived, a broken connection keeps it. */
+async function appendBody(full: string, body: ReadableStream<Uint8Array>, offset: number, fileSize: number): Promise<void> {
+  const tooLong = () => invalidParameter(`The body is longer than file_size (${fileSize}) minus offset (${offset})`);
+  const writing = await open(full, offset === 0 ? "w" : "a");
+  try {
+    await readWithin(body, fileSize - offset, tooLong, (chunk) => writing.write(chunk));
+  } catch (error) {
+    if (error instanceof GraphError) {
+      await writing.close();
+      await removeFile(full);
+      throw error;
+    }
+    // The connection broke: what arrived is kept, and the client resumes at its size.
+  } finally {
+    // Closed already when the upload was refused above; a second close fails and changes nothing.
+    await writing.close().catch(() => {});
   }
 }
 

@@ -1,7 +1,7 @@
 import { readdir, rename, stat } from "node:fs/promises";
 import path from "node:path";
 import { limitsOf, type SandboxDeps } from "./deps";
-import { formatBytes } from "./fetch-video";
+import { formatBytes } from "../../net/fetch-video";
 import { videosDir } from "./store";
 
 /**
@@ -37,6 +37,7 @@ const keeping = new WeakMap<SandboxDeps, Promise<unknown>>();
  */
 export async function keepVideo(deps: SandboxDeps, accountId: string, part: string, file: string): Promise<{ kept: true } | { kept: false; reason: string }> {
   const previous = keeping.get(deps) ?? Promise.resolve();
+  // Keeps run one after another whatever became of the one before: its own caller saw its failure.
   const attempt = previous.catch(() => {}).then(() => keepNow(deps, accountId, part, file));
   keeping.set(deps, attempt);
   return attempt;

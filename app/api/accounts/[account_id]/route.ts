@@ -1,5 +1,5 @@
-import { otherMethods, withTenant } from "@/lib/http";
-import { disconnectAccount } from "@/lib/reels/connect-account";
+import { otherMethods, withTenant } from "@/lib/web/http";
+import { disconnectAccount } from "@/lib/accounts/connect-account";
 
 export const dynamic = "force-dynamic";
 

@@ -1,5 +1,5 @@
-import { otherMethods, problemResponse, readBody } from "@/lib/http";
-import { notFoundRoute } from "@/lib/not-found-route";
+import { otherMethods, problemResponse, readBody } from "@/lib/web/http";
+import { notFoundRoute } from "@/lib/web/not-found-route";
 import { getConfig } from "@/lib/config";
 
 /**

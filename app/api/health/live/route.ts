@@ -1,4 +1,4 @@
-import { json, otherMethods } from "@/lib/http";
+import { json, otherMethods } from "@/lib/web/http";
 
 export const dynamic = "force-dynamic";
 

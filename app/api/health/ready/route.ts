@@ -1,6 +1,6 @@
 import { checkReadiness, readinessResponse } from "@/lib/health";
-import { otherMethods, withProblems } from "@/lib/http";
-import { getServices } from "@/lib/services";
+import { otherMethods, withProblems } from "@/lib/web/http";
+import { getServices } from "@/lib/web/services";
 
 export const dynamic = "force-dynamic";
 

@@ -1,4 +1,4 @@
-import { json, otherMethods, readJsonBody, withTenant } from "@/lib/http";
+import { json, otherMethods, readJsonBody, withTenant } from "@/lib/web/http";
 import { cancelPublication } from "@/lib/reels/cancel-publication";
 import { parsePublicationId, publicationNotFound, readPublication } from "@/lib/reels/read-publication";
 import { publicationUpdateSchema } from "@/lib/reels/publication-input";

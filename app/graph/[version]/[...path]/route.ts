@@ -1,5 +1,6 @@
 import { handleGraphRequest } from "@/lib/reels/sandbox";
-import { getServices } from "@/lib/services";
+import { getServices } from "@/lib/web/services";
+import { getSandbox } from "../../sandbox-host";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
@@ -10,10 +11,10 @@ export const dynamic = "force-dynamic";
  * as private (not a route), so handleGraphRequest dispatches the `_sandbox` segment itself.
  */
 function answer(request: Request): Promise<Response> | Response {
-  const { config, sandbox } = getServices();
+  const { config } = getServices();
   // With the real Graph API configured the sandbox is not an open fetcher.
   if (!config.GRAPH_SANDBOX) return new Response("The Graph sandbox is off: GRAPH_URL points elsewhere.", { status: 404 });
-  return handleGraphRequest(request, sandbox);
+  return handleGraphRequest(request, getSandbox());
 }
 
 export const GET = answer;

@@ -1,4 +1,4 @@
-import { json, otherMethods, withTenant } from "@/lib/http";
+import { json, otherMethods, withTenant } from "@/lib/web/http";
 import { cancelJob } from "@/lib/jobs/cancel-job";
 import { jobNotFound, parseJobId } from "@/lib/jobs/job-id";
 

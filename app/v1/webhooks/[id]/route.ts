@@ -1,4 +1,4 @@
-import { json, otherMethods, withTenant } from "@/lib/http";
+import { json, otherMethods, withTenant } from "@/lib/web/http";
 import { parseWebhookId } from "@/lib/webhooks/input";
 import { deleteWebhook, readWebhookOrThrow, toWebhookView } from "@/lib/webhooks/store";
 

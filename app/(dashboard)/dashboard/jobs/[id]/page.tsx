@@ -5,7 +5,7 @@ import { JobLive } from "@/components/jobs/job-live";
 import { PageHeader } from "@/components/page-header";
 import { parseJobId } from "@/lib/jobs/job-id";
 import { readJob } from "@/lib/jobs/read-job";
-import { getServices } from "@/lib/services";
+import { getServices } from "@/lib/web/services";
 import { sessionTenant } from "../../../../session-tenant";
 
 export const metadata: Metadata = { title: "Job" };

@@ -4,7 +4,7 @@ import { notFound } from "next/navigation";
 import { PageHeader } from "@/components/page-header";
 import { PublicationLive } from "@/components/reels/publication-live";
 import { parsePublicationId, readPublication } from "@/lib/reels/read-publication";
-import { getServices } from "@/lib/services";
+import { getServices } from "@/lib/web/services";
 import { sessionTenant } from "../../../../session-tenant";
 
 export const metadata: Metadata = { title: "Publication" };

@@ -1,5 +1,5 @@
 import { ApiError } from "@/lib/errors";
-import { json, otherMethods, withTenant } from "@/lib/http";
+import { json, otherMethods, withTenant } from "@/lib/web/http";
 import { GraphError } from "@/lib/reels/graph-error";
 import { listPublishedPosts } from "@/lib/reels/list-published-posts";
 

@@ -1,5 +1,5 @@
-import { otherMethods, withTenant } from "@/lib/http";
-import { parseResumePoint } from "@/lib/sse";
+import { otherMethods, withTenant } from "@/lib/web/http";
+import { parseResumePoint } from "@/lib/web/sse";
 import { parsePublicationId, publicationNotFound, readPublication } from "@/lib/reels/read-publication";
 import { publicationEventFrame, replayPublicationEvents } from "@/lib/reels/replay-publication-events";
 

@@ -1,4 +1,4 @@
-import { json, otherMethods, withTenant } from "@/lib/http";
+import { json, otherMethods, withTenant } from "@/lib/web/http";
 import { parsePublicationId, publicationNotFound } from "@/lib/reels/read-publication";
 import { retryPublication } from "@/lib/reels/retry-publication";
 

@@ -1,4 +1,4 @@
-import { json, otherMethods, parseWith, withTenant } from "@/lib/http";
+import { json, otherMethods, parseWith, withTenant } from "@/lib/web/http";
 import { deliveriesQuerySchema, listDeliveryAttempts } from "@/lib/webhooks/deliveries";
 import { parseWebhookId } from "@/lib/webhooks/input";
 

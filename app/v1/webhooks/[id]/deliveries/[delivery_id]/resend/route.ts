@@ -1,4 +1,4 @@
-import { json, otherMethods, withTenant } from "@/lib/http";
+import { json, otherMethods, withTenant } from "@/lib/web/http";
 import { enforceRateLimit } from "@/lib/rate-limit";
 import { resendDelivery } from "@/lib/webhooks/deliveries";
 import { parseDeliveryId, parseWebhookId } from "@/lib/webhooks/input";

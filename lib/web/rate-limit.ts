@@ -1,5 +1,5 @@
-import { ApiError } from "./errors";
-import type { Redis } from "./redis";
+import { ApiError } from "../errors";
+import type { Redis } from "../redis";
 
 // GCRA: one key per tenant and action holding the "theoretical arrival time" of the next request.
 // A tenant may burst up to a minute's allowance, then gets `limit` requests a minute, smoothly.

@@ -1,6 +1,5 @@
 import http from "node:http";
-import { ApiError, toProblem } from "./errors";
-import { GraphError } from "./reels/graph-error";
+import { ApiError, toProblem } from "../errors";
 
 /**
  * Set on every request from the socket's peer address, over anything a client sent, so it can be
@@ -13,13 +12,14 @@ export const PEER_HEADER = "x-dispatch-peer";
  * socket, and Next answers some input with a bare 500 before any handler runs):
  * - stamps PEER_HEADER from the socket;
  * - answers a path with a malformed percent-encoding (`/jobs/%E0%A4%A`) with a 400 in the API's
- *   shape (Graph's under /graph): Next fails to decode it while routing and answers 500;
+ *   shape, or in the shape `answers` gives for its prefix (Graph's under /graph/): Next fails to
+ *   decode it while routing and answers 500;
  * - answers a malformed `Host` or `X-Forwarded-Host` (`a b`, `[`, a port past 65535) the same way:
  *   every URL built from it throws, and as no credentials are needed to send one (DELETE
  *   /api/session), each would log a stack trace.
  * Called once by instrumentation.ts in the web server's process.
  */
-export function guardRequests(): void {
+export function guardRequests(answers: readonly MalformedPathAnswer[] = []): void {
   const prototype = http.Server.prototype as { emit: (event: string | symbol, ...args: unknown[]) => boolean; __dispatchGuard?: boolean };
   if (prototype.__dispatchGuard) return;
   prototype.__dispatchGuard = true;
@@ -31,7 +31,7 @@ export function guardRequests(): void {
       const path = (request.url ?? "/").split("?")[0];
       const malformed = !decodes(path) ? "The path has a malformed percent-encoding" : !hostsParse(request.headers) ? "The Host header is malformed" : undefined;
       if (malformed) {
-        refuseMalformed(path, malformed, response);
+        refuseMalformed(path, malformed, response, answers);
         return true;
       }
     }
@@ -63,11 +63,18 @@ function hostsParse(headers: http.IncomingHttpHeaders): boolean {
   });
 }
 
-function refuseMalformed(path: string, what: string, response: http.ServerResponse): void {
-  const graph = path.startsWith("/graph/");
-  const body = graph ? new GraphError({ code: 100, message: `(#100) ${what}` }).toBody() : toProblem(new ApiError("bad-request", `${what}.`)).problem;
+/** How the part of the site under `prefix` answers a malformed request, in its own error shape. */
+export interface MalformedPathAnswer {
+  prefix: string;
+  contentType: string;
+  body: (what: string) => unknown;
+}
+
+function refuseMalformed(path: string, what: string, response: http.ServerResponse, answers: readonly MalformedPathAnswer[]): void {
+  const own = answers.find((answer) => path.startsWith(answer.prefix));
+  const body = own ? own.body(what) : toProblem(new ApiError("bad-request", `${what}.`)).problem;
   response.writeHead(400, {
-    "content-type": graph ? "application/json; charset=UTF-8" : "application/problem+json",
+    "content-type": own?.contentType ?? "application/problem+json",
     "cache-control": "no-store",
     "content-security-policy": "default-src 'none'; frame-ancestors 'none'",
     "x-content-type-options": "nosniff",

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
-import type { Redis } from "./redis";
-import { readOrCreateSecretFile } from "./secret-file";
+import type { Redis } from "../redis";
+import { readOrCreateSecretFile } from "../secret-file";
 
 export const SESSION_COOKIE = "dispatch_session";
 

@@ -1,5 +1,5 @@
 import { open, type FileHandle } from "node:fs/promises";
-import { getMetrics } from "./metrics";
+import { getMetrics } from "../metrics";
 
 /**
  * Files served from disk, with HTTP Range, as a web Response that is safe to abandon.

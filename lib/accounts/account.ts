@@ -1,4 +1,4 @@
-import type { PublicationError } from "./publication";
+import type { PublicationError } from "../reels/publication";
 
 /**
  * A connected account as clients see it: the view GET /api/accounts answers with. Types and

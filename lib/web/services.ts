@@ -2,17 +2,16 @@ import type { Admin, Kafka, Producer } from "kafkajs";
 import { KeyRing } from "./auth";
 import { redisAuthThrottle, type AuthThrottle } from "./rate-limit";
 import { loadSessionSecret, SessionStore } from "./sessions";
-import { getConfig, type Config } from "./config";
-import { createKafka, createProducer, ensureTopics } from "./kafka";
-import { createLog, type Log } from "./log";
-import { configureMetrics, observeBroker, observeRedis } from "./metrics";
-import { OpenStreams } from "./stream/open-streams";
-import { StreamHub } from "./stream/stream-hub";
-import { createSubscriber, createWebRedis, type Redis } from "./redis";
-import { createGraphClient, type GraphClient } from "./reels/graph-client";
-import type { SandboxDeps } from "./reels/sandbox/deps";
-import { ConnectedAccounts } from "./reels/connected-accounts";
-import { loadAccountsKey } from "./reels/token-cipher";
+import { getConfig, type Config } from "../config";
+import { createKafka, createProducer, ensureTopics } from "../kafka";
+import { createLog, type Log } from "../log";
+import { configureMetrics, observeBroker, observeRedis } from "../metrics";
+import { OpenStreams } from "../stream/open-streams";
+import { StreamHub } from "../stream/stream-hub";
+import { createSubscriber, createWebRedis, type Redis } from "../redis";
+import { createGraphClient, type GraphClient } from "../reels/graph-client";
+import { ConnectedAccounts } from "../accounts/connected-accounts";
+import { loadAccountsKey } from "../accounts/token-cipher";
 
 /**
  * The web server's long-lived clients, made once per process (kept on globalThis so the dev
@@ -38,11 +37,6 @@ export interface Services {
   admin(): Promise<Admin>;
   /** Graph at GRAPH_URL, for what the web side reads itself (account names, published reels). */
   graph: GraphClient;
-  /**
-   * The Graph sandbox's clients (lib/reels/sandbox), one object for the route handler, its
-   * background processing and the start-up sweep. It answers only when config.GRAPH_SANDBOX.
-   */
-  sandbox: SandboxDeps;
   /** The tenants' connected publishing accounts, tokens sealed at rest. */
   accounts: ConnectedAccounts;
 }
@@ -73,7 +67,6 @@ function createServices(config: Config): Services {
     streams: new OpenStreams(config.MAX_STREAMS_PER_TENANT),
     graph: createGraphClient({ graphUrl: config.GRAPH_URL, version: config.GRAPH_VERSION, fetch: (input, init) => fetch(input, init), timeoutMs: 10_000 }),
     accounts: new ConnectedAccounts(redis, loadAccountsKey(config), config.REEL_ACCOUNTS),
-    sandbox: { config, redis, log, now: () => Date.now() },
     producer: connectedOnDemand(async (dropped) => {
       if (!topicsChecked) {
         topicsChecked = true;
@@ -88,6 +81,7 @@ function createServices(config: Config): Services {
     hub() {
       if (!hub) {
         const subscriber = createSubscriber(config.REDIS_URL);
+        // ioredis reconnects by itself; the commands that need Redis fail and say so.
         subscriber.on("error", () => {});
         hub = new StreamHub(subscriber);
       }

@@ -1,52 +1,11 @@
-import { timingSafeEqual } from "node:crypto";
 import type { Admin, Kafka } from "kafkajs";
 import http from "node:http";
-import { ApiError, toProblem } from "./errors";
-import { checkReadiness, readinessResponse, type Readiness } from "./health";
-import type { Log } from "./log";
-import { fromThisMachine } from "./net/this-machine";
-import { getMetrics, METRICS_CONTENT_TYPE, observeBroker } from "./metrics";
-import { readConsumerLag } from "./system/read-system-status";
-import { withTimeout } from "./with-timeout";
+import { ApiError, toProblem } from "../errors";
+import { checkReadiness, readinessResponse, type Readiness } from "../health";
+import type { Log } from "../log";
+import { assertMetricsAccess, metricsResponse } from "../metrics-endpoint";
+import { observeBroker } from "../metrics";
 import type { WorkerContext } from "./worker-context";
-
-/**
- * Who may read /metrics: with METRICS_TOKEN, whoever sends it as a bearer token; without it, a
- * client on this machine only (a loopback peer, and loopback every address a proxy forwarded for:
- * Next itself adds the peer to X-Forwarded-For), so a default deployment never shows its tenants'
- * names and volumes to the network.
- */
-export function assertMetricsAccess(request: { authorization: string | null; peer: string | undefined; forwardedFor: string | null }, token: string | undefined): void {
-  if (token) {
-    const sent = /^Bearer\s+(.+)$/i.exec(request.authorization ?? "")?.[1]?.trim() ?? "";
-    const a = Buffer.from(sent);
-    const b = Buffer.from(token);
-    if (a.length === b.length && timingSafeEqual(a, b)) return;
-    throw new ApiError("unauthorized", "GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`.");
-  }
-  if (fromThisMachine(request.peer, request.forwardedFor)) return;
-  throw new ApiError("forbidden", "GET /metrics answers this machine only; set METRICS_TOKEN to scrape it from elsewhere.");
-}
-
-/**
- * Sets the consumer-lag gauge from the broker (log-end minus committed offset of each watched
- * group's partitions), as the System page reads it. A broker that does not answer in time leaves
- * the last values: a scrape never fails for it.
- */
-export async function collectConsumerLag(admin: () => Promise<Admin>): Promise<void> {
-  const gauge = getMetrics().consumerLag;
-  try {
-    const { groups } = await withTimeout(admin().then(readConsumerLag), 2000, "consumer lag");
-    for (const { group, topic, partitions } of groups) for (const p of partitions) gauge.set({ group, topic, partition: String(p.partition) }, p.lag);
-  } catch {
-    // The readiness probe reports the broker; the gauges keep their last values.
-  }
-}
-
-/** The registry in Prometheus text format. */
-export async function metricsResponse(): Promise<Response> {
-  return new Response(await getMetrics().registry.metrics(), { headers: { "content-type": METRICS_CONTENT_TYPE, "cache-control": "no-store" } });
-}
 
 export interface OperationsServerOptions {
   port: number;
@@ -76,7 +35,7 @@ export async function startOperationsServer(options: OperationsServerOptions): P
   });
   const listening = await new Promise<boolean>((resolve) => {
     server.once("error", (error) => {
-      options.log("error", "the metrics and health port is not available; running without it", { port: options.port, error: String(error) });
+      options.log("error", "the metrics and health port is not available; running without it", { port: options.port, error });
       resolve(false);
     });
     server.listen(options.port, options.host, () => resolve(true));
@@ -160,6 +119,7 @@ function lazyAdmin(kafka: Kafka): { get: () => Promise<Admin>; close: () => Prom
       return connecting;
     },
     async close() {
+      // Stopping: a client that cannot close cleanly goes with the process.
       await connecting?.then((client) => client.disconnect()).catch(() => {});
     },
   };

@@ -1,8 +1,8 @@
 import type { Kafka, Producer } from "kafkajs";
-import type { Config } from "./config";
-import type { Log } from "./log";
-import type { Redis } from "./redis";
-import type { WorkerPresence } from "./workers";
+import type { Config } from "../config";
+import type { Log } from "../log";
+import type { Redis } from "../redis";
+import type { WorkerPresence } from "./presence";
 
 /** What a worker consumer gets from worker/index.ts: connected clients, shared by every consumer. */
 export interface WorkerContext {

@@ -1,5 +1,4 @@
-import { validationError } from "./errors";
-import type { StreamMessage } from "./jobs/stream-message";
+import { validationError } from "../errors";
 
 export const SSE_HEARTBEAT_MS = 15_000;
 
@@ -10,27 +9,11 @@ export function parseResumePoint(request: Request): number {
   return Number(raw);
 }
 
-/** The SSE frame of one stream message: `id: seq`, `event: delta` (or `reset`), JSON data. */
-export function sseFrame(message: StreamMessage): string {
-  const { seq, reset, ...data } = message;
-  return `id: ${seq}\nevent: ${reset ? "reset" : "delta"}\ndata: ${JSON.stringify(data)}\n\n`;
-}
-
 /**
- * Streams messages as server-sent events, with a comment line every 15 s so proxies keep the
- * connection open. When the client goes away the source is aborted, which releases its subscription.
- */
-export function eventStreamResponse(
-  open: (signal: AbortSignal) => AsyncIterable<readonly StreamMessage[]>,
-  requestSignal: AbortSignal,
-  heartbeatMs = SSE_HEARTBEAT_MS,
-): Response {
-  return sseResponse(open, sseFrame, requestSignal, heartbeatMs);
-}
-
-/**
- * The same stream for any kind of item: the source yields items in batches, `frame` turns each
- * one into its SSE text. What one client is due within a turn of the event loop goes out as one
+ * Streams items as server-sent events, with a comment line every 15 s so proxies keep the
+ * connection open; when the client goes away the source is aborted, which releases its
+ * subscription. The source yields items in batches, `frame` (the feature's) turns each one into
+ * its SSE text. What one client is due within a turn of the event loop goes out as one
  * chunk: under load every frame its own chunk (one trip through the response stream and one
  * socket write each) is what saturated the web process.
  */

@@ -1,7 +1,7 @@
 import type { ReelAccount } from "../config";
 import type { Redis } from "../redis";
 import type { AccountStatus } from "./account";
-import type { PublicationError } from "./publication";
+import type { PublicationError } from "../reels/publication";
 import { openToken, sealToken } from "./token-cipher";
 
 /**

@@ -1,4 +1,4 @@
-import { ApiError } from "./errors";
+import { ApiError } from "../errors";
 import { problemResponse } from "./http";
 
 /** Unknown paths under the API prefixes answer in the API's error shape, not with an HTML page. */

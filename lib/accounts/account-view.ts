@@ -2,8 +2,8 @@ import type { AccountQuota, AccountView } from "./account";
 import { cacheQuota, cachedQuota } from "./account-quota";
 import type { AccountDeps } from "./connect-account";
 import { connectedAccountKeys, type ConnectedAccount } from "./connected-accounts";
-import { GraphError } from "./graph-error";
-import { errorOf } from "./publication-error";
+import { GraphError } from "../reels/graph-error";
+import { errorOf } from "../reels/publication-error";
 
 /** Graph is asked while a client waits for the list: a slow Graph costs it at most this long. */
 const GRAPH_TIMEOUT_MS = 3000;

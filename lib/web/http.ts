@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { authenticate } from "./auth";
-import { ApiError, toProblem, validationError, zodIssues } from "./errors";
-import { createLog, type Log } from "./log";
-import { cursorSchema } from "./paging";
-import { readWithin } from "./read-within";
-import { isRedisUnavailable, REDIS_RETRY_AFTER_S } from "./redis";
+import { ApiError, toProblem, validationError, zodIssues } from "../errors";
+import { createLog, type Log } from "../log";
+import { cursorSchema } from "../paging";
+import { readWithin } from "../read-within";
+import { isRedisUnavailable, REDIS_RETRY_AFTER_S } from "../redis";
 import { getServices, type Services } from "./services";
 
 /** Helpers for route handlers, on the web-standard Request/Response so lib stays framework-free. */
@@ -72,7 +72,7 @@ export function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.inf
 type Handler<C> = (request: Request, context: C) => Promise<Response>;
 
 let webLog: Log | undefined;
-const logRouteError = (error: unknown) => (webLog ??= createLog("web"))("error", "unhandled route error", { error: String((error as Error)?.stack ?? error) });
+const logRouteError = (error: unknown) => (webLog ??= createLog("web"))("error", "unhandled route error", { error });
 
 /** How a surface answers an error: problem+json for Dispatch's own API, OpenAI's error object for lib/responses. */
 export type ErrorAnswer = (error: unknown, log?: (e: unknown) => void) => Response;

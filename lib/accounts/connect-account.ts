@@ -4,9 +4,9 @@ import type { Redis } from "../redis";
 import type { AccountView } from "./account";
 import { readAccountView } from "./account-view";
 import type { ConnectedAccounts } from "./connected-accounts";
-import type { GraphClient, GraphUser } from "./graph-client";
-import { GraphError, GraphTransportError } from "./graph-error";
-import { releaseWaitingPublications } from "./release-waiting-publications";
+import type { GraphClient, GraphUser } from "../reels/graph-client";
+import { GraphError, GraphTransportError } from "../reels/graph-error";
+import { releaseWaitingPublications } from "../reels/release-waiting-publications";
 
 export const connectAccountSchema = z.strictObject({
   account_id: z.string({ error: "Account id is required" }).regex(/^[0-9A-Za-z_-]{1,64}$/, "Account id is the Instagram account's id (digits)"),

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { isIP } from "node:net";
-import { ApiError } from "./errors";
+import { ApiError } from "../errors";
 import { PEER_HEADER } from "./request-guard";
 import type { AuthThrottle } from "./rate-limit";
 import { SESSION_COOKIE, type SessionStore } from "./sessions";

@@ -1,0 +1,27 @@
+import { consumeInParallel, workerLimits, type ParallelConsumer, type ParallelOptions } from "../consume/parallel-consumer";
+import type { Redis } from "../redis";
+import type { WorkerContext } from "../worker/worker-context";
+
+/** The topic a group of webhook workers reads (a SUBSCRIPTIONS entry of lib/topics.ts). */
+type EventSubscription<T> = Pick<ParallelOptions<T>, "name" | "groupId" | "topic" | "schema">;
+
+/**
+ * Reads a topic of events in a consumer group of its own, so the path that wrote the events knows
+ * nothing of webhooks. It runs on the same kit as jobs and reels (joins again after a broker outage
+ * or a crash, commits only settled offsets): an event is settled once `enqueue` has queued its
+ * deliveries, a throw is tried again with backoff, so none is lost, and queuing it twice makes no
+ * second delivery. An event that does not parse is logged and skipped: no webhook can be made of it.
+ */
+export function consumeEvents<T>(ctx: WorkerContext, subscription: EventSubscription<T>, enqueue: (redis: Redis, event: T) => Promise<unknown>): Promise<ParallelConsumer> {
+  return consumeInParallel(ctx, {
+    ...subscription,
+    ...workerLimits(ctx.config),
+    async onInvalid(message, reason, control) {
+      ctx.log("warn", "skipping an event that does not parse", { topic: subscription.topic, partition: control.partition, offset: message.offset, reason });
+    },
+    async work(event) {
+      await enqueue(ctx.redis, event);
+      return "settled";
+    },
+  });
+}
