@@ -75,6 +75,10 @@ const envSchema = z.object({
   REEL_ACCOUNTS: reelAccounts.optional(),
   REEL_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(600_000).default(5000),
   REEL_POLL_ATTEMPTS: z.coerce.number().int().min(1).max(10_000).default(30),
+  /** After those polls, a container still IN_PROGRESS is read once per this until it settles or its 24 h life ends (Meta's advice: once a minute). */
+  REEL_WATCH_INTERVAL_MS: z.coerce.number().int().min(10).max(3_600_000).default(60_000),
+  /** Above 80 % of a Graph usage figure, calls of that app or account are spaced out, up to this far apart near 100 %. */
+  GRAPH_PACE_SPACING_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   SANDBOX_PROCESSING_MS: z.coerce.number().int().min(0).max(3_600_000).default(3000),
   SANDBOX_PUBLISH_LIMIT: z.coerce.number().int().min(1).max(10_000).default(100),
   /** The sandbox's fetcher and webhook deliveries may reach every loopback and private address. */

@@ -79,7 +79,7 @@ export async function stopWorker(worker: WorkerProcess): Promise<void> {
 
 /** Closes the web services (producer, Redis) a file's route handlers opened in this process. */
 export async function closeWebServices(): Promise<void> {
-  const { getServices } = await import("../lib/services");
+  const { getServices } = await import("../lib/web/services");
   await (await getServices().producer()).disconnect().catch(() => {});
   getServices().redis.disconnect();
 }

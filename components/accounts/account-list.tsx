@@ -4,12 +4,13 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import type { AccountView } from "@/lib/accounts/account";
 import { errorMessage, fetchJson } from "../api";
-import { formatNumber } from "../format";
+import { formatNumber, formatTime } from "../format";
 import { Badge } from "../ui/badge";
 import { Button } from "../ui/button";
 import { Card, CardBody, CardHeader } from "../ui/card";
 import { cx } from "../ui/cx";
 import { Alert, Empty, Loading } from "../ui/states";
+import { useNow } from "../ui/time";
 import { fetchAccounts, reelKeys } from "../reels/queries";
 import { ConnectAccountForm } from "./connect-account-form";
 
@@ -44,6 +45,8 @@ function AccountCard({ account }: { account: AccountView }) {
     onSuccess: () => void queryClient.invalidateQueries({ queryKey: reelKeys.accounts }),
   });
   const needsReconnect = account.status === "needs_reconnect";
+  const now = useNow();
+  const rateLimited = !needsReconnect && account.rate_limited_until !== null && Date.parse(account.rate_limited_until) > now;
   const name = account.username ? `@${account.username}` : account.account_id;
 
   return (
@@ -55,6 +58,11 @@ function AccountCard({ account }: { account: AccountView }) {
             <Badge tone={needsReconnect ? "warning" : "success"} data-testid="account-status">
               {needsReconnect ? "Needs reconnect" : "Connected"}
             </Badge>
+            {rateLimited && (
+              <Badge tone="warning" data-testid="account-rate-limited">
+                Rate-limited until {formatTime(account.rate_limited_until)}
+              </Badge>
+            )}
             {account.sandbox && <Badge>Sandbox</Badge>}
           </span>
         }
@@ -86,6 +94,11 @@ function AccountCard({ account }: { account: AccountView }) {
                 Reconnect
               </Button>
             )}
+          </Alert>
+        )}
+        {rateLimited && (
+          <Alert tone="info" title={`Rate-limited until ${formatTime(account.rate_limited_until)}`}>
+            <p>Graph said this account (or the app) used up its calls for now. Its reels wait and go on by themselves after that time.</p>
           </Alert>
         )}
         {reconnecting && <ConnectAccountForm accountId={account.account_id} onDone={() => setReconnecting(false)} />}

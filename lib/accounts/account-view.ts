@@ -3,6 +3,7 @@ import { cacheQuota, cachedQuota } from "./account-quota";
 import type { AccountDeps } from "./connect-account";
 import { connectedAccountKeys, type ConnectedAccount } from "./connected-accounts";
 import { GraphError } from "../reels/graph-error";
+import { readPace } from "../reels/graph-pacing";
 import { errorOf } from "../reels/publication-error";
 
 /** Graph is asked while a client waits for the list: a slow Graph costs it at most this long. */
@@ -55,7 +56,14 @@ export async function readAccountView(deps: AccountDeps, account: ConnectedAccou
     status,
     ...(status === "needs_reconnect" && error ? { error } : {}),
     quota: { quota_usage: quota.quota_usage, quota_total: quota.quota_total, quota_duration: quota.quota_duration },
+    rate_limited_until: await rateLimitedUntil(deps, account.accountId),
     sandbox: deps.sandbox,
     connected_at: account.connectedAt,
   };
+}
+
+/** When the pacer lets the account's calls out again (graph-pacing.ts); null when it does not hold them. */
+async function rateLimitedUntil(deps: AccountDeps, accountId: string): Promise<string | null> {
+  const pace = await readPace(deps.redis, accountId, Date.now()).catch(() => undefined);
+  return pace?.pausedUntil ? new Date(pace.pausedUntil).toISOString() : null;
 }

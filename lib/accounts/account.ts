@@ -25,6 +25,11 @@ export interface AccountView {
   /** Why the account needs reconnecting: the Graph error that said so. */
   error?: PublicationError;
   quota: AccountQuota;
+  /**
+   * While Graph's usage headers (or a rate-limit refusal) hold the account's calls back (its own
+   * budget or the app's): when they may go out again; null when they are not held.
+   */
+  rate_limited_until: string | null;
   /** Whether it publishes to the built-in sandbox. */
   sandbox: boolean;
   connected_at: string;

@@ -5,7 +5,7 @@ import type { AccountView } from "./account";
 import { readAccountView } from "./account-view";
 import type { ConnectedAccounts } from "./connected-accounts";
 import type { GraphClient, GraphUser } from "../reels/graph-client";
-import { GraphError, GraphTransportError } from "../reels/graph-error";
+import { GraphError, GraphPaused, GraphTransportError } from "../reels/graph-error";
 import { releaseWaitingPublications } from "../reels/release-waiting-publications";
 
 export const connectAccountSchema = z.strictObject({
@@ -51,6 +51,12 @@ async function checkToken(graph: GraphClient, input: ConnectAccountInput, signal
     if (error instanceof GraphError) {
       const code = `${error.code}${error.subcode ? `/${error.subcode}` : ""}`;
       throw new ApiError("validation", "Graph refused the access token for this account.", [{ path: "access_token", message: `Graph refused it: ${error.message} (${code})` }]);
+    }
+    if (error instanceof GraphPaused) {
+      const seconds = Math.max(1, Math.ceil((error.until - Date.now()) / 1000));
+      throw new ApiError("unavailable", `Graph asked to wait before the next call (usage at its limit) until ${new Date(error.until).toISOString()}; nothing was stored. Try again then.`, undefined, {
+        "Retry-After": String(seconds),
+      });
     }
     if (error instanceof GraphTransportError || timeout.aborted) {
       throw new ApiError("unavailable", "Graph could not be reached to check the token; nothing was stored. Try again shortly.", undefined, { "Retry-After": "5" });

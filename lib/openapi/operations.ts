@@ -255,7 +255,7 @@ export const OPERATIONS: Operation[] = [
     method: "post",
     path: "/api/reels/{id}/resume",
     tag: "Reels",
-    summary: "Poll a TIMED_OUT publication's container again",
+    summary: "Poll a TIMED_OUT publication's container again, while it lives (24 h from its creation)",
     auth: "tenant",
     params: publicationId,
     responses: { 202: { description: "Queued again", json: "PublicationAccepted" } },

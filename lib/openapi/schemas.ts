@@ -113,8 +113,14 @@ const publication = z.looseObject({
   caption: z.string(),
   share_to_feed: z.boolean(),
   publish_at: nullable(isoTime),
-  status: z.enum(PUBLICATION_STATUSES),
-  scheduled_reason: nullable(z.enum(SCHEDULED_REASONS)).optional().meta({ description: "Why a SCHEDULED publication waits, when not for its publish_at." }),
+  status: z.enum(PUBLICATION_STATUSES).meta({
+    description:
+      "PROCESSING while Graph processes the container: read every REEL_POLL_INTERVAL_MS for REEL_POLL_ATTEMPTS reads, then once per REEL_WATCH_INTERVAL_MS (a minute, as Meta advises; the `watching` step) until it settles, and published by itself once FINISHED. TIMED_OUT only when the container never finished processing in its 24 h life.",
+  }),
+  scheduled_reason: nullable(z.enum(SCHEDULED_REASONS)).optional().meta({
+    description:
+      "Why a SCHEDULED publication waits, when not for its publish_at: quota (the moving 24 h's posts used up), needs_reconnect (Graph refused the token: 104, 190, 10, 200–299), rate_limited (a rate-limit refusal, or Graph's usage headers at 100 % or naming a time to regain access).",
+  }),
   warnings: z.array(z.string()).optional().meta({ description: "What the preflight found that Graph accepts but may not like." }),
   container_id: nullable(z.string()),
   last_status_code: nullable(z.string()),
@@ -134,6 +140,10 @@ const account = z.looseObject({
   status: z.enum(["connected", "needs_reconnect"]),
   error: publicationError.optional().meta({ description: "The Graph error that made the account need reconnecting." }),
   quota: z.looseObject({ quota_usage: nullable(z.number()), quota_total: nullable(z.number()), quota_duration: nullable(z.number()) }),
+  rate_limited_until: nullable(isoTime).meta({
+    description:
+      "While Graph's usage headers (X-App-Usage, X-Business-Use-Case-Usage) put the account or the app at its limit, or Graph refused a call as rate-limited: when its calls may go out again. Its reels wait (SCHEDULED, scheduled_reason rate_limited) until then. Null when calls are not held back.",
+  }),
   sandbox: z.boolean(),
   connected_at: isoTime,
 });

@@ -8,8 +8,8 @@ const SCHEDULER_LOCK = "reels:scheduler:lock";
 const BATCH = 100;
 
 /**
- * Puts scheduled publications whose publish_at has come on reels.publish.requests again, so the
- * consumer never sleeps on a partition waiting for a time. One worker at a time does it (a short
+ * Puts scheduled publications whose publish_at has come, and watched containers whose next read
+ * has, on reels.publish.requests again, so the consumer never sleeps on a partition waiting for a time. One worker at a time does it (a short
  * lock); the entry leaves the set only after the broker acknowledged, so a crash repeats a message
  * rather than losing one, and the flow ignores the repeat.
  */
@@ -24,7 +24,8 @@ export async function enqueueDuePublications(deps: { redis: Redis; producer: Pro
   const messages: { key: string; value: string; headers: Record<string, string> }[] = [];
   ids.forEach((id, i) => {
     const [tenantId, accountId, status] = rows[i] ?? [];
-    if (!tenantId || !accountId || status !== "SCHEDULED") return;
+    // SCHEDULED: its time came; PROCESSING: a watched container's next status read (publish-steps.ts).
+    if (!tenantId || !accountId || (status !== "SCHEDULED" && status !== "PROCESSING")) return;
     messages.push(publicationRequestRecord({ publication_id: id, tenant_id: tenantId, account_id: accountId }));
   });
   if (messages.length > 0) await deps.producer.send({ topic: TOPICS.reels.name, acks: -1, messages });

@@ -1,6 +1,7 @@
 import { createReadStream } from "node:fs";
 import { Readable } from "node:stream";
 import { GraphTransportError } from "./graph-error";
+import type { GraphPacer } from "./graph-pacing";
 import { countedCall, type GraphCall } from "./graph-request";
 
 /**
@@ -16,6 +17,8 @@ export interface GraphClientOptions {
   fetch: typeof fetch;
   /** Per request; a slow Graph is a transient failure, not a hung worker. */
   timeoutMs?: number;
+  /** Reads every answer's usage headers and spaces or holds calls as they near the limit (graph-pacing.ts); none: calls go out as made. */
+  pacer?: GraphPacer;
 }
 
 export interface GraphAccount {
@@ -64,16 +67,16 @@ export interface GraphUser {
 
 export interface GraphClient {
   createContainer(account: GraphAccount, input: CreateContainerInput, signal?: AbortSignal): Promise<CreateContainerAnswer>;
-  readContainer(containerId: string, accessToken: string, signal?: AbortSignal): Promise<ContainerStatus>;
+  readContainer(account: GraphAccount, containerId: string, signal?: AbortSignal): Promise<ContainerStatus>;
   /** Sends a resumable container's bytes to its upload `uri` (Graph's rupload), from offset 0. */
   uploadVideo(account: GraphAccount, uri: string, video: { path: string; size: number }, signal?: AbortSignal): Promise<void>;
   publishContainer(account: GraphAccount, containerId: string, signal?: AbortSignal): Promise<{ id: string }>;
-  readMedia(mediaId: string, accessToken: string, fields?: string, signal?: AbortSignal): Promise<MediaItem>;
+  readMedia(account: GraphAccount, mediaId: string, fields?: string, signal?: AbortSignal): Promise<MediaItem>;
   /** The account itself (`GET /{ig-user-id}`), e.g. its username. */
   readAccount(account: GraphAccount, fields?: string, signal?: AbortSignal): Promise<GraphUser>;
   listMedia(account: GraphAccount, fields?: string, limit?: number, signal?: AbortSignal): Promise<MediaItem[]>;
-  /** `GET /{ig-user-id}/content_publishing_limit`: posts published in the moving window, and the limit. */
-  readPublishingLimit(account: GraphAccount, signal?: AbortSignal): Promise<PublishingLimit>;
+  /** `GET /{ig-user-id}/content_publishing_limit`: posts published in the moving window (or since `since`, seconds, no older than 24 h), and the limit. */
+  readPublishingLimit(account: GraphAccount, signal?: AbortSignal, since?: number): Promise<PublishingLimit>;
 }
 
 export interface PublishingLimit {
@@ -87,7 +90,7 @@ export function createGraphClient(options: GraphClientOptions): GraphClient {
   const call = countedCall(options);
   return {
     async createContainer(account, input, signal) {
-      const { body, fbtraceId } = await call("POST", `${account.accountId}/media`, containerParams(input), account.accessToken, signal);
+      const { body, fbtraceId } = await call({ method: "POST", path: `${account.accountId}/media`, params: containerParams(input), account, signal });
       const uri = isRecord(body) && typeof body.uri === "string" ? body.uri : null;
       return { id: idOf(body), uri, answer: body, fbtraceId };
     },
@@ -96,12 +99,12 @@ export function createGraphClient(options: GraphClientOptions): GraphClient {
       const url = new URL(uri);
       const headers = { authorization: `OAuth ${account.accessToken}`, offset: "0", file_size: String(video.size), "content-type": "application/octet-stream" };
       const body = () => Readable.toWeb(createReadStream(video.path)) as ReadableStream<Uint8Array>;
-      const { body: answer } = await call("POST", url.pathname.replace(/^\/+/, ""), {}, account.accessToken, signal, { url, headers, body });
+      const { body: answer } = await call({ method: "POST", path: url.pathname.replace(/^\/+/, ""), params: {}, account, signal, upload: { url, headers, body } });
       if (!isRecord(answer) || answer.success !== true) throw new GraphTransportError(`POST ${url.pathname} answered without success`, 200, true);
     },
 
-    async readContainer(containerId, accessToken, signal) {
-      const { body, fbtraceId } = await call("GET", containerId, { fields: "status_code,status" }, accessToken, signal);
+    async readContainer(account, containerId, signal) {
+      const { body, fbtraceId } = await call({ method: "GET", path: containerId, params: { fields: "status_code,status" }, account, signal });
       const record = isRecord(body) ? body : {};
       return {
         id: idOf(body),
@@ -112,24 +115,25 @@ export function createGraphClient(options: GraphClientOptions): GraphClient {
     },
 
     async publishContainer(account, containerId, signal) {
-      const { body, fbtraceId } = await call("POST", `${account.accountId}/media_publish`, { creation_id: containerId }, account.accessToken, signal);
+      const { body, fbtraceId } = await call({ method: "POST", path: `${account.accountId}/media_publish`, params: { creation_id: containerId }, account, signal });
       const id = idOf(body);
       // Whether Graph published is unknown here; the flow reads the container before anything else.
       if (!id) throw new GraphTransportError(`POST /${account.accountId}/media_publish answered without an id`, 200, true, fbtraceId);
       return { id };
     },
 
-    readMedia: (mediaId, accessToken, fields = "id,permalink,timestamp", signal) => readNode(call, mediaId, accessToken, fields, signal),
+    readMedia: (account, mediaId, fields = "id,permalink,timestamp", signal) => readNode(call, account, mediaId, fields, signal),
 
-    readAccount: (account, fields = "id,username", signal) => readNode(call, account.accountId, account.accessToken, fields, signal),
+    readAccount: (account, fields = "id,username", signal) => readNode(call, account, account.accountId, fields, signal),
 
-    async readPublishingLimit(account, signal) {
-      const { body } = await call("GET", `${account.accountId}/content_publishing_limit`, { fields: "quota_usage,config" }, account.accessToken, signal);
+    async readPublishingLimit(account, signal, since) {
+      const params: Record<string, string> = { fields: "quota_usage,config", ...(since === undefined ? {} : { since: String(Math.floor(since)) }) };
+      const { body } = await call({ method: "GET", path: `${account.accountId}/content_publishing_limit`, params, account, signal });
       return publishingLimitOf(body, account.accountId);
     },
 
     async listMedia(account, fields = "id,caption,timestamp,permalink", limit = 25, signal) {
-      const { body } = await call("GET", `${account.accountId}/media`, { fields, limit: String(limit) }, account.accessToken, signal);
+      const { body } = await call({ method: "GET", path: `${account.accountId}/media`, params: { fields, limit: String(limit) }, account, signal });
       const data = isRecord(body) && Array.isArray(body.data) ? body.data : [];
       return data.filter((item): item is MediaItem => isRecord(item) && typeof item.id === "string");
     },
@@ -137,8 +141,8 @@ export function createGraphClient(options: GraphClientOptions): GraphClient {
 }
 
 /** One node by id with the requested fields; an answer without an id is not Graph's. */
-async function readNode(call: GraphCall, nodeId: string, accessToken: string, fields: string, signal?: AbortSignal): Promise<{ id: string; [field: string]: unknown }> {
-  const { body } = await call("GET", nodeId, { fields }, accessToken, signal);
+async function readNode(call: GraphCall, account: GraphAccount, nodeId: string, fields: string, signal?: AbortSignal): Promise<{ id: string; [field: string]: unknown }> {
+  const { body } = await call({ method: "GET", path: nodeId, params: { fields }, account, signal });
   const id = idOf(body);
   if (!id || !isRecord(body)) throw new GraphTransportError(`GET /${nodeId} answered without an id`, 200, false);
   return { ...body, id };

@@ -42,13 +42,16 @@ export interface GraphErrorInfo {
 export const GRAPH_ERRORS: readonly GraphErrorInfo[] = [
   { code: 1, meaning: "temporary error", headline: "Graph had a temporary error.", action: "retry", advice: "A temporary Graph error; retry with backoff.", transient: true },
   { code: 2, meaning: "service error", headline: "Graph was temporarily unavailable.", action: "retry", advice: "Graph is temporarily unavailable; retry with backoff.", transient: true },
+  { code: 4, subcode: 2207051, meaning: "publishing restricted as suspected spam or abuse", headline: "Instagram restricted the account's publishing as suspected spam or abuse.", action: "stop", advice: "Not a rate limit: do not try again. The account's owner should check the Instagram app and tell Instagram if the restriction is a mistake.", transient: false },
   { code: 4, meaning: "application rate limit", headline: "The app made too many calls to Graph.", action: "wait-rate-limit", advice: "The app made too many calls; back off before calling again.", transient: true },
   { code: 17, meaning: "user rate limit", headline: "The account made too many calls to Graph.", action: "wait-rate-limit", advice: "The account made too many calls; back off before calling again.", transient: true },
   { code: 32, meaning: "page rate limit", headline: "The page made too many calls to Graph.", action: "wait-rate-limit", advice: "The page made too many calls; back off before calling again.", transient: true },
   { code: 613, meaning: "custom rate limit", headline: "A Graph rate limit was reached.", action: "wait-rate-limit", advice: "A rate limit was reached; back off before calling again.", transient: true },
   { code: 80002, meaning: "Instagram rate limit", headline: "Instagram's rate limit was reached.", action: "wait-rate-limit", advice: "Instagram's rate limit was reached; back off before calling again.", transient: true },
   { code: 10, meaning: "permission missing", headline: "The access token lacks a permission needed to publish.", action: "reconnect-account", advice: "The token lacks a permission; reconnect the account with the publishing scopes.", transient: false },
+  { code: 100, subcode: 33, meaning: "object not found or not visible to the token", headline: "Graph has no such object, or the account's token cannot see it.", action: "fix-input", advice: "The id does not exist, belongs to another account, or does not support this call; check the id and the account it belongs to.", transient: false },
   { code: 100, meaning: "invalid parameter", headline: "Graph refused a parameter of the request.", action: "fix-input", advice: "A parameter is missing or invalid; fix the request.", transient: false },
+  { code: 104, meaning: "access token missing", headline: "The call to Graph carried no access token.", action: "reconnect-account", advice: "No access token was sent; connect the account (again) so it has one.", transient: false },
   { code: 190, meaning: "access token invalid or expired", headline: "The account's access token is invalid, expired or revoked.", action: "reconnect-account", advice: "The access token is invalid, expired or revoked; reconnect the account.", transient: false },
   { code: 368, meaning: "blocked for policy", headline: "Instagram blocked the action as a policy violation.", action: "stop", advice: "The action was blocked as a policy violation; do not retry.", transient: false },
   { code: 2500, meaning: "unknown path", headline: "The Graph path or API version does not exist.", action: "fix-input", advice: "The path or API version does not exist; fix the request.", transient: false },
@@ -214,8 +217,9 @@ export const graphErrorResponseSchema = z.object({
   }),
 });
 
+/** Meta sends its error objects with HTTP 400 (every 2207xxx, -1 and -2 included); 500 is for its own unknown failures (1, 2). */
 function defaultHttpStatus(code: number): number {
-  return code === 1 || code === 2 || code === -1 ? 500 : 400;
+  return code === 1 || code === 2 ? 500 : 400;
 }
 
 /** A failure below Graph's error object: the network, a timeout, or an answer that is not Graph's (a proxy's 502 page). */
@@ -232,9 +236,93 @@ export class GraphTransportError extends brandedError("dispatch.graph-transport-
   }
 }
 
-/** Whether a failed Graph call may succeed if made again: what GRAPH_ERRORS says of its code and subcode, or what Graph marked transient. */
+/**
+ * The resumable upload endpoint's own failure (rupload): not a Graph error object but
+ * `{"debug_info": {"retriable", "type", "message"}}`. `retriable` says whether sending the bytes
+ * again can work; a refused token (an authorization type, or HTTP 401/403) needs the account
+ * reconnected; anything else leaves the container unusable, so a new one is the way on.
+ */
+export class GraphUploadError extends brandedError("dispatch.graph-upload-error") {
+  constructor(
+    message: string,
+    /** debug_info.type, e.g. ProcessingFailedError. */
+    readonly type: string,
+    readonly retriable: boolean,
+    /** HTTP status of the answer. */
+    readonly status: number,
+    readonly fbtraceId: string | null = null,
+  ) {
+    super(message);
+    this.name = "GraphUploadError";
+  }
+
+  /** The upload was refused for its token: an authorization or token type, or HTTP 401/403. */
+  get tokenRefused(): boolean {
+    return this.status === 401 || this.status === 403 || /auth|token|session/i.test(this.type);
+  }
+
+  get action(): GraphErrorAction {
+    if (this.tokenRefused) return "reconnect-account";
+    return this.retriable ? "retry" : "new-container";
+  }
+
+  /** Reads `{debug_info}` from an upload answer; undefined when the body is not one. */
+  static fromResponse(body: unknown, status: number, fbtraceId: string | null): GraphUploadError | undefined {
+    const parsed = uploadErrorSchema.safeParse(body);
+    if (!parsed.success) return undefined;
+    const info = parsed.data.debug_info;
+    return new GraphUploadError(info.message || `upload failed (${info.type})`, info.type, info.retriable, status, fbtraceId);
+  }
+}
+
+const uploadErrorSchema = z.object({
+  debug_info: z.object({ retriable: z.boolean().catch(false), type: z.string().catch("UnknownError"), message: z.string().catch("") }),
+});
+
+/**
+ * A call that Dispatch held back before sending: Graph's usage headers said the app's or the
+ * account's budget is used up (100 %, or an estimated_time_to_regain_access), so the call waits
+ * until `until` rather than being refused (graph-pacing.ts). Nothing reached Graph.
+ */
+export class GraphPaused extends brandedError("dispatch.graph-paused") {
+  constructor(
+    /** Milliseconds since the epoch. */
+    readonly until: number,
+    /** Whose budget: the app's (X-App-Usage) or the account's (X-Business-Use-Case-Usage). */
+    readonly scope: "app" | "account",
+  ) {
+    super(`Graph's ${scope === "app" ? "app" : "account"} usage is at its limit; calls wait until ${new Date(until).toISOString()}`);
+    this.name = "GraphPaused";
+  }
+}
+
+/** Every way a Graph call can fail that the publish flow decides about (anything else is a bug or an abort). */
+export type GraphFailure = GraphError | GraphTransportError | GraphUploadError | GraphPaused;
+
+export function isGraphFailure(error: unknown): error is GraphFailure {
+  return error instanceof GraphError || error instanceof GraphTransportError || error instanceof GraphUploadError || error instanceof GraphPaused;
+}
+
+/** What the publish flow does about a failure, in GRAPH_ERRORS' words: the table for Graph's errors, the same vocabulary for the others. */
+export function graphFailureAction(error: GraphFailure): GraphErrorAction {
+  if (error instanceof GraphError || error instanceof GraphUploadError) return error.action;
+  if (error instanceof GraphPaused) return "wait-rate-limit";
+  return error.isTransient ? "retry" : "stop";
+}
+
+/**
+ * Whether a failed Graph call may succeed if made again at once: what GRAPH_ERRORS says of its
+ * code and subcode, or for a code the table does not know what Graph marked transient
+ * (is_transient) — never the HTTP status, which Meta sets to 400 for nearly every error. An
+ * upload's own failure says so itself (retriable).
+ */
 export function isTransientGraphFailure(error: unknown): boolean {
   if (error instanceof GraphTransportError) return error.isTransient;
-  if (error instanceof GraphError) return error.isTransient || describeGraphError(error.code, error.subcode).transient || error.status >= 500;
+  if (error instanceof GraphUploadError) return error.action === "retry";
+  if (error instanceof GraphError) {
+    const known = describeGraphError(error.code, error.subcode);
+    // A code the table knows is decided by it (4/2207051 is never retried, -1/2207001 always is); another by is_transient.
+    return known.meaning === UNKNOWN.meaning ? error.isTransient : known.transient;
+  }
   return false;
 }

@@ -1,13 +1,16 @@
 import { recordGraphCall } from "../metrics";
-import { GraphError, GraphTransportError } from "./graph-error";
+import { abortableSleep } from "../sleep";
+import { GraphError, GraphPaused, GraphTransportError, GraphUploadError } from "./graph-error";
 import type { GraphClientOptions } from "./graph-client";
-import { readGraphUsage } from "./graph-usage";
+import { isRateLimitCode, readGraphUsage, type GraphUsage } from "./graph-usage";
 
 /**
  * One request to Graph, as the client (graph-client.ts) makes every call: the token as a query
  * parameter on a GET and a body field on a POST (a resumable upload's bytes go to their own
- * address with it in a header), a timeout, Graph's error object read back as a GraphError, and
- * the call counted. Tokens never appear in an error message: messages name the path, not the URL.
+ * address with it in a header), a timeout, Graph's error object read back as a GraphError (an
+ * upload's `{debug_info}` as a GraphUploadError), the usage headers read on every answer and
+ * handed to the pacer, and the call counted. Tokens never appear in an error message: messages
+ * name the path, not the URL.
  */
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -21,31 +24,54 @@ export interface GraphUpload {
   body: () => ReadableStream<Uint8Array>;
 }
 
-export type GraphAnswer = { body: unknown; fbtraceId: string | null };
-export type GraphCall = (method: "GET" | "POST", path: string, params: Record<string, string>, accessToken: string, signal?: AbortSignal, upload?: GraphUpload) => Promise<GraphAnswer>;
+export interface GraphRequest {
+  method: "GET" | "POST";
+  path: string;
+  params: Record<string, string>;
+  /** Whose call it is: the token it carries, and the account the pacer counts it against (null: none, e.g. a token check). */
+  account: { accountId: string | null; accessToken: string };
+  signal?: AbortSignal;
+  upload?: GraphUpload;
+}
 
-/** Every call counted by endpoint and outcome (dispatch_graph_calls_total). */
+export type GraphAnswer = { body: unknown; fbtraceId: string | null; usage: GraphUsage | undefined };
+export type GraphCall = (request: GraphRequest) => Promise<GraphAnswer>;
+
+/** Every call paced (GraphClientOptions.pacer) and counted by endpoint and outcome (dispatch_graph_calls_total). */
 export function countedCall(options: GraphClientOptions): GraphCall {
-  return (method, path, ...rest) =>
-    requestGraph(options, method, path, ...rest).then(
-      (answer) => (recordGraphCall(method, path, "ok"), answer),
-      (error: unknown) => {
-        recordGraphCall(method, path, error instanceof GraphError ? String(error.code) : error instanceof GraphTransportError ? (error.status ? `http_${error.status}` : "network") : "aborted");
-        throw error;
-      },
-    );
+  return async (request) => {
+    const { method, path } = request;
+    try {
+      await pace(options, request);
+      const answer = await requestGraph(options, request);
+      recordGraphCall(method, path, "ok");
+      return answer;
+    } catch (error) {
+      recordGraphCall(method, path, outcomeOf(error));
+      throw error;
+    }
+  };
+}
+
+function outcomeOf(error: unknown): string {
+  if (error instanceof GraphError) return String(error.code);
+  if (error instanceof GraphUploadError) return "upload_error";
+  if (error instanceof GraphPaused) return "paused";
+  if (error instanceof GraphTransportError) return error.status ? `http_${error.status}` : "network";
+  return "aborted";
+}
+
+/** Holds the call while the pacer spaces calls out, or refuses it (GraphPaused) while the app or the account waits to regain access. */
+async function pace(options: GraphClientOptions, request: GraphRequest): Promise<void> {
+  if (!options.pacer) return;
+  const decision = await options.pacer.before(request.account.accountId);
+  if ("pausedUntil" in decision) throw new GraphPaused(decision.pausedUntil, decision.scope);
+  if (decision.holdMs > 0) await abortableSleep(decision.holdMs, request.signal ?? new AbortController().signal);
 }
 
 /** One request: Graph's error object becomes a GraphError (with the usage headers), anything else that is not an answer a GraphTransportError. */
-async function requestGraph(
-  options: GraphClientOptions,
-  method: "GET" | "POST",
-  path: string,
-  params: Record<string, string>,
-  accessToken: string,
-  signal?: AbortSignal,
-  upload?: GraphUpload,
-): Promise<GraphAnswer> {
+async function requestGraph(options: GraphClientOptions, request: GraphRequest): Promise<GraphAnswer> {
+  const { method, path, params, account, signal, upload } = request;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const url = upload?.url ?? new URL(`${options.graphUrl.replace(/\/+$/, "")}/${options.version}/${path}`);
   const init: RequestInit & { duplex?: "half" } = { method, headers: { accept: "application/json" } };
@@ -55,9 +81,9 @@ async function requestGraph(
     init.duplex = "half";
   } else if (method === "GET") {
     for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
-    url.searchParams.set("access_token", accessToken);
+    url.searchParams.set("access_token", account.accessToken);
   } else {
-    init.body = new URLSearchParams({ ...params, access_token: accessToken }).toString();
+    init.body = new URLSearchParams({ ...params, access_token: account.accessToken }).toString();
     init.headers = { ...init.headers, "content-type": "application/x-www-form-urlencoded" };
   }
   const timeout = AbortSignal.timeout(upload ? UPLOAD_TIMEOUT_MS : timeoutMs);
@@ -66,6 +92,7 @@ async function requestGraph(
   let response: Response;
   let text: string;
   try {
+    signal?.throwIfAborted(); // aborted while the pacer held the call
     response = await options.fetch(url, init);
     text = await response.text();
   } catch (error) {
@@ -75,6 +102,8 @@ async function requestGraph(
   }
 
   const fbtraceId = response.headers.get("x-fb-trace-id");
+  // Meta sends the usage headers on answers, not only on errors: every one is read.
+  const usage = readGraphUsage(response.headers);
   let body: unknown = text;
   try {
     body = JSON.parse(text);
@@ -82,15 +111,21 @@ async function requestGraph(
     // not JSON: kept as text, so a creation answer without an id can still be shown as it was
   }
   const graphError = GraphError.fromResponse(body, response.status, fbtraceId ?? undefined);
+  await options.pacer
+    ?.after(account.accountId, usage, graphError && isRateLimitCode(graphError.code, graphError.subcode) ? { rateLimitCode: graphError.code } : undefined)
+    .catch(() => {}); // pacing is advice: a Redis hiccup must not fail a call Graph answered
   if (graphError) {
-    graphError.usage = readGraphUsage(response.headers);
+    graphError.usage = usage;
     throw graphError;
   }
+  // The upload endpoint answers its own failures as {debug_info}, whatever the status.
+  const uploadError = upload ? GraphUploadError.fromResponse(body, response.status, fbtraceId) : undefined;
+  if (uploadError) throw uploadError;
   if (!response.ok) {
     const transient = response.status >= 500 || response.status === 429;
     throw new GraphTransportError(`${method} /${path} answered HTTP ${response.status} without a Graph error object`, response.status, transient, fbtraceId);
   }
-  return { body, fbtraceId };
+  return { body, fbtraceId, usage };
 }
 
 function describeNetworkError(error: unknown): string {

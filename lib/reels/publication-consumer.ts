@@ -4,6 +4,7 @@ import type { RunningConsumer, StartConsumer, WorkerContext } from "../worker/wo
 import { enqueueDuePublications } from "./enqueue-due-publications";
 import { ConnectedAccounts } from "../accounts/connected-accounts";
 import { createGraphClient } from "./graph-client";
+import { createGraphPacer } from "./graph-pacing";
 import { runPublication, type PublicationDeps } from "./run-publication";
 import { createPublicAgent } from "../net/public-agent";
 import { discardUpload, expireUpload, sweepUploads } from "../uploads/upload-store";
@@ -28,12 +29,18 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
   const deps: PublicationDeps = {
     redis,
     producer,
-    graph: createGraphClient({ graphUrl: config.GRAPH_URL, version: config.GRAPH_VERSION, fetch: (input, init) => fetch(input, init) }),
+    graph: createGraphClient({
+      graphUrl: config.GRAPH_URL,
+      version: config.GRAPH_VERSION,
+      fetch: (input, init) => fetch(input, init),
+      pacer: createGraphPacer(redis, { spacingMs: config.GRAPH_PACE_SPACING_MS }),
+    }),
     connected: new ConnectedAccounts(redis, loadAccountsKey(config), config.REEL_ACCOUNTS),
     log,
     workerId,
     pollIntervalMs: config.REEL_POLL_INTERVAL_MS,
     pollAttempts: config.REEL_POLL_ATTEMPTS,
+    watchIntervalMs: config.REEL_WATCH_INTERVAL_MS,
     dataDir: config.DATA_DIR,
     preflight: preflightWanted(config) ? createPreflight(PREFLIGHT(config)) : undefined,
   };

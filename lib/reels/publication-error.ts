@@ -1,5 +1,5 @@
 import type { ContainerStatus, CreateContainerAnswer } from "./graph-client";
-import { classifyGraphError, GraphError, graphErrorForSubcode, subcodeFromContainerStatus, type GraphTransportError } from "./graph-error";
+import { classifyGraphError, GraphError, graphErrorForSubcode, GraphPaused, GraphUploadError, subcodeFromContainerStatus, type GraphFailure } from "./graph-error";
 import type { PublicationError } from "./publication";
 import { REEL_SPEC_VIOLATION } from "./reel-spec";
 
@@ -16,7 +16,7 @@ function publicationError(facts: ErrorFacts): PublicationError {
 }
 
 /** Graph's error object (or a failure below it); Graph's own words for users (error_user_msg) make the best headline. */
-export function errorOf(error: GraphError | GraphTransportError): PublicationError {
+export function errorOf(error: GraphFailure): PublicationError {
   if (error instanceof GraphError) {
     const { action, advice, headline } = classifyGraphError(error.code, error.subcode, error.isTransient);
     return publicationError({
@@ -27,6 +27,18 @@ export function errorOf(error: GraphError | GraphTransportError): PublicationErr
       classification: action,
       headline: sentence(error.userMessage) ?? headline,
       remedy: advice,
+    });
+  }
+  if (error instanceof GraphUploadError) return uploadError(error);
+  if (error instanceof GraphPaused) {
+    return publicationError({
+      code: null,
+      subcode: null,
+      message: error.message,
+      fbtrace_id: null,
+      classification: "wait-rate-limit",
+      headline: "Graph's usage limit for the account or the app is reached.",
+      remedy: `Calls wait until ${new Date(error.until).toISOString()}, when Graph said access comes back.`,
     });
   }
   return publicationError({
@@ -97,9 +109,35 @@ export function noContainerIdError(answer: CreateContainerAnswer, missing: "id" 
   });
 }
 
+/** The upload endpoint's {debug_info}: its type and message, and what its `retriable` (or a refused token) calls for. */
+function uploadError(error: GraphUploadError): PublicationError {
+  const action = error.action;
+  return publicationError({
+    code: null,
+    subcode: null,
+    message: `The upload failed: ${error.type}: ${error.message}`,
+    fbtrace_id: error.fbtraceId,
+    classification: action,
+    headline:
+      action === "reconnect-account"
+        ? "Instagram refused the account's token while the video was uploaded."
+        : action === "retry"
+          ? "Instagram could not take the video's bytes just now."
+          : "Instagram could not process the uploaded video.",
+    remedy:
+      action === "reconnect-account"
+        ? "Reconnect the account; the upload is sent again once it is connected."
+        : action === "retry"
+          ? "The upload can be sent again; try again later."
+          : "The container cannot take the video; publish again with a new container (retry), after checking the video.",
+  });
+}
+
 /** `code/subcode: message`, for the timeline's retry steps. */
-export function describeFailure(error: GraphError | GraphTransportError): string {
-  return error instanceof GraphError ? `${error.code}${error.subcode ? `/${error.subcode}` : ""}: ${error.message}` : error.message;
+export function describeFailure(error: GraphFailure): string {
+  if (error instanceof GraphError) return `${error.code}${error.subcode ? `/${error.subcode}` : ""}: ${error.message}`;
+  if (error instanceof GraphUploadError) return `${error.type}${error.retriable ? " (retriable)" : ""}: ${error.message}`;
+  return error.message;
 }
 
 /** "the video is 1.5 s long" → "The video is 1.5 s long."; undefined for nothing. */

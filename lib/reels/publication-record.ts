@@ -94,6 +94,8 @@ export const publicationRecordSchema = z.object({
   poll_count: count,
   /** poll_count when the current round of polling began (a resume gives a fresh budget). */
   poll_round_start: count,
+  /** Past the round's first polls, a container still IN_PROGRESS is read again no sooner than this (ISO); "" before. */
+  watch_at: text,
   last_status_code: text,
   rate_limited_waits: count,
   post_id: text,

@@ -33,7 +33,7 @@ export async function resumePublication(deps: ResumePublicationDeps, tenantId: s
     status: "PROCESSING",
     expect: { status: "TIMED_OUT" },
     body: { kind: "step", step: { at, step: "resumed", detail: `Resumed: polling container ${state.container_id} again.` } },
-    fields: { poll_round_start: String(state.poll_count), error: "" },
+    fields: { poll_round_start: String(state.poll_count), watch_at: "", error: "" },
     changes: { error: null },
   });
   if (moved <= 0) throw new ApiError("conflict", "The publication changed meanwhile; read it again.");

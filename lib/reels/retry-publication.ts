@@ -37,7 +37,7 @@ export async function retryPublication(deps: RetryPublicationDeps, tenantId: str
     expect: { status: from },
     reopen: true,
     body: { kind: "step", step: { at: new Date(now()).toISOString(), step: "retried", detail: earlier ? `Retried: container ${earlier} is checked first, then a new container is made.` : "Retried: a new container is made." } },
-    fields: { container_id: "", retry_of_container: earlier || state.retry_of_container, error: "", last_status_code: "", poll_round_start: String(state.poll_count), scheduled_reason: "", rate_limited_waits: "0", upload_done: "", upload_uri: "" },
+    fields: { container_id: "", retry_of_container: earlier || state.retry_of_container, error: "", last_status_code: "", poll_round_start: String(state.poll_count), watch_at: "", scheduled_reason: "", rate_limited_waits: "0", upload_done: "", upload_uri: "" },
     changes: { container_id: null, error: null, scheduled_reason: null },
   });
   if (moved <= 0) throw new ApiError("conflict", "The publication changed meanwhile; read it again.");

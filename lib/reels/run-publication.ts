@@ -3,7 +3,7 @@ import { abortableSleep } from "../sleep";
 import { announcePublication } from "./publish/announce";
 import { checkQuota, createContainer, locateVideo, preflight, sendUpload } from "./publish/container-steps";
 import { PublicationRun, RecordClosed, type PublicationDeps, type PublicationOutcome } from "./publish/publication-run";
-import { checkContainer, pollAfterInterval, publishContainer } from "./publish/publish-steps";
+import { checkContainer, pollAfterInterval, publishContainer, watchContainer } from "./publish/publish-steps";
 import { checkEarlierContainer, deferIfNotDue, load, resolveAccount, start } from "./publish/start-steps";
 import type { StepName, StepResult } from "./publish/step-result";
 import { waitUntil } from "./publish/waits";
@@ -13,6 +13,7 @@ import { isSettledPublication } from "./status";
 export type { PublicationDeps, PublicationOutcome } from "./publish/publication-run";
 export { DEFAULT_RETRY, type RetryPolicy } from "./publish/graph-retry";
 export { DEFAULT_RATE_LIMIT_BACKOFF } from "./publish/waits";
+export { DEFAULT_WATCH_INTERVAL_MS } from "./publish/publication-run";
 
 export interface RunControl {
   /** Keeps the consumer's group membership while the flow runs. */
@@ -39,6 +40,7 @@ const STEPS: Record<StepName, (run: PublicationRun) => Promise<StepResult>> = {
   create: createContainer,
   upload: sendUpload,
   poll: pollAfterInterval,
+  watch: watchContainer,
   check: checkContainer,
   publish: publishContainer,
 };
@@ -74,7 +76,8 @@ async function runSteps(run: PublicationRun): Promise<PublicationOutcome> {
 
 /**
  * Runs one publication as far as it can go: create the container (once), poll it every
- * `pollIntervalMs` up to `pollAttempts` times, publish it when FINISHED (once). Progress lives in
+ * `pollIntervalMs` up to `pollAttempts` times, then once per `watchIntervalMs` (between reads the
+ * scheduler holds it, not a worker) until it settles or expires, publish it when FINISHED (once). Progress lives in
  * Redis, so a redelivery after a crash resumes where the last worker stopped: it never creates a
  * second container while one exists, and it reads the container before any publish it cannot be
  * sure of. A lease keeps two workers off the same publication.

@@ -1,10 +1,10 @@
 import { ApiError } from "../errors";
-import { json } from "../http";
-import { listModels } from "../jobs/models";
+import { json } from "../web/http";
+import { listModels } from "../jobs/list-models";
 import { submitJob } from "../jobs/submit-job";
 import { recordJobSubmitted } from "../metrics";
-import { enforceRateLimit } from "../rate-limit";
-import type { Services } from "../services";
+import { enforceRateLimit } from "../web/rate-limit";
+import type { Services } from "../web/services";
 import { readResponse, responseEventFrame, streamResponse, waitForEnd, type FoundResponse } from "./read-response";
 import { responseFieldsOf, toCommandInput, type ResponseRequest } from "./request";
 import { toResponseObject } from "./response-object";

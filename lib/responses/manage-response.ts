@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { ApiError } from "../errors";
-import { json, parseWith } from "../http";
+import { json, parseWith } from "../web/http";
 import { cancelJob } from "../jobs/cancel-job";
 import { deleteSettledJob } from "../jobs/delete-job";
 import { isFinalJob } from "../jobs/status";
-import type { Services } from "../services";
+import type { Services } from "../web/services";
 import { readResponse, responseEventFrame, streamResponse, waitForEnd, type FoundResponse } from "./read-response";
 
 type ManageServices = Pick<Services, "redis" | "hub" | "streams">;

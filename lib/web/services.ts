@@ -10,6 +10,7 @@ import { OpenStreams } from "../stream/open-streams";
 import { StreamHub } from "../stream/stream-hub";
 import { createSubscriber, createWebRedis, type Redis } from "../redis";
 import { createGraphClient, type GraphClient } from "../reels/graph-client";
+import { createGraphPacer } from "../reels/graph-pacing";
 import { ConnectedAccounts } from "../accounts/connected-accounts";
 import { loadAccountsKey } from "../accounts/token-cipher";
 
@@ -65,7 +66,7 @@ function createServices(config: Config): Services {
     kafka,
     log,
     streams: new OpenStreams(config.MAX_STREAMS_PER_TENANT),
-    graph: createGraphClient({ graphUrl: config.GRAPH_URL, version: config.GRAPH_VERSION, fetch: (input, init) => fetch(input, init), timeoutMs: 10_000 }),
+    graph: createGraphClient({ graphUrl: config.GRAPH_URL, version: config.GRAPH_VERSION, fetch: (input, init) => fetch(input, init), timeoutMs: 10_000, pacer: createGraphPacer(redis, { spacingMs: config.GRAPH_PACE_SPACING_MS }) }),
     accounts: new ConnectedAccounts(redis, loadAccountsKey(config), config.REEL_ACCOUNTS),
     producer: connectedOnDemand(async (dropped) => {
       if (!topicsChecked) {

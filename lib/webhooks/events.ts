@@ -13,7 +13,7 @@ export const WEBHOOK_EVENT_DESCRIPTIONS: Record<WebhookEventType, string> = {
   "job.cancelled": "A generation job was cancelled",
   "reel.published": "A reel was published",
   "reel.failed": "A reel could not be published",
-  "reel.needs_attention": "A reel's container was still processing after the last poll (TIMED_OUT)",
+  "reel.needs_attention": "A reel's container never finished processing in its 24 h life (TIMED_OUT)",
 };
 
 export const MAX_WEBHOOK_URL_CHARS = 2048;

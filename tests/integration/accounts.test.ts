@@ -244,9 +244,15 @@ describe("the sandbox's control surface", () => {
     expect(JSON.parse(created.headers.get("x-business-use-case-usage") ?? "{}")[account_id][0]).toMatchObject({ type: "instagram", estimated_time_to_regain_access: 0 });
     expect(JSON.parse(created.headers.get("x-app-usage") ?? "{}")).toHaveProperty("call_count");
 
+    // Code 4 is the app's limit: X-App-Usage reports it used up; 80002 is the account's, with a time to regain access.
     await control("POST", `accounts/${account_id}/faults`, { on: "media", code: 4, count: 1 });
+    const appLimited = await createOnce();
+    expect(((await appLimited.json()) as { error: unknown }).error).toMatchObject({ code: 4, is_transient: true });
+    expect(JSON.parse(appLimited.headers.get("x-app-usage") ?? "{}")).toMatchObject({ call_count: 100 });
+    expect(JSON.parse(appLimited.headers.get("x-business-use-case-usage") ?? "{}")[account_id][0]).toMatchObject({ estimated_time_to_regain_access: 0 });
+    await control("POST", `accounts/${account_id}/faults`, { on: "media", code: 80002, count: 1 });
     const limited = await createOnce();
-    expect(((await limited.json()) as { error: unknown }).error).toMatchObject({ code: 4, is_transient: true });
+    expect(((await limited.json()) as { error: unknown }).error).toMatchObject({ code: 80002, is_transient: true });
     expect(JSON.parse(limited.headers.get("x-business-use-case-usage") ?? "{}")[account_id][0]).toMatchObject({ call_count: 100, estimated_time_to_regain_access: 1 });
 
     expect((await control("PUT", `accounts/${account_id}/quota`, { quota_total: 7 })).status).toBe(200);

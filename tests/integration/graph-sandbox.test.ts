@@ -158,16 +158,28 @@ function sandbox(env: Record<string, string> = {}, extra: Partial<SandboxDeps> &
     return graph("POST", `v21.0/${account}/media_publish?creation_id=${containerId}`, {}, token);
   }
 
-  return { deps, acme, globex, tokens, clock, graph, create, statusOf, settled, publish };
+  /** The control surface, called from this machine (the peer the web server's request guard stamps). */
+  async function control(method: "POST" | "PUT", pathname: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+    const request = new Request(`http://sandbox.test/graph/_sandbox/${pathname}`, {
+      method,
+      headers: { "content-type": "application/json", "x-dispatch-peer": "127.0.0.1" },
+      body: JSON.stringify(body),
+    });
+    const response = await handleGraphRequest(request, deps);
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  }
+
+  return { deps, acme, globex, tokens, clock, graph, create, statusOf, settled, publish, control };
 }
 
 const sampleUrl = (name: string) => `${filesOrigin}/samples/${name}`;
 
+/** Meta's error object, with HTTP 400 for every code but its own unknown failures (1); 100/33 is a GraphMethodException. */
 function expectGraphError(answer: GraphAnswer, code: number, subcode?: number) {
   expect(answer.status, JSON.stringify(answer.body)).toBe(code === 1 ? 500 : 400);
   expect(answer.body.error).toMatchObject({
     code,
-    type: "OAuthException",
+    type: code === 100 && subcode === 33 ? "GraphMethodException" : "OAuthException",
     message: expect.any(String),
     is_transient: expect.any(Boolean),
     fbtrace_id: expect.stringMatching(/^[A-Za-z0-9_-]{10,}$/),
@@ -465,23 +477,34 @@ describe("a bounded store", () => {
 });
 
 describe("tokens", () => {
-  it("answers 190 for a missing or unknown token, before anything else", async () => {
+  it("answers 104 for a call without a token and 190 for an unknown one, before anything else", async () => {
     const s = sandbox();
-    for (const token of [null, "not-a-token", `${s.tokens.acme}x`]) {
+    const missing = await s.graph("POST", `v21.0/${s.acme}/media`, { media_type: "REELS", video_url: sampleUrl("reel-valid.mp4") }, null);
+    expectGraphError(missing, 104);
+    expect(missing.body.error?.message).toBe("An access token is required to request this resource.");
+    for (const token of ["not-a-token", `${s.tokens.acme}x`]) {
       const answer = await s.graph("POST", `v21.0/${s.acme}/media`, { media_type: "REELS", video_url: sampleUrl("reel-valid.mp4") }, token);
       expectGraphError(answer, 190);
       expect(answer.headers.get("www-authenticate")).toMatch(/^OAuth "Facebook Platform" "invalid_token"/);
     }
     expectGraphError(await s.graph("GET", "v21.0/12345678901234567", {}, "bad"), 190);
+    expectGraphError(await s.graph("GET", "v21.0/12345678901234567", {}, null), 104);
   });
 
-  it("answers 190 for the token of another account", async () => {
+  it("answers 100/33 (GraphMethodException), not 190, for another account's objects: to that token they do not exist", async () => {
     const s = sandbox();
     const id = await s.create(sampleUrl("reel-valid.mp4"));
-    expectGraphError(await s.graph("POST", `v21.0/${s.acme}/media`, { media_type: "REELS", video_url: sampleUrl("reel-valid.mp4") }, s.tokens.globex), 190);
-    expectGraphError(await s.graph("GET", `v21.0/${id}`, { fields: "status_code" }, s.tokens.globex), 190);
+    const unseen = (method: "get" | "post", objectId: string) =>
+      `Unsupported ${method} request. Object with ID '${objectId}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`;
+    const createThere = await s.graph("POST", `v21.0/${s.acme}/media`, { media_type: "REELS", video_url: sampleUrl("reel-valid.mp4") }, s.tokens.globex);
+    expectGraphError(createThere, 100, 33);
+    expect(createThere.body.error?.message).toContain(unseen("post", s.acme));
+    const readThere = await s.graph("GET", `v21.0/${id}`, { fields: "status_code" }, s.tokens.globex);
+    expectGraphError(readThere, 100, 33);
+    expect(readThere.body.error?.message).toContain(unseen("get", id));
+    expectGraphError(await s.graph("GET", `v21.0/${s.acme}`, { fields: "id,username" }, s.tokens.globex), 100, 33);
     expect((await s.settled(id)).status_code).toBe("FINISHED");
-    expectGraphError(await s.publish(id, s.acme, s.tokens.globex), 190);
+    expectGraphError(await s.publish(id, s.acme, s.tokens.globex), 100, 33);
     // Globex may not publish Acme's container through its own account either: it does not exist there.
     expectGraphError(await s.publish(id, s.globex, s.tokens.globex), 24, 2207006);
   });
@@ -579,13 +602,158 @@ describe("parameters and paths", () => {
     expectGraphError(await s.graph("GET", `v21.0/${s.acme}/content_publishing_limit`, { fields: "quota_usage,bogus" }), 100);
   });
 
-  it("answers 2500 for an unsupported version or an unknown edge", async () => {
+  it("answers 2500 for a version newer than Meta serves or an unknown edge, naming the id as Meta does", async () => {
     const s = sandbox();
     const version = await s.graph("GET", `v99.0/${s.acme}/media`);
     expectGraphError(version, 2500);
     expect(version.body.error?.message).toBe(`Unknown path components: /v99.0/${s.acme}/media`);
-    expectGraphError(await s.graph("GET", `v21.0/${s.acme}/stories`), 2500);
-    expect((await s.graph("GET", `v24.0/${s.acme}`, { fields: "id,username" })).body).toEqual({ id: s.acme, username: "sandbox_acme" });
+    expectGraphError(await s.graph("GET", `v26.0/${s.acme}`, { fields: "id" }), 2500);
+    const edge = await s.graph("GET", `v21.0/${s.acme}/stories`);
+    expectGraphError(edge, 2500);
+    expect(edge.body.error?.message).toBe(`Unknown path components: /${s.acme}/stories`);
+    const deeper = await s.graph("GET", `v21.0/${s.acme}/media/extra`);
+    expect(deeper.body.error?.message).toBe(`Unknown path components: /${s.acme}/media/extra`);
+  });
+
+  it("serves every version up to v25.0, and answers a retired one as the oldest live version does", async () => {
+    const s = sandbox();
+    for (const version of ["v21.0", "v24.0", "v25.0", "v17.0", "v2.12"]) {
+      expect((await s.graph("GET", `${version}/${s.acme}`, { fields: "id,username" })).body, version).toEqual({ id: s.acme, username: "sandbox_acme" });
+    }
+  });
+});
+
+describe("as Meta answers", () => {
+  it("words 9/2207042 as Meta does (the maximum number of posts), and content_publishing_limit honours since", async () => {
+    const s = sandbox({ SANDBOX_PUBLISH_LIMIT: "1" });
+    const first = await s.create(sampleUrl("reel-valid.mp4"));
+    await s.settled(first);
+    const before = Math.floor(Date.now() / 1000) - 1;
+    expect((await s.publish(first)).status).toBe(200);
+    const second = await s.create(sampleUrl("reel-valid.mp4"));
+    await s.settled(second);
+    const refused = await s.publish(second);
+    expectGraphError(refused, 9, 2207042);
+    expect(refused.body.error).toMatchObject({
+      message: "You reached maximum number of posts that is allowed to be published by Content Publishing API.",
+      error_user_title: "Max. number of posts reached",
+      is_transient: false,
+    });
+    expect(refused.body.error?.message).not.toMatch(/Application request limit/);
+
+    const limit = (since?: number | string) =>
+      s.graph("GET", `v21.0/${s.acme}/content_publishing_limit`, { fields: "quota_usage,config", ...(since === undefined ? {} : { since: String(since) }) });
+    expect((await limit()).body.data?.[0]).toMatchObject({ quota_usage: 1 });
+    expect((await limit(before)).body.data?.[0]).toMatchObject({ quota_usage: 1 });
+    expect((await limit(Math.floor(Date.now() / 1000) + 5)).body.data?.[0]).toMatchObject({ quota_usage: 0 });
+    // Older than the moving 24 h: the window counts.
+    expect((await limit(before - 3 * 86400)).body.data?.[0]).toMatchObject({ quota_usage: 1 });
+    expectGraphError(await limit("yesterday"), 100);
+  });
+
+  it("words 190/463 as Meta does: when the session expired and the time now, in Pacific time", async () => {
+    const s = sandbox();
+    s.clock.fixed = Date.UTC(2023, 5, 19, 13, 29, 46);
+    expect((await s.control("POST", `accounts/${s.acme}/token`, { state: "expired" })).status).toBe(200);
+    s.clock.fixed = Date.UTC(2023, 6, 4, 9, 11, 32);
+    const answer = await s.graph("GET", `v21.0/${s.acme}`, { fields: "id" });
+    expectGraphError(answer, 190, 463);
+    expect(answer.body.error?.message).toBe(
+      "Error validating access token: Session has expired on Monday, 19-Jun-23 06:29:46 PDT. The current time is Tuesday, 04-Jul-23 02:11:32 PDT.",
+    );
+    s.clock.fixed = Date.UTC(2024, 0, 5, 8, 0, 0);
+    expect((await s.graph("GET", `v21.0/${s.acme}`, { fields: "id" })).body.error?.message).toMatch(/The current time is Friday, 05-Jan-24 00:00:00 PST\.$/);
+  });
+
+  it("sends the usage headers on every answer, and refuses as Meta does at the limits the control surface sets", async () => {
+    const s = sandbox();
+    const usage = (answer: GraphAnswer) => ({
+      app: JSON.parse(answer.headers.get("x-app-usage") ?? "null") as Record<string, number>,
+      account: (JSON.parse(answer.headers.get("x-business-use-case-usage") ?? "{}") as Record<string, Record<string, number>[]>)[s.acme]?.[0],
+    });
+    const read = () => s.graph("GET", `v21.0/${s.acme}`, { fields: "id" });
+
+    const plain = await read();
+    expect(plain.status).toBe(200);
+    expect(usage(plain)).toMatchObject({ app: { call_count: expect.any(Number) }, account: { type: "instagram", estimated_time_to_regain_access: 0 } });
+
+    expect((await s.control("PUT", `accounts/${s.acme}/usage`, { call_count: 85, total_time: 40, app: { call_count: 30 } })).status).toBe(200);
+    const busy = await read();
+    expect(busy.status).toBe(200);
+    expect(usage(busy)).toMatchObject({ app: { call_count: 30 }, account: { call_count: 85, total_time: 40, estimated_time_to_regain_access: 0 } });
+
+    await s.control("PUT", `accounts/${s.acme}/usage`, { call_count: 100, estimated_time_to_regain_access: 3 });
+    const throttled = await read();
+    expectGraphError(throttled, 80002);
+    expect(throttled.body.error).toMatchObject({ is_transient: true, message: "(#80002) There have been too many calls to this Instagram account. Wait a bit and try again." });
+    expect(usage(throttled).account).toMatchObject({ call_count: 100, estimated_time_to_regain_access: 3 });
+    // Only this account: another one goes through.
+    expect((await s.graph("GET", `v21.0/${s.globex}`, { fields: "id" }, s.tokens.globex)).status).toBe(200);
+
+    try {
+      await s.control("PUT", `accounts/${s.acme}/usage`, { app: { total_cputime: 100 } });
+      expectGraphError(await read(), 4);
+    } finally {
+      // The app's figures hold for every account of the sandbox: never leave them at the limit.
+      await s.control("PUT", `accounts/${s.acme}/usage`, {});
+    }
+    expect((await read()).status).toBe(200);
+    expect((await s.control("PUT", `accounts/${s.acme}/usage`, { call_count: "lots" })).status).toBe(422);
+  });
+
+  it("answers a queued 4/2207051 in Meta's words, as a restriction and not a rate limit", async () => {
+    const s = sandbox();
+    await s.control("POST", `accounts/${s.acme}/faults`, { on: "media_publish", code: 4, error_subcode: 2207051, count: 1 });
+    const id = await s.create(sampleUrl("reel-valid.mp4"));
+    await s.settled(id);
+    const refused = await s.publish(id);
+    expectGraphError(refused, 4, 2207051);
+    expect(refused.body.error).toMatchObject({ is_transient: false, message: "We restrict certain activity to protect our community. Tell us if you think we made a mistake." });
+    const account = JSON.parse(refused.headers.get("x-business-use-case-usage") ?? "{}")[s.acme][0];
+    expect(account.estimated_time_to_regain_access).toBe(0);
+    expect(account.call_count).toBeLessThan(100);
+  });
+
+  it("answers the resumable upload's failures as {debug_info}, with the usage headers", async () => {
+    const s = sandbox();
+    const created = await s.graph("POST", `v21.0/${s.acme}/media`, { media_type: "REELS", upload_type: "resumable" });
+    const uri = created.body.uri as string;
+    const send = (headers: Record<string, string>) => handleGraphRequest(new Request(uri, { method: "POST", headers, body: new Uint8Array(16) }), s.deps);
+
+    const noToken = await send({ offset: "0", file_size: "16" });
+    expect(noToken.status).toBe(401);
+    expect(await noToken.json()).toEqual({ debug_info: { retriable: false, type: "OAuthException", message: "An access token is required to request this resource." } });
+
+    await s.control("POST", `accounts/${s.acme}/faults`, { on: "upload", code: 80002, count: 1 });
+    const limited = await send({ authorization: `OAuth ${s.tokens.acme}`, offset: "0", file_size: "16" });
+    expect(limited.status).toBe(400);
+    expect(((await limited.json()) as { debug_info: unknown }).debug_info).toMatchObject({ retriable: true, type: "ProcessingFailedError" });
+    expect(JSON.parse(limited.headers.get("x-business-use-case-usage") ?? "{}")[s.acme][0]).toMatchObject({ call_count: 100, estimated_time_to_regain_access: 1 });
+
+    await s.control("POST", `accounts/${s.acme}/faults`, { on: "upload", code: 190, error_subcode: 460, count: 1 });
+    const refused = await send({ authorization: `OAuth ${s.tokens.acme}`, offset: "0", file_size: "16" });
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { debug_info: unknown }).debug_info).toMatchObject({ retriable: false, type: "OAuthException" });
+  });
+
+  it("takes as long to process as the control surface says, per account and per container", async () => {
+    const s = sandbox({ SANDBOX_PROCESSING_MS: "50" });
+    expect((await s.control("PUT", `accounts/${s.acme}/processing`, { processing_ms: 1500 })).body).toEqual({ account_id: s.acme, processing_ms: 1500 });
+    const started = Date.now();
+    const slow = await s.create(sampleUrl("reel-valid.mp4"));
+    expect((await s.settled(slow)).status_code).toBe("FINISHED");
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1500);
+
+    // A container that would take an hour is made quick while it processes.
+    await s.control("PUT", `accounts/${s.acme}/processing`, { processing_ms: 3_600_000 });
+    const hour = await s.create(sampleUrl("reel-valid.mp4"));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await s.statusOf(hour)).status_code).toBe("IN_PROGRESS");
+    expect((await s.control("PUT", `containers/${hour}/processing`, { processing_ms: 0 })).status).toBe(200);
+    expect((await s.settled(hour)).status_code).toBe("FINISHED");
+
+    await s.control("PUT", `accounts/${s.acme}/processing`, { processing_ms: null });
+    expect((await s.control("PUT", "containers/17999999999999999/processing", { processing_ms: 10 })).status).toBe(404);
   });
 });
 

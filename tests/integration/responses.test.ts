@@ -9,7 +9,7 @@ import { jobKeys } from "@/lib/jobs/keys";
 import { parseStreamMessage } from "@/lib/jobs/stream-message";
 import { jobIdOf } from "@/lib/responses/ids";
 import { TOPICS } from "@/lib/topics";
-import { WORKERS_KEY } from "@/lib/workers";
+import { WORKERS_KEY } from "@/lib/live-workers";
 import { closeWebServices, readTopic, RESPONSE_EVENT_ORDER, ROOT, spawnWorker, stopWorker, waitFor, waitForWholeGroup, type WorkerProcess } from "../helpers";
 import { serveRoutes, type RouteServer } from "../route-server";
 

@@ -426,7 +426,7 @@ describe("publishing an upload through Graph's resumable flow", () => {
     expect((await settled(first.body.publication_id)).status).toBe("PUBLISHED");
   });
 
-  it("answers at the sandbox's upload uri as Graph does: success, a 190 for a wrong token, a 100 for missing headers, a resume from offset", async () => {
+  it("answers at the sandbox's upload uri as Meta's rupload does: success, {debug_info} for a wrong token, missing headers and an upload cut short (resumed from its offset)", async () => {
     const base = `${origin(graphServer)}/graph/v21.0`;
     const form = new URLSearchParams({ media_type: "REELS", upload_type: "resumable", access_token: token(account.multipart) });
     const created = (await (await fetch(`${base}/${account.multipart}/media`, { method: "POST", body: form })).json()) as { id: string; uri: string };
@@ -435,16 +435,19 @@ describe("publishing an upload through Graph's resumable flow", () => {
     const send = (headers: Record<string, string>, body: Uint8Array = bytes) => fetch(created.uri, { method: "POST", headers, body: Uint8Array.from(body) });
 
     const wrongToken = await send({ authorization: "OAuth not-a-token", offset: "0", file_size: String(bytes.length) });
-    expect((await wrongToken.json()).error).toMatchObject({ code: 190, type: "OAuthException" });
+    expect(wrongToken.status).toBe(401);
+    expect(await wrongToken.json()).toEqual({ debug_info: { retriable: false, type: "OAuthException", message: expect.stringMatching(/access token/) } });
     const noSize = await send({ authorization: `OAuth ${token(account.multipart)}`, offset: "0" });
-    expect((await noSize.json()).error).toMatchObject({ code: 100 });
+    expect(noSize.status).toBe(400);
+    expect((await noSize.json()).debug_info).toMatchObject({ retriable: false, type: "ProcessingFailedError", message: expect.stringContaining("file_size") });
     // Cut short: the bytes that arrived are kept, and the upload goes on from there.
     const half = Math.floor(bytes.length / 2);
     const oauth = { authorization: `OAuth ${token(account.multipart)}`, file_size: String(bytes.length) };
     const cut = await send({ ...oauth, offset: "0" }, bytes.subarray(0, half));
-    expect((await cut.json()).error).toMatchObject({ code: 100, message: expect.stringContaining(`resume with offset ${half}`) });
+    expect((await cut.json()).debug_info).toMatchObject({ retriable: true, message: expect.stringContaining(`resume with offset ${half}`) });
+    expect(cut.headers.get("x-business-use-case-usage")).toContain(account.multipart);
     const wrongOffset = await send({ ...oauth, offset: "5" }, bytes.subarray(5));
-    expect((await wrongOffset.json()).error.message).toContain(`resume at offset ${half}`);
+    expect((await wrongOffset.json()).debug_info.message).toContain(`resume at offset ${half}`);
     const ok = await send({ ...oauth, offset: String(half) }, bytes.subarray(half));
     expect(await ok.json()).toEqual(UPLOAD_SUCCESS);
     expect(await (await send({ ...oauth, offset: "0" })).json()).toEqual(UPLOAD_SUCCESS);

@@ -67,7 +67,7 @@ describe("requests", () => {
 
   it("reads a container with a GET: fields and the token as query parameters", async () => {
     const { fetch, seen } = fakeFetch(jsonAnswer({ id: "179", status_code: "IN_PROGRESS", status: "In Progress: Media is still being processed." }, 200, { "x-fb-trace-id": "TRACE1" }));
-    const status = await client(fetch).readContainer("179", TOKEN);
+    const status = await client(fetch).readContainer(ACCOUNT, "179");
     expect(status).toEqual({ id: "179", statusCode: "IN_PROGRESS", status: "In Progress: Media is still being processed.", fbtraceId: "TRACE1" });
     expect(seen[0].method).toBe("GET");
     expect(seen[0].url.pathname).toBe("/v21.0/179");
@@ -123,7 +123,7 @@ describe("errors", () => {
       ),
     );
     const error = await client(fetch)
-      .readContainer("179", TOKEN)
+      .readContainer(ACCOUNT, "179")
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(GraphError);
     const e = error as GraphError;
@@ -151,7 +151,7 @@ describe("errors", () => {
   ])("an HTTP %i without a Graph error object is a transport error (transient: %s)", async (status, transient) => {
     const { fetch } = fakeFetch(new Response("<html>Bad gateway</html>", { status }));
     const e = (await client(fetch)
-      .readContainer("179", TOKEN)
+      .readContainer(ACCOUNT, "179")
       .catch((x: unknown) => x)) as GraphTransportError;
     expect(e).toBeInstanceOf(GraphTransportError);
     expect([e.status, e.isTransient, isTransientGraphFailure(e)]).toEqual([status, transient, transient]);
@@ -162,7 +162,7 @@ describe("errors", () => {
     const refused = Object.assign(new TypeError("fetch failed"), { cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" }) });
     const { fetch } = fakeFetch(refused);
     const e = (await client(fetch)
-      .readContainer("179", TOKEN)
+      .readContainer(ACCOUNT, "179")
       .catch((x: unknown) => x)) as GraphTransportError;
     expect(e).toBeInstanceOf(GraphTransportError);
     expect(e.isTransient).toBe(true);
@@ -186,7 +186,7 @@ describe("errors", () => {
     const controller = new AbortController();
     const hang = (_input: string | URL | Request, init?: RequestInit) =>
       new Promise<Response>((_resolve, reject) => init?.signal?.addEventListener("abort", () => reject(init.signal!.reason)));
-    const pending = client(hang as typeof fetch).readContainer("179", TOKEN, controller.signal);
+    const pending = client(hang as typeof fetch).readContainer(ACCOUNT, "179", controller.signal);
     controller.abort(new Error("stopping"));
     await expect(pending).rejects.toThrow("stopping");
   });
@@ -204,7 +204,9 @@ describe("errors", () => {
 describe("isTransientGraphFailure", () => {
   const graph = (code: number, subcode?: number, isTransient = false, status = 400) => new GraphError({ message: "x", code, subcode, isTransient, status });
   it.each<[string, GraphError, boolean]>([
-    ["is_transient", graph(100, undefined, true), true],
+    ["is_transient on a code the table does not know", graph(1609005, undefined, true), true],
+    ["no is_transient on a code the table does not know", graph(1609005, undefined, false), false],
+    ["is_transient on a code the table says to fix", graph(100, undefined, true), false],
     ["code 1", graph(1), true],
     ["code 2", graph(2), true],
     ["code 4", graph(4), true],
@@ -216,7 +218,9 @@ describe("isTransientGraphFailure", () => {
     ["2207003", graph(-2, 2207003), true],
     ["2207008", graph(24, 2207008), true],
     ["2207032", graph(-1, 2207032), true],
-    ["HTTP 500", graph(999, undefined, false, 500), true],
+    ["HTTP 500 decides nothing", graph(999, undefined, false, 500), false],
+    ["-1/2207001 with Meta's HTTP 400", graph(-1, 2207001, false, 400), true],
+    ["4/2207051 spam restriction", graph(4, 2207051), false],
     ["190", graph(190, 460), false],
     ["100", graph(100), false],
     ["2207026", graph(352, 2207026), false],
@@ -244,6 +248,6 @@ describe("quota and rate limits", () => {
     const { fetch } = fakeFetch(jsonAnswer({ error: { message: "(#80002) Too many calls", type: "OAuthException", code: 80002, is_transient: true } }, 400, { "x-business-use-case-usage": JSON.stringify(usage) }));
     const error = await client(fetch).createContainer(ACCOUNT, { videoUrl: "https://cdn.example.test/a.mp4", shareToFeed: true }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(GraphError);
-    expect((error as GraphError).usage).toEqual({ percent: 100, regainAccessMs: 180_000 });
+    expect((error as GraphError).usage).toMatchObject({ percent: 100, regainAccessMs: 180_000 });
   });
 });

@@ -1,14 +1,19 @@
 import { randomBytes, randomUUID } from "node:crypto";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import type { Producer } from "kafkajs";
 import { describe, expect, it } from "vitest";
 import type { ContainerStatus, CreateContainerAnswer, GraphClient, MediaItem } from "@/lib/reels/graph-client";
 import { ConnectedAccounts } from "@/lib/accounts/connected-accounts";
-import { GraphError, GraphTransportError } from "@/lib/reels/graph-error";
+import { GraphError, GraphPaused, GraphTransportError, GraphUploadError } from "@/lib/reels/graph-error";
 import type { PublicationView } from "@/lib/reels/publication";
-import { publicationKeys } from "@/lib/reels/publication-record";
+import { appendEvent, publicationKeys } from "@/lib/reels/publication-record";
 import { readPublication } from "@/lib/reels/read-publication";
 import { cancelPublication } from "@/lib/reels/cancel-publication";
 import { resumePublication } from "@/lib/reels/resume-publication";
+import { releaseWaitingPublications } from "@/lib/reels/release-waiting-publications";
+import { recordUpload } from "@/lib/uploads/upload-store";
 import { runPublication, type PublicationDeps, type PublicationOutcome } from "@/lib/reels/run-publication";
 import { submitPublication } from "@/lib/reels/submit-publication";
 import { updatePublication } from "@/lib/reels/update-publication";
@@ -27,9 +32,11 @@ const POST = "17800000000000042";
 const redis = realRedisPerFile();
 /** Its token is refused by the test that says so; no other test publishes with it. */
 const REFUSED = { tenantId: TENANT, accountId: "17841400000000002", accessToken: "TOKEN-refused" };
+/** Publishes an uploaded video; its token is refused at the upload by the test that uses it. */
+const UPLOADER = { tenantId: TENANT, accountId: "17841400000000003", accessToken: "TOKEN-uploader" };
 let accounts: ConnectedAccounts | undefined;
 /** The accounts seeded over the real Redis, as REEL_ACCOUNTS seeds them in production. */
-const connected = () => (accounts ??= new ConnectedAccounts(redis(), randomBytes(32), [ACCOUNT, REFUSED]));
+const connected = () => (accounts ??= new ConnectedAccounts(redis(), randomBytes(32), [ACCOUNT, REFUSED, UPLOADER]));
 
 type Step<T> = T | Error | (() => T | Promise<T>);
 
@@ -50,7 +57,7 @@ function scriptedGraph(script: { create?: Step<CreateContainerAnswer>[]; read?: 
     uploadVideo: async () => {
       throw new Error("unexpected upload");
     },
-    readMedia: async (id) => {
+    readMedia: async (_account, id) => {
       calls.readMedia++;
       return { id, permalink: `https://sandbox.test/reel/${id}` };
     },
@@ -118,11 +125,12 @@ const fakeProducer = async () =>
     },
   }) as unknown as Producer;
 
-async function newPublication(h: Harness, input: Partial<{ caption: string; publish_at: string; account_id: string }> = {}): Promise<string> {
+async function newPublication(h: Harness, input: Partial<{ caption: string; publish_at: string; account_id: string; upload_id: string }> = {}): Promise<string> {
+  const source = input.upload_id ? { upload_id: input.upload_id } : { video_url: "https://videos.test/reel.mp4" };
   const { publication } = await submitPublication(
     { redis: redis(), producer: fakeProducer, connected: connected(), now: () => new Date(h.clock.now) },
     TENANT,
-    { account_id: input.account_id ?? ACCOUNT.accountId, video_url: "https://videos.test/reel.mp4", caption: input.caption ?? `caption ${randomUUID()}`, share_to_feed: true, publish_at: input.publish_at },
+    { account_id: input.account_id ?? ACCOUNT.accountId, ...source, caption: input.caption ?? `caption ${randomUUID()}`, share_to_feed: true, publish_at: input.publish_at },
   );
   return publication.publication_id;
 }
@@ -239,15 +247,15 @@ describe("runPublication", () => {
       },
     },
     {
-      name: "attempts exhausted → TIMED_OUT, never a blind publish",
+      name: "the first round's polls used up → watched, PROCESSING, never a blind publish nor TIMED_OUT",
       script: { create: [created()], read: times(5, status("IN_PROGRESS")) },
-      outcome: "timed-out",
+      outcome: "deferred",
       expect: (p, calls) => {
-        expect(p.status).toBe("TIMED_OUT");
+        expect(p.status).toBe("PROCESSING");
         expect(p.polls).toHaveLength(5);
         expect(p.error).toBeNull();
         expect(calls.publish).toBe(0);
-        expect(stepNames(p).at(-1)).toBe("timed_out");
+        expect(stepNames(p).at(-1)).toBe("watching");
       },
     },
     {
@@ -310,6 +318,35 @@ describe("runPublication", () => {
         expect(Date.parse(p.publish_at ?? "")).toBeGreaterThan(Date.now());
       },
     },
+    {
+      name: "a spam or abuse restriction at publish (4/2207051) → FAILED at once, stop, in plain words; not a rate-limit wait",
+      script: {
+        create: [created()],
+        read: [status("FINISHED")],
+        publish: [new GraphError({ code: 4, subcode: 2207051, message: "We restrict certain activity to protect our community. Tell us if you think we made a mistake.", fbtraceId: "TRACE-E" })],
+      },
+      outcome: "failed",
+      expect: (p, calls, h) => {
+        expect(p).toMatchObject({ status: "FAILED", scheduled_reason: null });
+        expect(p.error).toMatchObject({ code: 4, subcode: 2207051, classification: "stop", headline: "Instagram restricted the account's publishing as suspected spam or abuse." });
+        expect(p.error?.remedy).toMatch(/^Not a rate limit: do not try again/);
+        expect(calls.publish).toBe(1);
+        expect(h.sleeps.filter((ms) => ms >= 100)).toEqual([]);
+      },
+    },
+    {
+      name: "a call the pacer held back (usage at its limit) → SCHEDULED rate_limited until Graph said, nothing sent",
+      script: { create: [new GraphPaused(Date.parse("2030-01-01T00:07:00Z"), "account")] },
+      outcome: "deferred",
+      expect: (p, calls) => {
+        expect(p).toMatchObject({ status: "SCHEDULED", scheduled_reason: "rate_limited", error: null });
+        const at = Date.parse(p.publish_at ?? "");
+        expect(at).toBeGreaterThanOrEqual(Date.parse("2030-01-01T00:07:00Z"));
+        expect(at).toBeLessThanOrEqual(Date.parse("2030-01-01T00:07:06Z"));
+        expect(p.steps.at(-1)?.detail).toMatch(/usage headers put the account's calls at the limit/);
+        expect(calls.create).toBe(1);
+      },
+    },
   ];
 
   it.each(cases)("$name", async ({ script, outcome, expect: check }) => {
@@ -334,6 +371,48 @@ describe("runPublication", () => {
     expect(announced.filter((a) => a.value.publication_id === id).map((a) => a.value)).toEqual([{ publication_id: id, tenant_id: TENANT, kind: "needs_reconnect", status: "SCHEDULED" }]);
     expect(calls.create).toBe(1);
     expect(h.sleeps).toEqual([]);
+  });
+
+  it("an upload refused for its token waits for a reconnect, then the bytes go again with the new token; a retriable one is sent again", async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), "run-publication-upload-"));
+    try {
+      const uploadId = randomUUID();
+      await mkdir(path.join(dataDir, "uploads", TENANT), { recursive: true });
+      await writeFile(path.join(dataDir, "uploads", TENANT, `${uploadId}.mp4`), Buffer.alloc(64));
+      await recordUpload(redis(), { upload_id: uploadId, tenant_id: TENANT, size: 64, mime: "video/mp4", file: `${TENANT}/${uploadId}.mp4`, created_at: new Date().toISOString() }, 1e9);
+      const uri = `https://rupload.test/ig-api-upload/v21.0/${CONTAINER}`;
+      const { graph, calls } = scriptedGraph({ create: [{ ...created(), uri }], read: [status("FINISHED")], publish: [{ id: POST }] });
+      const uploads: (GraphUploadError | undefined)[] = [
+        new GraphUploadError("Invalid OAuth access token.", "OAuthException", false, 401),
+        new GraphUploadError("Service temporarily unavailable", "ServiceUnavailableError", true, 503),
+        undefined,
+      ];
+      const tokens: string[] = [];
+      graph.uploadVideo = async (account, to, video) => {
+        tokens.push(account.accessToken);
+        expect([to, video.size]).toEqual([uri, 64]);
+        const next = uploads.shift();
+        if (next) throw next;
+      };
+      const h = harness(graph, { dataDir });
+      const id = await newPublication(h, { account_id: UPLOADER.accountId, upload_id: uploadId });
+
+      expect(await runPublication(h.deps, id, control())).toBe("deferred");
+      expect(await read(id)).toMatchObject({ status: "SCHEDULED", scheduled_reason: "needs_reconnect", container_id: CONTAINER });
+      const account = await connected().find(TENANT, UPLOADER.accountId);
+      expect(account).toMatchObject({ status: "needs_reconnect", error: { classification: "reconnect-account", message: "The upload failed: OAuthException: Invalid OAuth access token." } });
+
+      await connected().connect({ tenantId: TENANT, accountId: UPLOADER.accountId, accessToken: "TOKEN-uploader-new" });
+      await releaseWaitingPublications(redis(), UPLOADER.accountId, h.clock.now);
+      expect(await runPublication(h.deps, id, control())).toBe("published");
+      const p = await read(id);
+      expect(p).toMatchObject({ status: "PUBLISHED", container_id: CONTAINER, post_id: POST });
+      expect(tokens).toEqual(["TOKEN-uploader", "TOKEN-uploader-new", "TOKEN-uploader-new"]);
+      expect(calls.create).toBe(1); // the container made before the refusal takes the bytes
+      expect(stepNames(p).filter((s) => s === "retrying")).toHaveLength(1);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 
   it("a rate limit makes the publication wait with a jittered, doubling backoff (or Graph's estimate), then it goes on", async () => {
@@ -367,11 +446,80 @@ describe("runPublication", () => {
     expect(h.sleeps.filter((ms) => ms >= 10_000)).toEqual([]); // waited on the schedule, not in the worker
   });
 
-  it("TIMED_OUT, then resume polls again with a fresh budget and publishes", async () => {
+  it("a slow container is watched once per watch interval, with no worker held, and published once it settles", async () => {
+    const { graph, calls } = scriptedGraph({ create: [created()], read: [...times(5, status("IN_PROGRESS")), status("IN_PROGRESS"), status("FINISHED")], publish: [{ id: POST }] });
+    const h = harness(graph, { watchIntervalMs: 60_000 });
+    const id = await newPublication(h);
+    expect(await runPublication(h.deps, id, control())).toBe("deferred");
+    const lastPoll = h.clock.now;
+    // Held by the scheduler for the next read, not by a worker: no sleep of the interval, no active run.
+    expect(await redis().zscore(publicationKeys.scheduled, id)).toBe(String(lastPoll + 60_000));
+    expect(await redis().hget(publicationKeys.state(id), "active_run")).toBe("");
+    expect(h.sleeps.filter((ms) => ms >= 60_000)).toEqual([]);
+    let p = await read(id);
+    expect(p.status).toBe("PROCESSING");
+    expect(p.steps.at(-1)?.detail).toMatch(/^Still IN_PROGRESS after 5 polls 50 ms apart; reading it once every 60 s until it settles or its 24 h life ends at /);
+
+    // A message that comes early (a repeat) reads nothing and defers to the same time.
+    h.clock.now += 30_000;
+    expect(await runPublication(h.deps, id, control())).toBe("deferred");
+    expect(calls.read).toBe(5);
+    expect(await redis().zscore(publicationKeys.scheduled, id)).toBe(String(lastPoll + 60_000));
+
+    h.clock.now = lastPoll + 60_000;
+    expect(await runPublication(h.deps, id, control())).toBe("deferred");
+    expect(calls.read).toBe(6);
+    h.clock.now += 60_000;
+    expect(await runPublication(h.deps, id, control())).toBe("published");
+    p = await read(id);
+    expect(p.status).toBe("PUBLISHED");
+    const times_ = p.polls.map((x) => Date.parse(x.at));
+    expect(times_.slice(5).map((t, i) => t - times_[4 + i])).toEqual([60_000, 60_000]);
+    expect(stepNames(p)).toEqual(["queued", "creating", "created", "watching", "publishing", "published"]);
+    expect(calls).toMatchObject({ create: 1, read: 7, publish: 1 });
+  });
+
+  it("TIMED_OUT only when the container never settled in its 24 h life", async () => {
+    const { graph, calls } = scriptedGraph({ create: [created()], read: times(6, status("IN_PROGRESS")) });
+    const h = harness(graph, { watchIntervalMs: 60_000 });
+    const id = await newPublication(h);
+    expect(await runPublication(h.deps, id, control())).toBe("deferred");
+    const createdAt = Date.parse((await read(id)).steps.find((s) => s.step === "created")!.at);
+    h.clock.now = createdAt + 24 * 3600_000 - 30_000;
+    expect(await runPublication(h.deps, id, control())).toBe("deferred");
+    // Its next read would come after the container's end: the scheduler brings it back at the end instead.
+    expect(await redis().zscore(publicationKeys.scheduled, id)).toBe(String(createdAt + 24 * 3600_000));
+    h.clock.now = createdAt + 24 * 3600_000;
+    expect(await runPublication(h.deps, id, control())).toBe("timed-out");
+    const p = await read(id);
+    expect(p.status).toBe("TIMED_OUT");
+    expect(p.steps.at(-1)?.detail).toMatch(/still not FINISHED when its 24 h life ended/);
+    expect(calls).toMatchObject({ read: 6, publish: 0 });
+    // Resuming it would only read an expired container.
+    await expect(resumePublication({ redis: redis(), producer: fakeProducer, now: () => h.clock.now }, TENANT, id)).rejects.toMatchObject({ code: "conflict" });
+    expect(await runPublication(h.deps, id, control())).toBe("skipped");
+  });
+
+  it("Graph failing on every read while the container is watched: read again a watch interval later, not TIMED_OUT", async () => {
+    const flaky = () => new GraphTransportError("GET /179 failed: ECONNRESET", null, true);
+    const { graph, calls } = scriptedGraph({ create: [created()], read: [status("IN_PROGRESS"), ...times(4, flaky()), status("FINISHED")], publish: [{ id: POST }] });
+    const h = harness(graph, { watchIntervalMs: 60_000 });
+    const id = await newPublication(h);
+    expect(await runPublication(h.deps, id, control())).toBe("deferred");
+    const p = await read(id);
+    expect(p.status).toBe("PROCESSING");
+    expect(p.steps.at(-1)).toMatchObject({ step: "read_failed", detail: expect.stringMatching(/^Graph kept failing while the container was read \(GET \/179 failed: ECONNRESET\); reading it again at /) });
+    h.clock.now += 60_000;
+    expect(await runPublication(h.deps, id, control())).toBe("published");
+    expect(calls.read).toBe(6);
+  });
+
+  it("a TIMED_OUT publication whose container lives (recorded by an earlier version) is resumed with a fresh budget and published", async () => {
     const { graph, calls } = scriptedGraph({ create: [created()], read: [...times(5, status("IN_PROGRESS")), status("IN_PROGRESS"), status("FINISHED")], publish: [{ id: POST }] });
     const h = harness(graph);
     const id = await newPublication(h);
-    expect(await runPublication(h.deps, id, control())).toBe("timed-out");
+    expect(await runPublication(h.deps, id, control())).toBe("deferred");
+    await appendEvent(redis(), id, { status: "TIMED_OUT", body: { kind: "step", step: { at: new Date(h.clock.now).toISOString(), step: "timed_out", detail: "as an earlier version did" } }, fields: { active_run: "" } });
     expect(await runPublication(h.deps, id, control())).toBe("skipped"); // a repeat message does not poll on its own
 
     sentMessages.length = 0;
@@ -382,22 +530,13 @@ describe("runPublication", () => {
     expect(JSON.parse(sentMessages[0].value)).toEqual({ publication_id: id, tenant_id: TENANT, account_id: ACCOUNT.accountId });
     await expect(resumePublication({ redis: redis(), producer: fakeProducer, now: () => h.clock.now }, TENANT, id)).rejects.toMatchObject({ code: "conflict" });
 
+    // The resume's fresh round reads at once, at the poll interval, not a watch interval later.
     expect(await runPublication(h.deps, id, control())).toBe("published");
     const p = await read(id);
     expect(p.status).toBe("PUBLISHED");
     expect(p.polls.map((x) => x.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7]);
-    expect(stepNames(p)).toEqual(["queued", "creating", "created", "timed_out", "resumed", "publishing", "published"]);
+    expect(stepNames(p)).toEqual(["queued", "creating", "created", "watching", "timed_out", "resumed", "publishing", "published"]);
     expect(calls).toMatchObject({ create: 1, publish: 1 });
-  });
-
-  it("does not resume once the container has expired", async () => {
-    const { graph } = scriptedGraph({ create: [created()], read: times(5, status("IN_PROGRESS")) });
-    const h = harness(graph);
-    const id = await newPublication(h);
-    expect(await runPublication(h.deps, id, control())).toBe("timed-out");
-    const tomorrow = h.clock.now + 24 * 3600_000 + 1;
-    await expect(resumePublication({ redis: redis(), producer: fakeProducer, now: () => tomorrow }, TENANT, id)).rejects.toMatchObject({ code: "conflict" });
-    expect((await read(id)).status).toBe("TIMED_OUT");
   });
 
   it("a worker stopped right after Graph published: the redelivery finds the post and does not publish again", async () => {

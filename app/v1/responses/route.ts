@@ -1,4 +1,4 @@
-import { otherMethods, readJsonBody, withTenant } from "@/lib/http";
+import { otherMethods, readJsonBody, withTenant } from "@/lib/web/http";
 import { respondToCreate } from "@/lib/responses/create-response";
 import { openAIErrorResponse } from "@/lib/responses/errors";
 import { responseRequestSchema } from "@/lib/responses/request";

@@ -148,7 +148,8 @@ const visibleTokens = new Map<number, boolean>();
 const visible = (token: number) => {
   if (token === END) return false;
   let seen = visibleTokens.get(token);
-  if (seen === undefined) visibleTokens.set(token, (seen = decodeTokens([token]).trim().length > 0));
+  // A piece of a character (it decodes to U+FFFD alone) is not visible: text must not start with half a character.
+  if (seen === undefined) visibleTokens.set(token, (seen = /^[^\s\uFFFD]/.test(decodeTokens([token]).trim())));
   return seen;
 };
 

@@ -2,8 +2,8 @@ import { stat } from "node:fs/promises";
 import { readUpload, uploadPath } from "../../uploads/upload-store";
 import { cacheQuota } from "../../accounts/account-quota";
 import type { PublishingLimit } from "../graph-client";
-import { GraphError, GraphTransportError } from "../graph-error";
-import { errorOf, noContainerIdError, preflightError, uploadMissingError } from "../publication-error";
+import { isGraphFailure } from "../graph-error";
+import { noContainerIdError, preflightError, uploadMissingError } from "../publication-error";
 import { withRetries } from "./graph-retry";
 import type { PublicationRun } from "./publication-run";
 import { failWith, next, waitFor, type StepResult } from "./step-result";
@@ -43,7 +43,7 @@ export async function checkQuota(run: PublicationRun): Promise<StepResult> {
     limit = await run.deps.graph.readPublishingLimit(run.account, run.signal);
   } catch (error) {
     if (run.signal.aborted) throw run.signal.reason ?? error;
-    if ((error instanceof GraphError || error instanceof GraphTransportError) && waitsInstead(error)) return waitOrFail(error);
+    if (isGraphFailure(error) && waitsInstead(error)) return waitOrFail(error);
     // Advisory: Graph enforces the limit at publish anyway (9 / 2207042), and that waits too.
     return next("create");
   }
@@ -64,18 +64,25 @@ export async function createContainer(run: PublicationRun): Promise<StepResult> 
   if (upload && !answer.uri) return failWith(noContainerIdError(answer, "uri"));
   run.containerId = answer.id;
   run.uploadUri = answer.uri ?? "";
+  // Its 24 h life counts from now (publish-steps.ts watches it no longer).
+  run.record.container_created_at = run.iso();
   const detail = upload ? `Container ${answer.id} created for a resumable upload.` : `Container ${answer.id} created; Graph is processing the video.`;
-  const fields = { container_id: answer.id, container_created_at: run.iso(), ...(upload ? { upload_uri: run.uploadUri } : {}) };
+  const fields = { container_id: answer.id, container_created_at: run.record.container_created_at, ...(upload ? { upload_uri: run.uploadUri } : {}) };
   await run.step("PROCESSING", "created", detail, fields, { container_id: answer.id });
   return next(upload ? "upload" : "poll");
 }
 
-/** Graph's resumable upload: the bytes to the container's uri; then Graph processes them as a fetched video. */
+/**
+ * Graph's resumable upload: the bytes to the container's uri; then Graph processes them as a
+ * fetched video. A failure goes through the same decisions as any Graph call: a refused token
+ * waits for a reconnect (the bytes are sent again after it), a rate limit waits, `retriable`
+ * is retried, anything else fails.
+ */
 export async function sendUpload(run: PublicationRun): Promise<StepResult> {
   const upload = run.upload!;
   await run.step("PROCESSING", "uploading", `Uploading ${upload.size} bytes to the container's upload address.`);
   const attempt = await withRetries(run, "Uploading the video", () => run.deps.graph.uploadVideo(run.account, run.uploadUri, upload, run.signal));
-  if (!attempt.ok) return failWith(errorOf(attempt.error));
+  if (!attempt.ok) return waitOrFail(attempt.error);
   await run.step("PROCESSING", "uploaded", "Upload complete; Graph is processing the video.", { upload_done: "1" });
   return next("poll");
 }

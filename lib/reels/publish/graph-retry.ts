@@ -1,4 +1,4 @@
-import { GraphError, GraphTransportError, isTransientGraphFailure } from "../graph-error";
+import { isGraphFailure, isTransientGraphFailure, type GraphFailure } from "../graph-error";
 import { describeFailure } from "../publication-error";
 import type { PublicationRun } from "./publication-run";
 import { waitsInstead } from "./waits";
@@ -19,7 +19,7 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY: RetryPolicy = { retries: 5, baseMs: 1000, maxMs: 30_000 };
 
-export type GraphFailure = GraphError | GraphTransportError;
+export type { GraphFailure };
 export type Attempt<T> = { ok: true; value: T } | { ok: false; error: GraphFailure };
 
 /** Doubling from baseMs with each failure, up to maxMs. */
@@ -30,7 +30,7 @@ export function backoff(policy: Pick<RetryPolicy, "baseMs" | "maxMs">, failures:
 /** A Graph failure, or rethrown: an abort (the lease is gone or the worker stops) or a bug. */
 export function graphFailureOf(run: PublicationRun, error: unknown): GraphFailure {
   if (run.signal.aborted) throw run.signal.reason ?? error;
-  if (!(error instanceof GraphError || error instanceof GraphTransportError)) throw error;
+  if (!isGraphFailure(error)) throw error;
   return error;
 }
 

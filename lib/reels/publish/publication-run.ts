@@ -21,8 +21,11 @@ export interface PublicationDeps {
   connected: ConnectedAccounts;
   log: Log;
   workerId: string;
+  /** The first round of status reads: every pollIntervalMs, pollAttempts times (REEL_POLL_INTERVAL_MS × REEL_POLL_ATTEMPTS: 5 s × 30). */
   pollIntervalMs: number;
   pollAttempts: number;
+  /** After that round, a container still IN_PROGRESS is read once per this (REEL_WATCH_INTERVAL_MS, Meta's advice: a minute) until it settles or expires. */
+  watchIntervalMs?: number;
   retry?: Partial<RetryPolicy>;
   /** Backoff after Graph's rate-limit signals: jittered, doubling from baseMs up to maxMs, or longer if Graph says so. */
   rateLimit?: Partial<Omit<RetryPolicy, "retries">>;
@@ -36,6 +39,9 @@ export interface PublicationDeps {
   /** Checks the video before a container is created (against the real Graph API; see preflight-video.ts). */
   preflight?: (source: PreflightSource, signal: AbortSignal) => Promise<PreflightResult>;
 }
+
+/** Meta advises reading a container's status about once a minute. */
+export const DEFAULT_WATCH_INTERVAL_MS = 60_000;
 
 /**
  * `deferred`, `timed-out`: waiting for a time or a client; `skipped`: nothing to do (already settled
@@ -54,6 +60,7 @@ export class RecordClosed extends Error {}
  */
 export class PublicationRun {
   readonly retry: RetryPolicy;
+  readonly watchIntervalMs: number;
   record!: PublicationRecord;
   status: PublicationStatus = "QUEUED";
   account!: GraphAccount;
@@ -61,6 +68,8 @@ export class PublicationRun {
   tokenVersion = 0;
   containerId = "";
   pollCount = 0;
+  /** While a slow container is watched: no status read before this (ms); 0 before the watch begins. */
+  watchAt = 0;
   /** A worker ran it before this one and stopped (its active_run was left set). */
   interrupted = false;
   /** The uploaded file of an upload_id publication, once found, and the container's address for its bytes. */
@@ -76,6 +85,12 @@ export class PublicationRun {
     readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>,
   ) {
     this.retry = { ...DEFAULT_RETRY, ...deps.retry };
+    this.watchIntervalMs = deps.watchIntervalMs ?? DEFAULT_WATCH_INTERVAL_MS;
+  }
+
+  /** Whether the round's first polls are used up: from here on the container is watched. */
+  get watching(): boolean {
+    return this.pollCount - this.record.poll_round_start >= this.deps.pollAttempts;
   }
 
   iso(): string {
@@ -98,7 +113,7 @@ export class PublicationRun {
     let link = permalink ?? null;
     if (postId && permalink === undefined) {
       try {
-        link = (await this.deps.graph.readMedia(postId, this.account.accessToken, "id,permalink", this.signal)).permalink ?? null;
+        link = (await this.deps.graph.readMedia(this.account, postId, "id,permalink", this.signal)).permalink ?? null;
       } catch (error) {
         // Only the link is missing: the post is out either way.
         if (this.signal.aborted) throw this.signal.reason ?? error;

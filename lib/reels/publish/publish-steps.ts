@@ -1,26 +1,49 @@
 import type { ContainerStatus } from "../graph-client";
 import { GraphError, isTransientGraphFailure } from "../graph-error";
-import { containerError, describeFailure, errorOf, expiredError } from "../publication-error";
-import { publicationKeys } from "../publication-record";
+import { containerError, describeFailure, expiredError } from "../publication-error";
+import { CONTAINER_LIFETIME_MS, publicationKeys } from "../publication-record";
 import { backoff, graphFailureOf, withRetries, type Attempt } from "./graph-retry";
 import type { PublicationRun } from "./publication-run";
 import { alreadyPublished } from "./recover-post";
-import { done, failWith, next, type StepResult } from "./step-result";
+import { done, failWith, next, waitFor, type StepResult } from "./step-result";
 import { waitOrFail, waitsInstead } from "./waits";
 
 /**
- * Poll until FINISHED, then publish. After a crash in PUBLISHING (or a failed publish) the
- * container is read before anything else (`check`): PUBLISHED means the earlier publish went through.
+ * Poll until FINISHED, then publish. The round's first polls come pollIntervalMs apart
+ * (REEL_POLL_INTERVAL_MS × REEL_POLL_ATTEMPTS: 5 s × 30); a container still IN_PROGRESS after them
+ * is watched: read once per watchIntervalMs (REEL_WATCH_INTERVAL_MS, a minute, as Meta advises),
+ * no worker held between reads, until it settles or its 24 h life ends (only then TIMED_OUT).
+ * After a crash in PUBLISHING (or a failed publish) the container is read before anything else
+ * (`check`): PUBLISHED means the earlier publish went through.
  */
 
-/** Waits a poll interval, then reads the container; out of attempts, the run ends TIMED_OUT, never with a blind publish. */
+/** Waits a poll interval, then reads the container; past the round's first polls, the container is watched instead. */
 export async function pollAfterInterval(run: PublicationRun): Promise<StepResult> {
-  const { pollAttempts, pollIntervalMs } = run.deps;
-  if (run.pollCount - run.record.poll_round_start >= pollAttempts) {
-    return done(await run.timedOut(`The container was not FINISHED after ${pollAttempts} polls, ${pollIntervalMs} ms apart; it was not published.`, null));
-  }
-  await run.sleep(pollIntervalMs, run.signal);
+  if (run.watching) return next("watch");
+  await run.sleep(run.deps.pollIntervalMs, run.signal);
   return checkContainer(run);
+}
+
+/**
+ * A slow container: read it when its watch interval has passed, otherwise let the scheduler bring
+ * the publication back then. A container that never settled in its life ends TIMED_OUT, never
+ * with a blind publish.
+ */
+export async function watchContainer(run: PublicationRun): Promise<StepResult> {
+  const now = run.now();
+  const expiresAt = containerExpiresAt(run);
+  if (now >= expiresAt) {
+    const detail = `The container was still not FINISHED when its 24 h life ended (${new Date(expiresAt).toISOString()}), after ${run.pollCount} status reads; it was not published.`;
+    return done(await run.timedOut(detail, null));
+  }
+  if (run.watchAt > now) return waitFor({ reason: "watch", at: run.watchAt });
+  return checkContainer(run);
+}
+
+/** Graph expires a container 24 h after its creation; an unknown creation time never ends the watch by itself. */
+function containerExpiresAt(run: PublicationRun): number {
+  const createdAt = Date.parse(run.record.container_created_at);
+  return Number.isNaN(createdAt) ? Number.POSITIVE_INFINITY : createdAt + CONTAINER_LIFETIME_MS;
 }
 
 /** One status read, recorded as a poll attempt, and what it means for the flow. */
@@ -28,7 +51,14 @@ export async function checkContainer(run: PublicationRun): Promise<StepResult> {
   const attempt = await readContainer(run);
   if (!attempt.ok) {
     if (!isTransientGraphFailure(attempt.error) || waitsInstead(attempt.error)) return waitOrFail(attempt.error);
-    return done(await run.timedOut(`Graph kept failing while the container was read (${describeFailure(attempt.error)}); resume to poll again.`, errorOf(attempt.error)));
+    // Graph kept failing: the container may still settle; read it again a watch interval from now.
+    // PROCESSING (also after a crash in PUBLISHING): every way on reads the container before any publish.
+    const at = Math.min(run.now() + run.watchIntervalMs, containerExpiresAt(run));
+    run.watchAt = at;
+    await run.step("PROCESSING", "read_failed", `Graph kept failing while the container was read (${describeFailure(attempt.error)}); reading it again at ${new Date(at).toISOString()}.`, {
+      watch_at: new Date(at).toISOString(),
+    });
+    return waitFor({ reason: "watch", at });
   }
   const read = attempt.value;
   switch (read.statusCode) {
@@ -42,20 +72,34 @@ export async function checkContainer(run: PublicationRun): Promise<StepResult> {
       return failWith(expiredError(read.fbtraceId));
     default:
       run.status = "PROCESSING";
+      if (run.pollCount - run.record.poll_round_start === run.deps.pollAttempts) {
+        const { pollAttempts, pollIntervalMs } = run.deps;
+        const expiresAt = containerExpiresAt(run);
+        const until = Number.isFinite(expiresAt) ? ` or its 24 h life ends at ${new Date(expiresAt).toISOString()}` : "";
+        await run.step("PROCESSING", "watching", `Still ${read.statusCode ?? "not FINISHED"} after ${pollAttempts} polls ${pollIntervalMs} ms apart; reading it once every ${Math.round(run.watchIntervalMs / 1000)} s until it settles${until}.`);
+      }
       return next("poll");
   }
 }
 
+/** A status read through withRetries, written as a poll; past the round's first polls it also says when the next read may come (watch_at). */
 async function readContainer(run: PublicationRun): Promise<Attempt<ContainerStatus>> {
-  const attempt = await withRetries(run, "Reading the container's status", () => run.deps.graph.readContainer(run.containerId, run.account.accessToken, run.signal));
+  const attempt = await withRetries(run, "Reading the container's status", () => run.deps.graph.readContainer(run.account, run.containerId, run.signal));
   if (!attempt.ok) return attempt;
   const read = attempt.value;
   run.pollCount++;
   const statusCode = read.statusCode ?? "";
+  const at = run.now();
+  const fields: Record<string, string> = { poll_count: String(run.pollCount), last_status_code: statusCode };
+  if (run.watching) {
+    // No read after the container's end: the run that comes then ends it TIMED_OUT.
+    run.watchAt = Math.min(at + run.watchIntervalMs, containerExpiresAt(run));
+    fields.watch_at = new Date(run.watchAt).toISOString();
+  }
   await run.write(
-    { kind: "poll", poll: { attempt: run.pollCount, at: run.iso(), status_code: read.statusCode, status: read.status } },
+    { kind: "poll", poll: { attempt: run.pollCount, at: new Date(at).toISOString(), status_code: read.statusCode, status: read.status } },
     run.status,
-    { poll_count: String(run.pollCount), last_status_code: statusCode },
+    fields,
     { last_status_code: statusCode },
   );
   return attempt;

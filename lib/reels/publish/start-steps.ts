@@ -11,11 +11,16 @@ import { waitOrFail, waitsInstead } from "./waits";
 
 /** The steps before any container: read the record, find the account's token, take the publication up. */
 
-/** A scheduled publication whose time has not come: the scheduler enqueues it again at publish_at; no slot is held meanwhile. */
+/**
+ * A scheduled publication whose time has not come, or a watched container whose next read has
+ * not: the scheduler enqueues it again then; no slot is held meanwhile (a message that arrives
+ * early, e.g. a repeat, never reads a watched container sooner than its watch interval).
+ */
 export async function deferIfNotDue(redis: Redis, id: string, record: PublicationRecord, now: number): Promise<"deferred" | undefined> {
-  if (record.status !== "SCHEDULED" || !(Date.parse(record.publish_at) > now)) return undefined;
+  const due = record.status === "SCHEDULED" ? Date.parse(record.publish_at) : record.status === "PROCESSING" ? Date.parse(record.watch_at) : Number.NaN;
+  if (!(due > now)) return undefined;
   // LT: a read older than a reschedule may only make the wake-up earlier (the run defers again then), never later.
-  await redis.zadd(publicationKeys.scheduled, "LT", Date.parse(record.publish_at), id);
+  await redis.zadd(publicationKeys.scheduled, "LT", due, id);
   return "deferred";
 }
 
@@ -29,6 +34,7 @@ export async function load(run: PublicationRun): Promise<StepResult> {
   run.status = record.status;
   run.containerId = record.container_id;
   run.pollCount = record.poll_count;
+  run.watchAt = Date.parse(record.watch_at) || 0;
   if (record.submitting) await run.makeVisible();
   run.interrupted = !!record.active_run;
   await redis.hset(publicationKeys.state(run.id), "active_run", run.deps.workerId);
@@ -77,7 +83,7 @@ export async function start(run: PublicationRun): Promise<StepResult> {
  */
 export async function checkEarlierContainer(run: PublicationRun): Promise<StepResult> {
   const containerId = run.record.retry_of_container;
-  const attempt = await withRetries(run, "Reading the earlier container", () => run.deps.graph.readContainer(containerId, run.account.accessToken, run.signal));
+  const attempt = await withRetries(run, "Reading the earlier container", () => run.deps.graph.readContainer(run.account, containerId, run.signal));
   if (!attempt.ok) {
     if (waitsInstead(attempt.error)) return waitOrFail(attempt.error);
     if (!isTransientGraphFailure(attempt.error)) return next("video");

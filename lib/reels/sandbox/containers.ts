@@ -6,6 +6,7 @@ import { FINISHED_STATUS, IN_PROGRESS_STATUS, newAttemptOwner, resumeIfStale, st
 import { sweepVideoFilesNowAndThen } from "./resume-processing";
 import { containerUploadUri } from "./upload-container";
 import { insertContainer, newGraphId, visibleStatusCode, type ContainerRecord } from "./store";
+import { processingMsOf } from "./sandbox-accounts";
 import { CAPTION_LIMITS, countCaption } from "../status";
 
 /** `POST /{ig-user-id}/media` and `GET /{container-id}` for reels. */
@@ -87,11 +88,12 @@ export const createContainerParams = z.object({
 });
 
 export async function createContainer(call: GraphCall, accountId: string): Promise<Response> {
-  authorize(call, accountId);
+  authorize(call, accountId, accountId);
   const input = parseParams(createContainerParams, call.params);
   const { deps } = call;
   const now = deps.now();
   const resumable = input.upload_type === "resumable";
+  const processingMs = await processingMsOf(deps, accountId);
   // A resumable container waits, unowned, for its bytes at the upload endpoint; then processing starts.
   const owner = resumable ? "" : newAttemptOwner();
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -118,6 +120,7 @@ export async function createContainer(call: GraphCall, accountId: string): Promi
         heartbeat_at: now,
         processing_started_at: now,
         attempts: 1,
+        processing_ms: processingMs,
       },
       limitsOf(deps).containersPer24h,
     );
@@ -143,7 +146,7 @@ const STATUS_TEXT: Record<string, string> = {
 
 /** Reads a container as Graph shows it; a read also revives processing that a dead process left behind. */
 export async function readContainer(call: GraphCall, stored: ContainerRecord): Promise<Response> {
-  authorize(call, stored.account_id);
+  authorize(call, stored.account_id, stored.id);
   const fields = requestedFields(call, CONTAINER_FIELDS, "ShadowIGMediaBuilder");
   const { container } = await resumeIfStale(call.deps, stored);
   const statusCode = visibleStatusCode(container, call.deps.now());

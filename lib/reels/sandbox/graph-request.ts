@@ -63,10 +63,14 @@ export function accessTokenOf(call: Pick<GraphCall, "params" | "request">): stri
   return call.params.access_token || fromHeader || undefined;
 }
 
-/** That the caller's token belongs to `ownerAccountId` (the router resolved it first); Graph's 190 otherwise. */
-export function authorize(call: GraphCall, ownerAccountId: string): void {
+/**
+ * That the caller's token may see `objectId`, which `ownerAccountId` owns (the router resolved the
+ * token first). Another account's object is, to this token, an object that does not exist: Graph
+ * answers 100/33 (GraphMethodException), not a token error — the token itself is fine.
+ */
+export function authorize(call: GraphCall, ownerAccountId: string, objectId: string): void {
   if (!call.caller) throw missingToken();
-  if (call.caller !== ownerAccountId) throw tokenOfAnotherAccount();
+  if (call.caller !== ownerAccountId) throw unsupportedRequest(call.method, objectId);
 }
 
 /** A token must be valid before anything else is said about the request, as in Graph: the caller's account id. */
@@ -75,7 +79,7 @@ export async function requireValidToken(call: GraphCall): Promise<string> {
   if (!token) throw missingToken();
   const resolved = await resolveToken(call.deps, token);
   if (!resolved) throw invalidToken();
-  if (resolved.state !== "valid") throw deadTokenError(resolved.state, call.deps.now());
+  if (resolved.state !== "valid") throw deadTokenError(resolved.state, call.deps.now(), resolved.expiredAt);
   call.caller = resolved.accountId;
   return resolved.accountId;
 }
@@ -122,7 +126,8 @@ export function graphJson(body: unknown, status = 200, headers: Record<string, s
 
 export function graphErrorResponse(error: GraphError): Response {
   const headers: Record<string, string> = { "x-fb-trace-id": error.fbtraceId };
-  if (error.code === 190) headers["www-authenticate"] = `OAuth "Facebook Platform" "invalid_token" "${error.message.replace(/"/g, "'")}"`;
+  const challenge = error.code === 190 ? "invalid_token" : error.code === 104 ? "invalid_request" : undefined;
+  if (challenge) headers["www-authenticate"] = `OAuth "Facebook Platform" "${challenge}" "${error.message.replace(/"/g, "'")}"`;
   return graphJson(error.toBody(), error.status, headers);
 }
 
@@ -130,31 +135,26 @@ export function invalidParameter(message: string): GraphError {
   return new GraphError({ code: 100, message: `(#100) ${message}` });
 }
 
+/** A call without a token: Graph's 104, not 190 (there is no token to be invalid). */
 export function missingToken(): GraphError {
-  return new GraphError({ code: 190, message: "An access token is required to request this resource." });
+  return new GraphError({ code: 104, message: "An access token is required to request this resource." });
 }
 
 export function invalidToken(): GraphError {
   return new GraphError({ code: 190, message: "Invalid OAuth access token - Cannot parse access token" });
 }
 
-export function tokenOfAnotherAccount(): GraphError {
-  return new GraphError({
-    code: 190,
-    message: "Error validating access token: the token does not belong to the Instagram account that owns this object.",
-    userTitle: "Wrong account",
-    userMessage: "Use the access token of the account that owns this object.",
-  });
-}
-
+/** An id the token cannot see: unknown, another account's, or not supporting the call. Instagram-login hosts call the type IGApiException. */
 export function unsupportedRequest(method: string, id: string): GraphError {
   return new GraphError({
     code: 100,
     subcode: 33,
+    type: "GraphMethodException",
     message: `Unsupported ${method.toLowerCase()} request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation. Please read the Graph API documentation at https://developers.facebook.com/docs/graph-api`,
   });
 }
 
+/** An edge the node does not have, named as Meta names it: `/{id}/{edge}`. */
 export function unknownPath(path: string): GraphError {
   return new GraphError({ code: 2500, message: `Unknown path components: ${path}` });
 }

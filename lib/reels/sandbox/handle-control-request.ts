@@ -5,7 +5,9 @@ import { readBody } from "../../web/http";
 import { fromThisMachine, OWN_FETCHER_HEADER } from "../../net/this-machine";
 import { PEER_HEADER } from "../../web/request-guard";
 import type { SandboxDeps } from "./deps";
-import { createSandboxAccount, FAULT_KINDS, findSandboxAccount, queueFault, setPublishLimit, setTokenState, TOKEN_STATES } from "./sandbox-accounts";
+import { createSandboxAccount, FAULT_KINDS, findSandboxAccount, queueFault, setProcessingMs, setPublishLimit, setTokenState, TOKEN_STATES } from "./sandbox-accounts";
+import { setContainerProcessingMs } from "./store";
+import { setUsage } from "./usage-headers";
 
 /**
  * The sandbox's control surface, `/graph/_sandbox/...`: not Meta's interface but the way tests,
@@ -14,6 +16,10 @@ import { createSandboxAccount, FAULT_KINDS, findSandboxAccount, queueFault, setP
  *   POST /_sandbox/accounts/{id}/token            {state}                      → the token expires, is revoked, or a new one
  *   POST /_sandbox/accounts/{id}/faults           {on, code, error_subcode?, count} → the next `count` calls fail so
  *   PUT  /_sandbox/accounts/{id}/quota            {quota_total}                → the account's 24 h publishing limit
+ *   PUT  /_sandbox/accounts/{id}/usage            {call_count?, total_cputime?, total_time?, estimated_time_to_regain_access?, app?}
+ *                                                 → the usage headers' figures (at 100 %, or with a time to regain access, calls are refused); {} clears
+ *   PUT  /_sandbox/accounts/{id}/processing       {processing_ms}              → how long the account's new containers take to process (null: SANDBOX_PROCESSING_MS)
+ *   PUT  /_sandbox/containers/{id}/processing     {processing_ms}              → the same for one container, even while it processes
  * Only from this machine (not through a proxy), or with `Authorization: Bearer $SANDBOX_ADMIN_TOKEN`;
  * never from the sandbox's own fetcher.
  * Errors are Dispatch's problem+json: nothing here pretends to be Graph.
@@ -32,6 +38,16 @@ const faultBody = z.strictObject({
   count: z.number({ error: "Count is how many calls fail, from 1 to 1000" }).int().min(1).max(1000),
 });
 const quotaBody = z.strictObject({ quota_total: z.number({ error: "Quota total is a whole number from 0 to 10000" }).int().min(0).max(10_000) });
+const percent = (name: string) => z.number({ error: `${name} is a share in percent, from 0 to 1000` }).min(0).max(1000).optional();
+const usageFigures = { call_count: percent("Call count"), total_cputime: percent("Total CPU time"), total_time: percent("Total time") };
+const usageBody = z.strictObject({
+  ...usageFigures,
+  estimated_time_to_regain_access: z.number({ error: "Estimated time to regain access is whole minutes, from 0 to 1440" }).int().min(0).max(1440).optional(),
+  app: z.strictObject(usageFigures).optional(),
+});
+const processingBody = z.strictObject({
+  processing_ms: z.number({ error: "Processing ms is a whole number of milliseconds, from 0 to 86400000, or null" }).int().min(0).max(86_400_000).nullable(),
+});
 
 export async function handleControlRequest(request: Request, deps: SandboxDeps, path: string[]): Promise<Response> {
   try {
@@ -40,6 +56,12 @@ export async function handleControlRequest(request: Request, deps: SandboxDeps, 
     }
     const method = request.method.toUpperCase();
     const [collection, accountId, action, ...extra] = path;
+    if (collection === "containers" && accountId !== undefined && action === "processing" && extra.length === 0) {
+      allow(method, "PUT");
+      const { processing_ms } = await readJson(request, processingBody);
+      if (!(await setContainerProcessingMs(deps.redis, accountId, processing_ms))) throw new ApiError("not-found", `The sandbox has no container ${accountId}.`);
+      return reply({ container_id: accountId, processing_ms });
+    }
     if (collection !== "accounts" || extra.length > 0) throw new ApiError("not-found", "No such control; see README's rehearsal section.");
     if (accountId === undefined) {
       allow(method, "POST");
@@ -65,6 +87,18 @@ export async function handleControlRequest(request: Request, deps: SandboxDeps, 
         const { quota_total } = await readJson(request, quotaBody);
         await setPublishLimit(deps, accountId, quota_total);
         return reply({ account_id: accountId, quota_total });
+      }
+      case "usage": {
+        allow(method, "PUT");
+        const usage = await readJson(request, usageBody);
+        await setUsage(deps, accountId, usage);
+        return reply({ account_id: accountId, ...usage });
+      }
+      case "processing": {
+        allow(method, "PUT");
+        const { processing_ms } = await readJson(request, processingBody);
+        await setProcessingMs(deps, accountId, processing_ms);
+        return reply({ account_id: accountId, processing_ms });
       }
       default:
         throw new ApiError("not-found", "No such control; see README's rehearsal section.");

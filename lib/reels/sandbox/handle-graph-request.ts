@@ -16,7 +16,7 @@ import { CONTROL_SEGMENT, handleControlRequest } from "./handle-control-request"
 import { findSandboxAccount, takeFault, type FaultKind } from "./sandbox-accounts";
 import { readContainerRecord, readMediaRecord } from "./store";
 import { receiveContainerUpload } from "./upload-container";
-import { withUsageHeaders } from "./usage-headers";
+import { throttleFor, withUsageHeaders } from "./usage-headers";
 import { isRateLimitCode } from "../graph-usage";
 
 /**
@@ -39,8 +39,14 @@ export interface GraphRouteOptions {
   origin?: string;
 }
 
-/** Versions Meta served recently; the configured GRAPH_VERSION is always accepted too. */
-export const SUPPORTED_GRAPH_VERSIONS = ["v19.0", "v20.0", "v21.0", "v22.0", "v23.0", "v24.0"] as const;
+/**
+ * Versions Meta serves, up to the newest (v25.0 at the time of writing); the configured
+ * GRAPH_VERSION is always accepted too. A call to a retired version (older than the first here)
+ * is answered as by the oldest live one, as Meta does; a version newer than the newest is an
+ * unknown path.
+ */
+export const SUPPORTED_GRAPH_VERSIONS = ["v19.0", "v20.0", "v21.0", "v22.0", "v23.0", "v24.0", "v25.0"] as const;
+const OLDEST_LIVE_MAJOR = 19;
 
 export async function handleGraphRequest(request: Request, deps: SandboxDeps, options: GraphRouteOptions = {}): Promise<Response> {
   const basePath = (options.basePath ?? "/graph").replace(/\/+$/, "");
@@ -64,7 +70,7 @@ export async function handleGraphRequest(request: Request, deps: SandboxDeps, op
     if (!readOnly && method !== "POST") throw unsupportedRequest(method, path[0] ?? first);
 
     const call: GraphCall = { deps, request, method: readOnly ? "GET" : method, params: await readGraphParams(request), baseUrl, version: first };
-    const response = await route(call, path, rest);
+    const response = await route(call, path);
     return method === "HEAD" ? new Response(null, { status: response.status, headers: response.headers }) : response;
   } catch (error) {
     if (error instanceof GraphError) return graphErrorResponse(error);
@@ -74,17 +80,25 @@ export async function handleGraphRequest(request: Request, deps: SandboxDeps, op
 }
 
 export function isSupportedVersion(version: string, configured: string): boolean {
-  return version === configured || (SUPPORTED_GRAPH_VERSIONS as readonly string[]).includes(version);
+  if (version === configured || (SUPPORTED_GRAPH_VERSIONS as readonly string[]).includes(version)) return true;
+  const major = /^v(\d{1,2})\.\d{1,2}$/.exec(version)?.[1];
+  return major !== undefined && Number(major) >= 2 && Number(major) < OLDEST_LIVE_MAJOR;
 }
 
-async function route(call: GraphCall, path: string[], rest: string): Promise<Response> {
+async function route(call: GraphCall, path: string[]): Promise<Response> {
   const [id, edge, ...extra] = path;
-  if (!id || extra.length > 0) throw unknownPath(`/${rest}`);
+  if (!id || extra.length > 0) throw unknownPath(`/${path.join("/")}`);
   const caller = await requireValidToken(call); // Graph checks the token before it says anything about the object
-  let throttled = false;
-  const response = await answerFor(call, id, edge).catch((error: unknown) => {
+  let throttled: number | undefined;
+  const answer = async () => {
+    // Usage set at its limit through the control surface: refused as Meta refuses a throttled account or app.
+    const refusal = await throttleFor(call.deps, caller);
+    if (refusal) throw refusal;
+    return answerFor(call, id, edge);
+  };
+  const response = await answer().catch((error: unknown) => {
     if (!(error instanceof GraphError)) throw error;
-    throttled = isRateLimitCode(error.code);
+    throttled = isRateLimitCode(error.code, error.subcode) ? error.code : undefined;
     return graphErrorResponse(error);
   });
   return withUsageHeaders(call.deps, response, caller, throttled);
@@ -97,7 +111,7 @@ async function answerFor(call: GraphCall, id: string, edge: string | undefined):
   if (!account) throw unsupportedRequest(call.method, id);
   const kind = FAULT_OF_EDGE[`${call.method} ${edge}`];
   if (kind) {
-    authorize(call, id);
+    authorize(call, id, id);
     const fault = await takeFault(call.deps, id, kind);
     if (fault) throw fault;
   }
@@ -112,7 +126,7 @@ async function answerFor(call: GraphCall, id: string, edge: string | undefined):
       return readPublishingLimit(call, id);
   }
   if (["media", "media_publish", "content_publishing_limit"].includes(edge)) throw unsupportedRequest(call.method, id);
-  throw unknownPath(`/${edge}`);
+  throw unknownPath(`/${id}/${edge}`);
 }
 
 /** The calls the control surface can make fail, by their names there. */
@@ -124,7 +138,7 @@ async function readNode(call: GraphCall, id: string): Promise<Response> {
   if (account) return readAccount(call, account);
   const container = await readContainerRecord(call.deps.redis, id);
   if (container) {
-    authorize(call, container.account_id);
+    authorize(call, container.account_id, container.id);
     const fault = await takeFault(call.deps, container.account_id, "status");
     if (fault) throw fault;
     return readContainer(call, container);

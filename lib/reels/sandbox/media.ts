@@ -52,14 +52,14 @@ function mediaValues(deps: SandboxDeps, baseUrl: string, media: MediaRecord): Re
 }
 
 export function readMedia(call: GraphCall, media: MediaRecord): Response {
-  authorize(call, media.account_id);
+  authorize(call, media.account_id, media.id);
   const fields = requestedFields(call, MEDIA_FIELDS, "ShadowIGMedia");
   return graphJson(pickFields(mediaValues(call.deps, call.baseUrl, media), fields));
 }
 
 /** The account's published reels, newest first, with Graph's cursor paging. */
 export async function listMedia(call: GraphCall, accountId: string): Promise<Response> {
-  authorize(call, accountId);
+  authorize(call, accountId, accountId);
   const fields = requestedFields(call, MEDIA_FIELDS, "ShadowIGMedia");
   const limit = call.params.limit ? Number(call.params.limit) : 25;
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidParameter("Param limit must be an integer from 1 to 100");
@@ -86,7 +86,7 @@ export async function listMedia(call: GraphCall, accountId: string): Promise<Res
 }
 
 export async function readAccount(call: GraphCall, account: SandboxAccount): Promise<Response> {
-  authorize(call, account.accountId);
+  authorize(call, account.accountId, account.accountId);
   const fields = requestedFields(call, ["id", "username", "name", "media_count"], "ShadowIGUser");
   const mediaCount = fields.includes("media_count") ? await call.deps.redis.zcard(keys.accountPublished(account.accountId)) : undefined;
   return graphJson(pickFields({ id: account.accountId, username: account.username, name: account.name, media_count: mediaCount }, fields));

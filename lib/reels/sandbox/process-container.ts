@@ -15,7 +15,8 @@ import { removeFile } from "../../remove-file";
 
 /**
  * Processing a container: download the video, probe it, check the reel specification, and settle
- * the container FINISHED or ERROR, never sooner than SANDBOX_PROCESSING_MS.
+ * the container FINISHED or ERROR, never sooner than its processing time (SANDBOX_PROCESSING_MS,
+ * or the container's own, set through the control surface).
  *
  * Each attempt has an owner id and beats a heartbeat into the container. An attempt whose process
  * died stops beating; the next request that reads the container, or the next start-up, takes it
@@ -100,8 +101,7 @@ export async function processContainer(deps: SandboxDeps, containerId: string, o
   try {
     await mkdir(path.dirname(part), { recursive: true });
     outcome = await fetchAndCheck(deps, container, part, lost.signal);
-    const remaining = deps.config.SANDBOX_PROCESSING_MS - (performance.now() - started);
-    if (remaining > 0) await sleep(remaining, undefined, { signal: lost.signal });
+    await waitProcessingTime(deps, containerId, started, lost.signal);
   } catch (error) {
     clearInterval(heartbeat);
     await removeFile(part);
@@ -122,6 +122,20 @@ export async function processContainer(deps: SandboxDeps, containerId: string, o
       error_subcode: outcome.fields.error_subcode,
       ms: Math.round(performance.now() - started),
     });
+  }
+}
+
+/**
+ * Never settles sooner than the container's processing time: its own (set through the control
+ * surface, even while it processes) or SANDBOX_PROCESSING_MS. Read again each second, so a
+ * rehearsal can make a running container slow (or quick) without restarting anything.
+ */
+async function waitProcessingTime(deps: SandboxDeps, containerId: string, started: number, signal: AbortSignal): Promise<void> {
+  for (;;) {
+    const own = (await readContainerRecord(deps.redis, containerId))?.processing_ms;
+    const remaining = (own ?? deps.config.SANDBOX_PROCESSING_MS) - (performance.now() - started);
+    if (remaining <= 0) return;
+    await sleep(Math.min(remaining, 1000), undefined, { signal });
   }
 }
 

@@ -69,7 +69,9 @@ export async function publishContainerRecord(
   }
 }
 
-/** Posts published in the moving 24 h window ending now. */
-export async function countPublishedSince(redis: Redis, accountId: string, now: number): Promise<number> {
-  return redis.zcount(keys.accountPublished(accountId), `(${now - DAY_MS}`, "+inf");
+/** Posts published in the moving 24 h window ending now, or since `sinceMs` when that is later. */
+export async function countPublishedSince(redis: Redis, accountId: string, now: number, sinceMs?: number): Promise<number> {
+  const windowStart = now - DAY_MS;
+  const from = sinceMs !== undefined && sinceMs > windowStart ? `${sinceMs}` : `(${windowStart}`;
+  return redis.zcount(keys.accountPublished(accountId), from, "+inf");
 }

@@ -16,7 +16,7 @@ const publishParams = z.object({
 });
 
 export async function publishContainer(call: GraphCall, accountId: string): Promise<Response> {
-  authorize(call, accountId);
+  authorize(call, accountId, accountId);
   const { creation_id: containerId } = parseParams(publishParams, call.params);
   const { deps } = call;
   const quota = await publishLimitOf(deps, accountId);
@@ -42,12 +42,13 @@ export async function publishContainer(call: GraphCall, accountId: string): Prom
         userMessage: "The container was not published within 24 hours; create a new one.",
       });
     case "quota":
+      // Meta's words for the publishing limit (not code 4's "Application request limit reached").
       throw new GraphError({
         code: 9,
         subcode: 2207042,
-        message: "Application request limit reached",
+        message: "You reached maximum number of posts that is allowed to be published by Content Publishing API.",
         userTitle: "Max. number of posts reached",
-        userMessage: `You reached the maximum of ${quota} posts in 24 hours. Try again later.`,
+        userMessage: `You reached maximum number of posts that is allowed to be published by Content Publishing API (${quota} in a moving 24 hours). Try again later.`,
       });
     case "not-found":
       throw new GraphError({
@@ -66,11 +67,24 @@ function notReady(userMessage = "The media is not ready for publishing, please w
 
 const LIMIT_FIELDS = ["quota_usage", "config"] as const;
 
+const limitParams = z.object({
+  since: z
+    .string()
+    .regex(/^\d{1,12}$/, "Param since must be a unix timestamp")
+    .transform(Number)
+    .optional(),
+});
+
+/**
+ * Posts published in the moving 24 h (or, with `since`, a unix timestamp no older than 24 h, since
+ * then: an older one counts the whole window) and the limit.
+ */
 export async function readPublishingLimit(call: GraphCall, accountId: string): Promise<Response> {
-  authorize(call, accountId);
+  authorize(call, accountId, accountId);
   const fields = requestedFields(call, LIMIT_FIELDS, "ContentPublishingLimitResponse", ["quota_usage"]);
+  const { since } = parseParams(limitParams, call.params);
   const { deps } = call;
-  const usage = await countPublishedSince(deps.redis, accountId, deps.now());
+  const usage = await countPublishedSince(deps.redis, accountId, deps.now(), since === undefined ? undefined : since * 1000);
   const entry: Record<string, unknown> = {};
   if (fields.includes("quota_usage")) entry.quota_usage = usage;
   if (fields.includes("config")) entry.config = { quota_total: await publishLimitOf(deps, accountId), quota_duration: DAY_MS / 1000 };

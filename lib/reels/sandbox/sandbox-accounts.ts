@@ -89,13 +89,14 @@ export async function setTokenState(deps: SandboxDeps, account: SandboxAccount, 
 }
 
 async function markToken(deps: SandboxDeps, accountId: string, digest: string, state: TokenState): Promise<void> {
-  await deps.redis.multi().hset(accountKeys.token(digest), "account_id", accountId, "state", state).expire(accountKeys.token(digest), ACCOUNT_TTL_S).exec();
+  const fields = state === "expired" ? { account_id: accountId, state, expired_at: String(deps.now()) } : { account_id: accountId, state };
+  await deps.redis.multi().hset(accountKeys.token(digest), fields).expire(accountKeys.token(digest), ACCOUNT_TTL_S).exec();
 }
 
-/** The account a token belongs to and whether it still works; undefined for a token the sandbox never issued. */
-export async function resolveToken(deps: SandboxDeps, token: string): Promise<{ accountId: string; state: TokenState } | undefined> {
+/** The account a token belongs to and whether it still works (and since when it does not); undefined for a token the sandbox never issued. */
+export async function resolveToken(deps: SandboxDeps, token: string): Promise<{ accountId: string; state: TokenState; expiredAt?: number } | undefined> {
   const stored = await deps.redis.hgetall(accountKeys.token(digestOf(token)));
-  if (stored.account_id) return { accountId: stored.account_id, state: (stored.state as TokenState) || "valid" };
+  if (stored.account_id) return { accountId: stored.account_id, state: (stored.state as TokenState) || "valid", ...(stored.expired_at ? { expiredAt: Number(stored.expired_at) } : {}) };
   const configured = accountForToken(deps.config.REEL_ACCOUNTS, token);
   return configured ? { accountId: configured.accountId, state: "valid" } : undefined;
 }
@@ -108,10 +109,18 @@ function accountForToken(accounts: readonly ReelAccount[], token: string): ReelA
   return found;
 }
 
-/** Graph's answers for a token that no longer works (error_subcode 463: expired; 460: invalidated). */
-export function deadTokenError(state: Exclude<TokenState, "valid">, now: number): GraphError {
+/**
+ * Graph's answers for a token that no longer works (error_subcode 463: expired; 460: invalidated).
+ * 463 words both times as Meta does, in Pacific time: "Session has expired on Monday,
+ * 19-Jun-23 06:29:46 PDT. The current time is Tuesday, 04-Jul-23 02:11:32 PDT."
+ */
+export function deadTokenError(state: Exclude<TokenState, "valid">, now: number, expiredAt: number = now): GraphError {
   if (state === "expired") {
-    return new GraphError({ code: 190, subcode: 463, message: `Error validating access token: Session has expired on ${new Date(now).toUTCString()}.` });
+    return new GraphError({
+      code: 190,
+      subcode: 463,
+      message: `Error validating access token: Session has expired on ${pacificTime(expiredAt)}. The current time is ${pacificTime(now)}.`,
+    });
   }
   return new GraphError({
     code: 190,
@@ -145,10 +154,35 @@ export async function takeFault(deps: SandboxDeps, accountId: string, kind: Faul
   if (!taken) return undefined;
   const code = Number(taken[0]);
   const subcode = taken[1] ? Number(taken[1]) : undefined;
+  const now = deps.now();
+  const meta = META_MESSAGES[`${code}/${subcode ?? ""}`]?.(now);
+  if (meta) return new GraphError({ code, subcode, ...meta });
   const info = describeGraphError(code, subcode);
   // is_transient as Meta sets it: the table's word for the code (GraphError's default).
   return new GraphError({ code, subcode, message: `(#${code}) ${info.meaning[0]!.toUpperCase()}${info.meaning.slice(1)} (a fault queued through the sandbox's control surface)` });
 }
+
+/** Meta's own words for the errors a rehearsal queues most, so a queued fault reads like the real one. */
+const META_MESSAGES: Record<string, (now: number) => { message: string; userTitle?: string; userMessage?: string; type?: string }> = {
+  "190/463": (now) => ({ message: deadTokenError("expired", now, now - 60 * 60_000).message }),
+  "190/460": (now) => ({ message: deadTokenError("revoked", now).message }),
+  "104/": () => ({ message: "An access token is required to request this resource." }),
+  "4/": () => ({ message: "(#4) Application request limit reached" }),
+  "4/2207051": () => ({
+    message: "We restrict certain activity to protect our community. Tell us if you think we made a mistake.",
+    userTitle: "Action blocked",
+    userMessage: "The publishing action is suspected to be spam. We restrict certain activity to protect our community.",
+  }),
+  "80002/": () => ({ message: "(#80002) There have been too many calls to this Instagram account. Wait a bit and try again." }),
+  "9/2207042": () => ({
+    message: "You reached maximum number of posts that is allowed to be published by Content Publishing API.",
+    userTitle: "Max. number of posts reached",
+    userMessage: "You reached maximum number of posts that is allowed to be published by Content Publishing API.",
+  }),
+  "9007/2207027": () => ({ message: "Media ID is not available", userTitle: "Media Not Ready", userMessage: "The media is not ready for publishing, please wait for a moment" }),
+  "-1/2207001": () => ({ message: "An unexpected error has occurred. Please retry your request later.", userTitle: "Instagram server error", userMessage: "Instagram server error. Try again." }),
+  "24/2207008": () => ({ message: "Media builder does not exist or has expired", userTitle: "Media builder not found", userMessage: "Temporary error publishing a container. Try again." }),
+};
 
 /** The account's moving-24 h publishing limit: its own when set through the control surface, else SANDBOX_PUBLISH_LIMIT. */
 export async function publishLimitOf(deps: SandboxDeps, accountId: string): Promise<number> {
@@ -158,4 +192,36 @@ export async function publishLimitOf(deps: SandboxDeps, accountId: string): Prom
 
 export async function setPublishLimit(deps: SandboxDeps, accountId: string, quotaTotal: number): Promise<void> {
   await deps.redis.multi().hset(accountKeys.profile(accountId), "quota_total", String(quotaTotal)).expire(accountKeys.profile(accountId), ACCOUNT_TTL_S).exec();
+}
+
+const PACIFIC = new Intl.DateTimeFormat("en-US", {
+  timeZone: "America/Los_Angeles",
+  weekday: "long",
+  day: "2-digit",
+  month: "short",
+  year: "2-digit",
+  hour: "2-digit",
+  minute: "2-digit",
+  second: "2-digit",
+  hourCycle: "h23",
+  timeZoneName: "short",
+});
+
+/** Meta's clock in its token messages: "Monday, 19-Jun-23 06:29:46 PDT" (PST in winter). */
+export function pacificTime(ms: number): string {
+  const p = Object.fromEntries(PACIFIC.formatToParts(new Date(ms)).map((part) => [part.type, part.value]));
+  return `${p.weekday}, ${p.day}-${p.month}-${p.year} ${p.hour}:${p.minute}:${p.second} ${p.timeZoneName}`;
+}
+
+/** How long the account's new containers take to process at least, when set through the control surface. */
+export async function processingMsOf(deps: SandboxDeps, accountId: string): Promise<number | undefined> {
+  const own = await deps.redis.hget(accountKeys.profile(accountId), "processing_ms");
+  return own === null || own === "" ? undefined : Number(own);
+}
+
+/** Sets (null: clears) the processing time of the account's containers created from now on. */
+export async function setProcessingMs(deps: SandboxDeps, accountId: string, processingMs: number | null): Promise<void> {
+  const key = accountKeys.profile(accountId);
+  if (processingMs === null) await deps.redis.hdel(key, "processing_ms");
+  else await deps.redis.multi().hset(key, "processing_ms", String(processingMs)).expire(key, ACCOUNT_TTL_S).exec();
 }

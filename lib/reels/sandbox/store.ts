@@ -57,6 +57,8 @@ const containerRecordSchema = z.object({
   upload_type: z.string().default(""),
   /** The uploaded bytes (relative to videosDir) of a resumable container. */
   upload_file: z.string().default(""),
+  /** How long processing takes at least, when set through the control surface; SANDBOX_PROCESSING_MS otherwise. */
+  processing_ms: optionalNum,
 });
 
 export type ContainerRecord = z.infer<typeof containerRecordSchema>;
@@ -240,4 +242,15 @@ return 1`;
 /** Hands a resumable container its bytes (`upload_file`) or its `video_url` and makes `owner` its processor; false if it already has one. */
 export async function startUploadedContainer(redis: Redis, id: string, owner: string, now: number, fields: { upload_file?: string; video_url?: string }): Promise<boolean> {
   return (await redis.eval(START_UPLOADED, 2, keys.container(id), keys.processing, owner, now, id, ...toHashArgs(fields))) === 1;
+}
+
+const SET_PROCESSING = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if ARGV[1] == '' then redis.call('HDEL', KEYS[1], 'processing_ms') else redis.call('HSET', KEYS[1], 'processing_ms', ARGV[1]) end
+return 1`;
+
+/** Sets (null: clears) how long an existing container's processing takes at least; false when there is no such container. */
+export async function setContainerProcessingMs(redis: Redis, id: string, processingMs: number | null): Promise<boolean> {
+  if (!isGraphId(id)) return false;
+  return (await redis.eval(SET_PROCESSING, 1, keys.container(id), processingMs === null ? "" : String(processingMs))) === 1;
 }

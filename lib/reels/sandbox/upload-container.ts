@@ -1,13 +1,15 @@
 import { mkdir, open, stat } from "node:fs/promises";
 import path from "node:path";
 import { readWithin } from "../../read-within";
-import { GraphError } from "../graph-error";
+import { GraphError, isTransientGraphFailure } from "../graph-error";
+import { isRateLimitCode } from "../graph-usage";
 import { limitsOf, type SandboxDeps } from "./deps";
 import { formatBytes } from "../../net/fetch-video";
-import { authorize, graphErrorResponse, graphJson, invalidParameter, requireValidToken, unsupportedRequest, type GraphCall } from "./graph-request";
+import { authorize, graphJson, invalidParameter, requireValidToken, unsupportedRequest, type GraphCall } from "./graph-request";
 import { takeFault } from "./sandbox-accounts";
 import { newAttemptOwner, startProcessing } from "./process-container";
 import { awaitingUpload, readContainerRecord, startUploadedContainer, videoPath } from "./store";
+import { throttleFor, withUsageHeaders } from "./usage-headers";
 import { accountVideoPath } from "./video-store";
 import { removeFile } from "../../remove-file";
 
@@ -17,6 +19,11 @@ import { removeFile } from "../../remove-file";
  * `file_size` and the bytes as the body, or a `file_url` header instead of bytes. An upload that
  * stops short keeps its bytes; the client goes on from `offset` = what arrived. When all
  * `file_size` bytes are in, the container processes them exactly as it processes fetched ones.
+ *
+ * Failures are answered as the upload endpoint answers them, not as Graph error objects:
+ * `{"debug_info": {"retriable", "type", "message"}}` — a refused token as 401 OAuthException,
+ * anything else as ProcessingFailedError, retriable when sending again can work (an upload that
+ * stopped short; a fault whose code GRAPH_ERRORS calls transient). Answers carry the usage headers.
  */
 
 export const UPLOAD_SUCCESS = { success: true, message: "Upload successful." } as const;
@@ -33,27 +40,39 @@ function uploadFile(accountId: string, containerId: string): string {
 }
 
 export async function receiveContainerUpload(deps: SandboxDeps, request: Request, version: string, containerId: string): Promise<Response> {
+  let accountId: string | undefined;
+  let throttled: number | undefined;
+  const answer = async (response: Response) => (accountId ? withUsageHeaders(deps, response, accountId, throttled) : response);
   try {
     const container = await readContainerRecord(deps.redis, containerId);
     if (!container) throw unsupportedRequest("POST", containerId);
     const call: GraphCall = { deps, request, method: "POST", params: {}, baseUrl: "", version };
     await requireValidToken(call);
-    authorize(call, container.account_id);
+    authorize(call, container.account_id, containerId);
+    accountId = container.account_id;
+    const refusal = await throttleFor(deps, container.account_id);
+    if (refusal) {
+      throttled = refusal.code;
+      throw refusal;
+    }
     const fault = await takeFault(deps, container.account_id, "upload");
-    if (fault) throw fault;
+    if (fault) {
+      throttled = isRateLimitCode(fault.code, fault.subcode) ? fault.code : undefined;
+      throw fault;
+    }
     if (container.upload_type !== "resumable") throw invalidParameter("The container was not created with upload_type=resumable");
     // Everything arrived already (a retry after a lost answer): the same answer again.
     if (!awaitingUpload(container)) {
       // The rest is not wanted; a cancel that fails means the stream is closed already.
       await request.body?.cancel().catch(() => {});
-      return graphJson(UPLOAD_SUCCESS);
+      return answer(graphJson(UPLOAD_SUCCESS));
     }
 
     const fileUrl = request.headers.get("file_url");
     if (fileUrl) {
       if (!/^https?:\/\//i.test(fileUrl)) throw invalidParameter("The file_url header must be an http or https URL");
       await begin(deps, containerId, { video_url: fileUrl });
-      return graphJson(UPLOAD_SUCCESS);
+      return answer(graphJson(UPLOAD_SUCCESS));
     }
 
     const fileSize = headerInteger(request, "file_size");
@@ -70,12 +89,13 @@ export async function receiveContainerUpload(deps: SandboxDeps, request: Request
 
     await appendBody(full, request.body, offset, fileSize);
     const total = (await stat(full)).size;
-    if (total < fileSize) throw invalidParameter(`The upload stopped at byte ${total} of ${fileSize}; resume with offset ${total}`);
+    if (total < fileSize) throw new UploadFailure(`The upload stopped at byte ${total} of ${fileSize}; resume with offset ${total}`, true);
     await begin(deps, containerId, { upload_file: file });
     deps.log("info", "sandbox container upload received", { container_id: containerId, account_id: container.account_id, bytes: fileSize });
-    return graphJson(UPLOAD_SUCCESS);
+    return answer(graphJson(UPLOAD_SUCCESS));
   } catch (error) {
-    if (error instanceof GraphError) return graphErrorResponse(error);
+    if (error instanceof GraphError) return answer(debugInfoResponse(uploadFailureOf(error)));
+    if (error instanceof UploadFailure) return answer(debugInfoResponse(error));
     throw error;
   }
 }
@@ -97,6 +117,28 @@ async function appendBody(full: string, body: ReadableStream<Uint8Array>, offset
     // Closed already when the upload was refused above; a second close fails and changes nothing.
     await writing.close().catch(() => {});
   }
+}
+
+/** The upload endpoint's own failure, before it is answered as {debug_info}. */
+class UploadFailure extends Error {
+  constructor(
+    message: string,
+    readonly retriable: boolean,
+    readonly type = "ProcessingFailedError",
+    readonly status = 400,
+  ) {
+    super(message);
+  }
+}
+
+/** A token the sandbox refuses (104, 190) is an OAuthException with 401; anything else a processing failure, retriable when its code is transient. */
+function uploadFailureOf(error: GraphError): UploadFailure {
+  if (error.code === 104 || error.code === 190) return new UploadFailure(error.message, false, "OAuthException", 401);
+  return new UploadFailure(error.message, isTransientGraphFailure(error));
+}
+
+function debugInfoResponse(failure: UploadFailure): Response {
+  return graphJson({ debug_info: { retriable: failure.retriable, type: failure.type, message: failure.message } }, failure.status);
 }
 
 async function begin(deps: SandboxDeps, containerId: string, fields: { upload_file?: string; video_url?: string }): Promise<void> {

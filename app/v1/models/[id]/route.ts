@@ -1,5 +1,5 @@
-import { json, otherMethods, withTenant } from "@/lib/http";
-import { listModels } from "@/lib/jobs/models";
+import { json, otherMethods, withTenant } from "@/lib/web/http";
+import { listModels } from "@/lib/jobs/list-models";
 import { openAIErrorResponse } from "@/lib/responses/errors";
 import { findModel } from "@/lib/responses/models";
 

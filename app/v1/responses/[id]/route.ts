@@ -1,4 +1,4 @@
-import { json, otherMethods, withTenant } from "@/lib/http";
+import { json, otherMethods, withTenant } from "@/lib/web/http";
 import { openAIErrorResponse } from "@/lib/responses/errors";
 import { deleteResponse, respondToRetrieve } from "@/lib/responses/manage-response";
 

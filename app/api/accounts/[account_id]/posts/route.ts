@@ -1,6 +1,6 @@
 import { ApiError } from "@/lib/errors";
 import { json, otherMethods, withTenant } from "@/lib/web/http";
-import { GraphError } from "@/lib/reels/graph-error";
+import { GraphError, GraphPaused } from "@/lib/reels/graph-error";
 import { listPublishedPosts } from "@/lib/reels/list-published-posts";
 
 export const dynamic = "force-dynamic";
@@ -15,6 +15,11 @@ export const GET = withTenant(async (request: Request, { services, tenantId }, {
     const data = await listPublishedPosts(services.graph, account, { sameServer: config.GRAPH_SANDBOX, signal: request.signal });
     return json({ data });
   } catch (error) {
+    if (error instanceof GraphPaused) {
+      // The account (or the app) is at Graph's usage limit: not asked again before Graph said.
+      const seconds = Math.max(1, Math.ceil((error.until - Date.now()) / 1000));
+      throw new ApiError("unavailable", `The account is rate-limited by Graph until ${new Date(error.until).toISOString()}.`, undefined, { "Retry-After": String(seconds) });
+    }
     const detail = error instanceof GraphError ? `Graph refused: ${error.message}` : "The publishing interface did not answer.";
     throw new ApiError("unavailable", detail, undefined, { "Retry-After": "5" });
   }

@@ -1,5 +1,5 @@
 import { json, otherMethods, withTenant } from "@/lib/web/http";
-import { enforceRateLimit } from "@/lib/rate-limit";
+import { enforceRateLimit } from "@/lib/web/rate-limit";
 import { resendDelivery } from "@/lib/webhooks/deliveries";
 import { parseDeliveryId, parseWebhookId } from "@/lib/webhooks/input";
 
