@@ -57,5 +57,7 @@ export async function readAccountView(deps: AccountDeps, account: ConnectedAccou
     quota: { quota_usage: quota.quota_usage, quota_total: quota.quota_total, quota_duration: quota.quota_duration },
     sandbox: deps.sandbox,
     connected_at: account.connectedAt,
+    login: account.login,
+    token_expires_at: account.tokenExpiresAt,
   };
 }
