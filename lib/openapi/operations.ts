@@ -324,7 +324,7 @@ export const OPERATIONS: Operation[] = [
     auth: "tenant",
     query: instagramCallbackSchema,
     responses: {
-      303: { description: "Connected: to `/dashboard/accounts?connected={account_id}`", empty: true },
+      303: { description: "Connected: to `/dashboard/accounts?connected={account_id}#account-{account_id}`", empty: true },
       400: { description: "Nothing connected: an HTML page says why (cancelled, state not valid, Instagram refused)", text: "text/html" },
     },
   },

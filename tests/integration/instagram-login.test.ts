@@ -146,7 +146,7 @@ describe("Instagram Login", () => {
     const before = Date.now();
     const response = await callback(back, cookie);
     expect(response.status).toBe(303);
-    expect(response.headers.get("location")).toBe(`/dashboard/accounts?connected=${accountId}`);
+    expect(response.headers.get("location")).toBe(`/dashboard/accounts?connected=${accountId}#account-${accountId}`);
 
     const account = (await listAccounts()).find((a) => a.account_id === accountId);
     expect(account).toMatchObject({ status: "connected", login: "instagram", username: expect.stringMatching(/^iglogin_/) });

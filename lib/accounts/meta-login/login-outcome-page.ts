@@ -4,7 +4,9 @@ import type { LoginOutcome } from "./connect-with-instagram";
 /** Where a browser lands after Meta's login: the Accounts page when connected, else a page that says what happened. */
 export function loginOutcomeResponse(outcome: LoginOutcome, accountsPath = "/dashboard/accounts"): Response {
   if (outcome.kind === "connected") {
-    return new Response(null, { status: 303, headers: { location: `${accountsPath}?connected=${encodeURIComponent(outcome.accountId)}`, "cache-control": "no-store" } });
+    // A fragment of our own: without one the browser keeps Instagram's #_ across the redirect.
+    const id = encodeURIComponent(outcome.accountId);
+    return new Response(null, { status: 303, headers: { location: `${accountsPath}?connected=${id}#account-${id}`, "cache-control": "no-store" } });
   }
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
