@@ -124,6 +124,17 @@ const envSchema = z.object({
   METRICS_TENANT_LABELS: z.coerce.number().int().min(0).max(1000).default(DEFAULT_METRICS_TENANT_LABELS),
   /** Where traces go (OTLP over HTTP, e.g. http://collector:4318); unset: no traces are recorded. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url("OTEL_EXPORTER_OTLP_ENDPOINT must be a URL, e.g. http://127.0.0.1:4318").optional(),
+  /** Where browsers reach Dispatch; Meta sends people back to PUBLIC_URL + the callback path, exactly. */
+  PUBLIC_URL: z.string().url("PUBLIC_URL is where browsers reach Dispatch, e.g. https://dispatch.example.com").optional(),
+  /** The Instagram app of Instagram Login (Meta's App Dashboard); with the sandbox, its own app when unset. */
+  INSTAGRAM_APP_ID: z.string().regex(/^[0-9A-Za-z_-]{1,64}$/, "INSTAGRAM_APP_ID is the Instagram app's id (digits)").optional(),
+  INSTAGRAM_APP_SECRET: z.string().min(8, "INSTAGRAM_APP_SECRET is the Instagram app's secret").optional(),
+  /** Instagram's authorize dialog, its token host (api.instagram.com) and its Graph host (graph.instagram.com). */
+  INSTAGRAM_DIALOG_URL: z.string().url().optional(),
+  INSTAGRAM_TOKEN_URL: z.string().url().optional(),
+  INSTAGRAM_GRAPH_URL: z.string().url().optional(),
+  /** How long a connection may take between leaving for Meta's dialog and coming back. */
+  META_LOGIN_STATE_TTL_S: z.coerce.number().int().min(1).max(3600).default(600),
 });
 
 /** The schema of every variable, one field each: .env.example and compose.yaml are checked against it. */
@@ -136,7 +147,24 @@ export interface ReelAccount {
   accessToken: string;
 }
 
-export type Config = Omit<z.infer<typeof envSchema>, "REEL_ACCOUNTS" | "GRAPH_URL"> & {
+/** Instagram Login's endpoints and app, resolved: the sandbox's own when GRAPH_URL is the sandbox, Meta's hosts otherwise. */
+export interface InstagramLoginConfig {
+  /** Undefined until INSTAGRAM_APP_ID and INSTAGRAM_APP_SECRET are set (the sandbox has its own). */
+  app: { id: string; secret: string } | undefined;
+  dialogUrl: string;
+  tokenUrl: string;
+  graphUrl: string;
+  /** PUBLIC_URL + INSTAGRAM_CALLBACK_PATH, exactly as the dialog and the code exchange are given it. */
+  redirectUri: string;
+}
+
+export const INSTAGRAM_CALLBACK_PATH = "/api/accounts/connect/instagram/callback";
+/** The sandbox's own Instagram app, used when GRAPH_URL is the sandbox and no app is configured. */
+export const SANDBOX_INSTAGRAM_APP = { id: "990000000000001", secret: "sandbox-instagram-app-secret" } as const;
+
+export type Config = Omit<z.infer<typeof envSchema>, "REEL_ACCOUNTS" | "GRAPH_URL" | "PUBLIC_URL"> & {
+  PUBLIC_URL: string;
+  INSTAGRAM_LOGIN: InstagramLoginConfig;
   GRAPH_URL: string;
   /** True when GRAPH_URL points at the built-in sandbox of this same server. */
   GRAPH_SANDBOX: boolean;
@@ -166,11 +194,31 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   if (stranger) throw new ConfigError(`Invalid configuration:\n  REEL_ACCOUNTS: tenant "${stranger.tenantId}" has no API key`);
   const ids = accounts.map((a) => a.accountId);
   if (new Set(ids).size !== ids.length) throw new ConfigError("Invalid configuration:\n  REEL_ACCOUNTS: an account belongs to one tenant only");
+  const graphSandbox = graphUrl === sandboxUrl || graphUrl === `http://localhost:${parsed.PORT}/graph`;
+  if (!parsed.INSTAGRAM_APP_ID !== !parsed.INSTAGRAM_APP_SECRET) throw new ConfigError("Invalid configuration:\n  INSTAGRAM_APP_SECRET: set INSTAGRAM_APP_ID and INSTAGRAM_APP_SECRET together");
+  const publicUrl = (parsed.PUBLIC_URL ?? `http://127.0.0.1:${parsed.PORT}`).replace(/\/+$/, "");
   return {
     ...parsed,
+    PUBLIC_URL: publicUrl,
+    INSTAGRAM_LOGIN: instagramLoginOf(parsed, publicUrl, graphSandbox ? graphUrl : undefined),
     GRAPH_URL: graphUrl,
-    GRAPH_SANDBOX: graphUrl === sandboxUrl || graphUrl === `http://localhost:${parsed.PORT}/graph`,
+    GRAPH_SANDBOX: graphSandbox,
     REEL_ACCOUNTS: accounts,
+  };
+}
+
+/** With the sandbox (`sandboxUrl`) the whole login runs against it; otherwise Meta's own hosts, each replaceable. */
+function instagramLoginOf(env: z.infer<typeof envSchema>, publicUrl: string, sandboxUrl: string | undefined): InstagramLoginConfig {
+  const configured = env.INSTAGRAM_APP_ID && env.INSTAGRAM_APP_SECRET ? { id: env.INSTAGRAM_APP_ID, secret: env.INSTAGRAM_APP_SECRET } : undefined;
+  const trim = (url: string) => url.replace(/\/+$/, "");
+  // The dialog is a page the browser opens, so the sandbox's is reached through PUBLIC_URL.
+  const sandboxDialog = sandboxUrl && `${publicUrl}/graph/oauth/authorize`;
+  return {
+    app: configured ?? (sandboxUrl ? { ...SANDBOX_INSTAGRAM_APP } : undefined),
+    dialogUrl: trim(env.INSTAGRAM_DIALOG_URL ?? sandboxDialog ?? "https://www.instagram.com/oauth/authorize"),
+    tokenUrl: trim(env.INSTAGRAM_TOKEN_URL ?? sandboxUrl ?? "https://api.instagram.com"),
+    graphUrl: trim(env.INSTAGRAM_GRAPH_URL ?? sandboxUrl ?? "https://graph.instagram.com"),
+    redirectUri: `${publicUrl}${INSTAGRAM_CALLBACK_PATH}`,
   };
 }
 

@@ -10,7 +10,7 @@ import { Button } from "../ui/button";
 import { Card, CardBody, CardHeader } from "../ui/card";
 import { cx } from "../ui/cx";
 import { Alert, Empty, Loading } from "../ui/states";
-import { useNow } from "../ui/time";
+import { Time, useNow } from "../ui/time";
 import { fetchAccounts, reelKeys } from "../reels/queries";
 import { ConnectAccountForm } from "./connect-account-form";
 
@@ -50,7 +50,7 @@ function AccountCard({ account }: { account: AccountView }) {
   const name = account.username ? `@${account.username}` : account.account_id;
 
   return (
-    <Card data-testid="account" data-account-id={account.account_id}>
+    <Card id={`account-${account.account_id}`} data-testid="account" data-account-id={account.account_id}>
       <CardHeader
         title={
           <span className="flex flex-wrap items-center gap-2">
@@ -70,6 +70,7 @@ function AccountCard({ account }: { account: AccountView }) {
           <>
             {account.label ? `${name} · ` : ""}
             <span className="font-mono">{account.account_id}</span>
+            <TokenLine account={account} />
           </>
         }
         actions={
@@ -106,6 +107,22 @@ function AccountCard({ account }: { account: AccountView }) {
         {disconnect.isError && <Alert>{errorMessage(disconnect.error)}</Alert>}
       </CardBody>
     </Card>
+  );
+}
+
+/** How the account was connected and when its token stops working, so a person knows before it does. */
+function TokenLine({ account }: { account: AccountView }) {
+  const how = account.login === "instagram" ? "Connected with Instagram" : "Access token";
+  return (
+    <span className="block" data-testid="token-expiry">
+      {how} · {account.token_expires_at ? (
+        <>
+          token expires <Time iso={account.token_expires_at} />
+        </>
+      ) : (
+        "token expiry not known"
+      )}
+    </span>
   );
 }
 

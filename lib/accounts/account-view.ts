@@ -59,6 +59,8 @@ export async function readAccountView(deps: AccountDeps, account: ConnectedAccou
     rate_limited_until: await rateLimitedUntil(deps, account.accountId),
     sandbox: deps.sandbox,
     connected_at: account.connectedAt,
+    login: account.login,
+    token_expires_at: account.tokenExpiresAt,
   };
 }
 

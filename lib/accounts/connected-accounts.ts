@@ -39,6 +39,21 @@ export interface ConnectedAccount {
   error: PublicationError | null;
   source: "config" | "api";
   connectedAt: string;
+  /** When the token stops working (Meta's long-lived tokens: 60 days); null when it does not expire or nobody said. */
+  tokenExpiresAt: string | null;
+  /** The Graph host this account publishes through (Instagram Login: graph.instagram.com's); null: GRAPH_URL. */
+  graphUrl: string | null;
+  /** How it was connected: a pasted token (or REEL_ACCOUNTS), or Instagram Login. */
+  login: AccountLogin;
+}
+
+export type AccountLogin = "token" | "instagram";
+
+/** What a connection through Meta's login knows beyond the token. */
+export interface TokenDetails {
+  tokenExpiresAt?: string | null;
+  graphUrl?: string | null;
+  login?: AccountLogin;
 }
 
 // Writes a connection unless another tenant holds the account (-1), or, with ARGV[2] == '1', unless it exists (0).
@@ -109,7 +124,7 @@ export class ConnectedAccounts {
   }
 
   /** Connects (or reconnects) the account with a token Graph accepted; "taken" when another tenant holds it. */
-  async connect(input: { tenantId: string; accountId: string; accessToken: string; label?: string; username?: string | null }): Promise<ConnectedAccount | "taken"> {
+  async connect(input: { tenantId: string; accountId: string; accessToken: string; label?: string; username?: string | null } & TokenDetails): Promise<ConnectedAccount | "taken"> {
     await this.seeded();
     const version = await this.write({ ...input, source: "api" }, false);
     if (version < 0) return "taken";
@@ -134,7 +149,7 @@ export class ConnectedAccounts {
   }
 
   private async write(
-    input: { tenantId: string; accountId: string; accessToken: string; label?: string; username?: string | null; source: "config" | "api" },
+    input: { tenantId: string; accountId: string; accessToken: string; label?: string; username?: string | null; source: "config" | "api" } & TokenDetails,
     onlyIfAbsent: boolean,
   ): Promise<number> {
     const at = new Date(this.now()).toISOString();
@@ -145,6 +160,10 @@ export class ConnectedAccounts {
       status: "connected",
       source: input.source,
       updated_at: at,
+      // Written every time: a token pasted after a login must not inherit the login's expiry or host.
+      token_expires_at: input.tokenExpiresAt ?? "",
+      graph_url: input.graphUrl ?? "",
+      login: input.login ?? "token",
     };
     if (input.label !== undefined) fields.label = input.label;
     if (input.username) fields.username = input.username;
@@ -176,6 +195,9 @@ export class ConnectedAccounts {
       error: record.error ? (JSON.parse(record.error) as PublicationError) : accessToken === undefined ? unreadableTokenError() : null,
       source: record.source === "config" ? "config" : "api",
       connectedAt: record.connected_at ?? record.updated_at ?? "",
+      tokenExpiresAt: record.token_expires_at || null,
+      graphUrl: record.graph_url || null,
+      login: record.login === "instagram" ? "instagram" : "token",
     };
   }
 }

@@ -2,6 +2,7 @@ import type { z } from "zod";
 import { pageQuerySchema } from "../web/http";
 import { deliveriesQuerySchema } from "../webhooks/deliveries";
 import { retrieveQuerySchema } from "../responses/manage-response";
+import { instagramCallbackSchema } from "../accounts/meta-login/connect-with-instagram";
 import { UPLOAD_CONTENT_TYPES } from "../uploads/receive-upload";
 import type { SchemaName } from "./schemas";
 
@@ -305,6 +306,31 @@ export const OPERATIONS: Operation[] = [
     body: "AccountInput",
     responses: { 201: { description: "Connected; `Location: /api/accounts/{account_id}`", json: "Account" } },
     errors: { 409: "Another tenant holds this account", 422: "Graph refused the token", 503: "Graph could not be reached" },
+  },
+  {
+    method: "get",
+    path: "/api/accounts/connect/instagram",
+    tag: "Accounts",
+    summary: "Connect an account with Instagram Login: leave for Instagram's authorize dialog",
+    description:
+      "For a browser signed in to the dashboard. Redirects to the dialog with `client_id`, `redirect_uri` (PUBLIC_URL + the callback path), `response_type=code`, `scope=instagram_business_basic,instagram_business_content_publish` and a single-use `state` bound to this session and tenant, valid META_LOGIN_STATE_TTL_S (10 minutes).",
+    auth: "tenant",
+    responses: { 302: { description: "To Instagram's authorize dialog (`Location`)", empty: true } },
+    errors: { 503: "Instagram Login is not configured (INSTAGRAM_APP_ID, INSTAGRAM_APP_SECRET)" },
+  },
+  {
+    method: "get",
+    path: "/api/accounts/connect/instagram/callback",
+    tag: "Accounts",
+    summary: "Where Instagram sends the browser back",
+    description:
+      "Takes the `state` (once), exchanges the `code` for a short-lived token, that for a long-lived one (about 60 days), reads `me?fields=user_id,username` and stores the account with its encrypted token and `token_expires_at`. A mismatched, replayed or expired state, `error=access_denied` or a refused exchange ends on an HTML page saying so, and nothing is stored.",
+    auth: "tenant",
+    query: instagramCallbackSchema,
+    responses: {
+      303: { description: "Connected: to `/dashboard/accounts?connected={account_id}#account-{account_id}`", empty: true },
+      400: { description: "Nothing connected: an HTML page says why (cancelled, state not valid, Instagram refused)", text: "text/html" },
+    },
   },
   {
     method: "delete",

@@ -146,6 +146,8 @@ const account = z.looseObject({
   }),
   sandbox: z.boolean(),
   connected_at: isoTime,
+  login: z.enum(["token", "instagram"]).meta({ description: "How it was connected: a pasted token (or REEL_ACCOUNTS), or Instagram Login." }),
+  token_expires_at: nullable(isoTime).meta({ description: "When its token stops working (Instagram Login: about 60 days); null when it does not expire or Dispatch was not told." }),
 });
 
 const webhook = z.looseObject({

@@ -3,7 +3,7 @@ import { createServer } from "node:net";
 import path from "node:path";
 import { buildIfStale } from "../../scripts/lib/build";
 import { startStack, type Stack } from "../../scripts/lib/stack";
-import { STACK_FILE, type StackInfo } from "./stack-file";
+import { LOGIN_STATE_TTL_S, STACK_FILE, type StackInfo } from "./stack-file";
 
 const root = path.resolve(__dirname, "../..");
 
@@ -38,6 +38,8 @@ export default async function globalSetup() {
     // The large-reel spec serves its video from a server of its own on 127.0.0.1.
     ALLOW_PRIVATE_URLS: "true",
     NEXT_TELEMETRY_DISABLED: "1",
+    // Short enough that the Instagram Login spec can let a state expire; long enough for a busy machine to finish a login.
+    META_LOGIN_STATE_TTL_S: String(LOGIN_STATE_TTL_S),
   });
   const logFile = path.join(dataDir, "stack.log");
   const stack = await startStack({ root, dataDir, env, output: { file: logFile } });

@@ -2,6 +2,9 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 
 /** Where global setup tells the specs the stack's URL and API key. */
+/** META_LOGIN_STATE_TTL_S of the e2e stack: how long a spec waits for a login's state to expire. */
+export const LOGIN_STATE_TTL_S = 30;
+
 export const STACK_FILE = path.resolve(__dirname, "../../.test-data/e2e-stack.json");
 
 export interface StackInfo {

@@ -17,6 +17,8 @@ import { findSandboxAccount, takeFault, type FaultKind } from "./sandbox-account
 import { readContainerRecord, readMediaRecord } from "./store";
 import { receiveContainerUpload } from "./upload-container";
 import { throttleFor, withUsageHeaders } from "./usage-headers";
+import { handleLoginRequest } from "./oauth/handle-login-request";
+import { readMe } from "./oauth/login-tokens";
 import { isRateLimitCode } from "../graph-usage";
 
 /**
@@ -30,6 +32,7 @@ import { isRateLimitCode } from "../graph-usage";
  *   GET  /reel/{shortcode}                                  the permalink page
  *   POST /ig-api-upload/{version}/{container-id}            a resumable container's bytes (upload-container.ts)
  *   /_sandbox/...                                           the control surface (handle-control-request.ts)
+ *   /oauth/authorize, /oauth/access_token, /access_token    Instagram Login (oauth/)
  */
 
 export interface GraphRouteOptions {
@@ -59,6 +62,8 @@ export async function handleGraphRequest(request: Request, deps: SandboxDeps, op
     const baseUrl = `${(options.origin ?? requestOrigin(request, url)).replace(/\/+$/, "")}${basePath}`;
 
     if (first === CONTROL_SEGMENT) return await handleControlRequest(request, deps, path);
+    const login = await handleLoginRequest(request, deps, [first, ...path]);
+    if (login) return login;
     const readOnly = method === "GET" || method === "HEAD";
     if (first === "media-files" && path.length === 1 && readOnly) return await serveMediaFile(deps, request, path[0] ?? "");
     if (first === "reel" && path.length === 1 && readOnly) return await renderPermalinkPage(deps, baseUrl, path[0] ?? "");
@@ -134,6 +139,7 @@ const FAULT_OF_EDGE: Record<string, FaultKind | undefined> = { "POST media": "me
 
 async function readNode(call: GraphCall, id: string): Promise<Response> {
   if (call.method !== "GET") throw unsupportedRequest(call.method, id);
+  if (id === "me") return readMe(call);
   const account = await findSandboxAccount(call.deps, id);
   if (account) return readAccount(call, account);
   const container = await readContainerRecord(call.deps.redis, id);

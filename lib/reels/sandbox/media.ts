@@ -1,5 +1,6 @@
 import { stat } from "node:fs/promises";
 import { fileResponse } from "../../web/file-response";
+import { escapeHtml } from "../../html";
 import { authorize, graphJson, invalidParameter, pickFields, requestedFields, type GraphCall } from "./graph-request";
 import { keys, readMediaRecord, videoPath, type MediaRecord } from "./store";
 import type { SandboxDeps } from "./deps";
@@ -139,8 +140,4 @@ main{max-width:420px;width:100%;padding:16px}video{width:100%;max-height:80vh;bo
 <body><main><video src="${escapeHtml(String(values.media_url))}" controls playsinline loop autoplay muted></video>
 <p>${escapeHtml(media.caption)}</p><small>${escapeHtml(String(values.username ?? ""))} · ${escapeHtml(String(values.timestamp))} · published to the Dispatch Graph sandbox</small></main></body></html>`;
   return new Response(html, { headers: { "content-type": "text/html; charset=utf-8", "cache-control": "public, max-age=300" } });
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

@@ -31,6 +31,8 @@ const accountKeys = {
   profile: (accountId: string) => `sandbox:account:${accountId}:profile`,
   token: (digest: string) => `sandbox:token:${digest}`,
   fault: (accountId: string, kind: FaultKind) => `sandbox:account:${accountId}:fault:${kind}`,
+  /** zset of accounts made through the control surface, by creation time: the login dialog lists them. */
+  made: "sandbox:accounts",
 };
 
 const digestOf = (token: string) => createHash("sha256").update(token).digest("hex");
@@ -52,17 +54,35 @@ export async function findSandboxAccount(deps: SandboxDeps, accountId: string): 
 export async function createSandboxAccount(deps: SandboxDeps, username?: string): Promise<{ account_id: string; access_token: string }> {
   const accountId = newGraphId("178");
   const name = username ?? `sandbox_${accountId.slice(-6)}`;
-  await deps.redis.multi().hset(accountKeys.profile(accountId), "username", name, "name", name).expire(accountKeys.profile(accountId), ACCOUNT_TTL_S).exec();
+  await deps.redis
+    .multi()
+    .hset(accountKeys.profile(accountId), "username", name, "name", name)
+    .expire(accountKeys.profile(accountId), ACCOUNT_TTL_S)
+    .zadd(accountKeys.made, deps.now(), accountId)
+    .zremrangebyscore(accountKeys.made, "-inf", deps.now() - ACCOUNT_TTL_S * 1000)
+    .exec();
   const accessToken = await issueToken(deps, accountId);
   return { account_id: accountId, access_token: accessToken };
 }
 
-async function issueToken(deps: SandboxDeps, accountId: string): Promise<string> {
+/** The accounts a person can pick in the login dialog: the configured ones and the newest made through the control surface. */
+export async function listSandboxAccounts(deps: SandboxDeps, limit = 50): Promise<SandboxAccount[]> {
+  const made = await deps.redis.zrevrange(accountKeys.made, 0, limit - 1);
+  const ids = [...deps.config.REEL_ACCOUNTS.map((a) => a.accountId), ...made];
+  const found = await Promise.all(ids.map((id) => findSandboxAccount(deps, id)));
+  return found.filter((a): a is SandboxAccount => a !== undefined);
+}
+
+/**
+ * A new valid token for the account, which becomes its current one; `expiresAt` (ms) makes it
+ * expire by itself, as Meta's short-lived (1 h) and long-lived (60 days) tokens do.
+ */
+export async function issueToken(deps: SandboxDeps, accountId: string, expiresAt?: number, kind: "short" | "long" = "long"): Promise<string> {
   const token = `IGSANDBOX${randomBytes(24).toString("base64url")}`;
   const digest = digestOf(token);
   await deps.redis
     .multi()
-    .hset(accountKeys.token(digest), "account_id", accountId, "state", "valid")
+    .hset(accountKeys.token(digest), "account_id", accountId, "state", "valid", "kind", kind, "expires_at", expiresAt === undefined ? "" : String(expiresAt))
     .expire(accountKeys.token(digest), ACCOUNT_TTL_S)
     .hset(accountKeys.profile(accountId), "token_digest", digest)
     .expire(accountKeys.profile(accountId), ACCOUNT_TTL_S)
@@ -93,12 +113,17 @@ async function markToken(deps: SandboxDeps, accountId: string, digest: string, s
   await deps.redis.multi().hset(accountKeys.token(digest), fields).expire(accountKeys.token(digest), ACCOUNT_TTL_S).exec();
 }
 
-/** The account a token belongs to and whether it still works (and since when it does not); undefined for a token the sandbox never issued. */
-export async function resolveToken(deps: SandboxDeps, token: string): Promise<{ accountId: string; state: TokenState; expiredAt?: number } | undefined> {
+/** The account a token belongs to, whether it still works (and since when it does not), and its kind; undefined for a token the sandbox never issued. */
+export async function resolveToken(deps: SandboxDeps, token: string): Promise<{ accountId: string; state: TokenState; expiredAt?: number; kind: "short" | "long" } | undefined> {
   const stored = await deps.redis.hgetall(accountKeys.token(digestOf(token)));
-  if (stored.account_id) return { accountId: stored.account_id, state: (stored.state as TokenState) || "valid", ...(stored.expired_at ? { expiredAt: Number(stored.expired_at) } : {}) };
+  if (stored.account_id) {
+    const lapsed = !!stored.expires_at && Number(stored.expires_at) <= deps.now();
+    const state = lapsed && (stored.state || "valid") === "valid" ? "expired" : (stored.state as TokenState) || "valid";
+    const expiredAt = stored.expired_at ? Number(stored.expired_at) : lapsed ? Number(stored.expires_at) : undefined;
+    return { accountId: stored.account_id, state, kind: stored.kind === "short" ? "short" : "long", ...(expiredAt !== undefined ? { expiredAt } : {}) };
+  }
   const configured = accountForToken(deps.config.REEL_ACCOUNTS, token);
-  return configured ? { accountId: configured.accountId, state: "valid" } : undefined;
+  return configured ? { accountId: configured.accountId, state: "valid", kind: "long" } : undefined;
 }
 
 /** Compared by digest, so the time taken does not say which configured token matched. */

@@ -1,0 +1,90 @@
+import { readBody } from "../../../web/http";
+import type { SandboxDeps } from "../deps";
+import { escapeHtml } from "../../../html";
+import { listSandboxAccounts } from "../sandbox-accounts";
+import { issueLoginCode } from "./login-codes";
+
+/**
+ * Instagram's authorize dialog, as a real page: `GET /oauth/authorize?client_id&redirect_uri&
+ * response_type=code&scope&state` shows the sandbox's accounts to pick one, with Allow and Cancel;
+ * the form posts back here and the browser is sent to redirect_uri with `code` and `state`, or
+ * with `error=access_denied` as Instagram sends a person who cancelled.
+ */
+
+interface DialogRequest {
+  clientId: string;
+  redirectUri: string;
+  scope: string;
+  state: string;
+}
+
+export async function answerLoginDialog(request: Request, deps: SandboxDeps): Promise<Response> {
+  const method = request.method.toUpperCase();
+  if (method === "GET" || method === "HEAD") {
+    const query = new URL(request.url).searchParams;
+    const dialog = dialogRequestOf(query);
+    const refused = refusal(deps, dialog, query.get("response_type"));
+    if (refused) return page("Error", `<p role="alert">${escapeHtml(refused)}</p>`, 400);
+    return page("Log in with Instagram", await consentForm(deps, dialog));
+  }
+  if (method !== "POST") return page("Error", "<p>Method not allowed.</p>", 405);
+  const form = new URLSearchParams(new TextDecoder().decode(await readBody(request)));
+  const dialog = dialogRequestOf(form);
+  const refused = refusal(deps, dialog, "code");
+  if (refused) return page("Error", `<p role="alert">${escapeHtml(refused)}</p>`, 400);
+  const back = new URL(dialog.redirectUri);
+  if (form.get("decision") !== "allow") {
+    back.searchParams.set("error", "access_denied");
+    back.searchParams.set("error_reason", "user_denied");
+    back.searchParams.set("error_description", "The user denied your request.");
+  } else {
+    const accountId = form.get("account_id") ?? "";
+    const accounts = await listSandboxAccounts(deps);
+    if (!accounts.some((a) => a.accountId === accountId)) return page("Error", `<p role="alert">Pick an account to continue.</p>`, 400);
+    back.searchParams.set("code", await issueLoginCode(deps, { appId: dialog.clientId, redirectUri: dialog.redirectUri, accountId }));
+  }
+  if (dialog.state) back.searchParams.set("state", dialog.state);
+  // Instagram appends #_ to the redirect; clients must not take it for part of the code.
+  return new Response(null, { status: 302, headers: { location: `${back.toString()}#_`, "cache-control": "no-store" } });
+}
+
+function dialogRequestOf(params: URLSearchParams): DialogRequest {
+  return { clientId: params.get("client_id") ?? "", redirectUri: params.get("redirect_uri") ?? "", scope: params.get("scope") ?? "", state: params.get("state") ?? "" };
+}
+
+/** Instagram's dialog refuses an unknown app or a redirect_uri the app did not register, before anyone logs in. */
+function refusal(deps: SandboxDeps, dialog: DialogRequest, responseType: string | null): string | undefined {
+  const login = deps.config.INSTAGRAM_LOGIN;
+  if (!login.app || dialog.clientId !== login.app.id) return "Invalid platform app";
+  if (dialog.redirectUri !== login.redirectUri) return "Invalid redirect_uri: it is not one of the app's valid OAuth redirect URIs.";
+  if (responseType !== "code") return "Invalid response_type: only code is supported.";
+  if (!dialog.scope.split(/[ ,]+/).includes("instagram_business_basic")) return "Invalid scope: instagram_business_basic is required.";
+  return undefined;
+}
+
+async function consentForm(deps: SandboxDeps, dialog: DialogRequest): Promise<string> {
+  const accounts = await listSandboxAccounts(deps);
+  const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
+  const choices = accounts
+    .map((a, i) => `<label><input type="radio" name="account_id" value="${escapeHtml(a.accountId)}"${i === 0 ? " checked" : ""}> @${escapeHtml(a.username)}</label>`)
+    .join("\n");
+  return `<p>The app <strong>${escapeHtml(dialog.clientId)}</strong> asks for: ${escapeHtml(dialog.scope)}.</p>
+<form method="post" aria-label="Instagram consent">
+${hidden("client_id", dialog.clientId)}${hidden("redirect_uri", dialog.redirectUri)}${hidden("scope", dialog.scope)}${hidden("state", dialog.state)}
+<fieldset><legend>Log in as</legend>
+${choices || "<p>The sandbox has no accounts yet: make one through its control surface.</p>"}
+</fieldset>
+<button type="submit" name="decision" value="allow">Allow</button>
+<button type="submit" name="decision" value="cancel">Cancel</button>
+</form>`;
+}
+
+function page(title: string, body: string, status = 200): Response {
+  const html = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)} · Instagram (Graph sandbox)</title></head>
+<body><main><h1>${escapeHtml(title)}</h1>
+${body}
+<p><small>The Dispatch Graph sandbox standing in for Instagram's login.</small></p></main></body></html>`;
+  return new Response(html, { status, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" } });
+}
