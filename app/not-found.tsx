@@ -11,7 +11,9 @@ export default function NotFound() {
       <Logo className="size-10" />
       <p className="mt-6 font-mono text-sm text-zinc-600 dark:text-zinc-400">404</p>
       <h1 className="mt-1 text-xl font-semibold tracking-tight">This page does not exist</h1>
-      <p className="mt-2 max-w-sm text-sm text-zinc-600 dark:text-zinc-400">The address may be mistyped, or the page may have moved.</p>
+      <p className="mt-2 max-w-sm text-sm text-zinc-600 dark:text-zinc-400">
+        The address may be mistyped, or the page may have moved.
+      </p>
       <Link
         href="/dashboard/jobs"
         className="mt-6 rounded-md text-sm font-medium text-indigo-700 outline-none hover:underline focus-visible:ring-2 focus-visible:ring-indigo-500 dark:text-indigo-300"

@@ -17,7 +17,8 @@ export class ProblemError extends Error {
   fieldErrors(): Record<string, string> {
     const byPath: Record<string, string> = {};
     // Schema messages read "must not be empty"; next to a field they start a sentence.
-    for (const { path, message } of this.problem.errors ?? []) byPath[path] ??= message.charAt(0).toUpperCase() + message.slice(1);
+    for (const { path, message } of this.problem.errors ?? [])
+      byPath[path] ??= message.charAt(0).toUpperCase() + message.slice(1);
     return byPath;
   }
 }
@@ -27,14 +28,25 @@ export async function fetchJson<T>(url: string, init: RequestInit & { json?: unk
   const response = await fetch(url, {
     ...rest,
     credentials: "same-origin",
-    headers: { accept: "application/json", ...(json === undefined ? {} : { "content-type": "application/json" }), ...headers },
+    headers: {
+      accept: "application/json",
+      ...(json === undefined ? {} : { "content-type": "application/json" }),
+      ...headers,
+    },
     body: json === undefined ? rest.body : JSON.stringify(json),
   });
   const type = response.headers.get("content-type") ?? "";
   const body: unknown = type.includes("json") ? await response.json().catch(() => undefined) : undefined;
   if (!response.ok) {
     const problem = body && typeof body === "object" && "status" in body ? (body as Problem) : undefined;
-    throw new ProblemError(problem ?? { type: "about:blank", title: response.statusText || "Error", status: response.status, detail: `The server answered ${response.status}.` });
+    throw new ProblemError(
+      problem ?? {
+        type: "about:blank",
+        title: response.statusText || "Error",
+        status: response.status,
+        detail: `The server answered ${response.status}.`,
+      },
+    );
   }
   return body as T;
 }

@@ -17,7 +17,12 @@ export function formatMs(ms: number | null | undefined): string {
 export function formatCost(cost: { currency: string; amount: number } | null | undefined): string {
   if (!cost) return "—";
   const digits = cost.amount === 0 ? 2 : cost.amount < 0.01 ? 6 : 4;
-  return new Intl.NumberFormat("en-US", { style: "currency", currency: cost.currency, minimumFractionDigits: 2, maximumFractionDigits: digits }).format(cost.amount);
+  return new Intl.NumberFormat("en-US", {
+    style: "currency",
+    currency: cost.currency,
+    minimumFractionDigits: 2,
+    maximumFractionDigits: digits,
+  }).format(cost.amount);
 }
 
 export function formatTime(iso: string | null | undefined): string {
@@ -38,7 +43,12 @@ export function formatFull(iso: string | null | undefined): string | undefined {
   if (!iso) return undefined;
   const date = new Date(iso);
   const day = date.toLocaleDateString("en-GB", { weekday: "long", day: "numeric", month: "long", year: "numeric" });
-  const time = date.toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short" });
+  const time = date.toLocaleTimeString("en-GB", {
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+    timeZoneName: "short",
+  });
   return `${day}, ${time} (${zoneLabel(date)})`;
 }
 
@@ -48,7 +58,10 @@ export function zoneLabel(at = new Date()): string {
   const minutes = -at.getTimezoneOffset();
   const sign = minutes < 0 ? "-" : "+";
   const abs = Math.abs(minutes);
-  const offset = minutes === 0 ? "UTC" : `UTC${sign}${Math.floor(abs / 60)}${abs % 60 ? `:${String(abs % 60).padStart(2, "0")}` : ""}`;
+  const offset =
+    minutes === 0
+      ? "UTC"
+      : `UTC${sign}${Math.floor(abs / 60)}${abs % 60 ? `:${String(abs % 60).padStart(2, "0")}` : ""}`;
   return zone === offset || zone === "Etc/UTC" ? offset : `${zone}, ${offset}`;
 }
 

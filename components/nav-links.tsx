@@ -17,7 +17,13 @@ export function NavLinks({ className }: { className?: string }) {
   const pathname = usePathname();
   return (
     // Six sections do not fit a phone's width: the row scrolls sideways by itself, the page does not.
-    <nav aria-label="Main" className={cx("flex gap-0 overflow-x-auto border-t border-zinc-100 sm:gap-1 sm:border-0 dark:border-zinc-800", className)}>
+    <nav
+      aria-label="Main"
+      className={cx(
+        "flex gap-0 overflow-x-auto border-t border-zinc-100 sm:gap-1 sm:border-0 dark:border-zinc-800",
+        className,
+      )}
+    >
       {LINKS.map(({ href, label }) => {
         const active = pathname === href || pathname.startsWith(`${href}/`);
         return (
@@ -27,11 +33,15 @@ export function NavLinks({ className }: { className?: string }) {
             aria-current={active ? "page" : undefined}
             className={cx(
               "relative flex h-11 shrink-0 items-center whitespace-nowrap px-2.5 text-sm font-medium outline-none focus-visible:ring-2 focus-visible:ring-indigo-500 sm:h-14 sm:px-3",
-              active ? "text-zinc-900 dark:text-white" : "text-zinc-500 hover:text-zinc-900 dark:text-zinc-400 dark:hover:text-white",
+              active
+                ? "text-zinc-900 dark:text-white"
+                : "text-zinc-500 hover:text-zinc-900 dark:text-zinc-400 dark:hover:text-white",
             )}
           >
             {label}
-            {active && <span className="absolute inset-x-3 bottom-0 h-0.5 rounded-full bg-indigo-500" aria-hidden="true" />}
+            {active && (
+              <span className="absolute inset-x-3 bottom-0 h-0.5 rounded-full bg-indigo-500" aria-hidden="true" />
+            )}
           </Link>
         );
       })}

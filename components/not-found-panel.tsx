@@ -1,7 +1,15 @@
 import Link from "next/link";
 
 /** The dashboard's 404 inside its own frame: what was not found, why that may be, and a way back. */
-export function NotFoundPanel({ title, back, children }: { title: string; back: { href: string; label: string }; children: React.ReactNode }) {
+export function NotFoundPanel({
+  title,
+  back,
+  children,
+}: {
+  title: string;
+  back: { href: string; label: string };
+  children: React.ReactNode;
+}) {
   return (
     <div className="flex flex-col items-center px-4 py-16 text-center" data-testid="not-found">
       <p className="font-mono text-sm text-zinc-600 dark:text-zinc-400">404</p>

@@ -12,12 +12,18 @@ const apiKeys = z
   .min(1)
   .transform((value, ctx) => {
     const pairs: { tenantId: string; key: string }[] = [];
-    for (const item of value.split(",").map((s) => s.trim()).filter(Boolean)) {
+    for (const item of value
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean)) {
       const at = item.indexOf(":");
       const tenant = item.slice(0, at);
       const key = item.slice(at + 1);
       if (at < 1 || !TENANT_ID_PATTERN.test(tenant) || key.length < 16) {
-        ctx.addIssue({ code: "custom", message: `"${tenant || item.slice(0, 8)}…" is not tenant_id:key with a key of 16+ characters` });
+        ctx.addIssue({
+          code: "custom",
+          message: `"${tenant || item.slice(0, 8)}…" is not tenant_id:key with a key of 16+ characters`,
+        });
         return z.NEVER;
       }
       pairs.push({ tenantId: tenant, key });
@@ -27,7 +33,10 @@ const apiKeys = z
 
 const reelAccounts = z.string().transform((value, ctx) => {
   const accounts: ReelAccount[] = [];
-  for (const item of value.split(",").map((s) => s.trim()).filter(Boolean)) {
+  for (const item of value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const [tenant, accountId, accessToken, ...rest] = item.split(":");
     if (!tenant || !accountId || !accessToken || rest.length > 0 || !/^[0-9A-Za-z_-]{1,64}$/.test(accountId)) {
       ctx.addIssue({ code: "custom", message: "expected tenant_id:account_id:access_token triples, comma separated" });
@@ -56,12 +65,22 @@ const envSchema = z.object({
   NODE_ENV: z.string().default("production"),
   LOG_LEVEL: logLevelSchema,
   PORT: z.coerce.number().int().min(1).max(65535).default(3000),
-  HOST: z.string().regex(/^[A-Za-z0-9.:-]{1,253}$/, "HOST is the address the web server binds, e.g. 127.0.0.1 or 0.0.0.0").optional(),
-  REDIS_URL: z.string().url({ message: "REDIS_URL must be a redis:// URL (npm start sets it when it runs the embedded Redis)" }),
+  HOST: z
+    .string()
+    .regex(/^[A-Za-z0-9.:-]{1,253}$/, "HOST is the address the web server binds, e.g. 127.0.0.1 or 0.0.0.0")
+    .optional(),
+  REDIS_URL: z
+    .string()
+    .url({ message: "REDIS_URL must be a redis:// URL (npm start sets it when it runs the embedded Redis)" }),
   KAFKA_BROKERS: z
     .string()
     .min(1, "KAFKA_BROKERS must list host:port bootstrap servers (npm start sets it when it runs the embedded broker)")
-    .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean)),
+    .transform((v) =>
+      v
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
   KAFKA_EMBEDDED: boolean.default(false),
   API_KEYS: apiKeys,
   WORKERS: z.coerce.number().int().min(1).max(64).default(1),
@@ -71,7 +90,10 @@ const envSchema = z.object({
   WORKER_ID: z.string().min(1).optional(),
   MAX_PROMPT_CHARS: z.coerce.number().int().min(1).max(1_000_000).default(DEFAULT_MAX_PROMPT_CHARS),
   GRAPH_URL: z.string().url().optional(),
-  GRAPH_VERSION: z.string().regex(/^v\d+\.\d+$/, "GRAPH_VERSION looks like v21.0").default("v21.0"),
+  GRAPH_VERSION: z
+    .string()
+    .regex(/^v\d+\.\d+$/, "GRAPH_VERSION looks like v21.0")
+    .default("v21.0"),
   REEL_ACCOUNTS: reelAccounts.optional(),
   REEL_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(600_000).default(5000),
   REEL_POLL_ATTEMPTS: z.coerce.number().int().min(1).max(10_000).default(30),
@@ -89,7 +111,14 @@ const envSchema = z.object({
   LLM_MODELS: z
     .string()
     .optional()
-    .transform((v) => (v ? v.split(",").map((s) => s.trim()).filter(Boolean) : [])),
+    .transform((v) =>
+      v
+        ? v
+            .split(",")
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : [],
+    ),
   /** JSON [{name, base_url, api_key?, models, max_tokens_param?}]; resolved with the short form above by modelSettings (lib/jobs/list-models.ts). */
   LLM_PROVIDERS: z.string().optional(),
   LLM_PROVIDERS_FILE: z.string().optional(),
@@ -99,9 +128,18 @@ const envSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
   DATA_DIR: z.string().default(".data"),
   /** Largest video POST /api/uploads accepts (Meta's newer page: 300 MB). */
-  UPLOAD_MAX_BYTES: z.coerce.number().int().min(1).max(4 * 1024 ** 3).default(300 * 1024 * 1024),
+  UPLOAD_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(4 * 1024 ** 3)
+    .default(300 * 1024 * 1024),
   /** Uploaded videos a tenant may hold at once; a file goes when its publication ends. */
-  UPLOAD_TENANT_QUOTA_BYTES: z.coerce.number().int().min(1).default(2 * 1024 ** 3),
+  UPLOAD_TENANT_QUOTA_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(2 * 1024 ** 3),
   /** Probe each video before its container is created: "auto" does so unless GRAPH_URL is the built-in sandbox (which checks it itself). */
   REEL_PREFLIGHT: z.enum(["auto", "on", "off"]).default("auto"),
   SESSION_SECRET: z.string().min(32, "SESSION_SECRET must be at least 32 characters").optional(),
@@ -115,7 +153,12 @@ const envSchema = z.object({
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).max(3_600_000).default(10_000),
   WEBHOOK_RETRY_MAX_MS: z.coerce.number().int().min(1).max(86_400_000).default(3_600_000),
-  WEBHOOK_RETRY_WINDOW_MS: z.coerce.number().int().min(1).max(30 * 86_400_000).default(86_400_000),
+  WEBHOOK_RETRY_WINDOW_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(30 * 86_400_000)
+    .default(86_400_000),
   /** A worker's port for GET /metrics and its health; 0 turns it off. `npm start` gives its workers this port and the next ones. */
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULT_METRICS_PORT),
   /** Bearer token GET /metrics asks for; without it /metrics answers this machine (loopback) only. */
@@ -123,11 +166,20 @@ const envSchema = z.object({
   /** Tenants that get their own `tenant` label value on job metrics, per process (the first seen); the rest are "other". 0: no tenant label values. */
   METRICS_TENANT_LABELS: z.coerce.number().int().min(0).max(1000).default(DEFAULT_METRICS_TENANT_LABELS),
   /** Where traces go (OTLP over HTTP, e.g. http://collector:4318); unset: no traces are recorded. */
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url("OTEL_EXPORTER_OTLP_ENDPOINT must be a URL, e.g. http://127.0.0.1:4318").optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z
+    .string()
+    .url("OTEL_EXPORTER_OTLP_ENDPOINT must be a URL, e.g. http://127.0.0.1:4318")
+    .optional(),
   /** Where browsers reach Dispatch; Meta sends people back to PUBLIC_URL + the callback path, exactly. */
-  PUBLIC_URL: z.string().url("PUBLIC_URL is where browsers reach Dispatch, e.g. https://dispatch.example.com").optional(),
+  PUBLIC_URL: z
+    .string()
+    .url("PUBLIC_URL is where browsers reach Dispatch, e.g. https://dispatch.example.com")
+    .optional(),
   /** The Instagram app of Instagram Login (Meta's App Dashboard); with the sandbox, its own app when unset. */
-  INSTAGRAM_APP_ID: z.string().regex(/^[0-9A-Za-z_-]{1,64}$/, "INSTAGRAM_APP_ID is the Instagram app's id (digits)").optional(),
+  INSTAGRAM_APP_ID: z
+    .string()
+    .regex(/^[0-9A-Za-z_-]{1,64}$/, "INSTAGRAM_APP_ID is the Instagram app's id (digits)")
+    .optional(),
   INSTAGRAM_APP_SECRET: z.string().min(8, "INSTAGRAM_APP_SECRET is the Instagram app's secret").optional(),
   /** Instagram's authorize dialog, its token host (api.instagram.com) and its Graph host (graph.instagram.com). */
   INSTAGRAM_DIALOG_URL: z.string().url().optional(),
@@ -191,11 +243,16 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   const tenants = new Set(parsed.API_KEYS.map((k) => k.tenantId));
   const accounts = parsed.REEL_ACCOUNTS ?? defaultSandboxAccounts(parsed.API_KEYS);
   const stranger = accounts.find((a) => !tenants.has(a.tenantId));
-  if (stranger) throw new ConfigError(`Invalid configuration:\n  REEL_ACCOUNTS: tenant "${stranger.tenantId}" has no API key`);
+  if (stranger)
+    throw new ConfigError(`Invalid configuration:\n  REEL_ACCOUNTS: tenant "${stranger.tenantId}" has no API key`);
   const ids = accounts.map((a) => a.accountId);
-  if (new Set(ids).size !== ids.length) throw new ConfigError("Invalid configuration:\n  REEL_ACCOUNTS: an account belongs to one tenant only");
+  if (new Set(ids).size !== ids.length)
+    throw new ConfigError("Invalid configuration:\n  REEL_ACCOUNTS: an account belongs to one tenant only");
   const graphSandbox = graphUrl === sandboxUrl || graphUrl === `http://localhost:${parsed.PORT}/graph`;
-  if (!parsed.INSTAGRAM_APP_ID !== !parsed.INSTAGRAM_APP_SECRET) throw new ConfigError("Invalid configuration:\n  INSTAGRAM_APP_SECRET: set INSTAGRAM_APP_ID and INSTAGRAM_APP_SECRET together");
+  if (!parsed.INSTAGRAM_APP_ID !== !parsed.INSTAGRAM_APP_SECRET)
+    throw new ConfigError(
+      "Invalid configuration:\n  INSTAGRAM_APP_SECRET: set INSTAGRAM_APP_ID and INSTAGRAM_APP_SECRET together",
+    );
   const publicUrl = (parsed.PUBLIC_URL ?? `http://127.0.0.1:${parsed.PORT}`).replace(/\/+$/, "");
   return {
     ...parsed,
@@ -208,8 +265,15 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
 }
 
 /** With the sandbox (`sandboxUrl`) the whole login runs against it; otherwise Meta's own hosts, each replaceable. */
-function instagramLoginOf(env: z.infer<typeof envSchema>, publicUrl: string, sandboxUrl: string | undefined): InstagramLoginConfig {
-  const configured = env.INSTAGRAM_APP_ID && env.INSTAGRAM_APP_SECRET ? { id: env.INSTAGRAM_APP_ID, secret: env.INSTAGRAM_APP_SECRET } : undefined;
+function instagramLoginOf(
+  env: z.infer<typeof envSchema>,
+  publicUrl: string,
+  sandboxUrl: string | undefined,
+): InstagramLoginConfig {
+  const configured =
+    env.INSTAGRAM_APP_ID && env.INSTAGRAM_APP_SECRET
+      ? { id: env.INSTAGRAM_APP_ID, secret: env.INSTAGRAM_APP_SECRET }
+      : undefined;
   const trim = (url: string) => url.replace(/\/+$/, "");
   // The dialog is a page the browser opens, so the sandbox's is reached through PUBLIC_URL.
   const sandboxDialog = sandboxUrl && `${publicUrl}/graph/oauth/authorize`;

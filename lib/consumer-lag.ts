@@ -26,16 +26,27 @@ export const WATCHED_GROUPS = Object.values(SUBSCRIPTIONS).map(({ topic, groupId
  * the number of events in the audit log, ai.generation.completed. Admin requests only: no consumer
  * joins a group, so reading this costs a few metadata round trips.
  */
-export async function readConsumerLag(admin: Admin, watched = WATCHED_GROUPS): Promise<{ groups: GroupLag[]; audit_log: { topic: string; events: number } }> {
+export async function readConsumerLag(
+  admin: Admin,
+  watched = WATCHED_GROUPS,
+): Promise<{ groups: GroupLag[]; audit_log: { topic: string; events: number } }> {
   const groups = await Promise.all(
     watched.map(async ({ topic, group }) => {
-      const [ends, [committed]] = await Promise.all([admin.fetchTopicOffsets(topic), admin.fetchOffsets({ groupId: group, topics: [topic] })]);
+      const [ends, [committed]] = await Promise.all([
+        admin.fetchTopicOffsets(topic),
+        admin.fetchOffsets({ groupId: group, topics: [topic] }),
+      ]);
       const byPartition = new Map((committed?.partitions ?? []).map((p) => [p.partition, Number(p.offset)]));
       const partitions = ends
         .map(({ partition, high, low }) => {
           const at = byPartition.get(partition);
           const hasCommit = at !== undefined && at >= 0;
-          return { partition, committed: hasCommit ? at : null, end: Number(high), lag: Math.max(0, Number(high) - (hasCommit ? at : Number(low))) };
+          return {
+            partition,
+            committed: hasCommit ? at : null,
+            end: Number(high),
+            lag: Math.max(0, Number(high) - (hasCommit ? at : Number(low))),
+          };
         })
         .sort((a, b) => a.partition - b.partition);
       return { topic, group, total_lag: partitions.reduce((sum, p) => sum + p.lag, 0), partitions };

@@ -8,7 +8,10 @@ import { createLog } from "./log";
  * wins over `.env`. Returns the files it read.
  */
 export function loadEnvFiles(dir: string, options: { dev?: boolean; forceReload?: boolean } = {}): string[] {
-  const quiet = { info: () => {}, error: (...args: unknown[]) => createLog("env")("error", args.map(String).join(" ")) };
+  const quiet = {
+    info: () => {},
+    error: (...args: unknown[]) => createLog("env")("error", args.map(String).join(" ")),
+  };
   const { loadedEnvFiles } = loadEnvConfig(dir, options.dev ?? false, quiet, options.forceReload ?? false);
   return loadedEnvFiles.map((file) => file.path);
 }

@@ -91,7 +91,8 @@ export function zodIssues(error: ZodError): { path: string; message: string }[] 
   return error.issues.flatMap((issue) => {
     const at = issue.path.map(String);
     // An unknown field is reported at its own path, so a form can show it next to the field.
-    if (issue.code === "unrecognized_keys") return issue.keys.map((key) => ({ path: [...at, key].join("."), message: `${key} is not a known field` }));
+    if (issue.code === "unrecognized_keys")
+      return issue.keys.map((key) => ({ path: [...at, key].join("."), message: `${key} is not a known field` }));
     return [{ path: at.join(".") || "(body)", message: issue.message }];
   });
 }
@@ -109,7 +110,12 @@ export function toProblem(error: unknown): { problem: Problem; headers: Record<s
     return { problem, headers: error.headers };
   }
   return {
-    problem: { type: "/problems/internal", title: TITLES[500], status: 500, detail: "Something went wrong on our side." },
+    problem: {
+      type: "/problems/internal",
+      title: TITLES[500],
+      status: 500,
+      detail: "Something went wrong on our side.",
+    },
     headers: {},
   };
 }

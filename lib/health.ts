@@ -25,7 +25,13 @@ export async function checkHealth(deps: { redis: Redis; admin: () => Promise<Adm
   ]);
   const workers = redis.ok ? await liveWorkers(deps.redis).catch(() => []) : [];
   const failing = [!redis.ok && "redis", !kafka.ok && "kafka"].filter(Boolean) as string[];
-  return { status: failing.length ? ("unavailable" as const) : ("ok" as const), failing, redis, kafka, workers: { count: workers.length, seen: workerLoad(workers) } };
+  return {
+    status: failing.length ? ("unavailable" as const) : ("ok" as const),
+    failing,
+    redis,
+    kafka,
+    workers: { count: workers.length, seen: workerLoad(workers) },
+  };
 }
 
 export interface Readiness {
@@ -38,13 +44,18 @@ export interface Readiness {
  * Whether this process can do its work: Redis and the broker answer, and (on the web server) at
  * least one worker was seen lately, or (on a worker) its own consumers have started.
  */
-export async function checkReadiness(deps: { redis: Redis; admin: () => Promise<Admin>; consumersStarted?: () => boolean }): Promise<Readiness> {
+export async function checkReadiness(deps: {
+  redis: Redis;
+  admin: () => Promise<Admin>;
+  consumersStarted?: () => boolean;
+}): Promise<Readiness> {
   const health = await checkHealth(deps);
   const failing: Readiness["failing"] = [];
   if (!health.redis.ok) failing.push({ part: "redis", reason: health.redis.error });
   if (!health.kafka.ok) failing.push({ part: "kafka", reason: health.kafka.error });
   if (deps.consumersStarted) {
-    if (!deps.consumersStarted()) failing.push({ part: "consumers", reason: "the worker's consumers have not started yet" });
+    if (!deps.consumersStarted())
+      failing.push({ part: "consumers", reason: "the worker's consumers have not started yet" });
   } else if (health.redis.ok && health.workers.count === 0) {
     failing.push({ part: "workers", reason: "no worker was seen in the last few seconds" });
   }
@@ -57,7 +68,11 @@ export const READY_RETRY_AFTER_S = 5;
 /** 200 `{status: "ready"}`, or 503 problem+json with each part that is not ready in `errors`. */
 export function readinessResponse(readiness: Readiness): Response {
   const headers = { "cache-control": "no-store" };
-  if (readiness.ready) return new Response(JSON.stringify({ status: "ready" }), { status: 200, headers: { ...headers, "content-type": "application/json" } });
+  if (readiness.ready)
+    return new Response(JSON.stringify({ status: "ready" }), {
+      status: 200,
+      headers: { ...headers, "content-type": "application/json" },
+    });
   const parts = readiness.failing.map((f) => f.part).join(", ");
   const { problem } = toProblem(
     new ApiError(

@@ -25,7 +25,11 @@ export function createKafka(brokers: string[], clientId: string, options: { requ
  * on job_id instead.
  */
 export function createProducer(kafka: Kafka): Producer {
-  return kafka.producer({ allowAutoTopicCreation: false, idempotent: false, retry: { initialRetryTime: 100, retries: 2, maxRetryTime: 800 } });
+  return kafka.producer({
+    allowAutoTopicCreation: false,
+    idempotent: false,
+    retry: { initialRetryTime: 100, retries: 2, maxRetryTime: 800 },
+  });
 }
 
 /**

@@ -30,18 +30,27 @@ export async function takeLease(redis: Redis, key: string, owner: string, ms: nu
  * Renews a taken lease every third of its life, calling `heartbeat` (the consumer group's) each
  * time and `onLost` if another run has it now. `release` stops renewing and gives it up.
  */
-export function keepLease(redis: Redis, key: string, owner: string, ms: number, hooks: { heartbeat: () => Promise<void>; onLost: () => void }) {
-  const timer = setInterval(() => {
-    // A missed heartbeat is sent again with the next renewal; the group's session outlives several.
-    hooks.heartbeat().catch(() => {});
-    redis
-      .eval(RENEW, 1, key, owner, ms)
-      .then((renewed) => {
-        if (!renewed) hooks.onLost();
-      })
-      // A renewal lost to Redis is tried again at the next tick; the lease outlives two missed ones.
-      .catch(() => {});
-  }, Math.max(50, Math.floor(ms / 3)));
+export function keepLease(
+  redis: Redis,
+  key: string,
+  owner: string,
+  ms: number,
+  hooks: { heartbeat: () => Promise<void>; onLost: () => void },
+) {
+  const timer = setInterval(
+    () => {
+      // A missed heartbeat is sent again with the next renewal; the group's session outlives several.
+      hooks.heartbeat().catch(() => {});
+      redis
+        .eval(RENEW, 1, key, owner, ms)
+        .then((renewed) => {
+          if (!renewed) hooks.onLost();
+        })
+        // A renewal lost to Redis is tried again at the next tick; the lease outlives two missed ones.
+        .catch(() => {});
+    },
+    Math.max(50, Math.floor(ms / 3)),
+  );
   return {
     async release(): Promise<void> {
       clearInterval(timer);
@@ -59,7 +68,12 @@ export type RedisCommand = [string, ...(string | number)[]];
  * run took it, and nothing was written. The final write of a run goes through here, so a run whose
  * lease lapsed (a long GC pause, Redis away) cannot overwrite the work of the run that took over.
  */
-export async function writeIfLeaseHeld(redis: Redis, key: string, owner: string, commands: RedisCommand[]): Promise<boolean> {
+export async function writeIfLeaseHeld(
+  redis: Redis,
+  key: string,
+  owner: string,
+  commands: RedisCommand[],
+): Promise<boolean> {
   const words = commands.map((command) => command.map(String));
   return (await redis.eval(WRITE_IF_HELD, 1, key, owner, JSON.stringify(words))) === 1;
 }

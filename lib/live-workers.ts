@@ -36,7 +36,14 @@ export async function liveWorkers(redis: Redis, now = Date.now()): Promise<SeenW
   for (const [id, raw] of Object.entries(all)) {
     const beat = JSON.parse(raw) as Beat & { at: number };
     if (now - beat.at > 10 * ALIVE_MS) gone.push(id);
-    else if (now - beat.at <= ALIVE_MS) live.push({ id, last_seen: new Date(beat.at).toISOString(), consumers: Object.keys(beat.assignments), assignments: beat.assignments, stats: beat.stats ?? {} });
+    else if (now - beat.at <= ALIVE_MS)
+      live.push({
+        id,
+        last_seen: new Date(beat.at).toISOString(),
+        consumers: Object.keys(beat.assignments),
+        assignments: beat.assignments,
+        stats: beat.stats ?? {},
+      });
   }
   if (gone.length) await redis.hdel(WORKERS_KEY, ...gone);
   return live.sort((a, b) => a.id.localeCompare(b.id));

@@ -14,7 +14,10 @@ import { fromThisMachine } from "./net/this-machine";
  * Next itself adds the peer to X-Forwarded-For), so a default deployment never shows its tenants'
  * names and volumes to the network.
  */
-export function assertMetricsAccess(request: { authorization: string | null; peer: string | undefined; forwardedFor: string | null }, token: string | undefined): void {
+export function assertMetricsAccess(
+  request: { authorization: string | null; peer: string | undefined; forwardedFor: string | null },
+  token: string | undefined,
+): void {
   if (token) {
     const sent = /^Bearer\s+(.+)$/i.exec(request.authorization ?? "")?.[1]?.trim() ?? "";
     const a = Buffer.from(sent);
@@ -23,7 +26,10 @@ export function assertMetricsAccess(request: { authorization: string | null; pee
     throw new ApiError("unauthorized", "GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`.");
   }
   if (fromThisMachine(request.peer, request.forwardedFor)) return;
-  throw new ApiError("forbidden", "GET /metrics answers this machine only; set METRICS_TOKEN to scrape it from elsewhere.");
+  throw new ApiError(
+    "forbidden",
+    "GET /metrics answers this machine only; set METRICS_TOKEN to scrape it from elsewhere.",
+  );
 }
 
 /**
@@ -35,7 +41,8 @@ export async function collectConsumerLag(admin: () => Promise<Admin>): Promise<v
   const gauge = getMetrics().consumerLag;
   try {
     const { groups } = await withTimeout(admin().then(readConsumerLag), 2000, "consumer lag");
-    for (const { group, topic, partitions } of groups) for (const p of partitions) gauge.set({ group, topic, partition: String(p.partition) }, p.lag);
+    for (const { group, topic, partitions } of groups)
+      for (const p of partitions) gauge.set({ group, topic, partition: String(p.partition) }, p.lag);
   } catch {
     // The readiness probe reports the broker; the gauges keep their last values.
   }
@@ -43,6 +50,7 @@ export async function collectConsumerLag(admin: () => Promise<Admin>): Promise<v
 
 /** The registry in Prometheus text format. */
 export async function metricsResponse(): Promise<Response> {
-  return new Response(await getMetrics().registry.metrics(), { headers: { "content-type": METRICS_CONTENT_TYPE, "cache-control": "no-store" } });
+  return new Response(await getMetrics().registry.metrics(), {
+    headers: { "content-type": METRICS_CONTENT_TYPE, "cache-control": "no-store" },
+  });
 }
-

@@ -32,12 +32,44 @@ function createMetrics() {
   const registers = [registry];
   return {
     registry,
-    jobsSubmitted: new Counter({ name: `${PREFIX}jobs_submitted_total`, help: "Generation jobs accepted (202), by model and tenant.", labelNames: ["model", "tenant"], registers }),
-    jobsCompleted: new Counter({ name: `${PREFIX}jobs_completed_total`, help: "Generation jobs that ended COMPLETED, by model and tenant.", labelNames: ["model", "tenant"], registers }),
-    jobsFailed: new Counter({ name: `${PREFIX}jobs_failed_total`, help: "Generation jobs that ended FAILED, by model and tenant.", labelNames: ["model", "tenant"], registers }),
-    jobsCancelled: new Counter({ name: `${PREFIX}jobs_cancelled_total`, help: "Generation jobs that ended CANCELLED, by model and tenant.", labelNames: ["model", "tenant"], registers }),
-    timeToFirstToken: new Histogram({ name: `${PREFIX}job_time_to_first_token_seconds`, help: "From the start of a run to its first delta.", labelNames: ["model"], buckets: SECONDS, registers }),
-    jobDuration: new Histogram({ name: `${PREFIX}job_duration_seconds`, help: "From the start of a run to its final state.", labelNames: ["model", "status"], buckets: SECONDS, registers }),
+    jobsSubmitted: new Counter({
+      name: `${PREFIX}jobs_submitted_total`,
+      help: "Generation jobs accepted (202), by model and tenant.",
+      labelNames: ["model", "tenant"],
+      registers,
+    }),
+    jobsCompleted: new Counter({
+      name: `${PREFIX}jobs_completed_total`,
+      help: "Generation jobs that ended COMPLETED, by model and tenant.",
+      labelNames: ["model", "tenant"],
+      registers,
+    }),
+    jobsFailed: new Counter({
+      name: `${PREFIX}jobs_failed_total`,
+      help: "Generation jobs that ended FAILED, by model and tenant.",
+      labelNames: ["model", "tenant"],
+      registers,
+    }),
+    jobsCancelled: new Counter({
+      name: `${PREFIX}jobs_cancelled_total`,
+      help: "Generation jobs that ended CANCELLED, by model and tenant.",
+      labelNames: ["model", "tenant"],
+      registers,
+    }),
+    timeToFirstToken: new Histogram({
+      name: `${PREFIX}job_time_to_first_token_seconds`,
+      help: "From the start of a run to its first delta.",
+      labelNames: ["model"],
+      buckets: SECONDS,
+      registers,
+    }),
+    jobDuration: new Histogram({
+      name: `${PREFIX}job_duration_seconds`,
+      help: "From the start of a run to its final state.",
+      labelNames: ["model", "status"],
+      buckets: SECONDS,
+      registers,
+    }),
     tokensPerSecond: new Histogram({
       name: `${PREFIX}job_tokens_per_second`,
       help: "Completion tokens per second of a finished run.",
@@ -72,7 +104,8 @@ function createMetrics() {
       registers,
       collect() {
         this.reset();
-        for (const [consumer, stats] of consumerStats) for (const w of stats().windows) this.set({ consumer, partition: String(w.partition) }, w.buffered);
+        for (const [consumer, stats] of consumerStats)
+          for (const w of stats().windows) this.set({ consumer, partition: String(w.partition) }, w.buffered);
       },
     }),
     consumerPartitionLag: new Gauge({
@@ -87,7 +120,8 @@ function createMetrics() {
           for (const w of stats().windows) {
             const end = ends?.get(w.partition);
             const committed = w.committed ?? w.watermark;
-            if (end !== undefined && committed !== null) this.set({ consumer, partition: String(w.partition) }, Math.max(0, end - Number(committed)));
+            if (end !== undefined && committed !== null)
+              this.set({ consumer, partition: String(w.partition) }, Math.max(0, end - Number(committed)));
           }
         }
       },
@@ -98,7 +132,11 @@ function createMetrics() {
       labelNames: ["group", "topic", "partition"],
       registers,
     }),
-    sseConnections: new Gauge({ name: `${PREFIX}sse_connections`, help: "Server-sent event streams open on this web process (jobs and reel events).", registers }),
+    sseConnections: new Gauge({
+      name: `${PREFIX}sse_connections`,
+      help: "Server-sent event streams open on this web process (jobs and reel events).",
+      registers,
+    }),
     fileStreamsOpen: new Gauge({
       name: `${PREFIX}file_streams_open`,
       help: "Files being sent from disk by this process (videos, the API reference bundle): from the first read to the end, an error or the client leaving.",
@@ -135,7 +173,11 @@ function createMetrics() {
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
-const holder = globalThis as unknown as { __dispatchMetrics?: Metrics; __dispatchTenantLabels?: Set<string>; __dispatchTenantLabelLimit?: number };
+const holder = globalThis as unknown as {
+  __dispatchMetrics?: Metrics;
+  __dispatchTenantLabels?: Set<string>;
+  __dispatchTenantLabelLimit?: number;
+};
 
 /** Applies the configuration (METRICS_TENANT_LABELS); the web server and the worker call it at start. */
 export function configureMetrics(config: { METRICS_TENANT_LABELS: number }): void {
@@ -154,7 +196,14 @@ export function recordJobSubmitted(job: { model: string; tenantId: string }): vo
 }
 
 /** A run that wrote its job's final state: the outcome counter, and the timing histograms. */
-export function recordJobFinished(job: { model: string; tenantId: string; status: string; durationMs: number; ttftMs: number | null; tokensPerSecond: number | null }): void {
+export function recordJobFinished(job: {
+  model: string;
+  tenantId: string;
+  status: string;
+  durationMs: number;
+  ttftMs: number | null;
+  tokensPerSecond: number | null;
+}): void {
   const metrics = getMetrics();
   const labels = { model: job.model, tenant: tenantLabel(job.tenantId) };
   if (job.status === "COMPLETED") metrics.jobsCompleted.inc(labels);
@@ -169,7 +218,10 @@ export function recordJobFinished(job: { model: string; tenantId: string; status
 export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
 /** The value of a metric's `tenant` label: its own for the first `limit` tenants this process sees, "other" after, so the series stay bounded. */
-export function tenantLabel(tenantId: string, limit = holder.__dispatchTenantLabelLimit ?? DEFAULT_METRICS_TENANT_LABELS): string {
+export function tenantLabel(
+  tenantId: string,
+  limit = holder.__dispatchTenantLabelLimit ?? DEFAULT_METRICS_TENANT_LABELS,
+): string {
   if (limit <= 0) return "all";
   const seen = (holder.__dispatchTenantLabels ??= new Set());
   if (seen.has(tenantId)) return tenantId;
@@ -234,7 +286,9 @@ export function observeRedis(redis: Redis): Redis {
       timed.add(command);
       const end = histogram.startTimer({ command: command.name });
       const batched = command.inTransaction || command.pipelineIndex !== undefined;
-      const span = batched ? undefined : clientSpan(`redis ${command.name}`, { "db.system.name": "redis", "db.operation.name": command.name });
+      const span = batched
+        ? undefined
+        : clientSpan(`redis ${command.name}`, { "db.system.name": "redis", "db.operation.name": command.name });
       command.promise.then(
         () => {
           end({ outcome: "ok" });
@@ -256,5 +310,7 @@ export function observeRedis(redis: Redis): Redis {
 export function observeBroker(client: Producer | Consumer | Admin, name: "producer" | "consumer" | "admin"): void {
   const histogram = getMetrics().brokerRoundTrip;
   const events = client.events as { REQUEST: string };
-  (client as Producer).on(events.REQUEST as Producer["events"]["REQUEST"], (event) => histogram.observe({ client: name, api: event.payload.apiName }, event.payload.duration / 1000));
+  (client as Producer).on(events.REQUEST as Producer["events"]["REQUEST"], (event) =>
+    histogram.observe({ client: name, api: event.payload.apiName }, event.payload.duration / 1000),
+  );
 }

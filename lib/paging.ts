@@ -34,12 +34,18 @@ export const cursorSchema = z.string().transform((value, ctx) => {
 });
 
 /** Up to `limit` ids after `cursor`, and the cursor of the page after them (null on the last page). */
-export async function readIndexPage(redis: Redis, key: string, limit: number, cursor?: IndexCursor): Promise<{ entries: IndexCursor[]; next: string | null }> {
+export async function readIndexPage(
+  redis: Redis,
+  key: string,
+  limit: number,
+  cursor?: IndexCursor,
+): Promise<{ entries: IndexCursor[]; next: string | null }> {
   const entries: IndexCursor[] = [];
   if (cursor) {
     // Members of one score are ordered by id (byte order); descending, the next ones are the smaller ids.
     const tied = await redis.zrangebyscore(key, cursor.score, cursor.score);
-    for (let i = tied.length - 1; i >= 0 && entries.length <= limit; i--) if (tied[i] < cursor.id) entries.push({ score: cursor.score, id: tied[i] });
+    for (let i = tied.length - 1; i >= 0 && entries.length <= limit; i--)
+      if (tied[i] < cursor.id) entries.push({ score: cursor.score, id: tied[i] });
   }
   if (entries.length <= limit) {
     const max = cursor ? `(${cursor.score}` : "+inf";

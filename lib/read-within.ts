@@ -8,7 +8,12 @@ interface ByteStream {
  * stream is cancelled and `tooLarge()` thrown, so nothing larger is ever held or written. Returns
  * the bytes read (0 for no body).
  */
-export async function readWithin(body: ByteStream | null, maxBytes: number, tooLarge: () => Error, take: (chunk: Uint8Array) => unknown): Promise<number> {
+export async function readWithin(
+  body: ByteStream | null,
+  maxBytes: number,
+  tooLarge: () => Error,
+  take: (chunk: Uint8Array) => unknown,
+): Promise<number> {
   if (!body) return 0;
   const reader = body.getReader();
   let total = 0;

@@ -27,8 +27,24 @@ export function createWebRedis(url: string): Redis {
 /** How long a client told "Redis is away" waits before it tries again. */
 export const REDIS_RETRY_AFTER_S = 2;
 
-const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
-const CONNECTION_MESSAGES = [/^Command timed out/, /^Connection is closed/, /^Stream isn't writeable/, /^Reached the max retries per request/, /^LOADING /, /^MASTERDOWN /];
+const CONNECTION_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
+const CONNECTION_MESSAGES = [
+  /^Command timed out/,
+  /^Connection is closed/,
+  /^Stream isn't writeable/,
+  /^Reached the max retries per request/,
+  /^LOADING /,
+  /^MASTERDOWN /,
+];
 
 /** True for the errors ioredis gives while Redis is unreachable (refused, timed out, reconnecting, loading). */
 export function isRedisUnavailable(error: unknown): boolean {

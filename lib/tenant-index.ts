@@ -13,7 +13,14 @@ export interface IndexBound {
 }
 
 /** Queues the add and its trimming on a MULTI or pipeline. */
-export function addToTenantIndex(chain: ChainableCommander, key: string, member: string, createdAtMs: number, bound: IndexBound, nowMs = Date.now()): ChainableCommander {
+export function addToTenantIndex(
+  chain: ChainableCommander,
+  key: string,
+  member: string,
+  createdAtMs: number,
+  bound: IndexBound,
+  nowMs = Date.now(),
+): ChainableCommander {
   return chain
     .zadd(key, createdAtMs, member)
     .zremrangebyscore(key, "-inf", `(${nowMs - bound.maxAgeMs}`)

@@ -29,10 +29,25 @@ export const CONSUMER_GROUPS = {
 
 /** What each consumer of a worker reads, in which group, under which name (the worker's presence and the system page use the name). */
 export const SUBSCRIPTIONS = {
-  generation: { name: "generation", groupId: CONSUMER_GROUPS.generation, topic: TOPICS.requests.name, schema: TOPICS.requests.schema },
+  generation: {
+    name: "generation",
+    groupId: CONSUMER_GROUPS.generation,
+    topic: TOPICS.requests.name,
+    schema: TOPICS.requests.schema,
+  },
   reels: { name: "reels", groupId: CONSUMER_GROUPS.reels, topic: TOPICS.reels.name, schema: TOPICS.reels.schema },
-  webhooks: { name: "webhooks", groupId: CONSUMER_GROUPS.webhooks, topic: TOPICS.completed.name, schema: TOPICS.completed.schema },
-  reelWebhooks: { name: "reel-webhooks", groupId: CONSUMER_GROUPS.reelWebhooks, topic: TOPICS.reelEvents.name, schema: TOPICS.reelEvents.schema },
+  webhooks: {
+    name: "webhooks",
+    groupId: CONSUMER_GROUPS.webhooks,
+    topic: TOPICS.completed.name,
+    schema: TOPICS.completed.schema,
+  },
+  reelWebhooks: {
+    name: "reel-webhooks",
+    groupId: CONSUMER_GROUPS.reelWebhooks,
+    topic: TOPICS.reelEvents.name,
+    schema: TOPICS.reelEvents.schema,
+  },
 } as const;
 
 export type TopicSpec = (typeof TOPICS)[keyof typeof TOPICS];

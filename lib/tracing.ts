@@ -1,4 +1,15 @@
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type TextMapGetter } from "@opentelemetry/api";
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+  type TextMapGetter,
+} from "@opentelemetry/api";
 import type { NodeTracerProvider, SpanProcessor } from "@opentelemetry/sdk-trace-node";
 
 /**
@@ -23,14 +34,18 @@ export interface TracingOptions {
 export async function startTracing(options: TracingOptions): Promise<NodeTracerProvider | undefined> {
   if (holder.__dispatchTracing) return holder.__dispatchTracing;
   if (!options.otlpEndpoint && !options.spanProcessors?.length) return undefined;
-  const [{ BatchSpanProcessor, NodeTracerProvider }, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
-    import("@opentelemetry/sdk-trace-node"),
-    import("@opentelemetry/exporter-trace-otlp-http"),
-    import("@opentelemetry/resources"),
-  ]);
+  const [{ BatchSpanProcessor, NodeTracerProvider }, { OTLPTraceExporter }, { resourceFromAttributes }] =
+    await Promise.all([
+      import("@opentelemetry/sdk-trace-node"),
+      import("@opentelemetry/exporter-trace-otlp-http"),
+      import("@opentelemetry/resources"),
+    ]);
   const processors = [...(options.spanProcessors ?? [])];
   if (options.otlpEndpoint) processors.push(new BatchSpanProcessor(new OTLPTraceExporter()));
-  const provider = new NodeTracerProvider({ resource: resourceFromAttributes({ "service.name": options.serviceName }), spanProcessors: processors });
+  const provider = new NodeTracerProvider({
+    resource: resourceFromAttributes({ "service.name": options.serviceName }),
+    spanProcessors: processors,
+  });
   // Also sets the W3C trace-context propagator and the AsyncLocalStorage context manager.
   provider.register();
   holder.__dispatchTracing = provider;
@@ -51,18 +66,27 @@ const tracer = () => trace.getTracer("dispatch");
  * Runs `fn` in a new active span, ended when it settles; a throw marks the span as an error. The
  * parent is the active context, or `parent` when given (a Kafka message's extracted context).
  */
-export function inSpan<T>(name: string, options: { kind?: SpanKind; attributes?: Attributes; parent?: Context }, fn: (span: Span) => Promise<T>): Promise<T> {
-  return tracer().startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, options.parent ?? context.active(), async (span) => {
-    try {
-      return await fn(span);
-    } catch (error) {
-      span.recordException(error instanceof Error ? error : String(error));
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+export function inSpan<T>(
+  name: string,
+  options: { kind?: SpanKind; attributes?: Attributes; parent?: Context },
+  fn: (span: Span) => Promise<T>,
+): Promise<T> {
+  return tracer().startActiveSpan(
+    name,
+    { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes },
+    options.parent ?? context.active(),
+    async (span) => {
+      try {
+        return await fn(span);
+      } catch (error) {
+        span.recordException(error instanceof Error ? error : String(error));
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        throw error;
+      } finally {
+        span.end();
+      }
+    },
+  );
 }
 
 /** A span for a call this process makes (a Redis command), child of the active span; none when nothing is being traced. */
@@ -107,7 +131,10 @@ export function requestTraceContext(request: Request): Context {
  * A route handler run in a server span, child of the request's trace context (see
  * requestTraceContext), with the answer's status on it.
  */
-export function traced<A extends unknown[]>(name: string, handler: (request: Request, ...rest: A) => Promise<Response>): (request: Request, ...rest: A) => Promise<Response> {
+export function traced<A extends unknown[]>(
+  name: string,
+  handler: (request: Request, ...rest: A) => Promise<Response>,
+): (request: Request, ...rest: A) => Promise<Response> {
   return (request, ...rest) =>
     inSpan(name, { kind: SpanKind.SERVER, parent: requestTraceContext(request) }, async (span) => {
       const response = await handler(request, ...rest);

@@ -13,7 +13,12 @@ async function main() {
   // Before the build and before any process starts: a bad value stops here, named.
   checkStackEnv(process.env);
   if (!dev) buildIfStale(root);
-  const stack = await startStack({ root, dataDir: path.resolve(root, process.env.DATA_DIR || ".data"), env: process.env, dev });
+  const stack = await startStack({
+    root,
+    dataDir: path.resolve(root, process.env.DATA_DIR || ".data"),
+    env: process.env,
+    dev,
+  });
   process.stdout.write(startBanner(stack));
   let stopping = false;
   const stop = async () => {

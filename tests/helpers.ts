@@ -18,7 +18,10 @@ import { assertNoUncaught } from "../scripts/lib/uncaught";
 export const ROOT = path.resolve(__dirname, "..");
 
 /** Polls `check` until it returns a truthy value or the deadline passes. */
-export async function waitFor<T>(check: () => Promise<T> | T, { timeoutMs = 30_000, intervalMs = 50, what = "condition" } = {}): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  check: () => Promise<T> | T,
+  { timeoutMs = 30_000, intervalMs = 50, what = "condition" } = {},
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
@@ -43,7 +46,10 @@ export interface WorkerProcess {
 }
 
 /** A real worker process (worker/index.ts), as npm start runs it. */
-export function spawnWorker(env: Record<string, string>, id = `test-worker-${randomUUID().slice(0, 8)}`): WorkerProcess {
+export function spawnWorker(
+  env: Record<string, string>,
+  id = `test-worker-${randomUUID().slice(0, 8)}`,
+): WorkerProcess {
   const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "worker/index.ts")], {
     cwd: ROOT,
     // No metrics port unless the test asks for one: the default port is one per machine, and another
@@ -59,7 +65,10 @@ export function spawnWorker(env: Record<string, string>, id = `test-worker-${ran
 }
 
 /** Waits until `worker`, alone in the group, holds all six partitions of the requests topic. */
-export async function waitForWholeGroup(redis: { hget(key: string, field: string): Promise<string | null> }, worker: WorkerProcess): Promise<void> {
+export async function waitForWholeGroup(
+  redis: { hget(key: string, field: string): Promise<string | null> },
+  worker: WorkerProcess,
+): Promise<void> {
   await waitFor(
     async () => {
       const beat = await redis.hget(WORKERS_KEY, worker.id);
@@ -92,7 +101,12 @@ export async function readTopic(
   timeoutMs = 30_000,
 ): Promise<KafkaMessage[]> {
   const kafka = new Kafka({ clientId: "test-reader", brokers: brokers.split(","), logLevel: logLevel.NOTHING });
-  const consumer = kafka.consumer({ groupId: `test-reader-${randomUUID()}`, sessionTimeout: 10_000, heartbeatInterval: 1000, maxWaitTimeInMs: 100 });
+  const consumer = kafka.consumer({
+    groupId: `test-reader-${randomUUID()}`,
+    sessionTimeout: 10_000,
+    heartbeatInterval: 1000,
+    maxWaitTimeInMs: 100,
+  });
   const messages: KafkaMessage[] = [];
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
@@ -121,7 +135,10 @@ export function parseSse(text: string): { id?: string; event: string; data: stri
 }
 
 /** Reads an SSE response to its end (or until `stop`) and returns the events. */
-export async function readSse(response: Response, stop?: (events: ReturnType<typeof parseSse>) => boolean): Promise<ReturnType<typeof parseSse>> {
+export async function readSse(
+  response: Response,
+  stop?: (events: ReturnType<typeof parseSse>) => boolean,
+): Promise<ReturnType<typeof parseSse>> {
   const reader = response.body!.getReader();
   const decoder = new TextDecoder();
   let text = "";
@@ -138,11 +155,25 @@ export async function readSse(response: Response, stop?: (events: ReturnType<typ
 }
 
 /** Checks a problem+json answer of `status` in the documented shape, and returns it. */
-export async function expectProblem(response: Response, status: number): Promise<{ status: number; title: string; detail: string; type: string; errors?: { path: string; message: string }[] }> {
+export async function expectProblem(
+  response: Response,
+  status: number,
+): Promise<{
+  status: number;
+  title: string;
+  detail: string;
+  type: string;
+  errors?: { path: string; message: string }[];
+}> {
   expect(response.status).toBe(status);
   expect(response.headers.get("content-type")).toBe("application/problem+json");
   const problem = await response.json();
-  expect(problem).toMatchObject({ status, title: expect.any(String), detail: expect.any(String), type: expect.any(String) });
+  expect(problem).toMatchObject({
+    status,
+    title: expect.any(String),
+    detail: expect.any(String),
+    type: expect.any(String),
+  });
   return problem;
 }
 
@@ -172,8 +203,16 @@ export async function expectUnavailable(calls: (() => Promise<Response>)[], with
 }
 
 /** A worker's context for consumers run inside the test process: its own Kafka client, no presence. */
-export function inProcessWorker(deps: Pick<WorkerContext, "config" | "redis" | "producer" | "log">, workerId: string): WorkerContext {
-  return { ...deps, kafka: createKafka(deps.config.KAFKA_BROKERS, workerId), workerId, presence: { track: () => {}, changed: () => {}, stop: async () => {} } };
+export function inProcessWorker(
+  deps: Pick<WorkerContext, "config" | "redis" | "producer" | "log">,
+  workerId: string,
+): WorkerContext {
+  return {
+    ...deps,
+    kafka: createKafka(deps.config.KAFKA_BROKERS, workerId),
+    workerId,
+    presence: { track: () => {}, changed: () => {}, stop: async () => {} },
+  };
 }
 
 /** OpenAI's documented order of a text response's stream events, before its terminal event (one delta standing for many). */

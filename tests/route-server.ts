@@ -7,7 +7,10 @@ import { Readable } from "node:stream";
  * for clients that speak HTTP themselves (the official openai SDK). A client that goes away aborts
  * the Request's signal, as in Next, so streams release their subscriptions.
  */
-type RouteHandler = (request: Request, context: { params: Promise<Record<string, string>> }) => Response | Promise<Response>;
+type RouteHandler = (
+  request: Request,
+  context: { params: Promise<Record<string, string>> },
+) => Response | Promise<Response>;
 export type RouteModule = Record<string, unknown>;
 
 export interface RouteServer {
@@ -17,8 +20,13 @@ export interface RouteServer {
 
 /** `routes` maps a path pattern (`/v1/responses/[id]`) to its module. */
 export async function serveRoutes(routes: Record<string, RouteModule>): Promise<RouteServer> {
-  const table = Object.entries(routes).map(([pattern, module]) => ({ segments: pattern.split("/").filter(Boolean), module }));
-  const server = createServer((req, res) => void answer(table, req, res).catch((error: unknown) => res.destroy(error as Error)));
+  const table = Object.entries(routes).map(([pattern, module]) => ({
+    segments: pattern.split("/").filter(Boolean),
+    module,
+  }));
+  const server = createServer(
+    (req, res) => void answer(table, req, res).catch((error: unknown) => res.destroy(error as Error)),
+  );
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return { url, close: () => close(server) };
@@ -46,7 +54,9 @@ async function answer(table: { segments: string[]; module: RouteModule }[], req:
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
   const request = new Request(url, {
     method: req.method,
-    headers: Object.entries(req.headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)] as [string, string]])),
+    headers: Object.entries(req.headers).flatMap(([k, v]) =>
+      v === undefined ? [] : [[k, String(v)] as [string, string]],
+    ),
     body: hasBody ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : undefined,
     signal: abort.signal,
     duplex: "half",

@@ -14,7 +14,9 @@ export interface SandboxServer {
  */
 export async function serveSandbox(deps: SandboxDeps): Promise<SandboxServer> {
   let url = "";
-  const server = createServer((req, res) => void answer(deps, url, req, res).catch((error: unknown) => res.destroy(error as Error)));
+  const server = createServer(
+    (req, res) => void answer(deps, url, req, res).catch((error: unknown) => res.destroy(error as Error)),
+  );
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
@@ -33,7 +35,14 @@ async function answer(deps: SandboxDeps, origin: string, req: IncomingMessage, r
   for (const [key, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(key, value);
   headers.set("x-dispatch-peer", req.socket.remoteAddress ?? "");
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
-  const response = await handleGraphRequest(new Request(new URL(req.url ?? "/", origin), { method: req.method, headers, body: hasBody ? Buffer.concat(chunks) : undefined }), deps);
+  const response = await handleGraphRequest(
+    new Request(new URL(req.url ?? "/", origin), {
+      method: req.method,
+      headers,
+      body: hasBody ? Buffer.concat(chunks) : undefined,
+    }),
+    deps,
+  );
   res.writeHead(response.status, Object.fromEntries(response.headers));
   res.end(Buffer.from(await response.arrayBuffer()));
 }

@@ -52,7 +52,9 @@ async function main() {
     if (stopping) return;
     stopping = true;
     log("info", "stopping", { signal });
-    await Promise.all(started.map(([, c]) => c.stop().catch((e) => log("error", "consumer did not stop cleanly", { error: e }))));
+    await Promise.all(
+      started.map(([, c]) => c.stop().catch((e) => log("error", "consumer did not stop cleanly", { error: e }))),
+    );
     await presence.stop();
     await operations?.close();
     await stopTracing();
@@ -67,6 +69,8 @@ async function main() {
 
 main().catch((error) => {
   // A ConfigError names every bad variable: its message is what an operator needs. Anything else keeps its stack.
-  process.stderr.write(`${error instanceof ConfigError ? error.message : error instanceof Error ? error.stack : String(error)}\n`);
+  process.stderr.write(
+    `${error instanceof ConfigError ? error.message : error instanceof Error ? error.stack : String(error)}\n`,
+  );
   process.exit(1);
 });

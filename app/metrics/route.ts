@@ -9,7 +9,14 @@ export const dynamic = "force-dynamic";
 export const GET = withProblems(async (request: Request) => {
   const services = getServices();
   const { headers } = request;
-  assertMetricsAccess({ authorization: headers.get("authorization"), peer: headers.get(PEER_HEADER) ?? undefined, forwardedFor: headers.get("x-forwarded-for") }, services.config.METRICS_TOKEN);
+  assertMetricsAccess(
+    {
+      authorization: headers.get("authorization"),
+      peer: headers.get(PEER_HEADER) ?? undefined,
+      forwardedFor: headers.get("x-forwarded-for"),
+    },
+    services.config.METRICS_TOKEN,
+  );
   await collectConsumerLag(services.admin);
   return metricsResponse();
 });

@@ -7,7 +7,6 @@ import { sessionTenant } from "../session-tenant";
 
 export const metadata: Metadata = { title: "Sign in" };
 
-
 export default async function SignInPage({ searchParams }: { searchParams: Promise<{ next?: string | string[] }> }) {
   const next = safeNext((await searchParams).next);
   if (await sessionTenant()) redirect(next);
@@ -17,13 +16,16 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
         <div className="mb-8 flex flex-col items-center text-center">
           <Logo className="size-10" />
           <h1 className="mt-4 text-xl font-semibold tracking-tight">Sign in to Dispatch</h1>
-          <p className="mt-1 text-sm text-zinc-500 dark:text-zinc-400">Use your API key. It is checked once and not stored in the browser.</p>
+          <p className="mt-1 text-sm text-zinc-500 dark:text-zinc-400">
+            Use your API key. It is checked once and not stored in the browser.
+          </p>
         </div>
         <div className="rounded-xl border border-zinc-200 bg-white p-6 shadow-xs dark:border-zinc-800 dark:bg-zinc-900">
           <SignInForm next={next} />
         </div>
         <p className="mt-6 text-center text-xs text-zinc-500 dark:text-zinc-400">
-          Running locally? <code className="font-mono">npm start</code> prints a key for tenant <code className="font-mono">demo</code>.
+          Running locally? <code className="font-mono">npm start</code> prints a key for tenant{" "}
+          <code className="font-mono">demo</code>.
         </p>
       </div>
     </main>

@@ -46,7 +46,8 @@ function AccountCard({ account }: { account: AccountView }) {
   });
   const needsReconnect = account.status === "needs_reconnect";
   const now = useNow();
-  const rateLimited = !needsReconnect && account.rate_limited_until !== null && Date.parse(account.rate_limited_until) > now;
+  const rateLimited =
+    !needsReconnect && account.rate_limited_until !== null && Date.parse(account.rate_limited_until) > now;
   const name = account.username ? `@${account.username}` : account.account_id;
 
   return (
@@ -80,7 +81,13 @@ function AccountCard({ account }: { account: AccountView }) {
                 New token
               </Button>
             )}
-            <Button variant="danger" size="sm" loading={disconnect.isPending} onClick={() => (confirming ? disconnect.mutate() : setConfirming(true))} onBlur={() => setConfirming(false)}>
+            <Button
+              variant="danger"
+              size="sm"
+              loading={disconnect.isPending}
+              onClick={() => (confirming ? disconnect.mutate() : setConfirming(true))}
+              onBlur={() => setConfirming(false)}
+            >
               {confirming ? "Really disconnect?" : "Disconnect"}
             </Button>
           </>
@@ -89,7 +96,10 @@ function AccountCard({ account }: { account: AccountView }) {
       <CardBody className="space-y-4">
         {needsReconnect && (
           <Alert tone="warning" title="Reconnect this account">
-            <p>{account.error?.headline ?? "Graph refused its access token."} Its reels wait until it is reconnected, then go on by themselves.</p>
+            <p>
+              {account.error?.headline ?? "Graph refused its access token."} Its reels wait until it is reconnected,
+              then go on by themselves.
+            </p>
             {!reconnecting && (
               <Button className="mt-3" size="sm" variant="secondary" onClick={() => setReconnecting(true)}>
                 Reconnect
@@ -99,7 +109,10 @@ function AccountCard({ account }: { account: AccountView }) {
         )}
         {rateLimited && (
           <Alert tone="info" title={`Rate-limited until ${formatTime(account.rate_limited_until)}`}>
-            <p>Graph said this account (or the app) used up its calls for now. Its reels wait and go on by themselves after that time.</p>
+            <p>
+              Graph said this account (or the app) used up its calls for now. Its reels wait and go on by themselves
+              after that time.
+            </p>
           </Alert>
         )}
         {reconnecting && <ConnectAccountForm accountId={account.account_id} onDone={() => setReconnecting(false)} />}
@@ -115,7 +128,8 @@ function TokenLine({ account }: { account: AccountView }) {
   const how = account.login === "instagram" ? "Connected with Instagram" : "Access token";
   return (
     <span className="block" data-testid="token-expiry">
-      {how} · {account.token_expires_at ? (
+      {how} ·{" "}
+      {account.token_expires_at ? (
         <>
           token expires <Time iso={account.token_expires_at} />
         </>
@@ -129,7 +143,8 @@ function TokenLine({ account }: { account: AccountView }) {
 function QuotaBar({ quota }: { quota: AccountView["quota"] }) {
   const { quota_usage: used, quota_total: total, quota_duration: duration } = quota;
   const hours = duration ? Math.round(duration / 3600) : 24;
-  if (used === null || total === null) return <p className="text-sm text-zinc-500 dark:text-zinc-400">Publishing quota: not known right now.</p>;
+  if (used === null || total === null)
+    return <p className="text-sm text-zinc-500 dark:text-zinc-400">Publishing quota: not known right now.</p>;
   const share = total > 0 ? Math.min(1, used / total) : 1;
   return (
     <div>
@@ -147,9 +162,19 @@ function QuotaBar({ quota }: { quota: AccountView["quota"] }) {
         aria-valuenow={used}
         className="mt-1.5 h-2 overflow-hidden rounded-full bg-zinc-100 dark:bg-zinc-800"
       >
-        <div className={cx("h-full rounded-full", share >= 1 ? "bg-red-500" : share >= 0.8 ? "bg-amber-500" : "bg-emerald-500")} style={{ width: `${share * 100}%` }} />
+        <div
+          className={cx(
+            "h-full rounded-full",
+            share >= 1 ? "bg-red-500" : share >= 0.8 ? "bg-amber-500" : "bg-emerald-500",
+          )}
+          style={{ width: `${share * 100}%` }}
+        />
       </div>
-      {share >= 1 && <p className="mt-1 text-xs text-zinc-500 dark:text-zinc-400">Used up: new reels wait until the window frees a slot.</p>}
+      {share >= 1 && (
+        <p className="mt-1 text-xs text-zinc-500 dark:text-zinc-400">
+          Used up: new reels wait until the window frees a slot.
+        </p>
+      )}
     </div>
   );
 }

@@ -20,7 +20,8 @@ export function ConnectAccountForm({ accountId, onDone }: { accountId?: string; 
   const [token, setToken] = useState("");
   const [label, setLabel] = useState("");
   const connect = useMutation({
-    mutationFn: (body: Record<string, string>) => fetchJson<AccountView>("/api/accounts", { method: "POST", json: body }),
+    mutationFn: (body: Record<string, string>) =>
+      fetchJson<AccountView>("/api/accounts", { method: "POST", json: body }),
     onSuccess: () => {
       setToken("");
       if (!accountId) {
@@ -32,7 +33,10 @@ export function ConnectAccountForm({ accountId, onDone }: { accountId?: string; 
     },
   });
   const errors = connect.error instanceof ProblemError ? connect.error.fieldErrors() : {};
-  const formError = connect.error && !errors.account_id && !errors.access_token && !errors.label ? errorMessage(connect.error) : undefined;
+  const formError =
+    connect.error && !errors.account_id && !errors.access_token && !errors.label
+      ? errorMessage(connect.error)
+      : undefined;
 
   return (
     <form
@@ -41,20 +45,54 @@ export function ConnectAccountForm({ accountId, onDone }: { accountId?: string; 
       className="space-y-4"
       onSubmit={(event) => {
         event.preventDefault();
-        connect.mutate({ account_id: id.trim(), access_token: token.trim(), ...(label.trim() ? { label: label.trim() } : {}) });
+        connect.mutate({
+          account_id: id.trim(),
+          access_token: token.trim(),
+          ...(label.trim() ? { label: label.trim() } : {}),
+        });
       }}
     >
       {!accountId && (
-        <Field label="Instagram account id" error={errors.account_id} hint="The numeric id of the Instagram professional account.">
-          {(control) => <Input {...control} name="account_id" inputMode="numeric" autoComplete="off" value={id} onChange={(e) => setId(e.target.value)} />}
+        <Field
+          label="Instagram account id"
+          error={errors.account_id}
+          hint="The numeric id of the Instagram professional account."
+        >
+          {(control) => (
+            <Input
+              {...control}
+              name="account_id"
+              inputMode="numeric"
+              autoComplete="off"
+              value={id}
+              onChange={(e) => setId(e.target.value)}
+            />
+          )}
         </Field>
       )}
       <Field label={accountId ? "New access token" : "Access token"} error={errors.access_token}>
-        {(control) => <Input {...control} name="access_token" type="password" autoComplete="off" value={token} onChange={(e) => setToken(e.target.value)} />}
+        {(control) => (
+          <Input
+            {...control}
+            name="access_token"
+            type="password"
+            autoComplete="off"
+            value={token}
+            onChange={(e) => setToken(e.target.value)}
+          />
+        )}
       </Field>
       {!accountId && (
         <Field label="Label" error={errors.label} hint="Optional: how the dashboard names it.">
-          {(control) => <Input {...control} name="label" autoComplete="off" value={label} onChange={(e) => setLabel(e.target.value)} />}
+          {(control) => (
+            <Input
+              {...control}
+              name="label"
+              autoComplete="off"
+              value={label}
+              onChange={(e) => setLabel(e.target.value)}
+            />
+          )}
         </Field>
       )}
       {formError && <Alert>{formError}</Alert>}

@@ -51,7 +51,8 @@ export function ApiReference({ documentUrl, scriptUrl }: { documentUrl: string; 
           documentDownloadType: "json",
         });
         // Scalar renders a <main> of its own inside the dashboard's: one page, one main landmark.
-        const demote = () => container.current?.querySelectorAll("main").forEach((main) => {
+        const demote = () =>
+          container.current?.querySelectorAll("main").forEach((main) => {
             main.setAttribute("role", "region");
             main.setAttribute("aria-label", "API reference");
           });
@@ -62,7 +63,9 @@ export function ApiReference({ documentUrl, scriptUrl }: { documentUrl: string; 
         reference = { destroy: () => (observer.disconnect(), destroy?.()) };
       },
       () => {
-        if (container.current) container.current.textContent = "The API reference could not be loaded; the document itself is at " + documentUrl;
+        if (container.current)
+          container.current.textContent =
+            "The API reference could not be loaded; the document itself is at " + documentUrl;
       },
     );
     return () => {

@@ -10,7 +10,8 @@ import { Input } from "../ui/input";
 export function SignInForm({ next }: { next: string }) {
   const [apiKey, setApiKey] = useState("");
   const signIn = useMutation({
-    mutationFn: (api_key: string) => fetchJson<{ tenant_id: string }>("/api/session", { method: "POST", json: { api_key } }),
+    mutationFn: (api_key: string) =>
+      fetchJson<{ tenant_id: string }>("/api/session", { method: "POST", json: { api_key } }),
     // A full navigation, so the server-rendered layout sees the new cookie.
     onSuccess: () => window.location.assign(next),
   });

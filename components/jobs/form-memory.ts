@@ -8,7 +8,12 @@ export interface JobFormValues {
   maxTokens: string;
 }
 
-export const DEFAULT_JOB_FORM: JobFormValues = { prompt: "", model: "", temperature: String(TEMPERATURE.default), maxTokens: String(MAX_TOKENS.default) };
+export const DEFAULT_JOB_FORM: JobFormValues = {
+  prompt: "",
+  model: "",
+  temperature: String(TEMPERATURE.default),
+  maxTokens: String(MAX_TOKENS.default),
+};
 
 const key = (tenantId: string) => `dispatch:new-job:${tenantId}`;
 

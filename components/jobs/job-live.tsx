@@ -57,7 +57,8 @@ export function JobLive({ jobId, initial }: { jobId: string; initial: JobView })
   const view = job.data;
   // The stream leads while it delivers (so the badge and the text never disagree); the read model
   // takes over when the job is final and the stream is not connected.
-  const fromStream = stream.lastSeq > 0 && (stream.phase === "live" || stream.phase === "done" || !isFinalJob(view.status));
+  const fromStream =
+    stream.lastSeq > 0 && (stream.phase === "live" || stream.phase === "done" || !isFinalJob(view.status));
   const status: JobStatus = stream.finalStatus ?? (fromStream ? "RUNNING" : view.status);
   const final = isFinalJob(status);
   const text = fromStream ? stream.text : view.output;
@@ -72,17 +73,26 @@ export function JobLive({ jobId, initial }: { jobId: string; initial: JobView })
   const live = !final && startedAt !== undefined;
   // The first text's arrival is its generation time only if it came after the stream connected;
   // text that was already there arrives in the replay at once, and then the TTFT waits for the end.
-  const sawFirstToken = stream.firstTextAt !== undefined && stream.connectedAt !== undefined && stream.firstTextAt - stream.connectedAt > 200;
+  const sawFirstToken =
+    stream.firstTextAt !== undefined &&
+    stream.connectedAt !== undefined &&
+    stream.firstTextAt - stream.connectedAt > 200;
   const liveTtft = live && sawFirstToken ? Math.max(0, stream.firstTextAt! - startedAt) : null;
   // Rates from the job's start (its started_at, so this assumes clocks roughly in step), so a
   // replayed burst does not inflate them; the worker's exact figures replace them at the end.
   const generating = live ? now - startedAt - (liveTtft ?? 0) : Number.NaN;
   const liveRate = generating > 500 && stream.deltas > 0 ? stream.deltas / (generating / 1000) : null;
   const endedAt = view.completed_at ? Date.parse(view.completed_at) : undefined;
-  const elapsed = startedAt === undefined || (!hydrated && !endedAt) ? null : final ? (endedAt ?? now) - startedAt : Math.max(0, now - startedAt);
+  const elapsed =
+    startedAt === undefined || (!hydrated && !endedAt)
+      ? null
+      : final
+        ? (endedAt ?? now) - startedAt
+        : Math.max(0, now - startedAt);
   const model = models.data?.data.find((m) => m.id === view.model_name);
   // Completion tokens so far at the model's price; the prompt's share is known only at the end.
-  const liveCost = live && model ? costOf(view.model_name, model, { prompt_tokens: 0, completion_tokens: stream.deltas }) : null;
+  const liveCost =
+    live && model ? costOf(view.model_name, model, { prompt_tokens: 0, completion_tokens: stream.deltas }) : null;
 
   return (
     <div className="space-y-6">
@@ -103,7 +113,12 @@ export function JobLive({ jobId, initial }: { jobId: string; initial: JobView })
             variant="secondary"
             size="sm"
             onClick={() => {
-              rememberJobForm(view.tenant_id, { prompt: view.prompt, model: view.model_name, temperature: String(view.temperature), maxTokens: String(view.max_tokens) });
+              rememberJobForm(view.tenant_id, {
+                prompt: view.prompt,
+                model: view.model_name,
+                temperature: String(view.temperature),
+                maxTokens: String(view.max_tokens),
+              });
               router.push("/dashboard/jobs");
             }}
           >
@@ -120,16 +135,44 @@ export function JobLive({ jobId, initial }: { jobId: string; initial: JobView })
             <Stat label="Time to first token" value={formatMs(view.ttft_ms ?? liveTtft)} data-testid="stat-ttft" />
             <Stat
               label="Tokens / s"
-              value={view.tokens_per_second !== null ? view.tokens_per_second.toFixed(1) : liveRate !== null ? `~${liveRate.toFixed(1)}` : "—"}
+              value={
+                view.tokens_per_second !== null
+                  ? view.tokens_per_second.toFixed(1)
+                  : liveRate !== null
+                    ? `~${liveRate.toFixed(1)}`
+                    : "—"
+              }
               data-testid="stat-tps"
             />
             <Stat label="Elapsed" value={formatMs(elapsed)} data-testid="stat-elapsed" />
-            <Stat label="Prompt tokens" value={formatNumber(view.usage?.prompt_tokens)} data-testid="stat-prompt-tokens" />
-            <Stat label="Completion tokens" value={view.usage ? formatNumber(view.usage.completion_tokens) : streaming ? `~${formatNumber(stream.deltas)}` : "—"} data-testid="stat-completion-tokens" />
+            <Stat
+              label="Prompt tokens"
+              value={formatNumber(view.usage?.prompt_tokens)}
+              data-testid="stat-prompt-tokens"
+            />
+            <Stat
+              label="Completion tokens"
+              value={
+                view.usage
+                  ? formatNumber(view.usage.completion_tokens)
+                  : streaming
+                    ? `~${formatNumber(stream.deltas)}`
+                    : "—"
+              }
+              data-testid="stat-completion-tokens"
+            />
             <Stat label="Total tokens" value={formatNumber(view.usage?.total_tokens)} data-testid="stat-total-tokens" />
             <Stat
               label="Cost"
-              value={view.cost ? formatCost(view.cost) : view.cost_note || liveCost?.cost_note ? "Not priced" : liveCost?.cost ? `~${formatCost(liveCost.cost)}` : "—"}
+              value={
+                view.cost
+                  ? formatCost(view.cost)
+                  : view.cost_note || liveCost?.cost_note
+                    ? "Not priced"
+                    : liveCost?.cost
+                      ? `~${formatCost(liveCost.cost)}`
+                      : "—"
+              }
               hint={view.cost_note ?? liveCost?.cost_note ?? undefined}
               data-testid="stat-cost"
             />
@@ -140,10 +183,22 @@ export function JobLive({ jobId, initial }: { jobId: string; initial: JobView })
       <Card>
         <CardHeader
           title="Output"
-          description={streaming ? PHASE_LABEL[stream.phase] : final ? <Ending status={status} reason={finishReason} completedAt={view.completed_at} /> : "Waiting for a worker…"}
+          description={
+            streaming ? (
+              PHASE_LABEL[stream.phase]
+            ) : final ? (
+              <Ending status={status} reason={finishReason} completedAt={view.completed_at} />
+            ) : (
+              "Waiting for a worker…"
+            )
+          }
           actions={
             <>
-              {streaming && stream.attempt ? <span className="text-xs text-amber-800 dark:text-amber-400">Attempt {stream.attempt} started over</span> : null}
+              {streaming && stream.attempt ? (
+                <span className="text-xs text-amber-800 dark:text-amber-400">
+                  Attempt {stream.attempt} started over
+                </span>
+              ) : null}
               {text && <CopyButton text={text} />}
             </>
           }
@@ -163,7 +218,9 @@ export function JobLive({ jobId, initial }: { jobId: string; initial: JobView })
       <Card>
         <CardHeader title="Request" />
         <CardBody className="space-y-4">
-          <p className="text-sm leading-relaxed break-words whitespace-pre-wrap text-zinc-700 dark:text-zinc-300">{view.prompt}</p>
+          <p className="text-sm leading-relaxed break-words whitespace-pre-wrap text-zinc-700 dark:text-zinc-300">
+            {view.prompt}
+          </p>
           <dl className="grid grid-cols-2 gap-4 text-sm sm:grid-cols-4">
             <Meta label="Model" value={<span className="font-mono">{view.model_name}</span>} />
             <Meta label="Temperature" value={view.temperature} />
@@ -180,7 +237,15 @@ export function JobLive({ jobId, initial }: { jobId: string; initial: JobView })
 }
 
 /** How the job ended: "Stopped: end of text · Finished 24 Nov, 01:39", or "Cancelled at 01:39:12". */
-function Ending({ status, reason, completedAt }: { status: JobStatus; reason?: FinishReason; completedAt: string | null }) {
+function Ending({
+  status,
+  reason,
+  completedAt,
+}: {
+  status: JobStatus;
+  reason?: FinishReason;
+  completedAt: string | null;
+}) {
   if (status === "CANCELLED") {
     return (
       <>
@@ -202,8 +267,22 @@ function Ending({ status, reason, completedAt }: { status: JobStatus; reason?: F
 }
 
 /** Says the generation started and how it ended, once each: the text itself is not read out token by token. */
-function Announcer({ streaming, final, status, reason }: { streaming: boolean; final: boolean; status: JobStatus; reason?: FinishReason }) {
-  const message = streaming ? "Generating…" : final ? `Generation ended: ${reason ? FINISH_LABEL[reason] : status.toLowerCase()}.` : "";
+function Announcer({
+  streaming,
+  final,
+  status,
+  reason,
+}: {
+  streaming: boolean;
+  final: boolean;
+  status: JobStatus;
+  reason?: FinishReason;
+}) {
+  const message = streaming
+    ? "Generating…"
+    : final
+      ? `Generation ended: ${reason ? FINISH_LABEL[reason] : status.toLowerCase()}.`
+      : "";
   return (
     <p role="status" className="sr-only" data-testid="job-announcer">
       {message}

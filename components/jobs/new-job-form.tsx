@@ -68,7 +68,8 @@ export function NewJobForm({ tenantId }: { tenantId: string }) {
     event.preventDefault();
     if (sending.current) return;
     const local: Record<string, string> = {};
-    if (values.prompt.trim() === "") local.prompt = values.prompt === "" ? "Enter a prompt" : "Enter a prompt: only spaces is no prompt";
+    if (values.prompt.trim() === "")
+      local.prompt = values.prompt === "" ? "Enter a prompt" : "Enter a prompt: only spaces is no prompt";
     setLocalErrors(local);
     if (Object.keys(local).length > 0) {
       submit.reset();
@@ -104,9 +105,19 @@ export function NewJobForm({ tenantId }: { tenantId: string }) {
         )}
       </Field>
 
-      <Field label="Model" error={errors.model_name ?? (models.isError ? errorMessage(models.error) : undefined)} hint={selected?.description}>
+      <Field
+        label="Model"
+        error={errors.model_name ?? (models.isError ? errorMessage(models.error) : undefined)}
+        hint={selected?.description}
+      >
         {(control) => (
-          <Select {...control} name="model_name" value={modelName} onChange={(event) => set("model")(event.target.value)} disabled={models.isPending || busy}>
+          <Select
+            {...control}
+            name="model_name"
+            value={modelName}
+            onChange={(event) => set("model")(event.target.value)}
+            disabled={models.isPending || busy}
+          >
             {models.isPending && <option value="">Loading models…</option>}
             {models.data?.data.map((m) => (
               <option key={m.id} value={m.id}>
@@ -135,7 +146,11 @@ export function NewJobForm({ tenantId }: { tenantId: string }) {
             />
           )}
         </Field>
-        <Field label="Max tokens" error={errors.max_tokens} hint={`${formatNumber(MAX_TOKENS.min)} – ${formatNumber(MAX_TOKENS.max)}; empty means ${formatNumber(MAX_TOKENS.default)}`}>
+        <Field
+          label="Max tokens"
+          error={errors.max_tokens}
+          hint={`${formatNumber(MAX_TOKENS.min)} – ${formatNumber(MAX_TOKENS.max)}; empty means ${formatNumber(MAX_TOKENS.default)}`}
+        >
           {(control) => (
             <Input
               {...control}

@@ -11,5 +11,7 @@ export const jobQueries = {
 
 export const fetchJob = (id: string) => fetchJson<JobView>(`/jobs/${encodeURIComponent(id)}`);
 export const fetchJobs = (cursor?: string | null) =>
-  fetchJson<{ data: JobView[]; next_cursor: string | null }>(`/v1/jobs?limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+  fetchJson<{ data: JobView[]; next_cursor: string | null }>(
+    `/v1/jobs?limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+  );
 export const fetchModels = () => fetchJson<{ data: ModelInfo[] }>("/v1/models");

@@ -21,7 +21,8 @@ export function RecentJobs() {
     initialPageParam: null as string | null,
     getNextPageParam: (page) => page.next_cursor,
     // Poll only while something is still moving.
-    refetchInterval: (query) => (query.state.data?.pages.some((p) => p.data.some((j) => !isFinalJob(j.status))) ? 2000 : 15_000),
+    refetchInterval: (query) =>
+      query.state.data?.pages.some((p) => p.data.some((j) => !isFinalJob(j.status))) ? 2000 : 15_000,
   });
   const all = jobs.data?.pages.flatMap((p) => p.data) ?? [];
   // The API lists by time only: the filter applies to the pages loaded so far.
@@ -32,7 +33,9 @@ export function RecentJobs() {
       <CardHeader
         title={<span id="recent-jobs">Recent jobs</span>}
         description="Your tenant's latest generations."
-        actions={<StatusFilter label="Show jobs with status" statuses={JOB_STATUSES} value={status} onChange={setStatus} />}
+        actions={
+          <StatusFilter label="Show jobs with status" statuses={JOB_STATUSES} value={status} onChange={setStatus} />
+        }
       />
       {jobs.isPending ? (
         <Loading className="px-5" />
@@ -41,7 +44,9 @@ export function RecentJobs() {
           <Alert title="Could not load jobs">{errorMessage(jobs.error)}</Alert>
         </div>
       ) : shown.length === 0 ? (
-        <Empty title={status ? `No ${status.toLowerCase()} jobs loaded` : "No jobs yet"}>{status ? "Load more, or show all statuses." : "Submit a prompt to see it here."}</Empty>
+        <Empty title={status ? `No ${status.toLowerCase()} jobs loaded` : "No jobs yet"}>
+          {status ? "Load more, or show all statuses." : "Submit a prompt to see it here."}
+        </Empty>
       ) : (
         <ul className="divide-y divide-zinc-100 dark:divide-zinc-800" data-testid="recent-jobs">
           {shown.map((job) => (
@@ -51,7 +56,9 @@ export function RecentJobs() {
                 className="block px-5 py-3 outline-none hover:bg-zinc-50 focus-visible:bg-zinc-50 focus-visible:ring-2 focus-visible:ring-indigo-500 focus-visible:ring-inset dark:hover:bg-zinc-800/50 dark:focus-visible:bg-zinc-800/50"
               >
                 <div className="flex items-center justify-between gap-3">
-                  <p className="truncate text-sm font-medium text-zinc-900 dark:text-zinc-100">{job.prompt || "(empty prompt)"}</p>
+                  <p className="truncate text-sm font-medium text-zinc-900 dark:text-zinc-100">
+                    {job.prompt || "(empty prompt)"}
+                  </p>
                   <JobStatusBadge status={job.status} />
                 </div>
                 <p className="mt-1 flex flex-wrap gap-x-3 text-xs text-zinc-600 dark:text-zinc-400">

@@ -21,7 +21,15 @@ interface StreamState {
 }
 
 type Action =
-  | { type: "delta"; seq: number; delta: string; isFinal: boolean; status?: JobStatus; finishReason?: FinishReason; at: number }
+  | {
+      type: "delta";
+      seq: number;
+      delta: string;
+      isFinal: boolean;
+      status?: JobStatus;
+      finishReason?: FinishReason;
+      at: number;
+    }
   | { type: "reset"; seq: number; attempt?: number }
   | { type: "phase"; phase: StreamPhase; at?: number };
 
@@ -29,7 +37,11 @@ function reduce(state: StreamState, action: Action): StreamState {
   switch (action.type) {
     case "phase":
       if (state.phase === "done") return state;
-      return { ...state, phase: action.phase, connectedAt: state.connectedAt ?? (action.phase === "live" ? action.at : undefined) };
+      return {
+        ...state,
+        phase: action.phase,
+        connectedAt: state.connectedAt ?? (action.phase === "live" ? action.at : undefined),
+      };
     case "reset":
       if (action.seq <= state.lastSeq) return state;
       return { ...state, text: "", deltas: 0, lastSeq: action.seq, attempt: action.attempt, firstTextAt: undefined };
@@ -56,7 +68,11 @@ const RETRY_MS = [500, 1000, 2000, 4000, 8000];
  * HTTP error), it is opened again with ?after=<last seq>. Either way a seq seen before is dropped,
  * so the text never repeats; a `reset` (a new attempt) clears it.
  */
-export function useJobStream(jobId: string, wanted: boolean, onFinal?: (status: JobStatus, finishReason?: FinishReason) => void) {
+export function useJobStream(
+  jobId: string,
+  wanted: boolean,
+  onFinal?: (status: JobStatus, finishReason?: FinishReason) => void,
+) {
   const [state, dispatch] = useReducer(reduce, { text: "", lastSeq: 0, phase: "idle", deltas: 0 });
   // Once text has arrived the stream stays open until its final message, even if a refetch saw the job end first.
   const enabled = wanted || (state.lastSeq > 0 && state.phase !== "done" && state.phase !== "failed");
@@ -87,7 +103,15 @@ export function useJobStream(jobId: string, wanted: boolean, onFinal?: (status: 
         // The SSE frame carries the stream message without its seq (that is the event id).
         const data = JSON.parse(event.data) as Omit<StreamMessage, "seq">;
         if (seq > lastSeq.current) lastSeq.current = seq;
-        dispatch({ type: "delta", seq, delta: data.delta, isFinal: data.is_final, status: data.status, finishReason: data.finish_reason, at: Date.now() });
+        dispatch({
+          type: "delta",
+          seq,
+          delta: data.delta,
+          isFinal: data.is_final,
+          status: data.status,
+          finishReason: data.finish_reason,
+          at: Date.now(),
+        });
         if (data.is_final) {
           finished = true;
           es.close();

@@ -17,7 +17,6 @@ import { ReelVideo } from "./reel-video";
 import { ScheduledActions } from "./scheduled-actions";
 import { RetryPublicationButton } from "./retry-publication-button";
 
-
 export function PublicationLive({ publicationId, initial }: { publicationId: string; initial: PublicationView }) {
   const queryClient = useQueryClient();
   const publication = useQuery({
@@ -41,7 +40,10 @@ export function PublicationLive({ publicationId, initial }: { publicationId: str
   }, [publicationId, listening, queryClient]);
 
   const resume = useMutation({
-    mutationFn: () => fetchJson<{ publication_id: string; status: string }>(`/api/reels/${encodeURIComponent(publicationId)}/resume`, { method: "POST" }),
+    mutationFn: () =>
+      fetchJson<{ publication_id: string; status: string }>(`/api/reels/${encodeURIComponent(publicationId)}/resume`, {
+        method: "POST",
+      }),
     onSuccess: () => {
       void queryClient.invalidateQueries({ queryKey: reelKeys.one(publicationId) });
       void queryClient.invalidateQueries({ queryKey: reelKeys.list });
@@ -80,7 +82,12 @@ export function PublicationLive({ publicationId, initial }: { publicationId: str
           </CardBody>
         </Card>
         {view.status === "SCHEDULED" && <ScheduledActions view={view} />}
-        <Outcome view={view} onResume={() => resume.mutate()} resuming={resume.isPending} resumeError={resume.isError ? errorMessage(resume.error) : undefined} />
+        <Outcome
+          view={view}
+          onResume={() => resume.mutate()}
+          resuming={resume.isPending}
+          resumeError={resume.isError ? errorMessage(resume.error) : undefined}
+        />
         {view.warnings?.length > 0 && (
           <Alert tone="warning" title="Preflight warnings: Graph accepts the video, but advises against these">
             <ul className="list-disc space-y-1 pl-5" data-testid="publication-warnings">
@@ -102,15 +109,25 @@ export function PublicationLive({ publicationId, initial }: { publicationId: str
 /** Why a publication Dispatch put back to SCHEDULED waits, and until when. */
 function WaitingNote({ view }: { view: Publication }) {
   const at = view.publish_at ? <Time iso={view.publish_at} /> : null;
-  if (view.scheduled_reason === "needs_reconnect") return <>Waiting: the account needs reconnecting (Accounts page); it goes on once reconnected.</>;
-  if (view.scheduled_reason === "quota") return <>Waiting for the publishing quota; tried again {at ?? "when the window frees a slot"}.</>;
+  if (view.scheduled_reason === "needs_reconnect")
+    return <>Waiting: the account needs reconnecting (Accounts page); it goes on once reconnected.</>;
+  if (view.scheduled_reason === "quota")
+    return <>Waiting for the publishing quota; tried again {at ?? "when the window frees a slot"}.</>;
   return <>Graph asked to slow down; tried again {at ?? "soon"}.</>;
 }
 
-type Entry = { at: string; seq: number; key: string } & ({ kind: "step"; step: Publication["steps"][number] } | { kind: "poll"; poll: Publication["polls"][number] });
+type Entry = { at: string; seq: number; key: string } & (
+  { kind: "step"; step: Publication["steps"][number] } | { kind: "poll"; poll: Publication["polls"][number] }
+);
 
 const STEP_TONE = (step: string) =>
-  /fail|error|expired|refused/i.test(step) ? "bg-red-500" : /timed|timeout/i.test(step) ? "bg-amber-500" : /published/i.test(step) ? "bg-emerald-500" : "bg-indigo-500";
+  /fail|error|expired|refused/i.test(step)
+    ? "bg-red-500"
+    : /timed|timeout/i.test(step)
+      ? "bg-amber-500"
+      : /published/i.test(step)
+        ? "bg-emerald-500"
+        : "bg-indigo-500";
 
 const POLL_TONE: Record<string, string> = {
   IN_PROGRESS: "text-blue-700 dark:text-blue-300",
@@ -133,21 +150,37 @@ function Timeline({ view }: { view: Publication }) {
     ...view.steps.map((step, i) => ({ at: step.at, seq: step.seq, key: `s${i}`, kind: "step" as const, step })),
     ...view.polls.map((poll, i) => ({ at: poll.at, seq: poll.seq, key: `p${i}`, kind: "poll" as const, poll })),
   ].sort(bySeq);
-  if (entries.length === 0) return <p className="text-sm text-zinc-600 dark:text-zinc-400">Nothing has happened yet.</p>;
+  if (entries.length === 0)
+    return <p className="text-sm text-zinc-600 dark:text-zinc-400">Nothing has happened yet.</p>;
   return (
     <ol className="relative space-y-0" data-testid="timeline" aria-live="polite">
       {entries.map((entry, i) => (
         <li key={entry.key} className="relative flex gap-3 pb-4 last:pb-0" data-kind={entry.kind} data-seq={entry.seq}>
-          {i < entries.length - 1 && <span className="absolute top-3 left-[5px] h-full w-px bg-zinc-200 dark:bg-zinc-800" aria-hidden="true" />}
+          {i < entries.length - 1 && (
+            <span className="absolute top-3 left-[5px] h-full w-px bg-zinc-200 dark:bg-zinc-800" aria-hidden="true" />
+          )}
           {entry.kind === "step" ? (
             <>
-              <span className={cx("relative mt-1.5 size-[11px] shrink-0 rounded-full ring-4 ring-white dark:ring-zinc-900", STEP_TONE(entry.step.step))} aria-hidden="true" />
+              <span
+                className={cx(
+                  "relative mt-1.5 size-[11px] shrink-0 rounded-full ring-4 ring-white dark:ring-zinc-900",
+                  STEP_TONE(entry.step.step),
+                )}
+                aria-hidden="true"
+              />
               <div className="min-w-0 flex-1">
                 <div className="flex items-baseline justify-between gap-3">
-                  <p className="min-w-0 text-sm font-medium text-zinc-900 dark:text-zinc-100" data-step={entry.step.step}>
+                  <p
+                    className="min-w-0 text-sm font-medium text-zinc-900 dark:text-zinc-100"
+                    data-step={entry.step.step}
+                  >
                     {humanize(entry.step.step)}
                   </p>
-                  <Time iso={entry.at} format="time" className="shrink-0 text-xs text-zinc-600 tabular-nums dark:text-zinc-400" />
+                  <Time
+                    iso={entry.at}
+                    format="time"
+                    className="shrink-0 text-xs text-zinc-600 tabular-nums dark:text-zinc-400"
+                  />
                 </div>
                 {entry.step.detail && (
                   <p className="mt-0.5 text-sm break-words text-zinc-600 dark:text-zinc-400">
@@ -158,16 +191,32 @@ function Timeline({ view }: { view: Publication }) {
             </>
           ) : (
             <>
-              <span className="relative mt-2 ml-[2px] size-[7px] shrink-0 rounded-full bg-zinc-300 ring-4 ring-white dark:bg-zinc-600 dark:ring-zinc-900" aria-hidden="true" />
+              <span
+                className="relative mt-2 ml-[2px] size-[7px] shrink-0 rounded-full bg-zinc-300 ring-4 ring-white dark:bg-zinc-600 dark:ring-zinc-900"
+                aria-hidden="true"
+              />
               <div className="flex min-w-0 flex-1 items-baseline justify-between gap-3" data-testid="poll">
                 <p className="min-w-0 text-sm text-zinc-600 dark:text-zinc-400">
                   Poll #{entry.poll.attempt} ·{" "}
-                  <span className={cx("font-mono text-xs font-medium", POLL_TONE[entry.poll.status_code ?? ""] ?? "text-zinc-700 dark:text-zinc-300")}>
+                  <span
+                    className={cx(
+                      "font-mono text-xs font-medium",
+                      POLL_TONE[entry.poll.status_code ?? ""] ?? "text-zinc-700 dark:text-zinc-300",
+                    )}
+                  >
                     {entry.poll.status_code ?? "no status_code"}
                   </span>
-                  {entry.poll.status && entry.poll.status !== entry.poll.status_code && <span className="ml-2 text-xs break-words text-zinc-600 dark:text-zinc-400">{entry.poll.status}</span>}
+                  {entry.poll.status && entry.poll.status !== entry.poll.status_code && (
+                    <span className="ml-2 text-xs break-words text-zinc-600 dark:text-zinc-400">
+                      {entry.poll.status}
+                    </span>
+                  )}
                 </p>
-                <Time iso={entry.at} format="time" className="shrink-0 text-xs text-zinc-600 tabular-nums dark:text-zinc-400" />
+                <Time
+                  iso={entry.at}
+                  format="time"
+                  className="shrink-0 text-xs text-zinc-600 tabular-nums dark:text-zinc-400"
+                />
               </div>
             </>
           )}
@@ -185,12 +234,29 @@ function WithLocalTimes({ text }: { text: string }) {
   return text.split(ISO_TIME).map((part, i) => (i % 2 === 1 ? <Time key={i} iso={part} /> : part));
 }
 
-function Outcome({ view, onResume, resuming, resumeError }: { view: Publication; onResume: () => void; resuming: boolean; resumeError?: string }) {
+function Outcome({
+  view,
+  onResume,
+  resuming,
+  resumeError,
+}: {
+  view: Publication;
+  onResume: () => void;
+  resuming: boolean;
+  resumeError?: string;
+}) {
   if (view.status === "PUBLISHED") {
     return (
-      <Alert tone="info" title="Published" className="border-emerald-200 bg-emerald-50 text-emerald-900 dark:border-emerald-900 dark:bg-emerald-950/50 dark:text-emerald-200">
+      <Alert
+        tone="info"
+        title="Published"
+        className="border-emerald-200 bg-emerald-50 text-emerald-900 dark:border-emerald-900 dark:bg-emerald-950/50 dark:text-emerald-200"
+      >
         <p>
-          Post <span className="font-mono" data-testid="post-id">{view.post_id}</span>
+          Post{" "}
+          <span className="font-mono" data-testid="post-id">
+            {view.post_id}
+          </span>
           {view.permalink && (
             <>
               {" · "}
@@ -206,7 +272,11 @@ function Outcome({ view, onResume, resuming, resumeError }: { view: Publication;
   if (view.status === "FAILED" && view.error) {
     const { code, subcode, message, fbtrace_id, classification, response, headline, remedy } = view.error;
     return (
-      <div role="alert" className="rounded-xl border border-red-200 bg-red-50 p-5 text-sm text-red-900 dark:border-red-900 dark:bg-red-950/40 dark:text-red-100" data-testid="publication-error">
+      <div
+        role="alert"
+        className="rounded-xl border border-red-200 bg-red-50 p-5 text-sm text-red-900 dark:border-red-900 dark:bg-red-950/40 dark:text-red-100"
+        data-testid="publication-error"
+      >
         <p className="font-semibold">Publishing failed</p>
         <p className="mt-1 break-words" data-testid="error-headline">
           {headline}
@@ -217,15 +287,24 @@ function Outcome({ view, onResume, resuming, resumeError }: { view: Publication;
           <ErrorFact label="Class" value={classification.replace(/-/g, " ")} />
           <ErrorFact label="fbtrace_id" value={fbtrace_id} testId="error-fbtrace" />
         </dl>
-        <div className="mt-4 rounded-lg bg-white/70 p-3 text-red-950 dark:bg-black/20 dark:text-red-100" data-testid="error-advice">
+        <div
+          className="mt-4 rounded-lg bg-white/70 p-3 text-red-950 dark:bg-black/20 dark:text-red-100"
+          data-testid="error-advice"
+        >
           <p className="text-xs font-semibold tracking-wide uppercase">What to do</p>
           <p className="mt-1">{remedy}</p>
         </div>
         {(message !== headline || response !== undefined) && (
           <details className="mt-3">
-            <summary className="inline-flex min-h-11 cursor-pointer items-center text-xs font-medium sm:min-h-0">Graph&apos;s answer</summary>
+            <summary className="inline-flex min-h-11 cursor-pointer items-center text-xs font-medium sm:min-h-0">
+              Graph&apos;s answer
+            </summary>
             {message !== headline && <p className="mt-2 font-mono text-xs break-words">{message}</p>}
-            {response !== undefined && <pre className="mt-2 overflow-x-auto rounded bg-white/70 p-2 font-mono text-xs dark:bg-black/30">{JSON.stringify(response, null, 2)}</pre>}
+            {response !== undefined && (
+              <pre className="mt-2 overflow-x-auto rounded bg-white/70 p-2 font-mono text-xs dark:bg-black/30">
+                {JSON.stringify(response, null, 2)}
+              </pre>
+            )}
           </details>
         )}
         <RetryPublicationButton publicationId={view.publication_id} />
@@ -235,7 +314,10 @@ function Outcome({ view, onResume, resuming, resumeError }: { view: Publication;
   if (view.status === "TIMED_OUT") {
     return (
       <Alert tone="warning" title="Still processing when polling stopped">
-        <p>The container did not finish within the polling window. It was not published blind; resume to poll it again while it lives (24 h).</p>
+        <p>
+          The container did not finish within the polling window. It was not published blind; resume to poll it again
+          while it lives (24 h).
+        </p>
         <Button className="mt-3" size="sm" variant="secondary" loading={resuming} onClick={onResume}>
           Resume polling
         </Button>
@@ -275,10 +357,33 @@ function Details({ view }: { view: Publication }) {
               </span>
             }
           />
-          <Detail label="Container" value={<span className="font-mono" data-testid="container-id">{view.container_id ?? "—"}</span>} />
+          <Detail
+            label="Container"
+            value={
+              <span className="font-mono" data-testid="container-id">
+                {view.container_id ?? "—"}
+              </span>
+            }
+          />
           <Detail label="Last status_code" value={<span className="font-mono">{view.last_status_code ?? "—"}</span>} />
-          <Detail label="Video" value={<span className="font-mono text-xs break-all">{view.video_url ?? `Uploaded file (${view.upload_id})`}</span>} />
-          <Detail label="Caption" value={view.caption ? <span className="whitespace-pre-line">{view.caption}</span> : <span className="text-zinc-600 dark:text-zinc-400">None</span>} />
+          <Detail
+            label="Video"
+            value={
+              <span className="font-mono text-xs break-all">
+                {view.video_url ?? `Uploaded file (${view.upload_id})`}
+              </span>
+            }
+          />
+          <Detail
+            label="Caption"
+            value={
+              view.caption ? (
+                <span className="whitespace-pre-line">{view.caption}</span>
+              ) : (
+                <span className="text-zinc-600 dark:text-zinc-400">None</span>
+              )
+            }
+          />
           <Detail label="Share to feed" value={view.share_to_feed ? "Yes" : "No"} />
           {view.publish_at && <Detail label="Publish at" value={<Time iso={view.publish_at} />} />}
           <Detail label="Created" value={<Time iso={view.created_at} />} />

@@ -22,7 +22,6 @@ const SAMPLES = [
   { file: "reel-unsupported.mp4", label: "Unsupported", note: "a codec reels do not accept" },
 ];
 
-
 export function PublishReelForm() {
   const router = useRouter();
   const queryClient = useQueryClient();
@@ -51,7 +50,8 @@ export function PublishReelForm() {
   const account = accounts.data?.data.find((a) => a.account_id === accountId) ?? accounts.data?.data[0];
 
   const submit = useMutation({
-    mutationFn: (body: Record<string, unknown>) => fetchJson<{ publication_id: string; status: string }>("/api/reels", { method: "POST", json: body }),
+    mutationFn: (body: Record<string, unknown>) =>
+      fetchJson<{ publication_id: string; status: string }>("/api/reels", { method: "POST", json: body }),
     onSuccess: (publication) => {
       void queryClient.invalidateQueries({ queryKey: reelKeys.list });
       router.push(`/dashboard/reels/${publication.publication_id}`);
@@ -59,7 +59,9 @@ export function PublishReelForm() {
   });
 
   const serverErrors = submit.error instanceof ProblemError ? submit.error.fieldErrors() : {};
-  const errors = Object.fromEntries(Object.entries({ ...serverErrors, ...localErrors }).filter(([field]) => !edited.has(field)));
+  const errors = Object.fromEntries(
+    Object.entries({ ...serverErrors, ...localErrors }).filter(([field]) => !edited.has(field)),
+  );
   const fields = ["account_id", "video_url", "upload_id", "caption", "share_to_feed", "publish_at"];
   const formError = submit.error && !fields.some((f) => serverErrors[f]) ? errorMessage(submit.error) : undefined;
   const count = countCaption(caption).chars;
@@ -70,7 +72,8 @@ export function PublishReelForm() {
     let at: string | undefined;
     if (scheduled) {
       const date = new Date(publishAt);
-      if (!publishAt || Number.isNaN(date.getTime())) local.publish_at = "Pick a date and time, or turn scheduling off.";
+      if (!publishAt || Number.isNaN(date.getTime()))
+        local.publish_at = "Pick a date and time, or turn scheduling off.";
       else at = date.toISOString();
     }
     if (source === "file" && !upload) local.upload_id = "Pick a video file and wait for its upload to finish.";
@@ -94,7 +97,13 @@ export function PublishReelForm() {
         hint={account?.sandbox ? "Sandbox account: publishes to the built-in Graph sandbox." : undefined}
       >
         {(control) => (
-          <Select {...control} name="account_id" value={account?.account_id ?? ""} onChange={(e) => changeAccount(e.target.value)} disabled={accounts.isPending}>
+          <Select
+            {...control}
+            name="account_id"
+            value={account?.account_id ?? ""}
+            onChange={(e) => changeAccount(e.target.value)}
+            disabled={accounts.isPending}
+          >
             {accounts.isPending && <option value="">Loading accounts…</option>}
             {accounts.data?.data.length === 0 && <option value="">No accounts for this tenant</option>}
             {accounts.data?.data.map((a) => (
@@ -110,7 +119,11 @@ export function PublishReelForm() {
 
       <fieldset>
         <legend className="text-sm font-medium text-zinc-800 dark:text-zinc-200">Video</legend>
-        <div className="mt-2 inline-flex rounded-lg border border-zinc-300 p-0.5 dark:border-zinc-700" role="radiogroup" aria-label="Video source">
+        <div
+          className="mt-2 inline-flex rounded-lg border border-zinc-300 p-0.5 dark:border-zinc-700"
+          role="radiogroup"
+          aria-label="Video source"
+        >
           {(["url", "file"] as const).map((option) => (
             <button
               key={option}
@@ -118,7 +131,13 @@ export function PublishReelForm() {
               role="radio"
               aria-checked={source === option}
               onClick={() => setSource(option)}
-              className={cx("min-h-11 rounded-md px-3 py-1 text-xs font-medium sm:min-h-0", focusRing, source === option ? "bg-indigo-600 text-white" : "text-zinc-700 hover:bg-zinc-50 dark:text-zinc-300 dark:hover:bg-zinc-800")}
+              className={cx(
+                "min-h-11 rounded-md px-3 py-1 text-xs font-medium sm:min-h-0",
+                focusRing,
+                source === option
+                  ? "bg-indigo-600 text-white"
+                  : "text-zinc-700 hover:bg-zinc-50 dark:text-zinc-300 dark:hover:bg-zinc-800",
+              )}
             >
               {option === "url" ? "From a URL" : "From a file"}
             </button>
@@ -127,13 +146,29 @@ export function PublishReelForm() {
       </fieldset>
 
       {source === "file" ? (
-        <Field label="Video file" error={errors.upload_id} hint="An MP4 or MOV from this computer: H.264 or HEVC, 3 s – 15 min, 23–60 fps.">
+        <Field
+          label="Video file"
+          error={errors.upload_id}
+          hint="An MP4 or MOV from this computer: H.264 or HEVC, 3 s – 15 min, 23–60 fps."
+        >
           {(control) => <VideoFilePicker control={control} onChange={setUpload} />}
         </Field>
       ) : (
-        <Field label="Video URL" error={errors.video_url} hint="A public MP4 or MOV: H.264 or HEVC, 3 s – 15 min, 23–60 fps.">
+        <Field
+          label="Video URL"
+          error={errors.video_url}
+          hint="A public MP4 or MOV: H.264 or HEVC, 3 s – 15 min, 23–60 fps."
+        >
           {(control) => (
-            <Input {...control} name="video_url" type="url" inputMode="url" placeholder="https://cdn.example.com/reel.mp4" value={videoUrl} onChange={(e) => changeVideoUrl(e.target.value)} />
+            <Input
+              {...control}
+              name="video_url"
+              type="url"
+              inputMode="url"
+              placeholder="https://cdn.example.com/reel.mp4"
+              value={videoUrl}
+              onChange={(e) => changeVideoUrl(e.target.value)}
+            />
           )}
         </Field>
       )}
@@ -145,7 +180,10 @@ export function PublishReelForm() {
           <legend className="text-xs font-medium text-zinc-600 dark:text-zinc-400">Or use a sample</legend>
           <div className="mt-2 flex flex-wrap gap-2">
             {SAMPLES.map((sample) => {
-              const url = typeof window === "undefined" ? `/samples/${sample.file}` : `${window.location.origin}/samples/${sample.file}`;
+              const url =
+                typeof window === "undefined"
+                  ? `/samples/${sample.file}`
+                  : `${window.location.origin}/samples/${sample.file}`;
               const active = videoUrl === url;
               return (
                 <button
@@ -174,20 +212,65 @@ export function PublishReelForm() {
         label="Caption"
         error={errors.caption}
         aside={
-          <span className={cx("text-xs tabular-nums", count > MAX_CAPTION_CHARS ? "font-medium text-red-600 dark:text-red-400" : "text-zinc-500 dark:text-zinc-400")} data-testid="caption-count" aria-live="polite">
+          <span
+            className={cx(
+              "text-xs tabular-nums",
+              count > MAX_CAPTION_CHARS
+                ? "font-medium text-red-600 dark:text-red-400"
+                : "text-zinc-500 dark:text-zinc-400",
+            )}
+            data-testid="caption-count"
+            aria-live="polite"
+          >
             {count.toLocaleString("en-US")} / {MAX_CAPTION_CHARS.toLocaleString("en-US")}
           </span>
         }
       >
-        {(control) => <Textarea {...control} name="caption" rows={3} placeholder="Say something about it. #hashtags work." value={caption} onChange={(e) => changeCaption(e.target.value)} />}
+        {(control) => (
+          <Textarea
+            {...control}
+            name="caption"
+            rows={3}
+            placeholder="Say something about it. #hashtags work."
+            value={caption}
+            onChange={(e) => changeCaption(e.target.value)}
+          />
+        )}
       </Field>
 
       <div className="space-y-4 rounded-lg border border-zinc-200 p-4 dark:border-zinc-800">
-        <Toggle checked={shareToFeed} onChange={setShareToFeed} label="Share to feed" description="Also show the reel in the main feed, not only the Reels tab." error={errors.share_to_feed} />
-        <Toggle checked={scheduled} onChange={setScheduled} label="Schedule" description="Publish later instead of now (up to 75 days ahead)." />
+        <Toggle
+          checked={shareToFeed}
+          onChange={setShareToFeed}
+          label="Share to feed"
+          description="Also show the reel in the main feed, not only the Reels tab."
+          error={errors.share_to_feed}
+        />
+        <Toggle
+          checked={scheduled}
+          onChange={setScheduled}
+          label="Schedule"
+          description="Publish later instead of now (up to 75 days ahead)."
+        />
         {scheduled && (
-          <Field label="Publish at" error={errors.publish_at} hint={<span data-testid="schedule-zone">In your time zone: {zoneLabel(publishAt ? new Date(publishAt) : new Date())}</span>}>
-            {(control) => <Input {...control} name="publish_at" type="datetime-local" value={publishAt} onChange={(e) => changePublishAt(e.target.value)} />}
+          <Field
+            label="Publish at"
+            error={errors.publish_at}
+            hint={
+              <span data-testid="schedule-zone">
+                In your time zone: {zoneLabel(publishAt ? new Date(publishAt) : new Date())}
+              </span>
+            }
+          >
+            {(control) => (
+              <Input
+                {...control}
+                name="publish_at"
+                type="datetime-local"
+                value={publishAt}
+                onChange={(e) => changePublishAt(e.target.value)}
+              />
+            )}
           </Field>
         )}
       </div>
@@ -203,7 +286,19 @@ export function PublishReelForm() {
   );
 }
 
-function Toggle({ checked, onChange, label, description, error }: { checked: boolean; onChange: (value: boolean) => void; label: string; description: string; error?: string }) {
+function Toggle({
+  checked,
+  onChange,
+  label,
+  description,
+  error,
+}: {
+  checked: boolean;
+  onChange: (value: boolean) => void;
+  label: string;
+  description: string;
+  error?: string;
+}) {
   const id = useId();
   return (
     <div>
@@ -226,8 +321,18 @@ function Toggle({ checked, onChange, label, description, error }: { checked: boo
           // The switch draws 24 px tall; the button around it is 44 px on phones, a thumb's width.
           className={cx("group inline-flex h-11 shrink-0 items-center rounded-full sm:h-6", focusRing)}
         >
-          <span className={cx("relative inline-flex h-6 w-11 rounded-full transition-colors", checked ? "bg-indigo-600" : "bg-zinc-400 dark:bg-zinc-600")}>
-            <span className={cx("absolute top-0.5 left-0.5 size-5 rounded-full bg-white shadow-sm transition-transform", checked && "translate-x-5")} />
+          <span
+            className={cx(
+              "relative inline-flex h-6 w-11 rounded-full transition-colors",
+              checked ? "bg-indigo-600" : "bg-zinc-400 dark:bg-zinc-600",
+            )}
+          >
+            <span
+              className={cx(
+                "absolute top-0.5 left-0.5 size-5 rounded-full bg-white shadow-sm transition-transform",
+                checked && "translate-x-5",
+              )}
+            />
           </span>
         </button>
       </div>
@@ -244,7 +349,9 @@ function VideoPreview({ url }: { url: string }) {
     <div className="space-y-1.5">
       <p className="text-xs font-medium text-zinc-600 dark:text-zinc-400">Preview</p>
       {broken === url ? (
-        <p className="text-sm text-zinc-600 dark:text-zinc-400">This browser cannot play the video; Graph may still accept it.</p>
+        <p className="text-sm text-zinc-600 dark:text-zinc-400">
+          This browser cannot play the video; Graph may still accept it.
+        </p>
       ) : (
         <video
           key={url}

@@ -22,7 +22,11 @@ export function PublishedReels() {
 }
 
 function AccountPosts({ account }: { account: Account }) {
-  const posts = useQuery({ queryKey: reelKeys.posts(account.account_id), queryFn: () => fetchPosts(account.account_id), refetchInterval: 30_000 });
+  const posts = useQuery({
+    queryKey: reelKeys.posts(account.account_id),
+    queryFn: () => fetchPosts(account.account_id),
+    refetchInterval: 30_000,
+  });
   return (
     <Card>
       <CardHeader

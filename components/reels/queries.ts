@@ -16,9 +16,13 @@ export const reelKeys = {
 
 export const fetchAccounts = () => fetchJson<{ data: Account[] }>("/api/accounts");
 export const fetchPublications = (cursor?: string | null) =>
-  fetchJson<{ data: Publication[]; next_cursor: string | null }>(`/api/reels?limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+  fetchJson<{ data: Publication[]; next_cursor: string | null }>(
+    `/api/reels?limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+  );
 export const fetchPublication = (id: string) => fetchJson<Publication>(`/api/reels/${encodeURIComponent(id)}`);
-export const fetchPosts = (accountId: string) => fetchJson<{ data: PublishedPost[] }>(`/api/accounts/${encodeURIComponent(accountId)}/posts`);
-export const cancelPublication = (id: string) => fetchJson<Publication>(`/api/reels/${encodeURIComponent(id)}`, { method: "DELETE" });
+export const fetchPosts = (accountId: string) =>
+  fetchJson<{ data: PublishedPost[] }>(`/api/accounts/${encodeURIComponent(accountId)}/posts`);
+export const cancelPublication = (id: string) =>
+  fetchJson<Publication>(`/api/reels/${encodeURIComponent(id)}`, { method: "DELETE" });
 export const editPublication = (id: string, changes: { publish_at?: string; caption?: string }) =>
   fetchJson<Publication>(`/api/reels/${encodeURIComponent(id)}`, { method: "PATCH", json: changes });

@@ -27,7 +27,12 @@ export function RecentPublications() {
     queryFn: ({ pageParam }) => fetchPublications(pageParam),
     initialPageParam: null as string | null,
     getNextPageParam: (page) => page.next_cursor,
-    refetchInterval: (query) => (query.state.data?.pages.some((page) => page.data.some((p) => !isSettledPublication(p.status) && p.status !== "SCHEDULED")) ? 2000 : 15_000),
+    refetchInterval: (query) =>
+      query.state.data?.pages.some((page) =>
+        page.data.some((p) => !isSettledPublication(p.status) && p.status !== "SCHEDULED"),
+      )
+        ? 2000
+        : 15_000,
   });
   const all = reels.data?.pages.flatMap((p) => p.data) ?? [];
   // The API lists by time only: the filter applies to the pages loaded so far.
@@ -36,7 +41,14 @@ export function RecentPublications() {
     <Card aria-labelledby="recent-publications">
       <CardHeader
         title={<span id="recent-publications">Recent publications</span>}
-        actions={<StatusFilter label="Show publications with status" statuses={PUBLICATION_STATUSES} value={status} onChange={setStatus} />}
+        actions={
+          <StatusFilter
+            label="Show publications with status"
+            statuses={PUBLICATION_STATUSES}
+            value={status}
+            onChange={setStatus}
+          />
+        }
       />
       {reels.isPending ? (
         <Loading className="px-5" />
@@ -45,7 +57,9 @@ export function RecentPublications() {
           <Alert title="Could not load publications">{errorMessage(reels.error)}</Alert>
         </div>
       ) : shown.length === 0 ? (
-        <Empty title={status ? `No ${status.toLowerCase().replace("_", " ")} publications loaded` : "No reels yet"}>{status ? "Load more, or show all statuses." : "Publish one with the form."}</Empty>
+        <Empty title={status ? `No ${status.toLowerCase().replace("_", " ")} publications loaded` : "No reels yet"}>
+          {status ? "Load more, or show all statuses." : "Publish one with the form."}
+        </Empty>
       ) : (
         <ul className="divide-y divide-zinc-100 dark:divide-zinc-800" data-testid="recent-publications">
           {shown.map((p) => (
@@ -55,11 +69,15 @@ export function RecentPublications() {
                 className="block px-5 py-3 outline-none hover:bg-zinc-50 focus-visible:bg-zinc-50 focus-visible:ring-2 focus-visible:ring-indigo-500 focus-visible:ring-inset dark:hover:bg-zinc-800/50 dark:focus-visible:bg-zinc-800/50"
               >
                 <div className="flex items-center justify-between gap-3">
-                  <p className="truncate text-sm font-medium text-zinc-900 dark:text-zinc-100">{p.caption || (p.video_url ? fileName(p.video_url) : "Uploaded video")}</p>
+                  <p className="truncate text-sm font-medium text-zinc-900 dark:text-zinc-100">
+                    {p.caption || (p.video_url ? fileName(p.video_url) : "Uploaded video")}
+                  </p>
                   <PublicationStatusBadge status={p.status} />
                 </div>
                 <p className="mt-1 flex flex-wrap gap-x-3 text-xs text-zinc-600 dark:text-zinc-400">
-                  {p.caption && <span className="truncate font-mono">{p.video_url ? fileName(p.video_url) : "Uploaded video"}</span>}
+                  {p.caption && (
+                    <span className="truncate font-mono">{p.video_url ? fileName(p.video_url) : "Uploaded video"}</span>
+                  )}
                   {p.status === "SCHEDULED" && p.publish_at ? (
                     <span data-testid="goes-out">
                       Goes out <Time iso={p.publish_at} />
@@ -78,7 +96,11 @@ export function RecentPublications() {
           ))}
         </ul>
       )}
-      <LoadMore hasMore={reels.hasNextPage} loading={reels.isFetchingNextPage} onLoad={() => void reels.fetchNextPage()} />
+      <LoadMore
+        hasMore={reels.hasNextPage}
+        loading={reels.isFetchingNextPage}
+        onLoad={() => void reels.fetchNextPage()}
+      />
     </Card>
   );
 }

@@ -4,7 +4,11 @@ import { Time } from "../ui/time";
 /** A published reel playing in place: muted so it may start without a click, inline on phones. */
 export function ReelVideo({ post, autoPlay = false }: { post: PublishedPost; autoPlay?: boolean }) {
   return (
-    <figure className="overflow-hidden rounded-xl border border-zinc-200 bg-white dark:border-zinc-800 dark:bg-zinc-900" data-testid="published-reel" data-post-id={post.id}>
+    <figure
+      className="overflow-hidden rounded-xl border border-zinc-200 bg-white dark:border-zinc-800 dark:bg-zinc-900"
+      data-testid="published-reel"
+      data-post-id={post.id}
+    >
       <div className="bg-zinc-950">
         {post.media_url ? (
           <video
@@ -20,12 +24,17 @@ export function ReelVideo({ post, autoPlay = false }: { post: PublishedPost; aut
             aria-label={post.caption ? `Reel: ${post.caption}` : `Reel ${post.id}`}
           />
         ) : (
-          <div className="flex aspect-[9/16] max-h-[28rem] items-center justify-center text-sm text-zinc-300">No video URL</div>
+          <div className="flex aspect-[9/16] max-h-[28rem] items-center justify-center text-sm text-zinc-300">
+            No video URL
+          </div>
         )}
       </div>
       <figcaption className="space-y-1 px-4 py-3">
         {post.caption && (
-          <p className="line-clamp-4 text-sm whitespace-pre-line text-zinc-800 dark:text-zinc-200" data-testid="reel-caption">
+          <p
+            className="line-clamp-4 text-sm whitespace-pre-line text-zinc-800 dark:text-zinc-200"
+            data-testid="reel-caption"
+          >
             {post.caption}
           </p>
         )}
@@ -34,7 +43,12 @@ export function ReelVideo({ post, autoPlay = false }: { post: PublishedPost; aut
           <Time iso={post.timestamp ? post.timestamp.replace(/\+0000$/, "Z") : null} />
         </p>
         {post.permalink && (
-          <a href={post.permalink} target="_blank" rel="noreferrer" className="inline-flex min-h-11 items-center text-xs font-medium text-indigo-700 hover:underline sm:min-h-0 dark:text-indigo-300">
+          <a
+            href={post.permalink}
+            target="_blank"
+            rel="noreferrer"
+            className="inline-flex min-h-11 items-center text-xs font-medium text-indigo-700 hover:underline sm:min-h-0 dark:text-indigo-300"
+          >
             Open permalink ↗
           </a>
         )}

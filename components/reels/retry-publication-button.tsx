@@ -10,7 +10,8 @@ import { reelKeys } from "./queries";
 export function RetryPublicationButton({ publicationId }: { publicationId: string }) {
   const queryClient = useQueryClient();
   const retry = useMutation({
-    mutationFn: () => fetchJson<PublicationView>(`/api/reels/${encodeURIComponent(publicationId)}/retry`, { method: "POST" }),
+    mutationFn: () =>
+      fetchJson<PublicationView>(`/api/reels/${encodeURIComponent(publicationId)}/retry`, { method: "POST" }),
     onSuccess: (publication) => {
       queryClient.setQueryData(reelKeys.one(publicationId), publication);
       void queryClient.invalidateQueries({ queryKey: reelKeys.list });

@@ -41,11 +41,15 @@ export function ScheduledActions({ view }: { view: Publication }) {
     },
   });
   const fieldErrors = edit.error instanceof ProblemError ? edit.error.fieldErrors() : {};
-  const editError = edit.error && !fieldErrors.publish_at && !fieldErrors.caption ? errorMessage(edit.error) : undefined;
+  const editError =
+    edit.error && !fieldErrors.publish_at && !fieldErrors.caption ? errorMessage(edit.error) : undefined;
 
   return (
     <Card aria-labelledby="scheduled-actions">
-      <CardHeader title={<span id="scheduled-actions">Scheduled</span>} description="Until it goes out you can move it, change its caption, or cancel it." />
+      <CardHeader
+        title={<span id="scheduled-actions">Scheduled</span>}
+        description="Until it goes out you can move it, change its caption, or cancel it."
+      />
       <CardBody className="space-y-4">
         {editing ? (
           <form
@@ -61,17 +65,42 @@ export function ScheduledActions({ view }: { view: Publication }) {
               }
               setLocalError(undefined);
               const changes: { publish_at?: string; caption?: string } = {};
-              if (!view.publish_at || date.getTime() !== Date.parse(view.publish_at)) changes.publish_at = date.toISOString();
+              if (!view.publish_at || date.getTime() !== Date.parse(view.publish_at))
+                changes.publish_at = date.toISOString();
               if (caption !== view.caption) changes.caption = caption;
               if (Object.keys(changes).length === 0) setEditing(false);
               else edit.mutate(changes);
             }}
           >
-            <Field label="Publish at" error={localError ?? fieldErrors.publish_at} hint={`In your time zone: ${zoneLabel(publishAt ? new Date(publishAt) : undefined)}.`}>
-              {(control) => <Input {...control} name="publish_at" type="datetime-local" value={publishAt} onChange={(e) => setPublishAt(e.target.value)} />}
+            <Field
+              label="Publish at"
+              error={localError ?? fieldErrors.publish_at}
+              hint={`In your time zone: ${zoneLabel(publishAt ? new Date(publishAt) : undefined)}.`}
+            >
+              {(control) => (
+                <Input
+                  {...control}
+                  name="publish_at"
+                  type="datetime-local"
+                  value={publishAt}
+                  onChange={(e) => setPublishAt(e.target.value)}
+                />
+              )}
             </Field>
-            <Field label="Caption" error={fieldErrors.caption} hint={`Up to ${MAX_CAPTION_CHARS.toLocaleString("en-US")} characters.`}>
-              {(control) => <Textarea {...control} name="caption" rows={3} value={caption} onChange={(e) => setCaption(e.target.value)} />}
+            <Field
+              label="Caption"
+              error={fieldErrors.caption}
+              hint={`Up to ${MAX_CAPTION_CHARS.toLocaleString("en-US")} characters.`}
+            >
+              {(control) => (
+                <Textarea
+                  {...control}
+                  name="caption"
+                  rows={3}
+                  value={caption}
+                  onChange={(e) => setCaption(e.target.value)}
+                />
+              )}
             </Field>
             {editError && <Alert title="Not changed">{editError}</Alert>}
             <div className="flex flex-wrap justify-end gap-2">

@@ -11,15 +11,26 @@ export interface UploadedVideo {
   size: number;
 }
 
-type UploadState = { phase: "idle" } | { phase: "uploading"; sent: number; total: number } | { phase: "done"; upload: UploadedVideo } | { phase: "failed"; message: string };
+type UploadState =
+  | { phase: "idle" }
+  | { phase: "uploading"; sent: number; total: number }
+  | { phase: "done"; upload: UploadedVideo }
+  | { phase: "failed"; message: string };
 
-const formatSize = (bytes: number) => (bytes >= 1024 * 1024 ? `${(bytes / (1024 * 1024)).toFixed(1)} MB` : `${Math.max(1, Math.round(bytes / 1024))} KB`);
+const formatSize = (bytes: number) =>
+  bytes >= 1024 * 1024 ? `${(bytes / (1024 * 1024)).toFixed(1)} MB` : `${Math.max(1, Math.round(bytes / 1024))} KB`;
 
 /**
  * A local video for a reel: picked, previewed from the disk, and sent to POST /api/uploads at once
  * with XMLHttpRequest, whose upload progress events are the reliable way to show how far it got.
  */
-export function VideoFilePicker({ control, onChange }: { control: ControlProps; onChange: (upload: UploadedVideo | null) => void }) {
+export function VideoFilePicker({
+  control,
+  onChange,
+}: {
+  control: ControlProps;
+  onChange: (upload: UploadedVideo | null) => void;
+}) {
   const [file, setFile] = useState<File | null>(null);
   const [preview, setPreview] = useState<string | null>(null);
   const [state, setState] = useState<UploadState>({ phase: "idle" });
@@ -54,7 +65,8 @@ export function VideoFilePicker({ control, onChange }: { control: ControlProps; 
     // The server decides what it accepts (MP4 or MOV); an unknown type is sent as MP4 for the probe to judge.
     xhr.setRequestHeader("content-type", picked.type === "video/quicktime" ? "video/quicktime" : "video/mp4");
     xhr.responseType = "json";
-    xhr.upload.onprogress = (event) => setState({ phase: "uploading", sent: event.loaded, total: event.lengthComputable ? event.total : picked.size });
+    xhr.upload.onprogress = (event) =>
+      setState({ phase: "uploading", sent: event.loaded, total: event.lengthComputable ? event.total : picked.size });
     xhr.onload = () => {
       if (xhr.status === 201) {
         const upload = xhr.response as UploadedVideo;
@@ -62,15 +74,24 @@ export function VideoFilePicker({ control, onChange }: { control: ControlProps; 
         onChange(upload);
       } else {
         const problem = xhr.response as Partial<Problem> | null;
-        setState({ phase: "failed", message: problem?.detail || problem?.title || `The server answered ${xhr.status}.` });
+        setState({
+          phase: "failed",
+          message: problem?.detail || problem?.title || `The server answered ${xhr.status}.`,
+        });
       }
     };
-    xhr.onerror = () => setState({ phase: "failed", message: "Could not reach the server. Check your connection and try again." });
+    xhr.onerror = () =>
+      setState({ phase: "failed", message: "Could not reach the server. Check your connection and try again." });
     setState({ phase: "uploading", sent: 0, total: picked.size });
     xhr.send(picked);
   };
 
-  const percent = state.phase === "uploading" ? Math.floor((state.sent / Math.max(1, state.total)) * 100) : state.phase === "done" ? 100 : 0;
+  const percent =
+    state.phase === "uploading"
+      ? Math.floor((state.sent / Math.max(1, state.total)) * 100)
+      : state.phase === "done"
+        ? 100
+        : 0;
   return (
     <div className="space-y-3">
       <input
@@ -94,10 +115,18 @@ export function VideoFilePicker({ control, onChange }: { control: ControlProps; 
             aria-valuenow={percent}
             className="h-2 overflow-hidden rounded-full bg-zinc-200 dark:bg-zinc-800"
           >
-            <div className={cx("h-full transition-[width]", state.phase === "failed" ? "bg-red-500" : "bg-indigo-600")} style={{ width: `${percent}%` }} />
+            <div
+              className={cx("h-full transition-[width]", state.phase === "failed" ? "bg-red-500" : "bg-indigo-600")}
+              style={{ width: `${percent}%` }}
+            />
           </div>
-          <p className="text-xs text-zinc-500 tabular-nums dark:text-zinc-400" aria-live="polite" data-testid="upload-status">
-            {state.phase === "uploading" && `Uploading ${file.name}: ${formatSize(state.sent)} of ${formatSize(state.total)} (${percent}%)`}
+          <p
+            className="text-xs text-zinc-500 tabular-nums dark:text-zinc-400"
+            aria-live="polite"
+            data-testid="upload-status"
+          >
+            {state.phase === "uploading" &&
+              `Uploading ${file.name}: ${formatSize(state.sent)} of ${formatSize(state.total)} (${percent}%)`}
             {state.phase === "done" && `Uploaded ${file.name} (${formatSize(state.upload.size)})`}
             {state.phase === "failed" && `Upload of ${file.name} failed`}
           </p>
@@ -109,7 +138,16 @@ export function VideoFilePicker({ control, onChange }: { control: ControlProps; 
         </p>
       )}
       {preview && (
-        <video className="aspect-[9/16] max-h-72 rounded-lg bg-zinc-950 object-contain" src={preview} controls muted playsInline preload="metadata" aria-label="Preview of the picked video" data-testid="upload-preview" />
+        <video
+          className="aspect-[9/16] max-h-72 rounded-lg bg-zinc-950 object-contain"
+          src={preview}
+          controls
+          muted
+          playsInline
+          preload="metadata"
+          aria-label="Preview of the picked video"
+          data-testid="upload-preview"
+        />
       )}
     </div>
   );

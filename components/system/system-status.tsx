@@ -32,7 +32,8 @@ export function SystemStatusView() {
   });
 
   if (system.isPending) return <Loading label="Reading the system…" />;
-  if (system.isError && !system.data) return <Alert title="Could not read the system status">{errorMessage(system.error)}</Alert>;
+  if (system.isError && !system.data)
+    return <Alert title="Could not read the system status">{errorMessage(system.error)}</Alert>;
   const { health, kafka, jobs, generated_at, tenant } = system.data;
 
   return (
@@ -44,7 +45,9 @@ export function SystemStatusView() {
         <span>
           Updated <Time iso={generated_at} format="time" /> · refreshes every {REFRESH_MS / 1000} s
         </span>
-        {system.isError && <span className="text-red-600 dark:text-red-400">Last refresh failed: {errorMessage(system.error)}</span>}
+        {system.isError && (
+          <span className="text-red-600 dark:text-red-400">Last refresh failed: {errorMessage(system.error)}</span>
+        )}
       </div>
 
       <div className="grid gap-4 sm:grid-cols-3">
@@ -61,8 +64,17 @@ export function SystemStatusView() {
 
       <div className="grid grid-cols-1 items-start gap-6 lg:grid-cols-2">
         <Card>
-          <CardHeader title="Jobs by status" description={jobs.ok ? `Your tenant's ${plural(jobs.counted, "job")} from the last 24 h` : undefined} />
-          <CardBody>{jobs.ok ? <JobsByStatus counts={jobs.by_status} total={jobs.counted} /> : <Alert title="Redis did not answer">{jobs.error}</Alert>}</CardBody>
+          <CardHeader
+            title="Jobs by status"
+            description={jobs.ok ? `Your tenant's ${plural(jobs.counted, "job")} from the last 24 h` : undefined}
+          />
+          <CardBody>
+            {jobs.ok ? (
+              <JobsByStatus counts={jobs.by_status} total={jobs.counted} />
+            ) : (
+              <Alert title="Redis did not answer">{jobs.error}</Alert>
+            )}
+          </CardBody>
         </Card>
 
         <TenantLoadCard tenant={tenant} />
@@ -83,7 +95,11 @@ export function SystemStatusView() {
       <Card>
         <CardHeader
           title="Recent completions"
-          description={kafka.ok ? `${plural(kafka.audit_log.events, "event")} in the audit log (${kafka.audit_log.topic})` : undefined}
+          description={
+            kafka.ok
+              ? `${plural(kafka.audit_log.events, "event")} in the audit log (${kafka.audit_log.topic})`
+              : undefined
+          }
         />
         {!jobs.ok ? null : jobs.recent_completed.length === 0 ? (
           <Empty title="Nothing finished yet" />
@@ -104,7 +120,10 @@ export function SystemStatusView() {
                 {jobs.recent_completed.map((job) => (
                   <tr key={job.job_id}>
                     <td className="px-5 py-2.5">
-                      <Link href={`/dashboard/jobs/${job.job_id}`} className="font-mono text-xs text-indigo-600 hover:underline dark:text-indigo-400">
+                      <Link
+                        href={`/dashboard/jobs/${job.job_id}`}
+                        className="font-mono text-xs text-indigo-600 hover:underline dark:text-indigo-400"
+                      >
                         {job.job_id.slice(0, 8)}
                       </Link>
                     </td>
@@ -128,7 +147,17 @@ export function SystemStatusView() {
   );
 }
 
-function PartCard({ title, part, detail, testId }: { title: string; part: Health["redis"]; detail: string; testId: string }) {
+function PartCard({
+  title,
+  part,
+  detail,
+  testId,
+}: {
+  title: string;
+  part: Health["redis"];
+  detail: string;
+  testId: string;
+}) {
   return (
     <Card data-testid={testId}>
       <CardBody>
@@ -137,7 +166,13 @@ function PartCard({ title, part, detail, testId }: { title: string; part: Health
           <Badge tone={part.ok ? "success" : "danger"}>{part.ok ? "Healthy" : "Down"}</Badge>
         </div>
         <p className="mt-2 text-2xl font-semibold tabular-nums">{part.ok ? formatMs(part.latency_ms) : "—"}</p>
-        <p className={cx("mt-1 truncate text-xs", part.ok ? "text-zinc-500 dark:text-zinc-400" : "text-red-600 dark:text-red-400")} title={part.ok ? undefined : part.error}>
+        <p
+          className={cx(
+            "mt-1 truncate text-xs",
+            part.ok ? "text-zinc-500 dark:text-zinc-400" : "text-red-600 dark:text-red-400",
+          )}
+          title={part.ok ? undefined : part.error}
+        >
           {part.ok ? `round trip · ${detail}` : part.error}
         </p>
       </CardBody>
@@ -158,7 +193,11 @@ function JobsByStatus({ counts, total }: { counts: Record<JobStatus, number>; to
   return (
     <div className="space-y-4">
       <div className="flex h-2 overflow-hidden rounded-full bg-zinc-100 dark:bg-zinc-800" aria-hidden="true">
-        {statuses.map((s) => (counts[s] > 0 ? <div key={s} className={STATUS_BAR[s]} style={{ width: `${(counts[s] / Math.max(1, total)) * 100}%` }} /> : null))}
+        {statuses.map((s) =>
+          counts[s] > 0 ? (
+            <div key={s} className={STATUS_BAR[s]} style={{ width: `${(counts[s] / Math.max(1, total)) * 100}%` }} />
+          ) : null,
+        )}
       </div>
       <dl className="grid grid-cols-3 gap-4 sm:grid-cols-5" data-testid="jobs-by-status">
         {statuses.map((s) => (
@@ -188,7 +227,11 @@ function LagCard({ group }: { group: GroupLag }) {
             Consumer group <span className="font-mono">{group.group}</span>
           </>
         }
-        actions={<Badge tone={group.total_lag === 0 ? "success" : group.total_lag < 50 ? "info" : "warning"}>Lag {formatNumber(group.total_lag)}</Badge>}
+        actions={
+          <Badge tone={group.total_lag === 0 ? "success" : group.total_lag < 50 ? "info" : "warning"}>
+            Lag {formatNumber(group.total_lag)}
+          </Badge>
+        }
       />
       <table className="w-full text-sm">
         <thead className="text-left text-xs text-zinc-500 dark:text-zinc-400">
@@ -203,13 +246,18 @@ function LagCard({ group }: { group: GroupLag }) {
           {group.partitions.map((p) => (
             <tr key={p.partition}>
               <td className="px-5 py-2 font-mono text-xs">{p.partition}</td>
-              <td className="px-3 py-2 text-right tabular-nums">{p.committed === null ? "—" : formatNumber(p.committed)}</td>
+              <td className="px-3 py-2 text-right tabular-nums">
+                {p.committed === null ? "—" : formatNumber(p.committed)}
+              </td>
               <td className="px-3 py-2 text-right tabular-nums">{formatNumber(p.end)}</td>
               <td className="px-5 py-2">
                 <div className="flex items-center gap-2">
                   <span className="w-8 text-right tabular-nums">{formatNumber(p.lag)}</span>
                   <div className="hidden h-1.5 flex-1 overflow-hidden sm:block rounded-full bg-zinc-100 dark:bg-zinc-800">
-                    <div className={cx("h-full rounded-full", p.lag === 0 ? "bg-emerald-500" : "bg-amber-500")} style={{ width: `${p.lag === 0 ? 4 : (p.lag / max) * 100}%` }} />
+                    <div
+                      className={cx("h-full rounded-full", p.lag === 0 ? "bg-emerald-500" : "bg-amber-500")}
+                      style={{ width: `${p.lag === 0 ? 4 : (p.lag / max) * 100}%` }}
+                    />
                   </div>
                 </div>
               </td>

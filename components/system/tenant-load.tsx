@@ -12,7 +12,13 @@ export function TenantLoadCard({ tenant }: { tenant: TenantLoad | null }) {
       <CardHeader
         title="Your tenant"
         description="Your generation jobs across the cluster"
-        actions={tenant && <Badge tone={atLimit ? "warning" : tenant.running > 0 ? "info" : "neutral"}>{atLimit ? "At its limit" : tenant.running > 0 ? "Running" : "Idle"}</Badge>}
+        actions={
+          tenant && (
+            <Badge tone={atLimit ? "warning" : tenant.running > 0 ? "info" : "neutral"}>
+              {atLimit ? "At its limit" : tenant.running > 0 ? "Running" : "Idle"}
+            </Badge>
+          )
+        }
       />
       <CardBody>
         {tenant === null ? (
@@ -33,7 +39,9 @@ export function TenantLoadCard({ tenant }: { tenant: TenantLoad | null }) {
               />
             </div>
             {atLimit && tenant.waiting > 0 && (
-              <p className="text-xs text-zinc-500 dark:text-zinc-400">Waiting jobs start as running ones finish; other tenants are not held up.</p>
+              <p className="text-xs text-zinc-500 dark:text-zinc-400">
+                Waiting jobs start as running ones finish; other tenants are not held up.
+              </p>
             )}
           </div>
         )}

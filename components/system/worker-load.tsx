@@ -10,13 +10,17 @@ const CONSUMER_LABELS: Record<string, string> = { generation: "Generation", reel
 const CONSUMER_ORDER = Object.keys(CONSUMER_LABELS);
 
 const labelOf = (name: string) => CONSUMER_LABELS[name] ?? name.charAt(0).toUpperCase() + name.slice(1);
-const orderOf = (name: string) => (CONSUMER_ORDER.includes(name) ? CONSUMER_ORDER.indexOf(name) : CONSUMER_ORDER.length);
+const orderOf = (name: string) =>
+  CONSUMER_ORDER.includes(name) ? CONSUMER_ORDER.indexOf(name) : CONSUMER_ORDER.length;
 
 /** Each live worker's consumers: running jobs against capacity, the partitions held and each partition's window. */
 export function WorkerLoadCard({ workers }: { workers: WorkerLoad[] }) {
   return (
     <Card>
-      <CardHeader title="Worker load" description="Jobs running and free slots per worker; each partition's window of fetched jobs" />
+      <CardHeader
+        title="Worker load"
+        description="Jobs running and free slots per worker; each partition's window of fetched jobs"
+      />
       {workers.length === 0 ? (
         <Empty title="No live workers">Jobs wait in the log until a worker starts.</Empty>
       ) : (
@@ -38,7 +42,9 @@ function WorkerItem({ worker }: { worker: WorkerLoad }) {
         <p className="truncate font-mono text-sm" title={worker.id}>
           {worker.id}
         </p>
-        <span className="shrink-0 text-xs text-zinc-500 tabular-nums dark:text-zinc-400">seen <TimeAgo iso={worker.last_seen} /></span>
+        <span className="shrink-0 text-xs text-zinc-500 tabular-nums dark:text-zinc-400">
+          seen <TimeAgo iso={worker.last_seen} />
+        </span>
       </div>
       {consumers.length === 0 ? (
         <p className="mt-2 text-sm text-zinc-500 dark:text-zinc-400">No consumers started yet.</p>
@@ -58,11 +64,19 @@ function ConsumerBlock({ workerId, name, load }: { workerId: string; name: strin
   const free = Math.max(0, load.capacity - load.running);
   const full = load.capacity > 0 && free === 0;
   return (
-    <section className="min-w-0 border-zinc-100 sm:rounded-lg sm:border dark:border-zinc-800" data-consumer={name} aria-label={`${label} on ${workerId}`}>
+    <section
+      className="min-w-0 border-zinc-100 sm:rounded-lg sm:border dark:border-zinc-800"
+      data-consumer={name}
+      aria-label={`${label} on ${workerId}`}
+    >
       <div className="space-y-2 py-3 sm:px-4">
         <div className="flex flex-wrap items-center justify-between gap-2">
           <h3 className="text-sm font-medium">{label}</h3>
-          <Badge tone={full ? "warning" : load.running > 0 ? "info" : "neutral"} live={load.running > 0} data-testid="consumer-running">
+          <Badge
+            tone={full ? "warning" : load.running > 0 ? "info" : "neutral"}
+            live={load.running > 0}
+            data-testid="consumer-running"
+          >
             {formatNumber(load.running)} running / {formatNumber(load.capacity)}
           </Badge>
         </div>
@@ -80,7 +94,9 @@ function ConsumerBlock({ workerId, name, load }: { workerId: string; name: strin
       {load.windows.length > 0 ? (
         <WindowTable caption={`${label} windows on ${workerId}`} windows={load.windows} />
       ) : (
-        <p className="border-t border-zinc-100 py-2 text-xs sm:px-4 text-zinc-500 dark:border-zinc-800 dark:text-zinc-400">No windows open: nothing fetched yet.</p>
+        <p className="border-t border-zinc-100 py-2 text-xs sm:px-4 text-zinc-500 dark:border-zinc-800 dark:text-zinc-400">
+          No windows open: nothing fetched yet.
+        </p>
       )}
     </section>
   );
@@ -99,13 +115,21 @@ function WindowTable({ caption, windows }: { caption: string; windows: ConsumerL
               </span>
               <span className="sr-only sm:not-sr-only">Partition</span>
             </th>
-            <th scope="col" className="px-1 py-1.5 text-right font-medium sm:px-2" title="Fetched and not settled: waiting or running">
+            <th
+              scope="col"
+              className="px-1 py-1.5 text-right font-medium sm:px-2"
+              title="Fetched and not settled: waiting or running"
+            >
               Buffered
             </th>
             <th scope="col" className="px-1 py-1.5 text-right font-medium sm:px-2">
               Running
             </th>
-            <th scope="col" className="px-1 py-1.5 text-right font-medium sm:px-2" title="The lowest unsettled offset: what the window commits up to">
+            <th
+              scope="col"
+              className="px-1 py-1.5 text-right font-medium sm:px-2"
+              title="The lowest unsettled offset: what the window commits up to"
+            >
               Watermark
             </th>
             <th scope="col" className="py-1.5 pl-1 text-right font-medium sm:pr-4 sm:pl-2">
@@ -120,7 +144,11 @@ function WindowTable({ caption, windows }: { caption: string; windows: ConsumerL
                 <span className="inline-flex items-center gap-2">
                   <span className="font-mono">{w.partition}</span>
                   {w.paused && (
-                    <Badge tone="warning" title="The window is full: fetching resumes when it is half empty" data-testid="window-paused">
+                    <Badge
+                      tone="warning"
+                      title="The window is full: fetching resumes when it is half empty"
+                      data-testid="window-paused"
+                    >
                       <span className="sr-only sm:not-sr-only">Paused</span>
                     </Badge>
                   )}

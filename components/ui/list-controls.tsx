@@ -2,11 +2,26 @@ import { Button } from "./button";
 import { Select } from "./select";
 
 /** "All" or one status: which rows of a list to show. */
-export function StatusFilter({ label, statuses, value, onChange }: { label: string; statuses: readonly string[]; value: string; onChange: (value: string) => void }) {
+export function StatusFilter({
+  label,
+  statuses,
+  value,
+  onChange,
+}: {
+  label: string;
+  statuses: readonly string[];
+  value: string;
+  onChange: (value: string) => void;
+}) {
   return (
     <label className="flex items-center gap-2 text-xs text-zinc-600 dark:text-zinc-400">
       <span className="sr-only">{label}</span>
-      <Select aria-label={label} value={value} onChange={(event) => onChange(event.target.value)} className="w-40 text-xs">
+      <Select
+        aria-label={label}
+        value={value}
+        onChange={(event) => onChange(event.target.value)}
+        className="w-40 text-xs"
+      >
         <option value="">All statuses</option>
         {statuses.map((status) => (
           <option key={status} value={status}>

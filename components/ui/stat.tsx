@@ -1,7 +1,13 @@
 import { cx } from "./cx";
 
 /** A labelled number, e.g. TTFT or tokens/s. */
-export function Stat({ label, value, hint, className, ...props }: { label: string; value: React.ReactNode; hint?: string; className?: string } & React.ComponentProps<"div">) {
+export function Stat({
+  label,
+  value,
+  hint,
+  className,
+  ...props
+}: { label: string; value: React.ReactNode; hint?: string; className?: string } & React.ComponentProps<"div">) {
   return (
     <div className={cx("min-w-0", className)} {...props}>
       <dt className="text-xs font-medium text-zinc-500 dark:text-zinc-400">{label}</dt>

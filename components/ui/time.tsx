@@ -30,7 +30,15 @@ export function useNow(everyMs = 10_000): number {
 const FORMATS = { time: formatTime, datetime: (iso: string) => formatDateTime(iso) };
 
 /** A moment as the page shows every moment: local, with the full date and zone on hover. */
-export function Time({ iso, format = "datetime", className }: { iso: string | null | undefined; format?: keyof typeof FORMATS; className?: string }) {
+export function Time({
+  iso,
+  format = "datetime",
+  className,
+}: {
+  iso: string | null | undefined;
+  format?: keyof typeof FORMATS;
+  className?: string;
+}) {
   const hydrated = useHydrated();
   if (!iso) return <span className={className}>—</span>;
   return (

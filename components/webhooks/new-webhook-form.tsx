@@ -27,7 +27,8 @@ export function NewWebhookForm() {
   const errors = create.error instanceof ProblemError ? create.error.fieldErrors() : {};
   const eventsError = Object.entries(errors).find(([path]) => path.startsWith("events"))?.[1];
   const formError = create.error && !errors.url && !eventsError ? errorMessage(create.error) : undefined;
-  const toggle = (type: WebhookEventType, on: boolean) => setEvents((list) => (on ? [...list, type] : list.filter((t) => t !== type)));
+  const toggle = (type: WebhookEventType, on: boolean) =>
+    setEvents((list) => (on ? [...list, type] : list.filter((t) => t !== type)));
 
   return (
     <div className="space-y-5">
@@ -41,8 +42,22 @@ export function NewWebhookForm() {
           create.mutate();
         }}
       >
-        <Field label="Endpoint URL" error={errors.url} hint="Dispatch POSTs each event here, signed (Standard Webhooks).">
-          {(control) => <Input {...control} name="url" type="url" inputMode="url" placeholder="https://example.com/webhooks/dispatch" value={url} onChange={(event) => setUrl(event.target.value)} />}
+        <Field
+          label="Endpoint URL"
+          error={errors.url}
+          hint="Dispatch POSTs each event here, signed (Standard Webhooks)."
+        >
+          {(control) => (
+            <Input
+              {...control}
+              name="url"
+              type="url"
+              inputMode="url"
+              placeholder="https://example.com/webhooks/dispatch"
+              value={url}
+              onChange={(event) => setUrl(event.target.value)}
+            />
+          )}
         </Field>
         <fieldset aria-describedby={eventsError ? "webhook-events-error" : undefined}>
           <legend className="text-sm font-medium text-zinc-800 dark:text-zinc-200">Events</legend>
@@ -53,7 +68,14 @@ export function NewWebhookForm() {
                 className="flex min-h-11 cursor-pointer items-start gap-2.5 rounded-lg border border-zinc-200 px-3 py-2 text-sm has-[:checked]:border-indigo-300 has-[:checked]:bg-indigo-50/50 has-[:focus-visible]:ring-2 has-[:focus-visible]:ring-indigo-500 dark:border-zinc-800 dark:has-[:checked]:border-indigo-800 dark:has-[:checked]:bg-indigo-950/30"
               >
                 {/* The whole row is the tap target; the box is drawn, the input is for keyboards and screen readers. */}
-                <input type="checkbox" name="events" value={type} checked={events.includes(type)} onChange={(event) => toggle(type, event.target.checked)} className="peer sr-only" />
+                <input
+                  type="checkbox"
+                  name="events"
+                  value={type}
+                  checked={events.includes(type)}
+                  onChange={(event) => toggle(type, event.target.checked)}
+                  className="peer sr-only"
+                />
                 <span
                   aria-hidden="true"
                   className="mt-0.5 flex size-4 shrink-0 items-center justify-center rounded border border-zinc-400 bg-white text-transparent peer-checked:border-indigo-600 peer-checked:text-white peer-checked:bg-indigo-600 dark:border-zinc-500 dark:bg-zinc-900 dark:peer-checked:border-indigo-500 dark:peer-checked:bg-indigo-500"
@@ -64,7 +86,9 @@ export function NewWebhookForm() {
                 </span>
                 <span className="min-w-0">
                   <span className="block font-mono text-xs text-zinc-900 dark:text-zinc-100">{type}</span>
-                  <span className="block text-xs text-zinc-500 dark:text-zinc-400">{WEBHOOK_EVENT_DESCRIPTIONS[type]}</span>
+                  <span className="block text-xs text-zinc-500 dark:text-zinc-400">
+                    {WEBHOOK_EVENT_DESCRIPTIONS[type]}
+                  </span>
                 </span>
               </label>
             ))}

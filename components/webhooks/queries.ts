@@ -11,4 +11,5 @@ export const webhookQueries = {
 };
 
 export const fetchWebhooks = () => fetchJson<{ data: WebhookView[] }>("/v1/webhooks");
-export const fetchDeliveries = (id: string) => fetchJson<{ data: AttemptRecord[] }>(`/v1/webhooks/${encodeURIComponent(id)}/deliveries?limit=50`);
+export const fetchDeliveries = (id: string) =>
+  fetchJson<{ data: AttemptRecord[] }>(`/v1/webhooks/${encodeURIComponent(id)}/deliveries?limit=50`);

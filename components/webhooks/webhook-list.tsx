@@ -15,7 +15,10 @@ export function WebhookList() {
   const webhooks = useQuery({ queryKey: webhookQueries.list, queryFn: fetchWebhooks, refetchInterval: 15_000 });
   return (
     <Card aria-labelledby="webhook-list">
-      <CardHeader title={<span id="webhook-list">Your webhooks</span>} description="Each one gets the events it subscribed to; open its log to see every attempt." />
+      <CardHeader
+        title={<span id="webhook-list">Your webhooks</span>}
+        description="Each one gets the events it subscribed to; open its log to see every attempt."
+      />
       {webhooks.isPending ? (
         <Loading className="px-5" />
       ) : webhooks.isError ? (
@@ -56,14 +59,21 @@ function WebhookItem({ webhook }: { webhook: WebhookView }) {
           <p className="font-mono text-sm break-all text-zinc-900 dark:text-zinc-100">{webhook.url}</p>
           <p className="mt-1 flex flex-wrap gap-1.5">
             {webhook.events.map((type) => (
-              <span key={type} className="rounded bg-zinc-100 px-1.5 py-0.5 font-mono text-[11px] text-zinc-700 dark:bg-zinc-800 dark:text-zinc-300">
+              <span
+                key={type}
+                className="rounded bg-zinc-100 px-1.5 py-0.5 font-mono text-[11px] text-zinc-700 dark:bg-zinc-800 dark:text-zinc-300"
+              >
                 {type}
               </span>
             ))}
           </p>
-          <p className="mt-1 text-xs text-zinc-500 dark:text-zinc-400">Created <Time iso={webhook.created_at} /></p>
+          <p className="mt-1 text-xs text-zinc-500 dark:text-zinc-400">
+            Created <Time iso={webhook.created_at} />
+          </p>
         </div>
-        <Badge tone={webhook.status === "enabled" ? "success" : "danger"}>{webhook.status === "enabled" ? "Enabled" : "Disabled"}</Badge>
+        <Badge tone={webhook.status === "enabled" ? "success" : "danger"}>
+          {webhook.status === "enabled" ? "Enabled" : "Disabled"}
+        </Badge>
       </div>
       {webhook.disabled_reason && (
         <Alert tone="warning" title="Disabled" className="mt-3">
@@ -71,7 +81,13 @@ function WebhookItem({ webhook }: { webhook: WebhookView }) {
         </Alert>
       )}
       <div className="mt-3 flex flex-wrap gap-2">
-        <Button size="sm" variant="secondary" aria-expanded={open} aria-controls={logId} onClick={() => setOpen((v) => !v)}>
+        <Button
+          size="sm"
+          variant="secondary"
+          aria-expanded={open}
+          aria-controls={logId}
+          onClick={() => setOpen((v) => !v)}
+        >
           {open ? "Hide delivery log" : "Delivery log"}
         </Button>
         {confirming ? (

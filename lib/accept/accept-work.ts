@@ -104,13 +104,28 @@ if KEYS[2] ~= KEYS[1] and redis.call('GET', KEYS[2]) == ARGV[1] then redis.call(
 return 1`;
 
 /** Claims, produces and reveals one submission, or answers the work its key already names. See WorkKind. */
-export async function acceptWork<View>(deps: AcceptDeps, kind: WorkKind<View>, work: Submission): Promise<Accepted<View>> {
+export async function acceptWork<View>(
+  deps: AcceptDeps,
+  kind: WorkKind<View>,
+  work: Submission,
+): Promise<Accepted<View>> {
   const { redis } = deps;
   const recordKey = kind.recordKey(work.id);
   const keys = [recordKey, work.idempotencyKey ?? recordKey, ...(kind.companionKeys?.(work.id) ?? [])];
   const companions = work.companions ?? [];
-  const fields = Object.entries({ ...work.fields, fingerprint: work.fingerprint, submitting: "1" }).flatMap(([field, value]) => (value === undefined ? [] : [field, value]));
-  const [claimed, holder] = (await redis.eval(CLAIM, keys.length, ...keys, kind.ttlS, work.id, companions.length, ...companions, ...fields)) as [number, string];
+  const fields = Object.entries({ ...work.fields, fingerprint: work.fingerprint, submitting: "1" }).flatMap(
+    ([field, value]) => (value === undefined ? [] : [field, value]),
+  );
+  const [claimed, holder] = (await redis.eval(
+    CLAIM,
+    keys.length,
+    ...keys,
+    kind.ttlS,
+    work.id,
+    companions.length,
+    ...companions,
+    ...fields,
+  )) as [number, string];
   if (!claimed) return { created: false, existing: await existingWork(redis, kind, work, holder) };
 
   // Redis away as well: the claim, never revealed, stays invisible until its keys expire. Answers
@@ -137,16 +152,37 @@ export async function acceptWork<View>(deps: AcceptDeps, kind: WorkKind<View>, w
 }
 
 /** Makes accepted work visible to reads and lists: queues it on a MULTI or pipeline. */
-export function revealWork(chain: ChainableCommander, kind: WorkKind<unknown>, tenantId: string, id: string, createdAtMs: number, nowMs = Date.now()): ChainableCommander {
-  return addToTenantIndex(chain.hdel(kind.recordKey(id), "submitting"), kind.tenantIndex(tenantId), id, createdAtMs, kind.indexBound, nowMs);
+export function revealWork(
+  chain: ChainableCommander,
+  kind: WorkKind<unknown>,
+  tenantId: string,
+  id: string,
+  createdAtMs: number,
+  nowMs = Date.now(),
+): ChainableCommander {
+  return addToTenantIndex(
+    chain.hdel(kind.recordKey(id), "submitting"),
+    kind.tenantIndex(tenantId),
+    id,
+    createdAtMs,
+    kind.indexBound,
+    nowMs,
+  );
 }
 
 async function existingWork<View>(redis: Redis, kind: WorkKind<View>, work: Submission, id: string): Promise<View> {
-  const [tenantId, fingerprint, submitting] = await redis.hmget(kind.recordKey(id), "tenant_id", "fingerprint", "submitting");
+  const [tenantId, fingerprint, submitting] = await redis.hmget(
+    kind.recordKey(id),
+    "tenant_id",
+    "fingerprint",
+    "submitting",
+  );
   const gone = () => new ApiError("conflict", `${work.keyName} was used for a ${kind.noun} that no longer exists.`);
   if (tenantId === null) throw gone();
-  if (tenantId !== work.tenantId || fingerprint !== work.fingerprint) throw new ApiError("conflict", `${work.keyName} is already used by a different request.`);
-  if (submitting === "1") throw new ApiError("conflict", `${work.keyName} belongs to a request still being accepted; try again shortly.`);
+  if (tenantId !== work.tenantId || fingerprint !== work.fingerprint)
+    throw new ApiError("conflict", `${work.keyName} is already used by a different request.`);
+  if (submitting === "1")
+    throw new ApiError("conflict", `${work.keyName} belongs to a request still being accepted; try again shortly.`);
   const existing = await kind.read(redis, work.tenantId, id);
   if (!existing) throw gone();
   return existing;

@@ -21,7 +21,12 @@ export async function cachedQuota(redis: Redis, accountId: string): Promise<Acco
   return raw ? (JSON.parse(raw) as AccountQuota) : undefined;
 }
 
-export async function recordPublished(redis: Redis, accountId: string, publicationId: string, now: number): Promise<void> {
+export async function recordPublished(
+  redis: Redis,
+  accountId: string,
+  publicationId: string,
+  now: number,
+): Promise<void> {
   const key = connectedAccountKeys.published(accountId);
   await redis
     .multi()
@@ -37,7 +42,15 @@ export async function recordPublished(redis: Redis, accountId: string, publicati
  * window. Without one (the posts were made elsewhere) an hour from now, to look again.
  */
 export async function nextQuotaSlotAt(redis: Redis, accountId: string, windowMs: number, now: number): Promise<number> {
-  const [, oldest] = await redis.zrangebyscore(connectedAccountKeys.published(accountId), now - windowMs, "+inf", "WITHSCORES", "LIMIT", 0, 1);
+  const [, oldest] = await redis.zrangebyscore(
+    connectedAccountKeys.published(accountId),
+    now - windowMs,
+    "+inf",
+    "WITHSCORES",
+    "LIMIT",
+    0,
+    1,
+  );
   const frees = oldest === undefined ? now + Math.min(windowMs, 3_600_000) : Number(oldest) + windowMs;
   return Math.max(frees, now + 1000);
 }

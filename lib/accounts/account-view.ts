@@ -11,7 +11,11 @@ const GRAPH_TIMEOUT_MS = 3000;
 const UNKNOWN_QUOTA: AccountQuota = { quota_usage: null, quota_total: null, quota_duration: null };
 
 /** The tenant's accounts as clients see them, with username and quota. */
-export async function listAccountViews(deps: AccountDeps, tenantId: string, signal?: AbortSignal): Promise<AccountView[]> {
+export async function listAccountViews(
+  deps: AccountDeps,
+  tenantId: string,
+  signal?: AbortSignal,
+): Promise<AccountView[]> {
   const accounts = await deps.accounts.list(tenantId);
   return Promise.all(accounts.map((account) => readAccountView(deps, account, signal)));
 }
@@ -21,10 +25,15 @@ export async function listAccountViews(deps: AccountDeps, tenantId: string, sign
  * read from Graph again when older than USERNAME_TTL_S (an account can be renamed). Never fails on Graph: what it cannot tell is null,
  * but a token Graph refuses marks the account needs_reconnect, as the publish flow would.
  */
-export async function readAccountView(deps: AccountDeps, account: ConnectedAccount, signal?: AbortSignal): Promise<AccountView> {
+export async function readAccountView(
+  deps: AccountDeps,
+  account: ConnectedAccount,
+  signal?: AbortSignal,
+): Promise<AccountView> {
   let { status, error, username } = account;
   let quota = (await cachedQuota(deps.redis, account.accountId).catch(() => undefined)) ?? UNKNOWN_QUOTA;
-  const usernameFresh = !!username && (await deps.redis.exists(connectedAccountKeys.usernameRead(account.accountId)).catch(() => 0)) === 1;
+  const usernameFresh =
+    !!username && (await deps.redis.exists(connectedAccountKeys.usernameRead(account.accountId)).catch(() => 0)) === 1;
   if (status === "connected" && account.accessToken && (quota === UNKNOWN_QUOTA || !usernameFresh)) {
     const graphAccount = { accountId: account.accountId, accessToken: account.accessToken };
     const timeout = AbortSignal.timeout(GRAPH_TIMEOUT_MS);

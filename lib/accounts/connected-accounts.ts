@@ -100,7 +100,15 @@ export class ConnectedAccounts {
       for (const account of this.seed) {
         const stored = await this.read(account.accountId);
         if (stored && (stored.source === "api" || stored.accessToken === account.accessToken)) continue;
-        await this.write({ tenantId: account.tenantId, accountId: account.accountId, accessToken: account.accessToken, source: "config" }, !stored);
+        await this.write(
+          {
+            tenantId: account.tenantId,
+            accountId: account.accountId,
+            accessToken: account.accessToken,
+            source: "config",
+          },
+          !stored,
+        );
       }
     })().catch((error) => {
       this.seeding = undefined;
@@ -124,7 +132,15 @@ export class ConnectedAccounts {
   }
 
   /** Connects (or reconnects) the account with a token Graph accepted; "taken" when another tenant holds it. */
-  async connect(input: { tenantId: string; accountId: string; accessToken: string; label?: string; username?: string | null } & TokenDetails): Promise<ConnectedAccount | "taken"> {
+  async connect(
+    input: {
+      tenantId: string;
+      accountId: string;
+      accessToken: string;
+      label?: string;
+      username?: string | null;
+    } & TokenDetails,
+  ): Promise<ConnectedAccount | "taken"> {
     await this.seeded();
     const version = await this.write({ ...input, source: "api" }, false);
     if (version < 0) return "taken";
@@ -133,23 +149,49 @@ export class ConnectedAccounts {
 
   async disconnect(tenantId: string, accountId: string): Promise<boolean> {
     await this.seeded();
-    const removed = await this.redis.eval(DISCONNECT, 3, connectedAccountKeys.record(accountId), connectedAccountKeys.tenant(tenantId), connectedAccountKeys.quota(accountId), tenantId, accountId);
+    const removed = await this.redis.eval(
+      DISCONNECT,
+      3,
+      connectedAccountKeys.record(accountId),
+      connectedAccountKeys.tenant(tenantId),
+      connectedAccountKeys.quota(accountId),
+      tenantId,
+      accountId,
+    );
     return removed === 1;
   }
 
   /** Graph refused the token of this version: the account needs reconnecting. False when it was reconnected meanwhile. */
   async markNeedsReconnect(accountId: string, tokenVersion: number, error: PublicationError): Promise<boolean> {
-    const marked = await this.redis.eval(MARK, 1, connectedAccountKeys.record(accountId), String(tokenVersion), JSON.stringify(error), new Date(this.now()).toISOString());
+    const marked = await this.redis.eval(
+      MARK,
+      1,
+      connectedAccountKeys.record(accountId),
+      String(tokenVersion),
+      JSON.stringify(error),
+      new Date(this.now()).toISOString(),
+    );
     return marked === 1;
   }
 
   /** Remembers the username Graph gave, as read now. */
   async rememberUsername(accountId: string, username: string): Promise<void> {
-    await this.redis.multi().hset(connectedAccountKeys.record(accountId), "username", username).set(connectedAccountKeys.usernameRead(accountId), "1", "EX", USERNAME_TTL_S).exec();
+    await this.redis
+      .multi()
+      .hset(connectedAccountKeys.record(accountId), "username", username)
+      .set(connectedAccountKeys.usernameRead(accountId), "1", "EX", USERNAME_TTL_S)
+      .exec();
   }
 
   private async write(
-    input: { tenantId: string; accountId: string; accessToken: string; label?: string; username?: string | null; source: "config" | "api" } & TokenDetails,
+    input: {
+      tenantId: string;
+      accountId: string;
+      accessToken: string;
+      label?: string;
+      username?: string | null;
+      source: "config" | "api";
+    } & TokenDetails,
     onlyIfAbsent: boolean,
   ): Promise<number> {
     const at = new Date(this.now()).toISOString();
@@ -192,7 +234,11 @@ export class ConnectedAccounts {
       accessToken,
       tokenVersion: Number(record.token_version ?? 0),
       status: accessToken === undefined ? "needs_reconnect" : (record.status as AccountStatus),
-      error: record.error ? (JSON.parse(record.error) as PublicationError) : accessToken === undefined ? unreadableTokenError() : null,
+      error: record.error
+        ? (JSON.parse(record.error) as PublicationError)
+        : accessToken === undefined
+          ? unreadableTokenError()
+          : null,
       source: record.source === "config" ? "config" : "api",
       connectedAt: record.connected_at ?? record.updated_at ?? "",
       tokenExpiresAt: record.token_expires_at || null,

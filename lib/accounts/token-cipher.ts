@@ -14,10 +14,12 @@ const VERSION = "v1";
  * (mode 0600), linked into place so web and worker processes sharing DATA_DIR agree on one.
  */
 export function loadAccountsKey(config: { ACCOUNTS_SECRET?: string; DATA_DIR: string }): Buffer {
-  if (config.ACCOUNTS_SECRET) return createHash("sha256").update(`dispatch-accounts:${config.ACCOUNTS_SECRET}`).digest();
+  if (config.ACCOUNTS_SECRET)
+    return createHash("sha256").update(`dispatch-accounts:${config.ACCOUNTS_SECRET}`).digest();
   const { file, value } = readOrCreateSecretFile(config.DATA_DIR, "accounts-key");
   const key = Buffer.from(value, "hex");
-  if (key.length !== 32) throw new Error(`${file} holds no usable key; delete it (connected accounts must then be connected again)`);
+  if (key.length !== 32)
+    throw new Error(`${file} holds no usable key; delete it (connected accounts must then be connected again)`);
   return key;
 }
 
@@ -26,7 +28,9 @@ export function sealToken(key: Buffer, accountId: string, token: string): string
   const cipher = createCipheriv("aes-256-gcm", key, iv);
   cipher.setAAD(Buffer.from(accountId));
   const ciphertext = Buffer.concat([cipher.update(token, "utf8"), cipher.final()]);
-  return [VERSION, iv, cipher.getAuthTag(), ciphertext].map((part) => (typeof part === "string" ? part : part.toString("base64url"))).join(".");
+  return [VERSION, iv, cipher.getAuthTag(), ciphertext]
+    .map((part) => (typeof part === "string" ? part : part.toString("base64url")))
+    .join(".");
 }
 
 /** The token, or undefined when it was sealed under another key (or for another account), or is damaged. */

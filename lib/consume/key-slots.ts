@@ -56,7 +56,13 @@ export class KeySlots {
   async renew(): Promise<void> {
     if (this.held.size === 0) return;
     const slots = [...this.held];
-    await this.redis.eval(RENEW, slots.length, ...slots.map(([, key]) => slotsKey(this.group, key)), this.ttlMs, ...slots.map(([slot]) => slot));
+    await this.redis.eval(
+      RENEW,
+      slots.length,
+      ...slots.map(([, key]) => slotsKey(this.group, key)),
+      this.ttlMs,
+      ...slots.map(([slot]) => slot),
+    );
   }
 
   /** Running work of `key` across the cluster. */

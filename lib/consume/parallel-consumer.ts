@@ -45,8 +45,14 @@ export interface ParallelOptions<T> {
 }
 
 /** The limits every consumer of a worker runs under, as its configuration sets them. */
-export function workerLimits(config: Pick<Config, "WORKER_CONCURRENCY" | "MAX_BUFFERED_PER_PARTITION" | "TENANT_CONCURRENCY">): Pick<ParallelOptions<unknown>, "concurrency" | "maxBuffered" | "perKeyLimit"> {
-  return { concurrency: config.WORKER_CONCURRENCY, maxBuffered: config.MAX_BUFFERED_PER_PARTITION, perKeyLimit: config.TENANT_CONCURRENCY };
+export function workerLimits(
+  config: Pick<Config, "WORKER_CONCURRENCY" | "MAX_BUFFERED_PER_PARTITION" | "TENANT_CONCURRENCY">,
+): Pick<ParallelOptions<unknown>, "concurrency" | "maxBuffered" | "perKeyLimit"> {
+  return {
+    concurrency: config.WORKER_CONCURRENCY,
+    maxBuffered: config.MAX_BUFFERED_PER_PARTITION,
+    perKeyLimit: config.TENANT_CONCURRENCY,
+  };
 }
 
 export interface WindowStats {
@@ -120,7 +126,10 @@ class ConsumerSupervisor<T> {
     this.slots = new KeySlots(ctx.redis, opts.groupId, opts.perKeyLimit);
     this.watchdog = setInterval(() => {
       if (this.stopping || this.replacing || Date.now() - this.lastSign < STALL_MS) return;
-      ctx.log("error", "consumer shows no sign of life; starting a new one", { group: opts.groupId, silentMs: Date.now() - this.lastSign });
+      ctx.log("error", "consumer shows no sign of life; starting a new one", {
+        group: opts.groupId,
+        silentMs: Date.now() - this.lastSign,
+      });
       void this.replace();
     }, 5000);
     this.watchdog.unref();
@@ -129,7 +138,11 @@ class ConsumerSupervisor<T> {
   /** A new consumer and runner, made current, joined within START_TIMEOUT_MS (else retired, and the error thrown). */
   async start(): Promise<void> {
     const consumer = createWorkerConsumer(this.ctx.kafka, this.opts.groupId);
-    const self: Incarnation<T> = { consumer, runner: new ParallelRunner(consumer, this.ctx, this.opts, this.slots), retired: false };
+    const self: Incarnation<T> = {
+      consumer,
+      runner: new ParallelRunner(consumer, this.ctx, this.opts, this.slots),
+      retired: false,
+    };
     this.current = self;
     this.lastSign = Date.now();
     this.ctx.presence.track(this.opts.name, () => self.runner.stats());
@@ -139,7 +152,11 @@ class ConsumerSupervisor<T> {
         (async () => {
           await consumer.connect();
           await consumer.subscribe({ topic: this.opts.topic, fromBeginning: true });
-          await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch: (payload) => self.runner.takeBatch(payload) });
+          await consumer.run({
+            autoCommit: false,
+            eachBatchAutoResolve: false,
+            eachBatch: (payload) => self.runner.takeBatch(payload),
+          });
         })(),
         START_TIMEOUT_MS,
         "joining the consumer group",
@@ -156,7 +173,8 @@ class ConsumerSupervisor<T> {
     const alive = () => {
       if (self === this.current) this.lastSign = Date.now();
     };
-    for (const event of [consumer.events.HEARTBEAT, consumer.events.FETCH_START, consumer.events.CONNECT]) consumer.on(event, alive);
+    for (const event of [consumer.events.HEARTBEAT, consumer.events.FETCH_START, consumer.events.CONNECT])
+      consumer.on(event, alive);
     consumer.on(consumer.events.GROUP_JOIN, (event) => {
       // A retired consumer leaving the group: if it cannot, the group drops it when its session times out.
       if (self.retired) return void consumer.disconnect().catch(() => {});
@@ -168,7 +186,10 @@ class ConsumerSupervisor<T> {
     // answers a SyncGroup with a protocol error, which left the worker out of its group for good.
     consumer.on(consumer.events.CRASH, (event) => {
       if (event.payload.restart || this.stopping || self !== this.current) return;
-      this.ctx.log("error", "consumer crashed and kafkajs will not restart it; starting a new one", { group: this.opts.groupId, error: event.payload.error });
+      this.ctx.log("error", "consumer crashed and kafkajs will not restart it; starting a new one", {
+        group: this.opts.groupId,
+        error: event.payload.error,
+      });
       void this.replace();
     });
   }
@@ -196,7 +217,10 @@ class ConsumerSupervisor<T> {
           this.ctx.log("info", "consumer joined again", { group: this.opts.groupId });
           return;
         } catch (error) {
-          this.ctx.log("error", "could not start the consumer again; trying again", { group: this.opts.groupId, error });
+          this.ctx.log("error", "could not start the consumer again; trying again", {
+            group: this.opts.groupId,
+            error,
+          });
         }
       }
     } finally {

@@ -95,7 +95,11 @@ export class ParallelRunner<T> {
       this.windows.delete(partition);
     }
     const dropped = this.queue.remove((entry) => entry.window.revoked);
-    if (dropped.length) this.ctx.log("info", "partitions revoked; their waiting messages go to the next owner", { consumer: this.opts.name, dropped: dropped.length });
+    if (dropped.length)
+      this.ctx.log("info", "partitions revoked; their waiting messages go to the next owner", {
+        consumer: this.opts.name,
+        dropped: dropped.length,
+      });
   }
 
   private pump(): void {
@@ -150,7 +154,12 @@ export class ParallelRunner<T> {
     entry.state = "running";
     this.active++;
     this.runningPerKey.set(entry.key, (this.runningPerKey.get(entry.key) ?? 0) + 1);
-    const control: ParallelControl = { partition: window.partition, heartbeat: () => this.heartbeat(), shutdown: this.shutdown.signal, runId };
+    const control: ParallelControl = {
+      partition: window.partition,
+      heartbeat: () => this.heartbeat(),
+      shutdown: this.shutdown.signal,
+      runId,
+    };
     const what = { consumer: this.opts.name, partition: String(window.partition), offset: message.offset };
     const payload = parsePayload(this.opts.schema, message.value);
     const attempt = payload.success
@@ -208,12 +217,20 @@ export class ParallelRunner<T> {
     if (offset === undefined) return;
     this.committing.add(window);
     try {
-      await this.consumer.commitOffsets([{ topic: window.topic, partition: window.partition, offset: offset.toString() }]);
+      await this.consumer.commitOffsets([
+        { topic: window.topic, partition: window.partition, offset: offset.toString() },
+      ]);
       window.committedUpTo(offset);
       this.commitFailing.delete(window);
     } catch (error) {
       // Expected around a rebalance; the tick tries again, and the next owner redelivers from the last commit.
-      if (!this.commitFailing.has(window)) this.ctx.log("warn", "could not commit an offset", { consumer: this.opts.name, partition: window.partition, offset: offset.toString(), error });
+      if (!this.commitFailing.has(window))
+        this.ctx.log("warn", "could not commit an offset", {
+          consumer: this.opts.name,
+          partition: window.partition,
+          offset: offset.toString(),
+          error,
+        });
       this.commitFailing.add(window);
       return;
     } finally {
@@ -233,7 +250,9 @@ export class ParallelRunner<T> {
   private tick(): void {
     // A missed heartbeat is sent again on the next tick, a second later; the session outlives several.
     this.heartbeat().catch(() => {});
-    this.slots.renew().catch((error) => this.ctx.log("warn", "could not renew slots", { consumer: this.opts.name, error }));
+    this.slots
+      .renew()
+      .catch((error) => this.ctx.log("warn", "could not renew slots", { consumer: this.opts.name, error }));
     for (const window of this.windows.values()) void this.commit(window);
     if (this.queue.size > 0) this.pump();
   }
@@ -293,7 +312,10 @@ const runKey = (entry: WindowEntry) => `${entry.window.partition}:${entry.offset
  * broker away, a dead-letter write refused) is tried again with backoff, so an offset is never
  * committed for unfinished work and a partition never stays stuck behind one failure.
  */
-export async function retryUntilSettled(attempt: () => Promise<RunOutcome>, opts: { log: Log; shutdown: AbortSignal; what: Record<string, string> }): Promise<RunOutcome> {
+export async function retryUntilSettled(
+  attempt: () => Promise<RunOutcome>,
+  opts: { log: Log; shutdown: AbortSignal; what: Record<string, string> },
+): Promise<RunOutcome> {
   for (let failures = 0; ; failures++) {
     if (opts.shutdown.aborted) return "handed-back";
     try {

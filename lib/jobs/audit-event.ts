@@ -21,7 +21,12 @@ export const jobAuditEventSchema = z.object({
   usage: usageSchema.nullable(),
   cost: costSchema.nullable(),
   cost_note: z.string().nullable(),
-  timing: z.object({ queued_ms: z.number(), ttft_ms: z.number().nullable(), generation_ms: z.number(), tokens_per_second: z.number().nullable() }),
+  timing: z.object({
+    queued_ms: z.number(),
+    ttft_ms: z.number().nullable(),
+    generation_ms: z.number(),
+    tokens_per_second: z.number().nullable(),
+  }),
   worker_id: z.string(),
   attempt: z.number(),
   submitted_at: z.string(),

@@ -25,9 +25,20 @@ elseif status == 'RUNNING' then
 end
 return status`;
 
-export async function cancelJob(redis: Redis, tenantId: string, jobId: string, now = new Date()): Promise<JobView | undefined> {
+export async function cancelJob(
+  redis: Redis,
+  tenantId: string,
+  jobId: string,
+  now = new Date(),
+): Promise<JobView | undefined> {
   if (!(await readJob(redis, tenantId, jobId))) return undefined;
-  const cancelledWhileQueued: JobHash = { status: "CANCELLED", finish_reason: "cancelled", cancel_requested: "1", completed_at: now.toISOString(), output: "" };
+  const cancelledWhileQueued: JobHash = {
+    status: "CANCELLED",
+    finish_reason: "cancelled",
+    cancel_requested: "1",
+    completed_at: now.toISOString(),
+    output: "",
+  };
   const cancelRequested: JobHash = { cancel_requested: "1" };
   await redis.eval(
     CANCEL,

@@ -5,13 +5,17 @@ import { MAX_TOKENS, TEMPERATURE } from "./status";
 
 /** Messages read as a sentence on their own: the form shows them next to the field, the API in `errors[]`. */
 const count = (n: number) => n.toLocaleString("en-US");
-const missingOr = (missing: string, wrongType: string) => (issue: { input?: unknown }) => (issue.input === undefined ? missing : wrongType);
+const missingOr = (missing: string, wrongType: string) => (issue: { input?: unknown }) =>
+  issue.input === undefined ? missing : wrongType;
 const temperatureRange = `Temperature is between ${TEMPERATURE.min} and ${TEMPERATURE.max}`;
 const maxTokensRange = `Max tokens is between ${count(MAX_TOKENS.min)} and ${count(MAX_TOKENS.max)}`;
 
 const uuid = z
   .string({ error: "Job id must be text" })
-  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, "Job id must be a UUID in lowercase, like 0b0e7a39-5b1c-4c1d-9a57-3b2a7d1e0f00");
+  .regex(
+    /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    "Job id must be a UUID in lowercase, like 0b0e7a39-5b1c-4c1d-9a57-3b2a7d1e0f00",
+  );
 
 const isoUtc = z
   .string({ error: "Timestamp must be text" })
@@ -35,7 +39,10 @@ function buildCommandInputSchema(maxPromptChars: number) {
     {
       job_id: uuid.optional(),
       tenant_id: tenantIdSchema,
-      model_name: z.string({ error: missingOr("Choose a model", "Model name must be text") }).min(1, "Choose a model").max(200, "Model name is at most 200 characters"),
+      model_name: z
+        .string({ error: missingOr("Choose a model", "Model name must be text") })
+        .min(1, "Choose a model")
+        .max(200, "Model name is at most 200 characters"),
       prompt: z
         .string({ error: missingOr("Enter a prompt", "Prompt must be text") })
         // Only spaces is no prompt either.
@@ -55,14 +62,20 @@ function buildCommandInputSchema(maxPromptChars: number) {
       timestamp: isoUtc.optional(),
     },
     // Unknown fields are reported by zodIssues, one per field; this is for a body that is no object at all.
-    { error: (issue) => (issue.code === "invalid_type" ? "The body must be a JSON object with the command's fields" : undefined) },
+    {
+      error: (issue) =>
+        issue.code === "invalid_type" ? "The body must be a JSON object with the command's fields" : undefined,
+    },
   );
 }
 
 export type CommandInput = z.infer<ReturnType<typeof buildCommandInputSchema>>;
 
 /** The command as it travels on ai.generation.requests: every default filled in. */
-export const generationCommandSchema = commandInputSchema(Number.MAX_SAFE_INTEGER).required({ job_id: true, timestamp: true });
+export const generationCommandSchema = commandInputSchema(Number.MAX_SAFE_INTEGER).required({
+  job_id: true,
+  timestamp: true,
+});
 export type GenerationCommand = z.infer<typeof generationCommandSchema>;
 
 export function completeCommand(input: CommandInput, now: Date): GenerationCommand {

@@ -16,6 +16,14 @@ return 1`;
  * and webhook deliveries stay, as the log of what happened.
  */
 export async function deleteSettledJob(redis: Redis, tenantId: string, jobId: string): Promise<boolean> {
-  const deleted = await redis.eval(DELETE_IF_AUDITED, 3, jobKeys.state(jobId), jobKeys.events(jobId), jobKeys.tenantIndex(tenantId), jobId, "audited" satisfies JobField);
+  const deleted = await redis.eval(
+    DELETE_IF_AUDITED,
+    3,
+    jobKeys.state(jobId),
+    jobKeys.events(jobId),
+    jobKeys.tenantIndex(tenantId),
+    jobId,
+    "audited" satisfies JobField,
+  );
   return deleted === 1;
 }

@@ -18,7 +18,15 @@ import { runGeneration, type GenerationDeps } from "./run-generation";
 export async function startGenerationConsumer(ctx: WorkerContext): Promise<RunningConsumer> {
   const { config, producer, redis, log, workerId } = ctx;
   const running = new Map<string, AbortController>();
-  const deps: GenerationDeps = { redis, producer, log, workerId, models: listModels(config), providerFor: createProviders(config), running };
+  const deps: GenerationDeps = {
+    redis,
+    producer,
+    log,
+    workerId,
+    models: listModels(config),
+    providerFor: createProviders(config),
+    running,
+  };
 
   const cancels = createSubscriber(config.REDIS_URL);
   // ioredis reconnects by itself; the commands that need Redis fail and say so.
@@ -34,16 +42,32 @@ export async function startGenerationConsumer(ctx: WorkerContext): Promise<Runni
       await producer.send({
         topic: TOPICS.dlq.name,
         acks: -1,
-        messages: [{ key: message.key, value: message.value, headers: { reason, source_partition: String(control.partition), source_offset: message.offset } }],
+        messages: [
+          {
+            key: message.key,
+            value: message.value,
+            headers: { reason, source_partition: String(control.partition), source_offset: message.offset },
+          },
+        ],
       });
     },
     async work(command, message, control) {
       const { job_id, model_name, tenant_id } = command;
-      const span = { kind: SpanKind.CONSUMER, parent: messageTraceContext(message.headers), attributes: { job_id, model_name, tenant_id, worker_id: workerId } };
-      return (await inSpan("generate", span, () => runGeneration(deps, command, control))) === "handed-back" ? "handed-back" : "settled";
+      const span = {
+        kind: SpanKind.CONSUMER,
+        parent: messageTraceContext(message.headers),
+        attributes: { job_id, model_name, tenant_id, worker_id: workerId },
+      };
+      return (await inSpan("generate", span, () => runGeneration(deps, command, control))) === "handed-back"
+        ? "handed-back"
+        : "settled";
     },
   });
-  log("info", "generation consumer started", { workerId, concurrency: config.WORKER_CONCURRENCY, tenantConcurrency: config.TENANT_CONCURRENCY });
+  log("info", "generation consumer started", {
+    workerId,
+    concurrency: config.WORKER_CONCURRENCY,
+    tenantConcurrency: config.TENANT_CONCURRENCY,
+  });
 
   return {
     async stop(graceMs = 5000) {

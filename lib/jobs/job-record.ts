@@ -25,7 +25,11 @@ const json = <T extends z.ZodType>(schema: T) =>
     }
   }, schema.optional());
 
-export const usageSchema = z.object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.number() });
+export const usageSchema = z.object({
+  prompt_tokens: z.number(),
+  completion_tokens: z.number(),
+  total_tokens: z.number(),
+});
 export const costSchema = z.object({ currency: z.literal("USD"), amount: z.number() });
 
 export const jobRecordSchema = z.object({

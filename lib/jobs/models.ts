@@ -22,15 +22,25 @@ export interface JobCost {
  * USD = prompt_tokens × input ÷ 10⁶ + completion_tokens × output ÷ 10⁶, at the model's configured
  * price. A model without one has no cost rather than a made-up 0, and the note says why.
  */
-export function costOf(modelName: string, model: ModelInfo | undefined, usage: { prompt_tokens: number; completion_tokens: number }): JobCost {
+export function costOf(
+  modelName: string,
+  model: ModelInfo | undefined,
+  usage: { prompt_tokens: number; completion_tokens: number },
+): JobCost {
   if (!model?.price) return { cost: null, cost_note: `No price is configured for model ${modelName}` };
-  const amount = (usage.prompt_tokens * model.price.input_per_million + usage.completion_tokens * model.price.output_per_million) / 1_000_000;
+  const amount =
+    (usage.prompt_tokens * model.price.input_per_million + usage.completion_tokens * model.price.output_per_million) /
+    1_000_000;
   // Ten decimals keep a one-token cost exact and drop the float noise of the division.
   return { cost: { currency: "USD", amount: Number(amount.toFixed(10)) }, cost_note: null };
 }
 
 /** The job hash's fields for its cost (see read-job.ts). */
-export function costFields(modelName: string, model: ModelInfo | undefined, usage: { prompt_tokens: number; completion_tokens: number }): { cost: string; cost_note: string } {
+export function costFields(
+  modelName: string,
+  model: ModelInfo | undefined,
+  usage: { prompt_tokens: number; completion_tokens: number },
+): { cost: string; cost_note: string } {
   const { cost, cost_note } = costOf(modelName, model, usage);
   return { cost: cost ? JSON.stringify(cost) : "", cost_note: cost_note ?? "" };
 }

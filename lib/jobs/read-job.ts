@@ -71,7 +71,9 @@ export function outputFromEvents(raw: string[]): string {
 export async function readJob(redis: Redis, tenantId: string, jobId: string): Promise<JobView | undefined> {
   const record = await readJobRecord(redis, jobId);
   if (!record || record.tenant_id !== tenantId || record.submitting) return undefined;
-  const output = isFinalJob(record.status) ? (record.output ?? "") : outputFromEvents(await redis.lrange(jobKeys.events(jobId), 0, -1));
+  const output = isFinalJob(record.status)
+    ? (record.output ?? "")
+    : outputFromEvents(await redis.lrange(jobKeys.events(jobId), 0, -1));
   return toJobView(record, output);
 }
 

@@ -9,7 +9,12 @@ import { parseStreamMessage, type StreamMessage } from "./stream-message";
  * up to the final message. Text of an attempt that was started over is skipped: the client
  * starts from the last `reset`.
  */
-export function replayDeltas(deps: { redis: Redis; hub: StreamHub }, jobId: string, after: number, signal: AbortSignal): AsyncGenerator<StreamMessage[]> {
+export function replayDeltas(
+  deps: { redis: Redis; hub: StreamHub },
+  jobId: string,
+  after: number,
+  signal: AbortSignal,
+): AsyncGenerator<StreamMessage[]> {
   return replay(deps.hub, { ...jobStreamSource(deps.redis, jobId), startAt }, after, signal);
 }
 
@@ -21,7 +26,8 @@ export function jobStreamSource(redis: Redis, jobId: string): ReplaySource<Strea
   return {
     channel: jobKeys.stream(jobId),
     parse: parseStreamMessage,
-    readStored: async () => (await redis.lrange(jobKeys.events(jobId), 0, -1)).map(parseStreamMessage).filter((m): m is StreamMessage => !!m),
+    readStored: async () =>
+      (await redis.lrange(jobKeys.events(jobId), 0, -1)).map(parseStreamMessage).filter((m): m is StreamMessage => !!m),
     isEnd: (message) => message.is_final,
   };
 }

@@ -47,17 +47,30 @@ export interface GenerationControl {
  * with a reset message. `heartbeat` keeps the consumer's group membership during long generations;
  * `shutdown` hands the job back (no final state, offset not committed) for another worker.
  */
-export async function runGeneration(deps: GenerationDeps, command: GenerationCommand, control: GenerationControl): Promise<GenerationOutcome> {
+export async function runGeneration(
+  deps: GenerationDeps,
+  command: GenerationCommand,
+  control: GenerationControl,
+): Promise<GenerationOutcome> {
   const { redis } = deps;
   const now = deps.now ?? Date.now;
   const leaseKey = jobKeys.lease(command.job_id);
   return runUnderLease<GenerationOutcome>(
-    { redis, key: leaseKey, owner: control.runId, ms: deps.leaseMs ?? 10_000, heartbeat: control.heartbeat, shutdown: control.shutdown },
+    {
+      redis,
+      key: leaseKey,
+      owner: control.runId,
+      ms: deps.leaseMs ?? 10_000,
+      heartbeat: control.heartbeat,
+      shutdown: control.shutdown,
+    },
     {
       async check() {
         const record = await readJobRecord(redis, command.job_id);
         if (!record) {
-          deps.log("warn", "skipping a command with no job record (not acknowledged to its client, or expired)", { job_id: command.job_id });
+          deps.log("warn", "skipping a command with no job record (not acknowledged to its client, or expired)", {
+            job_id: command.job_id,
+          });
           return "skipped";
         }
         if (isFinalJob(record.status)) {
@@ -65,7 +78,14 @@ export async function runGeneration(deps: GenerationDeps, command: GenerationCom
           return "skipped";
         }
         // On the log but never revealed: its submitter died (or lost Redis) after the broker's ack.
-        if (record.submitting) await revealWork(redis.multi(), JOB_WORK, record.tenant_id, command.job_id, Date.parse(record.created_at) || now()).exec();
+        if (record.submitting)
+          await revealWork(
+            redis.multi(),
+            JOB_WORK,
+            record.tenant_id,
+            command.job_id,
+            Date.parse(record.created_at) || now(),
+          ).exec();
         return undefined;
       },
       async run(signal) {
@@ -85,7 +105,13 @@ export async function runGeneration(deps: GenerationDeps, command: GenerationCom
   );
 }
 
-async function generate(deps: GenerationDeps, command: GenerationCommand, signal: AbortSignal, now: () => number, runId: string): Promise<GenerationOutcome> {
+async function generate(
+  deps: GenerationDeps,
+  command: GenerationCommand,
+  signal: AbortSignal,
+  now: () => number,
+  runId: string,
+): Promise<GenerationOutcome> {
   const { redis } = deps;
   const stateKey = jobKeys.state(command.job_id);
   const writer = await StreamWriter.open(redis, command.job_id);
@@ -97,11 +123,22 @@ async function generate(deps: GenerationDeps, command: GenerationCommand, signal
   for (let tryNo = 1; tryNo <= maxTries; tryNo++) {
     const attempt = await redis.hincrby(stateKey, "attempts" satisfies JobField, 1);
     const startedAt = now();
-    await redis.hset(stateKey, { status: "RUNNING", worker_id: deps.workerId, run_id: runId, attempt_started_at: new Date(startedAt).toISOString() } satisfies JobHash);
+    await redis.hset(stateKey, {
+      status: "RUNNING",
+      worker_id: deps.workerId,
+      run_id: runId,
+      attempt_started_at: new Date(startedAt).toISOString(),
+    } satisfies JobHash);
     await redis.hsetnx(stateKey, "started_at" satisfies JobField, new Date(startedAt).toISOString());
     if (writer.written > 0) await writer.reset(attempt);
     if (!provider) {
-      return finish(deps, command, writer, runId, "FAILED", { error: `unknown model "${command.model_name}"`, startedAt, now, model, attempt });
+      return finish(deps, command, writer, runId, "FAILED", {
+        error: `unknown model "${command.model_name}"`,
+        startedAt,
+        now,
+        model,
+        attempt,
+      });
     }
     if ((await redis.hget(stateKey, "cancel_requested" satisfies JobField)) === "1") {
       return finish(deps, command, writer, runId, "CANCELLED", { output: "", startedAt, now, model, attempt });
@@ -112,7 +149,13 @@ async function generate(deps: GenerationDeps, command: GenerationCommand, signal
     let reported: { prompt_tokens: number; completion_tokens: number } | undefined;
     let stoppedBecause: FinishFacts["stoppedBecause"];
     try {
-      for await (const chunk of provider.generate({ model: command.model_name, prompt: command.prompt, temperature: command.temperature, maxTokens: command.max_tokens, signal })) {
+      for await (const chunk of provider.generate({
+        model: command.model_name,
+        prompt: command.prompt,
+        temperature: command.temperature,
+        maxTokens: command.max_tokens,
+        signal,
+      })) {
         if ("usage" in chunk) {
           reported = chunk.usage;
           continue;
@@ -126,24 +169,50 @@ async function generate(deps: GenerationDeps, command: GenerationCommand, signal
         await writer.delta(chunk.delta);
       }
       signal.throwIfAborted();
-      return finish(deps, command, writer, runId, "COMPLETED", { output, startedAt, firstTokenAt, reported, stoppedBecause, now, model, attempt });
+      return finish(deps, command, writer, runId, "COMPLETED", {
+        output,
+        startedAt,
+        firstTokenAt,
+        reported,
+        stoppedBecause,
+        now,
+        model,
+        attempt,
+      });
     } catch (error) {
       const reason = signal.reason ?? error;
       if (reason instanceof HandBack) {
         deps.log("info", "handing a job back", { job_id: command.job_id, reason: reason.message });
         return "handed-back";
       }
-      if (signal.aborted) return finish(deps, command, writer, runId, "CANCELLED", { output, startedAt, firstTokenAt, now, model, attempt });
+      if (signal.aborted)
+        return finish(deps, command, writer, runId, "CANCELLED", {
+          output,
+          startedAt,
+          firstTokenAt,
+          now,
+          model,
+          attempt,
+        });
       lastError = error instanceof Error ? error.message : String(error);
       deps.log("warn", "generation failed", { job_id: command.job_id, attempt, error });
       if (error instanceof PermanentProviderError) break;
       // The sleep is cut short by a cancel or the shutdown, which the next attempt checks.
       if (tryNo < maxTries) await abortableSleep(250 * 2 ** tryNo, signal).catch(() => {});
-      if (signal.aborted) return signal.reason instanceof HandBack ? "handed-back" : finish(deps, command, writer, runId, "CANCELLED", { output: "", startedAt, now, model, attempt });
+      if (signal.aborted)
+        return signal.reason instanceof HandBack
+          ? "handed-back"
+          : finish(deps, command, writer, runId, "CANCELLED", { output: "", startedAt, now, model, attempt });
     }
   }
   const attempt = Number(await redis.hget(stateKey, "attempts" satisfies JobField));
-  return finish(deps, command, writer, runId, "FAILED", { error: `the model failed: ${lastError}`, startedAt: now(), now, model, attempt });
+  return finish(deps, command, writer, runId, "FAILED", {
+    error: `the model failed: ${lastError}`,
+    startedAt: now(),
+    now,
+    model,
+    attempt,
+  });
 }
 
 interface FinishFacts {
@@ -160,17 +229,29 @@ interface FinishFacts {
 }
 
 /** Final state, final stream message and expiry of every key in one MULTI; then the audit event. */
-async function finish(deps: GenerationDeps, command: GenerationCommand, writer: StreamWriter, runId: string, status: JobStatus, facts: FinishFacts): Promise<GenerationOutcome> {
+async function finish(
+  deps: GenerationDeps,
+  command: GenerationCommand,
+  writer: StreamWriter,
+  runId: string,
+  status: JobStatus,
+  facts: FinishFacts,
+): Promise<GenerationOutcome> {
   const { redis } = deps;
   const id = command.job_id;
   const end = facts.now();
   const output = facts.output ?? "";
-  const usageCounts = facts.reported ?? { prompt_tokens: countTokens(command.prompt), completion_tokens: countTokens(output) };
+  const usageCounts = facts.reported ?? {
+    prompt_tokens: countTokens(command.prompt),
+    completion_tokens: countTokens(output),
+  };
   const usage = { ...usageCounts, total_tokens: usageCounts.prompt_tokens + usageCounts.completion_tokens };
   const generationMs = end - facts.startedAt;
   const ttftMs = facts.firstTokenAt === undefined ? null : facts.firstTokenAt - facts.startedAt;
-  const tokensPerSecond = generationMs > 0 ? Math.round((usage.completion_tokens / generationMs) * 1000 * 10) / 10 : null;
-  const createdAt = Date.parse((await redis.hget(jobKeys.state(id), "created_at" satisfies JobField)) ?? "") || facts.startedAt;
+  const tokensPerSecond =
+    generationMs > 0 ? Math.round((usage.completion_tokens / generationMs) * 1000 * 10) / 10 : null;
+  const createdAt =
+    Date.parse((await redis.hget(jobKeys.state(id), "created_at" satisfies JobField)) ?? "") || facts.startedAt;
   const finishReason = finishReasonOf(status, facts.stoppedBecause, usage.completion_tokens, command.max_tokens);
   const fields: JobHash = {
     status,
@@ -186,13 +267,23 @@ async function finish(deps: GenerationDeps, command: GenerationCommand, writer: 
     model_version: facts.model?.version ?? command.model_name,
   };
   if (facts.error) fields.error = facts.error;
-  const commands: RedisCommand[] = [["HSET", jobKeys.state(id), ...jobHashArgs(fields)], ...writer.final(status, finishReason)];
+  const commands: RedisCommand[] = [
+    ["HSET", jobKeys.state(id), ...jobHashArgs(fields)],
+    ...writer.final(status, finishReason),
+  ];
   for (const key of [jobKeys.state(id), jobKeys.events(id)]) commands.push(["EXPIRE", key, FINISHED_JOB_TTL_S]);
   if (!(await writeIfLeaseHeld(redis, jobKeys.lease(id), runId, commands))) {
     deps.log("warn", "another run holds the job now; this run's result is dropped", { job_id: id });
     throw new HandBack("lease lost");
   }
-  recordJobFinished({ model: command.model_name, tenantId: command.tenant_id, status, durationMs: generationMs, ttftMs, tokensPerSecond });
+  recordJobFinished({
+    model: command.model_name,
+    tenantId: command.tenant_id,
+    status,
+    durationMs: generationMs,
+    ttftMs,
+    tokensPerSecond,
+  });
   const record = await readJobRecord(redis, id);
   if (!record) throw new Error(`job ${id}: its record does not parse after the final write`);
   await emitAfterFinal(deps, command, record);
@@ -200,7 +291,12 @@ async function finish(deps: GenerationDeps, command: GenerationCommand, writer: 
 }
 
 /** A provider that did not say why it stopped is taken to have hit max_tokens when it produced that many. */
-function finishReasonOf(status: JobStatus, stoppedBecause: FinishFacts["stoppedBecause"], completionTokens: number, maxTokens: number): FinishReason {
+function finishReasonOf(
+  status: JobStatus,
+  stoppedBecause: FinishFacts["stoppedBecause"],
+  completionTokens: number,
+  maxTokens: number,
+): FinishReason {
   if (status === "CANCELLED") return "cancelled";
   if (status !== "COMPLETED") return "error";
   return stoppedBecause ?? (completionTokens >= maxTokens ? "length" : "stop");
@@ -215,7 +311,13 @@ async function emitAfterFinal(deps: GenerationDeps, command: GenerationCommand, 
     await deps.producer.send({
       topic: TOPICS.dlq.name,
       acks: -1,
-      messages: [{ key: command.tenant_id, value: JSON.stringify(command), headers: { reason: record.error || "failed", worker_id: deps.workerId } }],
+      messages: [
+        {
+          key: command.tenant_id,
+          value: JSON.stringify(command),
+          headers: { reason: record.error || "failed", worker_id: deps.workerId },
+        },
+      ],
     });
     await deps.redis.hset(jobKeys.state(command.job_id), { dead_lettered: "1" } satisfies JobHash);
   }
@@ -227,6 +329,10 @@ async function emitAudit(deps: GenerationDeps, jobId: string, record: JobRecord)
   const { status } = record;
   if (!isFinalJob(status)) throw new Error(`job ${jobId}: an audit event before its final state (${status})`);
   const event = jobAuditEvent({ ...record, status }, deps.workerId);
-  await deps.producer.send({ topic: TOPICS.completed.name, acks: -1, messages: [{ key: record.tenant_id, value: JSON.stringify(event) }] });
+  await deps.producer.send({
+    topic: TOPICS.completed.name,
+    acks: -1,
+    messages: [{ key: record.tenant_id, value: JSON.stringify(event) }],
+  });
   await deps.redis.hset(jobKeys.state(jobId), { audited: "1" } satisfies JobHash);
 }

@@ -9,7 +9,8 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
 /** Nothing more will happen to the job. */
 export const FINAL_JOB_STATUSES = ["COMPLETED", "FAILED", "CANCELLED"] as const satisfies readonly JobStatus[];
 export type FinalJobStatus = (typeof FINAL_JOB_STATUSES)[number];
-export const isFinalJob = (status: string | null | undefined): status is FinalJobStatus => status === "COMPLETED" || status === "FAILED" || status === "CANCELLED";
+export const isFinalJob = (status: string | null | undefined): status is FinalJobStatus =>
+  status === "COMPLETED" || status === "FAILED" || status === "CANCELLED";
 
 /** Why generation stopped, as OpenAI names it. */
 export const FINISH_REASONS = ["stop", "length", "cancelled", "error"] as const;

@@ -73,7 +73,8 @@ class WriteBatch {
     this.written = undefined;
     const multi = this.redis.multi();
     for (const { jobId, raw } of messages) multi.rpush(jobKeys.events(jobId), raw).publish(jobKeys.stream(jobId), raw);
-    for (const jobId of new Set(messages.map((m) => m.jobId))) multi.eval(EXPIRE_IF_NONE, 1, jobKeys.events(jobId), OPEN_JOB_TTL_S);
+    for (const jobId of new Set(messages.map((m) => m.jobId)))
+      multi.eval(EXPIRE_IF_NONE, 1, jobKeys.events(jobId), OPEN_JOB_TTL_S);
     await multi.exec();
   }
 }

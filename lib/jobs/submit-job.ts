@@ -34,7 +34,14 @@ export const JOB_WORK: WorkKind<JobView> = {
 
 /** What makes two submissions "the same body": the fields the client chose, not the defaults we filled. */
 function fingerprintOf(input: CommandInput): string {
-  const chosen = [input.tenant_id, input.model_name, input.prompt, input.temperature, input.max_tokens, input.timestamp ?? null];
+  const chosen = [
+    input.tenant_id,
+    input.model_name,
+    input.prompt,
+    input.temperature,
+    input.max_tokens,
+    input.timestamp ?? null,
+  ];
   return createHash("sha256").update(JSON.stringify(chosen)).digest("hex");
 }
 
@@ -45,10 +52,20 @@ function fingerprintOf(input: CommandInput): string {
  * 503: no job id is handed out for a command not logged. `extra` is written on the record beside
  * the command's fields (what a Response echoes; lib/responses).
  */
-export async function submitJob(deps: SubmitDeps, tenantId: string, input: CommandInput, extra: Pick<JobHash, "response"> = {}): Promise<SubmitResult> {
+export async function submitJob(
+  deps: SubmitDeps,
+  tenantId: string,
+  input: CommandInput,
+  extra: Pick<JobHash, "response"> = {},
+): Promise<SubmitResult> {
   if (input.tenant_id !== tenantId) throw new ApiError("forbidden", "tenant_id does not match the API key's tenant.");
   if (!deps.models.some((m) => m.id === input.model_name)) {
-    throw validationError([{ path: "model_name", message: `There is no model "${input.model_name}"; choose one of: ${deps.models.map((m) => m.id).join(", ")}` }]);
+    throw validationError([
+      {
+        path: "model_name",
+        message: `There is no model "${input.model_name}"; choose one of: ${deps.models.map((m) => m.id).join(", ")}`,
+      },
+    ]);
   }
   const now = (deps.now ?? (() => new Date()))();
   const command = completeCommand(input, now);
@@ -59,7 +76,11 @@ export async function submitJob(deps: SubmitDeps, tenantId: string, input: Comma
     keyName: `job_id ${command.job_id}`,
     fingerprint: fingerprintOf(input),
     fields: state,
-    message: { key: command.tenant_id, value: JSON.stringify(command), headers: { "content-type": "application/json", ...traceHeaders() } },
+    message: {
+      key: command.tenant_id,
+      value: JSON.stringify(command),
+      headers: { "content-type": "application/json", ...traceHeaders() },
+    },
     createdAtMs: now.getTime(),
   });
   if (!accepted.created) return { created: false, job: accepted.existing };

@@ -29,11 +29,19 @@ export interface DownloadedVideo {
 
 const UNREACHABLE = "the host could not be reached, or it is not a public address";
 /** Meta's fetcher's name, so a host that serves Meta serves the sandbox alike. */
-const VIDEO_REQUEST_HEADERS = { "user-agent": "facebookexternalhit/1.1 (Dispatch Graph sandbox)", accept: "video/mp4,video/quicktime,video/*;q=0.9,*/*;q=0.5", [OWN_FETCHER_HEADER]: "sandbox" };
+const VIDEO_REQUEST_HEADERS = {
+  "user-agent": "facebookexternalhit/1.1 (Dispatch Graph sandbox)",
+  accept: "video/mp4,video/quicktime,video/*;q=0.9,*/*;q=0.5",
+  [OWN_FETCHER_HEADER]: "sandbox",
+};
 export const NOT_A_VIDEO = "the server answered with an HTML page, not a video (a login wall or a share page?)";
 
 /** Streams `url` into `destination`. Throws VideoFetchError with a reason a user can act on. */
-export async function downloadVideo(url: string, destination: string, options: DownloadOptions): Promise<DownloadedVideo> {
+export async function downloadVideo(
+  url: string,
+  destination: string,
+  options: DownloadOptions,
+): Promise<DownloadedVideo> {
   const deadline = AbortSignal.timeout(options.timeoutMs);
   const signal = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
   try {
@@ -41,14 +49,25 @@ export async function downloadVideo(url: string, destination: string, options: D
   } catch (error) {
     await removeFile(destination);
     if (options.signal?.aborted) throw options.signal.reason ?? error;
-    if (deadline.aborted) throw new VideoFetchError(`the download took longer than ${Math.round(options.timeoutMs / 1000)} s`, true);
+    if (deadline.aborted)
+      throw new VideoFetchError(`the download took longer than ${Math.round(options.timeoutMs / 1000)} s`, true);
     if (error instanceof VideoFetchError) throw error;
     throw new VideoFetchError(UNREACHABLE);
   }
 }
 
-async function downloadFollowingRedirects(start: URL, destination: string, options: DownloadOptions, signal: AbortSignal): Promise<DownloadedVideo> {
-  const { response, url } = await guardedFetch(start, { dispatcher: options.dispatcher, maxRedirects: options.maxRedirects, signal, headers: VIDEO_REQUEST_HEADERS });
+async function downloadFollowingRedirects(
+  start: URL,
+  destination: string,
+  options: DownloadOptions,
+  signal: AbortSignal,
+): Promise<DownloadedVideo> {
+  const { response, url } = await guardedFetch(start, {
+    dispatcher: options.dispatcher,
+    maxRedirects: options.maxRedirects,
+    signal,
+    headers: VIDEO_REQUEST_HEADERS,
+  });
   if (!response.ok) {
     await discard(response);
     throw new VideoFetchError(`the server answered HTTP ${response.status}`);
@@ -71,7 +90,12 @@ async function downloadFollowingRedirects(start: URL, destination: string, optio
 async function writeBody(response: Response, destination: string, maxBytes: number): Promise<number> {
   const file = await open(destination, "w");
   try {
-    return await readWithin(response.body, maxBytes, () => new VideoFetchError(`the video is over the ${formatBytes(maxBytes)} limit`), (chunk) => file.write(chunk));
+    return await readWithin(
+      response.body,
+      maxBytes,
+      () => new VideoFetchError(`the video is over the ${formatBytes(maxBytes)} limit`),
+      (chunk) => file.write(chunk),
+    );
   } finally {
     await file.close();
   }

@@ -42,7 +42,12 @@ export async function guardedFetch(start: URL, options: GuardedFetchOptions): Pr
   let url = start;
   for (let hop = 0; ; hop++) {
     assertFetchableUrl(url);
-    const response = await fetch(url, { redirect: "manual", signal: options.signal, dispatcher: options.dispatcher, headers: options.headers });
+    const response = await fetch(url, {
+      redirect: "manual",
+      signal: options.signal,
+      dispatcher: options.dispatcher,
+      headers: options.headers,
+    });
     if (!REDIRECTS.has(response.status)) return { response, url };
     await discard(response);
     const location = response.headers.get("location");
@@ -54,7 +59,8 @@ export async function guardedFetch(start: URL, options: GuardedFetchOptions): Pr
 
 /** Refuses what Meta's fetcher could not or should not fetch; the dispatcher checks the addresses. */
 export function assertFetchableUrl(url: URL): void {
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new VideoFetchError(`${url.protocol} URLs are not fetched; use http or https`);
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new VideoFetchError(`${url.protocol} URLs are not fetched; use http or https`);
   if (url.username || url.password) throw new VideoFetchError("URLs with credentials are not fetched");
 }
 

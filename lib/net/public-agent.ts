@@ -50,7 +50,10 @@ export function createPublicAgent(options: PublicAgentOptions = {}): Agent {
     const host = target.hostname.replace(/^\[|\]$/g, "").toLowerCase();
     const port = Number(target.port) || (target.protocol === "https:" ? 443 : 80);
     const own = options.ownPort !== undefined && port === options.ownPort;
-    if (isIP(host)) return isPublicAddress(host) || (own && isOwnAddress(host)) ? anyAddress(target, callback) : callback(new AddressNotAllowedError(), null);
+    if (isIP(host))
+      return isPublicAddress(host) || (own && isOwnAddress(host))
+        ? anyAddress(target, callback)
+        : callback(new AddressNotAllowedError(), null);
     if (own && host === "localhost") return anyAddress(target, callback);
     return (own ? publicOrOwn : publicOnly)(target, callback);
   };
@@ -84,9 +87,12 @@ export function publicOnlyLookup(resolveAll: HostLookup, allowed: (address: stri
   return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
     resolveAll(hostname).then(
       (answers) => {
-        const wanted = options.family === 4 || options.family === 6 ? answers.filter((a) => a.family === options.family) : answers;
-        if (answers.length === 0 || wanted.length === 0) return callback(Object.assign(new Error("no address"), { code: "ENOTFOUND" }), "");
-        if (!answers.every((a) => isPublicAddress(a.address) || allowed(a.address))) return callback(new AddressNotAllowedError(), "");
+        const wanted =
+          options.family === 4 || options.family === 6 ? answers.filter((a) => a.family === options.family) : answers;
+        if (answers.length === 0 || wanted.length === 0)
+          return callback(Object.assign(new Error("no address"), { code: "ENOTFOUND" }), "");
+        if (!answers.every((a) => isPublicAddress(a.address) || allowed(a.address)))
+          return callback(new AddressNotAllowedError(), "");
         if (options.all) return callback(null, wanted);
         const [first] = wanted;
         callback(null, first?.address ?? "", first?.family);
@@ -98,6 +104,8 @@ export function publicOnlyLookup(resolveAll: HostLookup, allowed: (address: stri
 
 function systemLookupAll(hostname: string): Promise<LookupAddress[]> {
   return new Promise((resolve, reject) => {
-    systemLookup(hostname, { all: true, verbatim: true }, (error, addresses) => (error ? reject(error) : resolve(addresses)));
+    systemLookup(hostname, { all: true, verbatim: true }, (error, addresses) =>
+      error ? reject(error) : resolve(addresses),
+    );
   });
 }

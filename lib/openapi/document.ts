@@ -16,7 +16,11 @@ type JsonSchema = Record<string, unknown>;
 const ref = (name: SchemaName) => ({ $ref: `#/components/schemas/${name}` });
 
 function jsonSchema(schema: z.ZodType, io: "input" | "output"): JsonSchema {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any", target: "draft-2020-12" }) as JsonSchema;
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
+    io,
+    unrepresentable: "any",
+    target: "draft-2020-12",
+  }) as JsonSchema;
   return rest;
 }
 
@@ -38,18 +42,27 @@ function commonErrors(operation: Operation): Record<number, string> {
     errors[422] = "The body does not match the schema (errors[] names each field)";
   }
   if (operation.query) errors[422] = "The query does not match the schema (errors[] names each parameter)";
-  if (operation.path.startsWith("/api/health/ready")) errors[503] = "Not ready: errors[] names each part (redis, kafka, workers)";
+  if (operation.path.startsWith("/api/health/ready"))
+    errors[503] = "Not ready: errors[] names each part (redis, kafka, workers)";
   if (operation.tag === "Responses" && errors[422]) {
     // OpenAI answers a request that does not match its schema with 400, `param` naming the field.
-    errors[400] = "The request is not JSON, does not match the schema, or asks for what Dispatch cannot do (`param` names the field)";
+    errors[400] =
+      "The request is not JSON, does not match the schema, or asks for what Dispatch cannot do (`param` names the field)";
     delete errors[422];
   }
   return { ...errors, ...operation.errors };
 }
 
 function responseBody(response: Operation["responses"][number]) {
-  const events = (name: SchemaName) => ({ "text/event-stream": { schema: { type: "string", description: `Server-sent events; each data line is a ${name} as JSON.` } } });
-  if ("json" in response) return { content: { "application/json": { schema: ref(response.json) }, ...(response.sse ? events(response.sse) : {}) } };
+  const events = (name: SchemaName) => ({
+    "text/event-stream": {
+      schema: { type: "string", description: `Server-sent events; each data line is a ${name} as JSON.` },
+    },
+  });
+  if ("json" in response)
+    return {
+      content: { "application/json": { schema: ref(response.json) }, ...(response.sse ? events(response.sse) : {}) },
+    };
   if ("sse" in response) return { content: events(response.sse) };
   if ("text" in response) return { content: { [response.text]: { schema: { type: "string" } } } };
   return {};
@@ -57,12 +70,18 @@ function responseBody(response: Operation["responses"][number]) {
 
 function parameters(operation: Operation) {
   const list: Record<string, unknown>[] = [];
-  for (const [name, description] of Object.entries(operation.params ?? {})) list.push({ name, in: "path", required: true, description, schema: { type: "string" } });
+  for (const [name, description] of Object.entries(operation.params ?? {}))
+    list.push({ name, in: "path", required: true, description, schema: { type: "string" } });
   if (operation.query) {
-    const schema = jsonSchema(operation.query, "input") as { properties?: Record<string, JsonSchema>; required?: string[] };
-    for (const [name, property] of Object.entries(schema.properties ?? {})) list.push({ name, in: "query", required: schema.required?.includes(name) ?? false, schema: property });
+    const schema = jsonSchema(operation.query, "input") as {
+      properties?: Record<string, JsonSchema>;
+      required?: string[];
+    };
+    for (const [name, property] of Object.entries(schema.properties ?? {}))
+      list.push({ name, in: "query", required: schema.required?.includes(name) ?? false, schema: property });
   }
-  for (const [name, description] of Object.entries(operation.headers ?? {})) list.push({ name, in: "header", required: false, description, schema: { type: "string" } });
+  for (const [name, description] of Object.entries(operation.headers ?? {}))
+    list.push({ name, in: "header", required: false, description, schema: { type: "string" } });
   return list;
 }
 
@@ -74,9 +93,11 @@ const SECURITY: Record<Operation["auth"], Record<string, string[]>[]> = {
 
 function operationObject(operation: Operation) {
   const responses: Record<string, unknown> = {};
-  for (const [status, response] of Object.entries(operation.responses)) responses[status] = { description: response.description, ...responseBody(response) };
+  for (const [status, response] of Object.entries(operation.responses))
+    responses[status] = { description: response.description, ...responseBody(response) };
   const errorContent = operation.tag === "Responses" ? openAIErrorContent : problemContent;
-  for (const [status, description] of Object.entries(commonErrors(operation))) responses[status] ??= { description, content: errorContent };
+  for (const [status, description] of Object.entries(commonErrors(operation)))
+    responses[status] ??= { description, content: errorContent };
   const params = parameters(operation);
   return {
     operationId: `${operation.method}${operation.path.replace(/[{}]/g, "").replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ""))}`,
@@ -85,15 +106,40 @@ function operationObject(operation: Operation) {
     ...(operation.description ? { description: operation.description } : {}),
     security: SECURITY[operation.auth],
     ...(params.length ? { parameters: params } : {}),
-    ...(operation.body ? { requestBody: { required: true, content: { "application/json": { schema: ref(operation.body) } } } } : {}),
-    ...(operation.bytes ? { requestBody: { required: true, content: Object.fromEntries(operation.bytes.map((type) => [type, type.startsWith("multipart/") ? { schema: { type: "object", properties: { file: { type: "string", contentMediaType: "video/mp4" } } } } : {}])) } } : {}),
+    ...(operation.body
+      ? { requestBody: { required: true, content: { "application/json": { schema: ref(operation.body) } } } }
+      : {}),
+    ...(operation.bytes
+      ? {
+          requestBody: {
+            required: true,
+            content: Object.fromEntries(
+              operation.bytes.map((type) => [
+                type,
+                type.startsWith("multipart/")
+                  ? {
+                      schema: {
+                        type: "object",
+                        properties: { file: { type: "string", contentMediaType: "video/mp4" } },
+                      },
+                    }
+                  : {},
+              ]),
+            ),
+          },
+        }
+      : {}),
     responses,
   };
 }
 
 const TAGS: { name: Operation["tag"]; description: string }[] = [
   { name: "Jobs", description: "Generation jobs: submit, read, stream, cancel." },
-  { name: "Responses", description: "OpenAI's Responses API (background mode) over the same jobs, for the OpenAI SDKs: errors in OpenAI's shape." },
+  {
+    name: "Responses",
+    description:
+      "OpenAI's Responses API (background mode) over the same jobs, for the OpenAI SDKs: errors in OpenAI's shape.",
+  },
   { name: "Reels", description: "Reel publications through the Graph container flow." },
   { name: "Accounts", description: "The tenant's publishing accounts." },
   { name: "Webhooks", description: "Signed deliveries of job and reel events (Standard Webhooks)." },
@@ -104,10 +150,18 @@ const TAGS: { name: Operation["tag"]; description: string }[] = [
 /** The document; the command's prompt limit is the deployment's (MAX_PROMPT_CHARS), as the route validates with it. */
 export function buildOpenApiDocument(options: { maxPromptChars?: number; operations?: Operation[] } = {}) {
   const operations = options.operations ?? OPERATIONS;
-  const named: Record<SchemaName, z.ZodType> = { ...SCHEMAS, JobCommand: commandInputSchema(options.maxPromptChars ?? DEFAULT_MAX_PROMPT_CHARS) };
+  const named: Record<SchemaName, z.ZodType> = {
+    ...SCHEMAS,
+    JobCommand: commandInputSchema(options.maxPromptChars ?? DEFAULT_MAX_PROMPT_CHARS),
+  };
   const paths: Record<string, Record<string, unknown>> = {};
   for (const operation of operations) (paths[operation.path] ??= {})[operation.method] = operationObject(operation);
-  const schemas = Object.fromEntries(Object.entries(named).map(([name, schema]) => [name, jsonSchema(schema, SCHEMA_IO[name as SchemaName] ?? "output")]));
+  const schemas = Object.fromEntries(
+    Object.entries(named).map(([name, schema]) => [
+      name,
+      jsonSchema(schema, SCHEMA_IO[name as SchemaName] ?? "output"),
+    ]),
+  );
   return {
     openapi: "3.1.1",
     info: {
@@ -123,7 +177,12 @@ export function buildOpenApiDocument(options: { maxPromptChars?: number; operati
       schemas,
       securitySchemes: {
         apiKey: { type: "http", scheme: "bearer", description: "An API key from API_KEYS; it decides the tenant." },
-        session: { type: "apiKey", in: "cookie", name: SESSION_COOKIE, description: "The dashboard's session (POST /api/session)." },
+        session: {
+          type: "apiKey",
+          in: "cookie",
+          name: SESSION_COOKIE,
+          description: "The dashboard's session (POST /api/session).",
+        },
         metricsToken: { type: "http", scheme: "bearer", description: "METRICS_TOKEN, for GET /metrics." },
       },
     },
@@ -134,6 +193,7 @@ let built: { maxPromptChars: number; document: ReturnType<typeof buildOpenApiDoc
 
 /** The document, built once per process. */
 export function openApiDocument(maxPromptChars: number) {
-  if (built?.maxPromptChars !== maxPromptChars) built = { maxPromptChars, document: buildOpenApiDocument({ maxPromptChars }) };
+  if (built?.maxPromptChars !== maxPromptChars)
+    built = { maxPromptChars, document: buildOpenApiDocument({ maxPromptChars }) };
   return built.document;
 }

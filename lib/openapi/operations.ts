@@ -17,11 +17,7 @@ import type { SchemaName } from "./schemas";
 
 export type Method = "get" | "post" | "put" | "patch" | "delete";
 
-export type Body =
-  | { json: SchemaName; sse?: SchemaName }
-  | { sse: SchemaName }
-  | { text: string }
-  | { empty: true };
+export type Body = { json: SchemaName; sse?: SchemaName } | { sse: SchemaName } | { text: string } | { empty: true };
 
 export interface Operation {
   method: Method;
@@ -83,7 +79,10 @@ const jobRoutes = (prefix: "" | "/v1"): Operation[] => [
     params: jobId,
     headers: { "Last-Event-ID": "The last seq the client saw: the stream resumes after it." },
     responses: { 200: { description: "The job's deltas as server-sent events", sse: "JobStreamMessage" } },
-    errors: { 404: "Unknown, expired or another tenant's job", 429: "The tenant holds MAX_STREAMS_PER_TENANT streams already" },
+    errors: {
+      404: "Unknown, expired or another tenant's job",
+      429: "The tenant holds MAX_STREAMS_PER_TENANT streams already",
+    },
   },
 ];
 
@@ -123,18 +122,25 @@ const responseRoutes = (): Operation[] => [
     auth: "tenant",
     params: responseId,
     responses: { 200: { description: "Deleted", json: "ResponseDeleted" } },
-    errors: { 404: "Unknown, expired or another tenant's response", 409: "Its worker has not stopped yet: try again shortly" },
+    errors: {
+      404: "Unknown, expired or another tenant's response",
+      409: "Its worker has not stopped yet: try again shortly",
+    },
   },
   {
     method: "post",
     path: "/v1/responses/{id}/cancel",
     tag: "Responses",
     summary: "Cancel a background response",
-    description: "Idempotent: a finished response answers as it is. Waits up to 10 s for a running job's worker to stop.",
+    description:
+      "Idempotent: a finished response answers as it is. Waits up to 10 s for a running job's worker to stop.",
     auth: "tenant",
     params: responseId,
     responses: { 200: { description: "The response, cancelled unless it had finished", json: "Response" } },
-    errors: { 400: "The response was not created with background: true", 404: "Unknown, expired or another tenant's response" },
+    errors: {
+      400: "The response was not created with background: true",
+      404: "Unknown, expired or another tenant's response",
+    },
   },
   {
     method: "get",
@@ -162,11 +168,19 @@ export const OPERATIONS: Operation[] = [
     path: "/v1/jobs",
     tag: "Jobs",
     summary: "Submit a generation job",
-    description: "Answers once the command is on `ai.generation.requests` (acks=all). The same `job_id` with the same body again answers 200 with the job.",
+    description:
+      "Answers once the command is on `ai.generation.requests` (acks=all). The same `job_id` with the same body again answers 200 with the job.",
     auth: "tenant",
     body: "JobCommand",
-    responses: { 202: { description: "Accepted; `Location: /jobs/{id}`", json: "JobAccepted" }, 200: { description: "The same job_id and body again: the existing job", json: "Job" } },
-    errors: { 403: "tenant_id is not the key's tenant", 409: "The job_id is taken by a different command, or its first request is still being accepted", 429: "Over RATE_LIMIT_PER_MINUTE" },
+    responses: {
+      202: { description: "Accepted; `Location: /jobs/{id}`", json: "JobAccepted" },
+      200: { description: "The same job_id and body again: the existing job", json: "Job" },
+    },
+    errors: {
+      403: "tenant_id is not the key's tenant",
+      409: "The job_id is taken by a different command, or its first request is still being accepted",
+      429: "Over RATE_LIMIT_PER_MINUTE",
+    },
   },
   {
     method: "get",
@@ -175,7 +189,9 @@ export const OPERATIONS: Operation[] = [
     summary: "List the tenant's jobs, newest first",
     auth: "tenant",
     query: pageQuerySchema,
-    responses: { 200: { description: "A page of jobs, the cursor of the next, and the tenant's running share", json: "JobList" } },
+    responses: {
+      200: { description: "A page of jobs, the cursor of the next, and the tenant's running share", json: "JobList" },
+    },
   },
   ...jobRoutes("/v1"),
   ...jobRoutes(""),
@@ -196,8 +212,14 @@ export const OPERATIONS: Operation[] = [
     auth: "tenant",
     body: "PublicationInput",
     headers: { "Idempotency-Key": "The same key again answers 200 with the publication it created." },
-    responses: { 202: { description: "Accepted; `Location: /api/reels/{id}`", json: "PublicationAccepted" }, 200: { description: "The same Idempotency-Key again", json: "Publication" } },
-    errors: { 409: "The Idempotency-Key was used with a different body, or its first request is still being accepted", 429: "Over RATE_LIMIT_PER_MINUTE" },
+    responses: {
+      202: { description: "Accepted; `Location: /api/reels/{id}`", json: "PublicationAccepted" },
+      200: { description: "The same Idempotency-Key again", json: "Publication" },
+    },
+    errors: {
+      409: "The Idempotency-Key was used with a different body, or its first request is still being accepted",
+      429: "Over RATE_LIMIT_PER_MINUTE",
+    },
   },
   {
     method: "get",
@@ -238,19 +260,26 @@ export const OPERATIONS: Operation[] = [
     auth: "tenant",
     params: publicationId,
     responses: { 200: { description: "The publication, CANCELLED", json: "Publication" } },
-    errors: { 404: "Unknown or another tenant's publication", 409: "The publication is past the point where it can be cancelled" },
+    errors: {
+      404: "Unknown or another tenant's publication",
+      409: "The publication is past the point where it can be cancelled",
+    },
   },
   {
     method: "get",
     path: "/api/reels/{id}/events",
     tag: "Reels",
     summary: "Watch a publication's timeline",
-    description: "Server-sent events, one PublicationEvent each (`id: <seq>`), from the start or after `Last-Event-ID`; the stream ends once the publication is settled.",
+    description:
+      "Server-sent events, one PublicationEvent each (`id: <seq>`), from the start or after `Last-Event-ID`; the stream ends once the publication is settled.",
     auth: "tenant",
     params: publicationId,
     headers: { "Last-Event-ID": "The last seq the client saw: the stream resumes after it." },
     responses: { 200: { description: "The timeline as server-sent events", sse: "PublicationEvent" } },
-    errors: { 404: "Unknown or another tenant's publication", 429: "The tenant holds MAX_STREAMS_PER_TENANT streams already" },
+    errors: {
+      404: "Unknown or another tenant's publication",
+      429: "The tenant holds MAX_STREAMS_PER_TENANT streams already",
+    },
   },
   {
     method: "post",
@@ -267,7 +296,8 @@ export const OPERATIONS: Operation[] = [
     path: "/api/reels/{id}/retry",
     tag: "Reels",
     summary: "Try a FAILED or TIMED_OUT publication again, with a new container",
-    description: "The same publication id, its history kept; a container that turns out PUBLISHED counts as success, so a reel is never published twice.",
+    description:
+      "The same publication id, its history kept; a container that turns out PUBLISHED counts as success, so a reel is never published twice.",
     auth: "tenant",
     params: publicationId,
     responses: { 202: { description: "Queued again", json: "Publication" } },
@@ -278,7 +308,8 @@ export const OPERATIONS: Operation[] = [
     path: "/api/uploads",
     tag: "Reels",
     summary: "Upload a video from disk, to publish by its upload_id",
-    description: "The bytes as the body (video/mp4, video/quicktime) or a multipart form whose first file part is the video. Streamed to disk; one upload serves one publication.",
+    description:
+      "The bytes as the body (video/mp4, video/quicktime) or a multipart form whose first file part is the video. Streamed to disk; one upload serves one publication.",
     auth: "tenant",
     bytes: [...UPLOAD_CONTENT_TYPES, "multipart/form-data"],
     responses: { 201: { description: "Stored", json: "Upload" } },
@@ -301,11 +332,16 @@ export const OPERATIONS: Operation[] = [
     path: "/api/accounts",
     tag: "Accounts",
     summary: "Connect an account (or reconnect it with a new token)",
-    description: "The token is checked against Graph first (`GET /{account_id}?fields=id,username`), then stored encrypted; it is never returned.",
+    description:
+      "The token is checked against Graph first (`GET /{account_id}?fields=id,username`), then stored encrypted; it is never returned.",
     auth: "tenant",
     body: "AccountInput",
     responses: { 201: { description: "Connected; `Location: /api/accounts/{account_id}`", json: "Account" } },
-    errors: { 409: "Another tenant holds this account", 422: "Graph refused the token", 503: "Graph could not be reached" },
+    errors: {
+      409: "Another tenant holds this account",
+      422: "Graph refused the token",
+      503: "Graph could not be reached",
+    },
   },
   {
     method: "get",
@@ -328,8 +364,14 @@ export const OPERATIONS: Operation[] = [
     auth: "tenant",
     query: instagramCallbackSchema,
     responses: {
-      303: { description: "Connected: to `/dashboard/accounts?connected={account_id}#account-{account_id}`", empty: true },
-      400: { description: "Nothing connected: an HTML page says why (cancelled, state not valid, Instagram refused)", text: "text/html" },
+      303: {
+        description: "Connected: to `/dashboard/accounts?connected={account_id}#account-{account_id}`",
+        empty: true,
+      },
+      400: {
+        description: "Nothing connected: an HTML page says why (cancelled, state not valid, Instagram refused)",
+        text: "text/html",
+      },
     },
   },
   {
@@ -357,7 +399,8 @@ export const OPERATIONS: Operation[] = [
     path: "/v1/webhooks",
     tag: "Webhooks",
     summary: "Subscribe a URL to job and reel events",
-    description: "Deliveries follow Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature` (v1, HMAC-SHA256 with the secret), a JSON body `{type, timestamp, data}`; retried with backoff for at least 24 h.",
+    description:
+      "Deliveries follow Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature` (v1, HMAC-SHA256 with the secret), a JSON body `{type, timestamp, data}`; retried with backoff for at least 24 h.",
     auth: "tenant",
     body: "WebhookInput",
     responses: { 201: { description: "Created; the secret is in this answer only", json: "WebhookCreated" } },
@@ -407,11 +450,16 @@ export const OPERATIONS: Operation[] = [
     path: "/v1/webhooks/{id}/deliveries/{delivery_id}/resend",
     tag: "Webhooks",
     summary: "Deliver an event again",
-    description: "Due at once. A delivery still being retried keeps its retry window; one delivered or given up gets a new one. Rate-limited per tenant like submissions.",
+    description:
+      "Due at once. A delivery still being retried keeps its retry window; one delivered or given up gets a new one. Rate-limited per tenant like submissions.",
     auth: "tenant",
     params: { ...webhookId, delivery_id: "The delivery's id (msg_…)." },
     responses: { 202: { description: "Queued for delivery", json: "DeliveryResent" } },
-    errors: { 404: "Unknown webhook or delivery", 409: "The webhook is disabled, or the delivery is being attempted right now", 429: "Over RATE_LIMIT_PER_MINUTE resends a minute" },
+    errors: {
+      404: "Unknown webhook or delivery",
+      409: "The webhook is disabled, or the delivery is being attempted right now",
+      429: "Over RATE_LIMIT_PER_MINUTE resends a minute",
+    },
   },
   {
     method: "post",
@@ -421,7 +469,11 @@ export const OPERATIONS: Operation[] = [
     auth: "none",
     body: "SignIn",
     responses: { 200: { description: "Signed in; `Set-Cookie` carries the session", json: "Session" } },
-    errors: { 401: "The key is not valid", 403: "Another site's request", 429: "Too many failed sign-ins from this address" },
+    errors: {
+      401: "The key is not valid",
+      403: "Another site's request",
+      429: "Too many failed sign-ins from this address",
+    },
   },
   {
     method: "get",
@@ -454,7 +506,10 @@ export const OPERATIONS: Operation[] = [
     tag: "Operations",
     summary: "Redis, the broker and the workers seen lately, with latencies",
     auth: "none",
-    responses: { 200: { description: "Healthy", json: "Health" }, 503: { description: "Redis or the broker is unreachable", json: "Health" } },
+    responses: {
+      200: { description: "Healthy", json: "Health" },
+      503: { description: "Redis or the broker is unreachable", json: "Health" },
+    },
   },
   {
     method: "get",
@@ -469,7 +524,8 @@ export const OPERATIONS: Operation[] = [
     path: "/api/health/ready",
     tag: "Operations",
     summary: "Readiness: Redis, the broker and at least one worker",
-    description: "503 problem+json when not ready, with each part that is not in `errors` (path: redis, kafka, workers).",
+    description:
+      "503 problem+json when not ready, with each part that is not in `errors` (path: redis, kafka, workers).",
     auth: "none",
     responses: { 200: { description: "Ready", json: "Ready" } },
   },
@@ -478,9 +534,13 @@ export const OPERATIONS: Operation[] = [
     path: "/metrics",
     tag: "Operations",
     summary: "Prometheus metrics",
-    description: "Prometheus text format. With METRICS_TOKEN set it asks for it as a bearer token; without, it answers this machine only.",
+    description:
+      "Prometheus text format. With METRICS_TOKEN set it asks for it as a bearer token; without, it answers this machine only.",
     auth: "metrics",
     responses: { 200: { description: "The metrics", text: "text/plain; version=0.0.4" } },
-    errors: { 401: "METRICS_TOKEN is set and was not sent", 403: "No METRICS_TOKEN, and the client is not on this machine" },
+    errors: {
+      401: "METRICS_TOKEN is set and was not sent",
+      403: "No METRICS_TOKEN, and the client is not on this machine",
+    },
   },
 ];

@@ -16,6 +16,10 @@ export function scalarBundle(root = process.cwd()): FileToServe {
   return {
     path: file,
     size,
-    headers: { "content-type": "text/javascript; charset=utf-8", etag: `"${size.toString(16)}-${Math.floor(mtimeMs).toString(16)}"`, "cache-control": "public, max-age=3600" },
+    headers: {
+      "content-type": "text/javascript; charset=utf-8",
+      etag: `"${size.toString(16)}-${Math.floor(mtimeMs).toString(16)}"`,
+      "cache-control": "public, max-age=3600",
+    },
   };
 }

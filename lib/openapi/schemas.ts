@@ -31,14 +31,20 @@ const problem = z
   })
   .meta({ description: "RFC 9457 problem details: every error of the API." });
 
-const usage = z.looseObject({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() });
+const usage = z.looseObject({
+  prompt_tokens: z.number().int(),
+  completion_tokens: z.number().int(),
+  total_tokens: z.number().int(),
+});
 
 const job = z.looseObject({
   job_id: z.uuid(),
   tenant_id: z.string(),
   model_name: z.string(),
   status: z.enum(JOB_STATUSES),
-  finish_reason: nullable(z.enum(FINISH_REASONS)).optional().meta({ description: "Why generation stopped; null until the job is final." }),
+  finish_reason: nullable(z.enum(FINISH_REASONS))
+    .optional()
+    .meta({ description: "Why generation stopped; null until the job is final." }),
   prompt: z.string(),
   temperature: z.number(),
   max_tokens: z.number().int(),
@@ -68,7 +74,10 @@ const model = z.looseObject({
 
 const responseObject = z
   .looseObject({
-    id: z.string().meta({ example: "resp_0b0e7a395b1c4c1d9a573b2a7d1e0f00", description: "`resp_` and the job's id without dashes: GET /jobs/{id} shows the same job." }),
+    id: z.string().meta({
+      example: "resp_0b0e7a395b1c4c1d9a573b2a7d1e0f00",
+      description: "`resp_` and the job's id without dashes: GET /jobs/{id} shows the same job.",
+    }),
     object: z.literal("response"),
     created_at: z.number().int(),
     status: z.enum(RESPONSE_STATUSES),
@@ -83,7 +92,13 @@ const responseObject = z
         content: z.array(z.looseObject({ type: z.literal("output_text"), text: z.string() })),
       }),
     ),
-    usage: nullable(z.looseObject({ input_tokens: z.number().int(), output_tokens: z.number().int(), total_tokens: z.number().int() })),
+    usage: nullable(
+      z.looseObject({
+        input_tokens: z.number().int(),
+        output_tokens: z.number().int(),
+        total_tokens: z.number().int(),
+      }),
+    ),
     incomplete_details: nullable(z.looseObject({ reason: z.literal("max_output_tokens") })),
     error: nullable(z.looseObject({ code: z.string(), message: z.string() })),
     instructions: nullable(z.string()),
@@ -121,10 +136,21 @@ const publication = z.looseObject({
     description:
       "Why a SCHEDULED publication waits, when not for its publish_at: quota (the moving 24 h's posts used up), needs_reconnect (Graph refused the token: 104, 190, 10, 200–299), rate_limited (a rate-limit refusal, or Graph's usage headers at 100 % or naming a time to regain access).",
   }),
-  warnings: z.array(z.string()).optional().meta({ description: "What the preflight found that Graph accepts but may not like." }),
+  warnings: z
+    .array(z.string())
+    .optional()
+    .meta({ description: "What the preflight found that Graph accepts but may not like." }),
   container_id: nullable(z.string()),
   last_status_code: nullable(z.string()),
-  polls: z.array(z.looseObject({ seq: z.number().int(), attempt: z.number().int(), at: isoTime, status_code: nullable(z.string()), status: nullable(z.string()) })),
+  polls: z.array(
+    z.looseObject({
+      seq: z.number().int(),
+      attempt: z.number().int(),
+      at: isoTime,
+      status_code: nullable(z.string()),
+      status: nullable(z.string()),
+    }),
+  ),
   steps: z.array(z.looseObject({ seq: z.number().int(), at: isoTime, step: z.string(), detail: z.string() })),
   post_id: nullable(z.string()),
   permalink: nullable(z.string()),
@@ -139,15 +165,24 @@ const account = z.looseObject({
   username: nullable(z.string()),
   status: z.enum(["connected", "needs_reconnect"]),
   error: publicationError.optional().meta({ description: "The Graph error that made the account need reconnecting." }),
-  quota: z.looseObject({ quota_usage: nullable(z.number()), quota_total: nullable(z.number()), quota_duration: nullable(z.number()) }),
+  quota: z.looseObject({
+    quota_usage: nullable(z.number()),
+    quota_total: nullable(z.number()),
+    quota_duration: nullable(z.number()),
+  }),
   rate_limited_until: nullable(isoTime).meta({
     description:
       "While Graph's usage headers (X-App-Usage, X-Business-Use-Case-Usage) put the account or the app at its limit, or Graph refused a call as rate-limited: when its calls may go out again. Its reels wait (SCHEDULED, scheduled_reason rate_limited) until then. Null when calls are not held back.",
   }),
   sandbox: z.boolean(),
   connected_at: isoTime,
-  login: z.enum(["token", "instagram"]).meta({ description: "How it was connected: a pasted token (or REEL_ACCOUNTS), or Instagram Login." }),
-  token_expires_at: nullable(isoTime).meta({ description: "When its token stops working (Instagram Login: about 60 days); null when it does not expire or Dispatch was not told." }),
+  login: z
+    .enum(["token", "instagram"])
+    .meta({ description: "How it was connected: a pasted token (or REEL_ACCOUNTS), or Instagram Login." }),
+  token_expires_at: nullable(isoTime).meta({
+    description:
+      "When its token stops working (Instagram Login: about 60 days); null when it does not expire or Dispatch was not told.",
+  }),
 });
 
 const webhook = z.looseObject({
@@ -184,20 +219,44 @@ export const SCHEMAS = {
   ResponseCreate: responseRequestSchema,
   Response: responseObject,
   ResponseStreamEvent: z
-    .looseObject({ type: z.string().meta({ example: "response.output_text.delta" }), sequence_number: z.number().int() })
-    .meta({ description: "One event of a response's stream, in OpenAI's names; `sequence_number` counts from 0 and is what `starting_after` takes." }),
+    .looseObject({
+      type: z.string().meta({ example: "response.output_text.delta" }),
+      sequence_number: z.number().int(),
+    })
+    .meta({
+      description:
+        "One event of a response's stream, in OpenAI's names; `sequence_number` counts from 0 and is what `starting_after` takes.",
+    }),
   ResponseDeleted: z.looseObject({ id: z.string(), object: z.literal("response"), deleted: z.literal(true) }),
   OpenAIError: z
-    .looseObject({ error: z.looseObject({ message: z.string(), type: z.string(), param: nullable(z.string()), code: nullable(z.string()) }) })
-    .meta({ description: "OpenAI's error object: every error of /v1/responses and /v1/models, so the OpenAI SDKs raise their typed errors." }),
+    .looseObject({
+      error: z.looseObject({
+        message: z.string(),
+        type: z.string(),
+        param: nullable(z.string()),
+        code: nullable(z.string()),
+      }),
+    })
+    .meta({
+      description:
+        "OpenAI's error object: every error of /v1/responses and /v1/models, so the OpenAI SDKs raise their typed errors.",
+    }),
   PublicationInput: publicationInputSchema,
   PublicationUpdate: publicationUpdateSchema,
   Publication: publication,
   PublicationAccepted: accepted("publication_id"),
   PublicationList: z.looseObject({ data: z.array(publication), next_cursor: nullable(z.string()) }),
   PublicationEvent: z
-    .looseObject({ seq: z.number().int(), kind: z.enum(["step", "poll"]), status: z.enum(PUBLICATION_STATUSES), changes: z.looseObject({}).optional() })
-    .meta({ description: "The data of a reel event stream's event: one step or poll of the timeline, with the status after it." }),
+    .looseObject({
+      seq: z.number().int(),
+      kind: z.enum(["step", "poll"]),
+      status: z.enum(PUBLICATION_STATUSES),
+      changes: z.looseObject({}).optional(),
+    })
+    .meta({
+      description:
+        "The data of a reel event stream's event: one step or poll of the timeline, with the status after it.",
+    }),
   AccountInput: connectAccountSchema,
   Account: account,
   AccountList: z.looseObject({ data: z.array(account) }),
@@ -233,4 +292,11 @@ export const SCHEMAS = {
 export type SchemaName = keyof typeof SCHEMAS;
 
 /** A request body's schema as clients send it (defaults optional); a response's as the server writes it. */
-export const SCHEMA_IO: Partial<Record<SchemaName, "input">> = { JobCommand: "input", ResponseCreate: "input", PublicationInput: "input", PublicationUpdate: "input", SignIn: "input", WebhookInput: "input" };
+export const SCHEMA_IO: Partial<Record<SchemaName, "input">> = {
+  JobCommand: "input",
+  ResponseCreate: "input",
+  PublicationInput: "input",
+  PublicationUpdate: "input",
+  SignIn: "input",
+  WebhookInput: "input",
+};

@@ -10,14 +10,28 @@ import { publicationNotFound, readPublication } from "./read-publication";
  * meanwhile either moved it on first (409) or finds it CANCELLED and writes nothing more (every
  * write of the flow is refused once the status is final).
  */
-export async function cancelPublication(deps: { redis: Redis; now?: () => number }, tenantId: string, id: string): Promise<PublicationView> {
+export async function cancelPublication(
+  deps: { redis: Redis; now?: () => number },
+  tenantId: string,
+  id: string,
+): Promise<PublicationView> {
   const view = await readPublication(deps.redis, tenantId, id);
   if (!view) throw publicationNotFound();
   const at = new Date((deps.now ?? Date.now)()).toISOString();
   const write = (from: "SCHEDULED" | "QUEUED") =>
     appendEvent(deps.redis, id, {
       status: "CANCELLED",
-      body: { kind: "step", step: { at, step: "cancelled", detail: from === "SCHEDULED" ? `Cancelled before its publish_at ${view.publish_at}.` : "Cancelled before a container was created." } },
+      body: {
+        kind: "step",
+        step: {
+          at,
+          step: "cancelled",
+          detail:
+            from === "SCHEDULED"
+              ? `Cancelled before its publish_at ${view.publish_at}.`
+              : "Cancelled before a container was created.",
+        },
+      },
       fields: { active_run: "" },
       expect: from === "SCHEDULED" ? { status: "SCHEDULED" } : { status: "QUEUED", container_id: "" },
     });
@@ -31,5 +45,8 @@ export async function cancelPublication(deps: { redis: Redis; now?: () => number
 function notCancellable(status: string | null): ApiError {
   if (!status) return publicationNotFound();
   if (status === "CANCELLED") return new ApiError("conflict", "The publication is already cancelled.");
-  return new ApiError("conflict", `Only a SCHEDULED publication, or a QUEUED one before its container is created, can be cancelled; this one is ${status}${status === "QUEUED" ? " with a container" : ""}.`);
+  return new ApiError(
+    "conflict",
+    `Only a SCHEDULED publication, or a QUEUED one before its container is created, can be cancelled; this one is ${status}${status === "QUEUED" ? " with a container" : ""}.`,
+  );
 }

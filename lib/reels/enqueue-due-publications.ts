@@ -13,7 +13,13 @@ const BATCH = 100;
  * lock); the entry leaves the set only after the broker acknowledged, so a crash repeats a message
  * rather than losing one, and the flow ignores the repeat.
  */
-export async function enqueueDuePublications(deps: { redis: Redis; producer: Producer; workerId: string; now: number; lockMs: number }): Promise<number> {
+export async function enqueueDuePublications(deps: {
+  redis: Redis;
+  producer: Producer;
+  workerId: string;
+  now: number;
+  lockMs: number;
+}): Promise<number> {
   const { redis } = deps;
   if (!(await redis.set(SCHEDULER_LOCK, deps.workerId, "PX", deps.lockMs, "NX"))) return 0;
   const ids = await redis.zrangebyscore(publicationKeys.scheduled, "-inf", deps.now, "LIMIT", 0, BATCH);

@@ -66,10 +66,19 @@ export interface GraphUser {
 }
 
 export interface GraphClient {
-  createContainer(account: GraphAccount, input: CreateContainerInput, signal?: AbortSignal): Promise<CreateContainerAnswer>;
+  createContainer(
+    account: GraphAccount,
+    input: CreateContainerInput,
+    signal?: AbortSignal,
+  ): Promise<CreateContainerAnswer>;
   readContainer(account: GraphAccount, containerId: string, signal?: AbortSignal): Promise<ContainerStatus>;
   /** Sends a resumable container's bytes to its upload `uri` (Graph's rupload), from offset 0. */
-  uploadVideo(account: GraphAccount, uri: string, video: { path: string; size: number }, signal?: AbortSignal): Promise<void>;
+  uploadVideo(
+    account: GraphAccount,
+    uri: string,
+    video: { path: string; size: number },
+    signal?: AbortSignal,
+  ): Promise<void>;
   publishContainer(account: GraphAccount, containerId: string, signal?: AbortSignal): Promise<{ id: string }>;
   readMedia(account: GraphAccount, mediaId: string, fields?: string, signal?: AbortSignal): Promise<MediaItem>;
   /** The account itself (`GET /{ig-user-id}`), e.g. its username. */
@@ -90,21 +99,46 @@ export function createGraphClient(options: GraphClientOptions): GraphClient {
   const call = countedCall(options);
   return {
     async createContainer(account, input, signal) {
-      const { body, fbtraceId } = await call({ method: "POST", path: `${account.accountId}/media`, params: containerParams(input), account, signal });
+      const { body, fbtraceId } = await call({
+        method: "POST",
+        path: `${account.accountId}/media`,
+        params: containerParams(input),
+        account,
+        signal,
+      });
       const uri = isRecord(body) && typeof body.uri === "string" ? body.uri : null;
       return { id: idOf(body), uri, answer: body, fbtraceId };
     },
 
     async uploadVideo(account, uri, video, signal) {
       const url = new URL(uri);
-      const headers = { authorization: `OAuth ${account.accessToken}`, offset: "0", file_size: String(video.size), "content-type": "application/octet-stream" };
+      const headers = {
+        authorization: `OAuth ${account.accessToken}`,
+        offset: "0",
+        file_size: String(video.size),
+        "content-type": "application/octet-stream",
+      };
       const body = () => Readable.toWeb(createReadStream(video.path)) as ReadableStream<Uint8Array>;
-      const { body: answer } = await call({ method: "POST", path: url.pathname.replace(/^\/+/, ""), params: {}, account, signal, upload: { url, headers, body } });
-      if (!isRecord(answer) || answer.success !== true) throw new GraphTransportError(`POST ${url.pathname} answered without success`, 200, true);
+      const { body: answer } = await call({
+        method: "POST",
+        path: url.pathname.replace(/^\/+/, ""),
+        params: {},
+        account,
+        signal,
+        upload: { url, headers, body },
+      });
+      if (!isRecord(answer) || answer.success !== true)
+        throw new GraphTransportError(`POST ${url.pathname} answered without success`, 200, true);
     },
 
     async readContainer(account, containerId, signal) {
-      const { body, fbtraceId } = await call({ method: "GET", path: containerId, params: { fields: "status_code,status" }, account, signal });
+      const { body, fbtraceId } = await call({
+        method: "GET",
+        path: containerId,
+        params: { fields: "status_code,status" },
+        account,
+        signal,
+      });
       const record = isRecord(body) ? body : {};
       return {
         id: idOf(body),
@@ -115,25 +149,54 @@ export function createGraphClient(options: GraphClientOptions): GraphClient {
     },
 
     async publishContainer(account, containerId, signal) {
-      const { body, fbtraceId } = await call({ method: "POST", path: `${account.accountId}/media_publish`, params: { creation_id: containerId }, account, signal });
+      const { body, fbtraceId } = await call({
+        method: "POST",
+        path: `${account.accountId}/media_publish`,
+        params: { creation_id: containerId },
+        account,
+        signal,
+      });
       const id = idOf(body);
       // Whether Graph published is unknown here; the flow reads the container before anything else.
-      if (!id) throw new GraphTransportError(`POST /${account.accountId}/media_publish answered without an id`, 200, true, fbtraceId);
+      if (!id)
+        throw new GraphTransportError(
+          `POST /${account.accountId}/media_publish answered without an id`,
+          200,
+          true,
+          fbtraceId,
+        );
       return { id };
     },
 
-    readMedia: (account, mediaId, fields = "id,permalink,timestamp", signal) => readNode(call, account, mediaId, fields, signal),
+    readMedia: (account, mediaId, fields = "id,permalink,timestamp", signal) =>
+      readNode(call, account, mediaId, fields, signal),
 
-    readAccount: (account, fields = "id,username", signal) => readNode(call, account, account.accountId, fields, signal),
+    readAccount: (account, fields = "id,username", signal) =>
+      readNode(call, account, account.accountId, fields, signal),
 
     async readPublishingLimit(account, signal, since) {
-      const params: Record<string, string> = { fields: "quota_usage,config", ...(since === undefined ? {} : { since: String(Math.floor(since)) }) };
-      const { body } = await call({ method: "GET", path: `${account.accountId}/content_publishing_limit`, params, account, signal });
+      const params: Record<string, string> = {
+        fields: "quota_usage,config",
+        ...(since === undefined ? {} : { since: String(Math.floor(since)) }),
+      };
+      const { body } = await call({
+        method: "GET",
+        path: `${account.accountId}/content_publishing_limit`,
+        params,
+        account,
+        signal,
+      });
       return publishingLimitOf(body, account.accountId);
     },
 
     async listMedia(account, fields = "id,caption,timestamp,permalink", limit = 25, signal) {
-      const { body } = await call({ method: "GET", path: `${account.accountId}/media`, params: { fields, limit: String(limit) }, account, signal });
+      const { body } = await call({
+        method: "GET",
+        path: `${account.accountId}/media`,
+        params: { fields, limit: String(limit) },
+        account,
+        signal,
+      });
       const data = isRecord(body) && Array.isArray(body.data) ? body.data : [];
       return data.filter((item): item is MediaItem => isRecord(item) && typeof item.id === "string");
     },
@@ -141,7 +204,13 @@ export function createGraphClient(options: GraphClientOptions): GraphClient {
 }
 
 /** One node by id with the requested fields; an answer without an id is not Graph's. */
-async function readNode(call: GraphCall, account: GraphAccount, nodeId: string, fields: string, signal?: AbortSignal): Promise<{ id: string; [field: string]: unknown }> {
+async function readNode(
+  call: GraphCall,
+  account: GraphAccount,
+  nodeId: string,
+  fields: string,
+  signal?: AbortSignal,
+): Promise<{ id: string; [field: string]: unknown }> {
   const { body } = await call({ method: "GET", path: nodeId, params: { fields }, account, signal });
   const id = idOf(body);
   if (!id || !isRecord(body)) throw new GraphTransportError(`GET /${nodeId} answered without an id`, 200, false);
@@ -159,9 +228,18 @@ function containerParams(input: CreateContainerInput): Record<string, string> {
 function publishingLimitOf(body: unknown, accountId: string): PublishingLimit {
   const entry = isRecord(body) && Array.isArray(body.data) && isRecord(body.data[0]) ? body.data[0] : undefined;
   const config = entry && isRecord(entry.config) ? entry.config : {};
-  if (!entry || typeof entry.quota_usage !== "number") throw new GraphTransportError(`GET /${accountId}/content_publishing_limit answered without quota_usage`, 200, false);
+  if (!entry || typeof entry.quota_usage !== "number")
+    throw new GraphTransportError(
+      `GET /${accountId}/content_publishing_limit answered without quota_usage`,
+      200,
+      false,
+    );
   const numberOrNull = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : null);
-  return { quota_usage: entry.quota_usage, quota_total: numberOrNull(config.quota_total), quota_duration: numberOrNull(config.quota_duration) };
+  return {
+    quota_usage: entry.quota_usage,
+    quota_total: numberOrNull(config.quota_total),
+    quota_duration: numberOrNull(config.quota_duration),
+  };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

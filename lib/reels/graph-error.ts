@@ -13,7 +13,15 @@ import type { GraphUsage } from "./graph-usage";
  * waits for the publishing window to free a slot, `wait-rate-limit` backs off, `reconnect-account`
  * waits for a new token, `not-ready` polls the container again.
  */
-export type GraphErrorAction = "retry" | "new-container" | "fix-input" | "reconnect-account" | "wait-quota" | "wait-rate-limit" | "not-ready" | "stop";
+export type GraphErrorAction =
+  | "retry"
+  | "new-container"
+  | "fix-input"
+  | "reconnect-account"
+  | "wait-quota"
+  | "wait-rate-limit"
+  | "not-ready"
+  | "stop";
 
 export interface GraphErrorBody {
   message: string;
@@ -40,37 +48,270 @@ export interface GraphErrorInfo {
 
 /** From graph-reference.md (Meta's error-code reference for content publishing). */
 export const GRAPH_ERRORS: readonly GraphErrorInfo[] = [
-  { code: 1, meaning: "temporary error", headline: "Graph had a temporary error.", action: "retry", advice: "A temporary Graph error; retry with backoff.", transient: true },
-  { code: 2, meaning: "service error", headline: "Graph was temporarily unavailable.", action: "retry", advice: "Graph is temporarily unavailable; retry with backoff.", transient: true },
-  { code: 4, subcode: 2207051, meaning: "publishing restricted as suspected spam or abuse", headline: "Instagram restricted the account's publishing as suspected spam or abuse.", action: "stop", advice: "Not a rate limit: do not try again. The account's owner should check the Instagram app and tell Instagram if the restriction is a mistake.", transient: false },
-  { code: 4, meaning: "application rate limit", headline: "The app made too many calls to Graph.", action: "wait-rate-limit", advice: "The app made too many calls; back off before calling again.", transient: true },
-  { code: 17, meaning: "user rate limit", headline: "The account made too many calls to Graph.", action: "wait-rate-limit", advice: "The account made too many calls; back off before calling again.", transient: true },
-  { code: 32, meaning: "page rate limit", headline: "The page made too many calls to Graph.", action: "wait-rate-limit", advice: "The page made too many calls; back off before calling again.", transient: true },
-  { code: 613, meaning: "custom rate limit", headline: "A Graph rate limit was reached.", action: "wait-rate-limit", advice: "A rate limit was reached; back off before calling again.", transient: true },
-  { code: 80002, meaning: "Instagram rate limit", headline: "Instagram's rate limit was reached.", action: "wait-rate-limit", advice: "Instagram's rate limit was reached; back off before calling again.", transient: true },
-  { code: 10, meaning: "permission missing", headline: "The access token lacks a permission needed to publish.", action: "reconnect-account", advice: "The token lacks a permission; reconnect the account with the publishing scopes.", transient: false },
-  { code: 100, subcode: 33, meaning: "object not found or not visible to the token", headline: "Graph has no such object, or the account's token cannot see it.", action: "fix-input", advice: "The id does not exist, belongs to another account, or does not support this call; check the id and the account it belongs to.", transient: false },
-  { code: 100, meaning: "invalid parameter", headline: "Graph refused a parameter of the request.", action: "fix-input", advice: "A parameter is missing or invalid; fix the request.", transient: false },
-  { code: 104, meaning: "access token missing", headline: "The call to Graph carried no access token.", action: "reconnect-account", advice: "No access token was sent; connect the account (again) so it has one.", transient: false },
-  { code: 190, meaning: "access token invalid or expired", headline: "The account's access token is invalid, expired or revoked.", action: "reconnect-account", advice: "The access token is invalid, expired or revoked; reconnect the account.", transient: false },
-  { code: 368, meaning: "blocked for policy", headline: "Instagram blocked the action as a policy violation.", action: "stop", advice: "The action was blocked as a policy violation; do not retry.", transient: false },
-  { code: 2500, meaning: "unknown path", headline: "The Graph path or API version does not exist.", action: "fix-input", advice: "The path or API version does not exist; fix the request.", transient: false },
-  { code: -1, subcode: 2207001, meaning: "server error", headline: "Instagram had a server error.", action: "retry", advice: "Instagram had a server error; retry.", transient: true },
-  { code: -1, subcode: 2207032, meaning: "could not create the container", headline: "Instagram could not create the container.", action: "retry", advice: "The container could not be created; retry.", transient: true },
-  { code: -1, subcode: 2207053, meaning: "unknown upload error", headline: "The upload failed for a reason Instagram did not give.", action: "new-container", advice: "The upload failed; create a new container.", transient: false },
-  { code: -1, meaning: "server error", headline: "Instagram had a server error.", action: "retry", advice: "Instagram had a server error; retry.", transient: true },
-  { code: -2, subcode: 2207003, meaning: "timed out downloading the media", headline: "Instagram timed out downloading the video.", action: "retry", advice: "Downloading the video timed out; retry, or serve it from a faster host.", transient: true },
-  { code: -2, subcode: 2207020, meaning: "media expired", headline: "The container expired: it was not published within 24 hours of its creation.", action: "new-container", advice: "The container expired; create a new one.", transient: false },
-  { code: -2, meaning: "media error", headline: "Instagram had a temporary media error.", action: "retry", advice: "A temporary media error; retry.", transient: true },
-  { code: 9, subcode: 2207042, meaning: "daily publishing limit reached", headline: "The account reached its publishing limit for the last 24 hours.", action: "wait-quota", advice: "The account reached its publishing limit for the moving 24 hours; wait for the window.", transient: false },
-  { code: 9, meaning: "limit reached", headline: "A Graph limit was reached.", action: "wait-quota", advice: "A limit was reached; wait for the window.", transient: false },
-  { code: 24, subcode: 2207006, meaning: "media not found", headline: "Instagram could not find the container.", action: "new-container", advice: "The container was not found; create a new one.", transient: false },
-  { code: 24, subcode: 2207008, meaning: "temporary publish error", headline: "Instagram had a temporary error while publishing.", action: "retry", advice: "Retry once or twice within 30 s to 2 min, then create a new container.", transient: true },
-  { code: 25, subcode: 2207050, meaning: "account restricted", headline: "The Instagram account is restricted.", action: "stop", advice: "The account is restricted; its owner must act in the Instagram app.", transient: false },
-  { code: 352, subcode: 2207026, meaning: "unsupported video format", headline: "The video's format is not supported for reels.", action: "fix-input", advice: "The video does not meet the reel specification; fix the video.", transient: false },
-  { code: 9004, subcode: 2207052, meaning: "media could not be fetched from the URL", headline: "Instagram could not fetch the video from its URL.", action: "fix-input", advice: "Make the video URL public and valid (no login wall, no redirect to a page).", transient: false },
-  { code: 9007, subcode: 2207027, meaning: "media not ready for publishing", headline: "The video was not ready to publish yet.", action: "not-ready", advice: "Wait until the container is FINISHED, then publish.", transient: false },
-  { code: 9007, meaning: "media not ready for publishing", headline: "The video was not ready to publish yet.", action: "not-ready", advice: "Wait until the container is FINISHED, then publish.", transient: false },
+  {
+    code: 1,
+    meaning: "temporary error",
+    headline: "Graph had a temporary error.",
+    action: "retry",
+    advice: "A temporary Graph error; retry with backoff.",
+    transient: true,
+  },
+  {
+    code: 2,
+    meaning: "service error",
+    headline: "Graph was temporarily unavailable.",
+    action: "retry",
+    advice: "Graph is temporarily unavailable; retry with backoff.",
+    transient: true,
+  },
+  {
+    code: 4,
+    subcode: 2207051,
+    meaning: "publishing restricted as suspected spam or abuse",
+    headline: "Instagram restricted the account's publishing as suspected spam or abuse.",
+    action: "stop",
+    advice:
+      "Not a rate limit: do not try again. The account's owner should check the Instagram app and tell Instagram if the restriction is a mistake.",
+    transient: false,
+  },
+  {
+    code: 4,
+    meaning: "application rate limit",
+    headline: "The app made too many calls to Graph.",
+    action: "wait-rate-limit",
+    advice: "The app made too many calls; back off before calling again.",
+    transient: true,
+  },
+  {
+    code: 17,
+    meaning: "user rate limit",
+    headline: "The account made too many calls to Graph.",
+    action: "wait-rate-limit",
+    advice: "The account made too many calls; back off before calling again.",
+    transient: true,
+  },
+  {
+    code: 32,
+    meaning: "page rate limit",
+    headline: "The page made too many calls to Graph.",
+    action: "wait-rate-limit",
+    advice: "The page made too many calls; back off before calling again.",
+    transient: true,
+  },
+  {
+    code: 613,
+    meaning: "custom rate limit",
+    headline: "A Graph rate limit was reached.",
+    action: "wait-rate-limit",
+    advice: "A rate limit was reached; back off before calling again.",
+    transient: true,
+  },
+  {
+    code: 80002,
+    meaning: "Instagram rate limit",
+    headline: "Instagram's rate limit was reached.",
+    action: "wait-rate-limit",
+    advice: "Instagram's rate limit was reached; back off before calling again.",
+    transient: true,
+  },
+  {
+    code: 10,
+    meaning: "permission missing",
+    headline: "The access token lacks a permission needed to publish.",
+    action: "reconnect-account",
+    advice: "The token lacks a permission; reconnect the account with the publishing scopes.",
+    transient: false,
+  },
+  {
+    code: 100,
+    subcode: 33,
+    meaning: "object not found or not visible to the token",
+    headline: "Graph has no such object, or the account's token cannot see it.",
+    action: "fix-input",
+    advice:
+      "The id does not exist, belongs to another account, or does not support this call; check the id and the account it belongs to.",
+    transient: false,
+  },
+  {
+    code: 100,
+    meaning: "invalid parameter",
+    headline: "Graph refused a parameter of the request.",
+    action: "fix-input",
+    advice: "A parameter is missing or invalid; fix the request.",
+    transient: false,
+  },
+  {
+    code: 104,
+    meaning: "access token missing",
+    headline: "The call to Graph carried no access token.",
+    action: "reconnect-account",
+    advice: "No access token was sent; connect the account (again) so it has one.",
+    transient: false,
+  },
+  {
+    code: 190,
+    meaning: "access token invalid or expired",
+    headline: "The account's access token is invalid, expired or revoked.",
+    action: "reconnect-account",
+    advice: "The access token is invalid, expired or revoked; reconnect the account.",
+    transient: false,
+  },
+  {
+    code: 368,
+    meaning: "blocked for policy",
+    headline: "Instagram blocked the action as a policy violation.",
+    action: "stop",
+    advice: "The action was blocked as a policy violation; do not retry.",
+    transient: false,
+  },
+  {
+    code: 2500,
+    meaning: "unknown path",
+    headline: "The Graph path or API version does not exist.",
+    action: "fix-input",
+    advice: "The path or API version does not exist; fix the request.",
+    transient: false,
+  },
+  {
+    code: -1,
+    subcode: 2207001,
+    meaning: "server error",
+    headline: "Instagram had a server error.",
+    action: "retry",
+    advice: "Instagram had a server error; retry.",
+    transient: true,
+  },
+  {
+    code: -1,
+    subcode: 2207032,
+    meaning: "could not create the container",
+    headline: "Instagram could not create the container.",
+    action: "retry",
+    advice: "The container could not be created; retry.",
+    transient: true,
+  },
+  {
+    code: -1,
+    subcode: 2207053,
+    meaning: "unknown upload error",
+    headline: "The upload failed for a reason Instagram did not give.",
+    action: "new-container",
+    advice: "The upload failed; create a new container.",
+    transient: false,
+  },
+  {
+    code: -1,
+    meaning: "server error",
+    headline: "Instagram had a server error.",
+    action: "retry",
+    advice: "Instagram had a server error; retry.",
+    transient: true,
+  },
+  {
+    code: -2,
+    subcode: 2207003,
+    meaning: "timed out downloading the media",
+    headline: "Instagram timed out downloading the video.",
+    action: "retry",
+    advice: "Downloading the video timed out; retry, or serve it from a faster host.",
+    transient: true,
+  },
+  {
+    code: -2,
+    subcode: 2207020,
+    meaning: "media expired",
+    headline: "The container expired: it was not published within 24 hours of its creation.",
+    action: "new-container",
+    advice: "The container expired; create a new one.",
+    transient: false,
+  },
+  {
+    code: -2,
+    meaning: "media error",
+    headline: "Instagram had a temporary media error.",
+    action: "retry",
+    advice: "A temporary media error; retry.",
+    transient: true,
+  },
+  {
+    code: 9,
+    subcode: 2207042,
+    meaning: "daily publishing limit reached",
+    headline: "The account reached its publishing limit for the last 24 hours.",
+    action: "wait-quota",
+    advice: "The account reached its publishing limit for the moving 24 hours; wait for the window.",
+    transient: false,
+  },
+  {
+    code: 9,
+    meaning: "limit reached",
+    headline: "A Graph limit was reached.",
+    action: "wait-quota",
+    advice: "A limit was reached; wait for the window.",
+    transient: false,
+  },
+  {
+    code: 24,
+    subcode: 2207006,
+    meaning: "media not found",
+    headline: "Instagram could not find the container.",
+    action: "new-container",
+    advice: "The container was not found; create a new one.",
+    transient: false,
+  },
+  {
+    code: 24,
+    subcode: 2207008,
+    meaning: "temporary publish error",
+    headline: "Instagram had a temporary error while publishing.",
+    action: "retry",
+    advice: "Retry once or twice within 30 s to 2 min, then create a new container.",
+    transient: true,
+  },
+  {
+    code: 25,
+    subcode: 2207050,
+    meaning: "account restricted",
+    headline: "The Instagram account is restricted.",
+    action: "stop",
+    advice: "The account is restricted; its owner must act in the Instagram app.",
+    transient: false,
+  },
+  {
+    code: 352,
+    subcode: 2207026,
+    meaning: "unsupported video format",
+    headline: "The video's format is not supported for reels.",
+    action: "fix-input",
+    advice: "The video does not meet the reel specification; fix the video.",
+    transient: false,
+  },
+  {
+    code: 9004,
+    subcode: 2207052,
+    meaning: "media could not be fetched from the URL",
+    headline: "Instagram could not fetch the video from its URL.",
+    action: "fix-input",
+    advice: "Make the video URL public and valid (no login wall, no redirect to a page).",
+    transient: false,
+  },
+  {
+    code: 9007,
+    subcode: 2207027,
+    meaning: "media not ready for publishing",
+    headline: "The video was not ready to publish yet.",
+    action: "not-ready",
+    advice: "Wait until the container is FINISHED, then publish.",
+    transient: false,
+  },
+  {
+    code: 9007,
+    meaning: "media not ready for publishing",
+    headline: "The video was not ready to publish yet.",
+    action: "not-ready",
+    advice: "Wait until the container is FINISHED, then publish.",
+    transient: false,
+  },
 ];
 
 const UNKNOWN: Omit<GraphErrorInfo, "code" | "subcode"> = {
@@ -97,9 +338,18 @@ export function describeGraphError(code: number, subcode?: number | null): Graph
 }
 
 /** What a Graph error means in plain words and what to do about it. An unknown code that Graph marked transient is retried. */
-export function classifyGraphError(code: number, subcode?: number | null, isTransient?: boolean): { action: GraphErrorAction; advice: string; headline: string } {
+export function classifyGraphError(
+  code: number,
+  subcode?: number | null,
+  isTransient?: boolean,
+): { action: GraphErrorAction; advice: string; headline: string } {
   const info = describeGraphError(code, subcode);
-  if (info.meaning === UNKNOWN.meaning && isTransient) return { action: "retry", advice: "Graph marked this error transient; retry with backoff.", headline: info.headline };
+  if (info.meaning === UNKNOWN.meaning && isTransient)
+    return {
+      action: "retry",
+      advice: "Graph marked this error transient; retry with backoff.",
+      headline: info.headline,
+    };
   return { action: info.action, advice: info.advice, headline: info.headline };
 }
 
@@ -271,12 +521,22 @@ export class GraphUploadError extends brandedError("dispatch.graph-upload-error"
     const parsed = uploadErrorSchema.safeParse(body);
     if (!parsed.success) return undefined;
     const info = parsed.data.debug_info;
-    return new GraphUploadError(info.message || `upload failed (${info.type})`, info.type, info.retriable, status, fbtraceId);
+    return new GraphUploadError(
+      info.message || `upload failed (${info.type})`,
+      info.type,
+      info.retriable,
+      status,
+      fbtraceId,
+    );
   }
 }
 
 const uploadErrorSchema = z.object({
-  debug_info: z.object({ retriable: z.boolean().catch(false), type: z.string().catch("UnknownError"), message: z.string().catch("") }),
+  debug_info: z.object({
+    retriable: z.boolean().catch(false),
+    type: z.string().catch("UnknownError"),
+    message: z.string().catch(""),
+  }),
 });
 
 /**
@@ -291,7 +551,9 @@ export class GraphPaused extends brandedError("dispatch.graph-paused") {
     /** Whose budget: the app's (X-App-Usage) or the account's (X-Business-Use-Case-Usage). */
     readonly scope: "app" | "account",
   ) {
-    super(`Graph's ${scope === "app" ? "app" : "account"} usage is at its limit; calls wait until ${new Date(until).toISOString()}`);
+    super(
+      `Graph's ${scope === "app" ? "app" : "account"} usage is at its limit; calls wait until ${new Date(until).toISOString()}`,
+    );
     this.name = "GraphPaused";
   }
 }
@@ -300,7 +562,12 @@ export class GraphPaused extends brandedError("dispatch.graph-paused") {
 export type GraphFailure = GraphError | GraphTransportError | GraphUploadError | GraphPaused;
 
 export function isGraphFailure(error: unknown): error is GraphFailure {
-  return error instanceof GraphError || error instanceof GraphTransportError || error instanceof GraphUploadError || error instanceof GraphPaused;
+  return (
+    error instanceof GraphError ||
+    error instanceof GraphTransportError ||
+    error instanceof GraphUploadError ||
+    error instanceof GraphPaused
+  );
 }
 
 /** What the publish flow does about a failure, in GRAPH_ERRORS' words: the table for Graph's errors, the same vocabulary for the others. */

@@ -94,7 +94,14 @@ export function createGraphPacer(redis: Redis, options: PaceOptions = {}): Graph
   return {
     async before(accountId) {
       const keys = accountId ? [paceKeys.app, paceKeys.account(accountId)] : [paceKeys.app];
-      const [kind, value, scope] = (await redis.eval(BEFORE, keys.length, ...keys, now(), spacingMs, SLOW_ABOVE_PERCENT)) as [string, string, number];
+      const [kind, value, scope] = (await redis.eval(
+        BEFORE,
+        keys.length,
+        ...keys,
+        now(),
+        spacingMs,
+        SLOW_ABOVE_PERCENT,
+      )) as [string, string, number];
       if (kind === "paused") return { pausedUntil: Number(value), scope: scope === 1 ? "app" : "account" };
       return { holdMs: Number(value) };
     },
@@ -104,10 +111,18 @@ export function createGraphPacer(redis: Redis, options: PaceOptions = {}): Graph
       const writes: Promise<unknown>[] = [];
       if (usage?.app) writes.push(record(paceKeys.app, usage.app.percent, 0, at));
       const shares = Object.entries(usage?.accounts ?? {});
-      for (const [id, share] of shares) writes.push(record(paceKeys.account(id), share.percent, share.regainAccessMs, at));
+      for (const [id, share] of shares)
+        writes.push(record(paceKeys.account(id), share.percent, share.regainAccessMs, at));
       // The header names the Instagram account (or its Page); the account that called counts it too.
       if (accountId && shares.length > 0 && !usage?.accounts[accountId]) {
-        writes.push(record(paceKeys.account(accountId), Math.max(...shares.map(([, s]) => s.percent)), Math.max(...shares.map(([, s]) => s.regainAccessMs)), at));
+        writes.push(
+          record(
+            paceKeys.account(accountId),
+            Math.max(...shares.map(([, s]) => s.percent)),
+            Math.max(...shares.map(([, s]) => s.regainAccessMs)),
+            at,
+          ),
+        );
       }
       await Promise.all(writes);
       if (refusal) {
@@ -121,8 +136,15 @@ export function createGraphPacer(redis: Redis, options: PaceOptions = {}): Graph
 }
 
 /** Whether the account's calls are held back now (its own budget or the app's), and until when; what the account view shows. */
-export async function readPace(redis: Redis, accountId: string, now: number): Promise<{ pausedUntil: number | null; percent: number }> {
-  const [app, account] = await Promise.all([redis.hmget(paceKeys.app, "percent", "until"), redis.hmget(paceKeys.account(accountId), "percent", "until")]);
+export async function readPace(
+  redis: Redis,
+  accountId: string,
+  now: number,
+): Promise<{ pausedUntil: number | null; percent: number }> {
+  const [app, account] = await Promise.all([
+    redis.hmget(paceKeys.app, "percent", "until"),
+    redis.hmget(paceKeys.account(accountId), "percent", "until"),
+  ]);
   const until = Math.max(Number(app[1] ?? 0) || 0, Number(account[1] ?? 0) || 0);
   const percent = Math.max(Number(app[0] ?? 0) || 0, Number(account[0] ?? 0) || 0);
   return { pausedUntil: until > now ? until : null, percent };

@@ -112,7 +112,13 @@ async function requestGraph(options: GraphClientOptions, request: GraphRequest):
   }
   const graphError = GraphError.fromResponse(body, response.status, fbtraceId ?? undefined);
   await options.pacer
-    ?.after(account.accountId, usage, graphError && isRateLimitCode(graphError.code, graphError.subcode) ? { rateLimitCode: graphError.code } : undefined)
+    ?.after(
+      account.accountId,
+      usage,
+      graphError && isRateLimitCode(graphError.code, graphError.subcode)
+        ? { rateLimitCode: graphError.code }
+        : undefined,
+    )
     .catch(() => {}); // pacing is advice: a Redis hiccup must not fail a call Graph answered
   if (graphError) {
     graphError.usage = usage;
@@ -123,7 +129,12 @@ async function requestGraph(options: GraphClientOptions, request: GraphRequest):
   if (uploadError) throw uploadError;
   if (!response.ok) {
     const transient = response.status >= 500 || response.status === 429;
-    throw new GraphTransportError(`${method} /${path} answered HTTP ${response.status} without a Graph error object`, response.status, transient, fbtraceId);
+    throw new GraphTransportError(
+      `${method} /${path} answered HTTP ${response.status} without a Graph error object`,
+      response.status,
+      transient,
+      fbtraceId,
+    );
   }
   return { body, fbtraceId, usage };
 }

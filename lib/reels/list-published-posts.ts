@@ -16,7 +16,11 @@ const FIELDS = "id,caption,timestamp,permalink,media_url";
  * server. The sandbox answers with URLs on GRAPH_URL's host (often 127.0.0.1), which the browser
  * may not reach: `sameServer` turns them into paths on the dashboard's own origin.
  */
-export async function listPublishedPosts(graph: GraphClient, account: GraphAccount, opts: { sameServer: boolean; limit?: number; signal?: AbortSignal }): Promise<PublishedPost[]> {
+export async function listPublishedPosts(
+  graph: GraphClient,
+  account: GraphAccount,
+  opts: { sameServer: boolean; limit?: number; signal?: AbortSignal },
+): Promise<PublishedPost[]> {
   const items = await graph.listMedia(account, FIELDS, opts.limit ?? 12, opts.signal);
   const local = (url: unknown) => {
     if (typeof url !== "string" || !url) return null;

@@ -31,19 +31,36 @@ export interface PreflightOptions {
   dataDir: string;
 }
 
-export function createPreflight(options: PreflightOptions): (source: PreflightSource, signal: AbortSignal) => Promise<PreflightResult> {
+export function createPreflight(
+  options: PreflightOptions,
+): (source: PreflightSource, signal: AbortSignal) => Promise<PreflightResult> {
   return async (source, signal) => {
     let probe: VideoProbe;
     try {
       probe =
         "file" in source
           ? await probeVideo(source.file)
-          : (await probeRemoteVideo(source.url, { ...options, tmpDir: path.join(options.dataDir, "preflight"), signal })).probe;
+          : (
+              await probeRemoteVideo(source.url, {
+                ...options,
+                tmpDir: path.join(options.dataDir, "preflight"),
+                signal,
+              })
+            ).probe;
     } catch (error) {
       if (signal.aborted) throw signal.reason ?? error;
-      if (error instanceof VideoProbeError) return { problems: [`the file is not a readable MP4 or MOV video (${error.message})`], warnings: [], summary: "the file is not a readable MP4 or MOV" };
+      if (error instanceof VideoProbeError)
+        return {
+          problems: [`the file is not a readable MP4 or MOV video (${error.message})`],
+          warnings: [],
+          summary: "the file is not a readable MP4 or MOV",
+        };
       if (error instanceof VideoFetchError) {
-        return { problems: [], warnings: [`Dispatch could not read the video to check it first (${error.message}); Graph fetches it itself`], summary: "the video could not be read" };
+        return {
+          problems: [],
+          warnings: [`Dispatch could not read the video to check it first (${error.message}); Graph fetches it itself`],
+          summary: "the video could not be read",
+        };
       }
       throw error;
     }
@@ -56,11 +73,17 @@ export function createPreflight(options: PreflightOptions): (source: PreflightSo
 export function describeProbe(probe: VideoProbe): string {
   const { video, audio } = probe;
   const parts = [
-    video ? `${video.codecString} ${video.width}×${video.height}${video.fps ? ` at ${Math.round(video.fps * 100) / 100} fps` : ""}` : "no video track",
+    video
+      ? `${video.codecString} ${video.width}×${video.height}${video.fps ? ` at ${Math.round(video.fps * 100) / 100} fps` : ""}`
+      : "no video track",
     `${Math.round(probe.durationSeconds * 100) / 100} s`,
-    probe.sizeBytes >= 1024 * 1024 ? `${Math.round(probe.sizeBytes / (1024 * 1024))} MB` : `${Math.round(probe.sizeBytes / 1024)} KB`,
+    probe.sizeBytes >= 1024 * 1024
+      ? `${Math.round(probe.sizeBytes / (1024 * 1024))} MB`
+      : `${Math.round(probe.sizeBytes / 1024)} KB`,
     probe.moovBeforeMdat ? "moov at the front" : "moov at the end",
-    audio ? `${audio.codecString} ${audio.sampleRate / 1000} kHz ${audio.channels === 1 ? "mono" : audio.channels === 2 ? "stereo" : `${audio.channels} channels`}` : "no audio",
+    audio
+      ? `${audio.codecString} ${audio.sampleRate / 1000} kHz ${audio.channels === 1 ? "mono" : audio.channels === 2 ? "stereo" : `${audio.channels} channels`}`
+      : "no audio",
   ];
   return parts.join(", ");
 }

@@ -39,7 +39,11 @@ export interface RemoteProbe {
 const BLOCK = 256 * 1024;
 /** A moov larger than this (a multi-hour file) is not worth probing by ranges. */
 const MAX_RANGED_BYTES = 64 * 1024 * 1024;
-const RANGE_HEADERS = { "user-agent": "Dispatch preflight", accept: "video/mp4,video/quicktime,video/*;q=0.9,*/*;q=0.5", [OWN_FETCHER_HEADER]: "preflight" };
+const RANGE_HEADERS = {
+  "user-agent": "Dispatch preflight",
+  accept: "video/mp4,video/quicktime,video/*;q=0.9,*/*;q=0.5",
+  [OWN_FETCHER_HEADER]: "preflight",
+};
 
 export async function probeRemoteVideo(url: string, options: RemoteProbeOptions): Promise<RemoteProbe> {
   const deadline = AbortSignal.timeout(options.timeoutMs);
@@ -54,7 +58,8 @@ export async function probeRemoteVideo(url: string, options: RemoteProbeOptions)
     return { probe: await probeVideoAt(size, reader.readAt), size, bytesRead: reader.bytesRead(), method: "ranges" };
   } catch (error) {
     if (options.signal?.aborted) throw options.signal.reason ?? error;
-    if (deadline.aborted) throw new VideoFetchError(`reading the video took longer than ${Math.round(options.timeoutMs / 1000)} s`, true);
+    if (deadline.aborted)
+      throw new VideoFetchError(`reading the video took longer than ${Math.round(options.timeoutMs / 1000)} s`, true);
     if (error instanceof VideoFetchError || error instanceof VideoProbeError) throw error;
     throw new VideoFetchError("the host could not be reached, or it is not a public address");
   }
@@ -71,7 +76,12 @@ function rangeRequests(start: URL, options: RemoteProbeOptions, signal: AbortSig
   const { dispatcher, maxRedirects } = options;
   return {
     async get(from, to) {
-      const answer = await guardedFetch(target, { dispatcher, maxRedirects, signal, headers: { ...RANGE_HEADERS, range: `bytes=${from}-${to}` } });
+      const answer = await guardedFetch(target, {
+        dispatcher,
+        maxRedirects,
+        signal,
+        headers: { ...RANGE_HEADERS, range: `bytes=${from}-${to}` },
+      });
       target = answer.url;
       return answer.response;
     },
@@ -106,11 +116,14 @@ function blockReader(ranges: RangeRequests, size: number) {
     const range = /^bytes (\d+)-(\d+)\//.exec(response.headers.get("content-range") ?? "");
     if (response.status !== 206 || Number(range?.[1]) !== start) {
       await discard(response);
-      throw new VideoFetchError(`the server answered a range request with HTTP ${response.status} and no matching Content-Range`);
+      throw new VideoFetchError(
+        `the server answered a range request with HTTP ${response.status} and no matching Content-Range`,
+      );
     }
     const bytes = await readAtMost(response, end - start + 1);
     bytesRead += bytes.byteLength;
-    for (let at = 0; at < bytes.byteLength; at += BLOCK) blocks.set((start + at) / BLOCK, bytes.subarray(at, Math.min(at + BLOCK, bytes.byteLength)));
+    for (let at = 0; at < bytes.byteLength; at += BLOCK)
+      blocks.set((start + at) / BLOCK, bytes.subarray(at, Math.min(at + BLOCK, bytes.byteLength)));
   };
   const fetchMissing = async (firstBlock: number, lastBlock: number) => {
     const missing = [];
@@ -118,7 +131,8 @@ function blockReader(ranges: RangeRequests, size: number) {
     if (missing.length === 0) return;
     const from = missing[0] * BLOCK;
     const to = Math.min((missing[missing.length - 1] + 1) * BLOCK, size) - 1;
-    if (bytesRead + (to - from + 1) > MAX_RANGED_BYTES) throw new VideoFetchError("the video's index (moov) is too large to check by range requests");
+    if (bytesRead + (to - from + 1) > MAX_RANGED_BYTES)
+      throw new VideoFetchError("the video's index (moov) is too large to check by range requests");
     await keep(await ranges.get(from, to), from, to);
   };
   const readAt = async (position: number, length: number): Promise<Uint8Array> => {
@@ -145,7 +159,13 @@ async function probeByDownload(url: string, options: RemoteProbeOptions, signal:
   await mkdir(options.tmpDir, { recursive: true });
   const file = path.join(options.tmpDir, `${randomUUID()}.part`);
   try {
-    const { bytes } = await downloadVideo(url, file, { dispatcher: options.dispatcher, maxBytes: options.maxBytes, timeoutMs: options.timeoutMs, maxRedirects: options.maxRedirects, signal });
+    const { bytes } = await downloadVideo(url, file, {
+      dispatcher: options.dispatcher,
+      maxBytes: options.maxBytes,
+      timeoutMs: options.timeoutMs,
+      maxRedirects: options.maxRedirects,
+      signal,
+    });
     return { probe: await probeVideo(file), size: bytes, bytesRead: bytes, method: "download" };
   } finally {
     await removeFile(file);

@@ -77,13 +77,32 @@ const CHUNK = 1024 * 1024;
  * a larger one is refused before a byte of it is read.
  */
 export const MAX_PARSED_BOX_BYTES = 16 * 1024 * 1024;
-const KNOWN_TOP_LEVEL = new Set(["ftyp", "moov", "mdat", "free", "skip", "wide", "pnot", "uuid", "moof", "mfra", "sidx", "styp", "meta", "pdin", "junk", "PICT"]);
+const KNOWN_TOP_LEVEL = new Set([
+  "ftyp",
+  "moov",
+  "mdat",
+  "free",
+  "skip",
+  "wide",
+  "pnot",
+  "uuid",
+  "moof",
+  "mfra",
+  "sidx",
+  "styp",
+  "meta",
+  "pdin",
+  "junk",
+  "PICT",
+]);
 
 /** Probes a file path or the bytes of a whole file. Throws VideoProbeError when it is not a readable MP4/MOV. */
 export async function probeVideo(source: string | Uint8Array): Promise<VideoProbe> {
   if (typeof source !== "string") {
     const bytes = source;
-    return probeVideoAt(bytes.byteLength, async (position, length) => bytes.subarray(position, Math.min(position + length, bytes.byteLength)));
+    return probeVideoAt(bytes.byteLength, async (position, length) =>
+      bytes.subarray(position, Math.min(position + length, bytes.byteLength)),
+    );
   }
   const handle = await open(source, "r");
   try {
@@ -154,7 +173,9 @@ async function scanTopLevelBoxes(size: number, readAt: ReadAt): Promise<TopLevel
     }
     if (boxSize < 8) throw new VideoProbeError(`corrupt ${type} box at byte ${position}`);
     if (type !== "mdat" && boxSize > MAX_PARSED_BOX_BYTES) {
-      throw new VideoProbeError(`its ${type} box is ${Math.ceil(boxSize / 1024 / 1024)} MB; at most ${MAX_PARSED_BOX_BYTES / 1024 / 1024} MB is read`);
+      throw new VideoProbeError(
+        `its ${type} box is ${Math.ceil(boxSize / 1024 / 1024)} MB; at most ${MAX_PARSED_BOX_BYTES / 1024 / 1024} MB is read`,
+      );
     }
     boxes.push({ type, start: position, size: boxSize });
     position += boxSize;
@@ -190,11 +211,16 @@ async function parseMovie(size: number, readAt: ReadAt): Promise<Movie> {
     const bytes = await readAt(position, Math.min(CHUNK, size - position));
     if (bytes.byteLength === 0) break;
     const copy = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
-    const next = parseStep(() => file.appendBuffer(MP4BoxBuffer.fromArrayBuffer(copy, position), position + bytes.byteLength >= size));
+    const next = parseStep(() =>
+      file.appendBuffer(MP4BoxBuffer.fromArrayBuffer(copy, position), position + bytes.byteLength >= size),
+    );
     position = next > position ? next : position + bytes.byteLength;
   }
   parseStep(() => file.flush());
-  if (!movie) throw new VideoProbeError(failure ? `the MP4/MOV structure is invalid: ${failure}` : "the moov box could not be parsed");
+  if (!movie)
+    throw new VideoProbeError(
+      failure ? `the MP4/MOV structure is invalid: ${failure}` : "the moov box could not be parsed",
+    );
   return movie;
 }
 
@@ -210,13 +236,16 @@ function parseStep<T>(step: () => T): T {
 function editListKind(tracks: Track[]): VideoProbe["editLists"] {
   const edits = tracks.map((t) => t.edits ?? []).filter((e) => e.length > 0);
   if (edits.length === 0) return "none";
-  const shiftOnly = edits.every((e) => e.length === 1 && (e[0]?.media_time ?? -1) >= 0 && e[0]?.media_rate_integer === 1);
+  const shiftOnly = edits.every(
+    (e) => e.length === 1 && (e[0]?.media_time ?? -1) >= 0 && e[0]?.media_rate_integer === 1,
+  );
   return shiftOnly ? "shift" : "complex";
 }
 
 function movieDurationSeconds(movie: Movie): number {
   if (movie.duration > 0 && movie.timescale > 0) return movie.duration / movie.timescale;
-  if (movie.fragment_duration && movie.fragment_duration.den > 0) return movie.fragment_duration.num / movie.fragment_duration.den;
+  if (movie.fragment_duration && movie.fragment_duration.den > 0)
+    return movie.fragment_duration.num / movie.fragment_duration.den;
   const tracks = movie.tracks.filter((t) => t.timescale > 0);
   return Math.max(0, ...tracks.map((t) => t.samples_duration / t.timescale));
 }

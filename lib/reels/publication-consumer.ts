@@ -49,19 +49,28 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
     ...SUBSCRIPTIONS.reels,
     ...workerLimits(config),
     async onInvalid(message, reason, control) {
-      log("warn", "skipping a message that is not a publication request", { partition: control.partition, offset: message.offset, reason });
+      log("warn", "skipping a message that is not a publication request", {
+        partition: control.partition,
+        offset: message.offset,
+        reason,
+      });
     },
     async work(request, message, control) {
-      const span = { kind: SpanKind.CONSUMER, parent: messageTraceContext(message.headers), attributes: { publication_id: request.publication_id, tenant_id: request.tenant_id } };
+      const span = {
+        kind: SpanKind.CONSUMER,
+        parent: messageTraceContext(message.headers),
+        attributes: { publication_id: request.publication_id, tenant_id: request.tenant_id },
+      };
       const outcome = await inSpan("publish reel", span, () => runPublication(deps, request.publication_id, control));
-      if (outcome === "published" || outcome === "failed" || outcome === "timed-out") await releasePublicationUpload(redis, config.DATA_DIR, request.publication_id, outcome);
+      if (outcome === "published" || outcome === "failed" || outcome === "timed-out")
+        await releasePublicationUpload(redis, config.DATA_DIR, request.publication_id, outcome);
       return outcome === "handed-back" ? "handed-back" : "settled";
     },
   });
 
   const scheduler = setInterval(() => {
-    enqueueDuePublications({ redis, producer, workerId, now: Date.now(), lockMs: SCHEDULER_TICK_MS - 100 }).catch((error) =>
-      log("warn", "could not enqueue due publications", { error }),
+    enqueueDuePublications({ redis, producer, workerId, now: Date.now(), lockMs: SCHEDULER_TICK_MS - 100 }).catch(
+      (error) => log("warn", "could not enqueue due publications", { error }),
     );
   }, SCHEDULER_TICK_MS);
   log("info", "publication consumer started", { workerId, concurrency: config.WORKER_CONCURRENCY });
@@ -93,11 +102,18 @@ const PREFLIGHT = (config: WorkerContext["config"]) => ({
  * An uploaded video is kept until its publication ends (bounded storage): freed at once when it is
  * published; kept a day after a failure or a time-out, for a retry, then swept.
  */
-async function releasePublicationUpload(redis: WorkerContext["redis"], dataDir: string, publicationId: string, outcome: "published" | "failed" | "timed-out"): Promise<void> {
+async function releasePublicationUpload(
+  redis: WorkerContext["redis"],
+  dataDir: string,
+  publicationId: string,
+  outcome: "published" | "failed" | "timed-out",
+): Promise<void> {
   const uploadId = await redis.hget(publicationKeys.state(publicationId), "upload_id").catch(() => null);
   if (!uploadId) return;
   // An upload not discarded now expires, and the upload sweep removes its file.
-  await (outcome === "published" ? discardUpload(redis, dataDir, uploadId) : expireUpload(redis, uploadId)).catch(() => {});
+  await (outcome === "published" ? discardUpload(redis, dataDir, uploadId) : expireUpload(redis, uploadId)).catch(
+    () => {},
+  );
   if (Date.now() - lastUploadSweep > 60 * 60 * 1000) {
     lastUploadSweep = Date.now();
     // A sweep that fails runs again at the next interval.

@@ -1,5 +1,13 @@
 import type { ContainerStatus, CreateContainerAnswer } from "./graph-client";
-import { classifyGraphError, GraphError, graphErrorForSubcode, GraphPaused, GraphUploadError, subcodeFromContainerStatus, type GraphFailure } from "./graph-error";
+import {
+  classifyGraphError,
+  GraphError,
+  graphErrorForSubcode,
+  GraphPaused,
+  GraphUploadError,
+  subcodeFromContainerStatus,
+  type GraphFailure,
+} from "./graph-error";
 import type { PublicationError } from "./publication";
 import { REEL_SPEC_VIOLATION } from "./reel-spec";
 
@@ -47,8 +55,12 @@ export function errorOf(error: GraphFailure): PublicationError {
     message: error.message,
     fbtrace_id: error.fbtraceId,
     classification: error.isTransient ? "retry" : "stop",
-    headline: error.isTransient ? "Graph could not be reached or failed on its side." : "Graph's answer was not understood.",
-    remedy: error.isTransient ? "Graph could not be reached or failed on its side; try again later." : "Graph's answer was not understood; check GRAPH_URL and GRAPH_VERSION.",
+    headline: error.isTransient
+      ? "Graph could not be reached or failed on its side."
+      : "Graph's answer was not understood.",
+    remedy: error.isTransient
+      ? "Graph could not be reached or failed on its side; try again later."
+      : "Graph's answer was not understood; check GRAPH_URL and GRAPH_VERSION.",
   });
 }
 
@@ -63,7 +75,8 @@ export function containerError(read: ContainerStatus): PublicationError {
   const message = read.status || "The container's processing failed (status_code ERROR).";
   const [, prefix, detail] = /^Error: ([^:]+): (.+?)(?: \(\d+\))?$/.exec(read.status ?? "") ?? [];
   // What the probe found about the video, after the table's own words for the error (the sandbox writes it so).
-  const finding = info?.action === "fix-input" && prefix?.toLowerCase() === info.meaning.toLowerCase() ? sentence(detail) : undefined;
+  const finding =
+    info?.action === "fix-input" && prefix?.toLowerCase() === info.meaning.toLowerCase() ? sentence(detail) : undefined;
   if (!info) {
     return publicationError({
       code: null,
@@ -76,12 +89,28 @@ export function containerError(read: ContainerStatus): PublicationError {
     });
   }
   const { action, advice, headline } = classifyGraphError(info.code, subcode);
-  return publicationError({ code: info.code, subcode: subcode ?? null, message, fbtrace_id: read.fbtraceId, classification: action, headline: finding ?? headline, remedy: advice });
+  return publicationError({
+    code: info.code,
+    subcode: subcode ?? null,
+    message,
+    fbtrace_id: read.fbtraceId,
+    classification: action,
+    headline: finding ?? headline,
+    remedy: advice,
+  });
 }
 
 export function expiredError(fbtraceId: string | null): PublicationError {
   const { action, advice, headline } = classifyGraphError(-2, 2207020);
-  return publicationError({ code: -2, subcode: 2207020, message: "The container expired: it was not published within 24 hours of its creation.", fbtrace_id: fbtraceId, classification: action, headline, remedy: advice });
+  return publicationError({
+    code: -2,
+    subcode: 2207020,
+    message: "The container expired: it was not published within 24 hours of its creation.",
+    fbtrace_id: fbtraceId,
+    classification: action,
+    headline,
+    remedy: advice,
+  });
 }
 
 export function accountMissingError(accountId: string): PublicationError {
@@ -100,10 +129,16 @@ export function noContainerIdError(answer: CreateContainerAnswer, missing: "id" 
   return publicationError({
     code: null,
     subcode: null,
-    message: missing === "id" ? "Graph answered the container creation without a container id." : "Graph answered the resumable container creation without an upload uri.",
+    message:
+      missing === "id"
+        ? "Graph answered the container creation without a container id."
+        : "Graph answered the resumable container creation without an upload uri.",
     fbtrace_id: answer.fbtraceId,
     classification: "stop",
-    headline: missing === "id" ? "Graph created no container: its answer had no id." : "Graph gave no address to upload the video to.",
+    headline:
+      missing === "id"
+        ? "Graph created no container: its answer had no id."
+        : "Graph gave no address to upload the video to.",
     remedy: "Nothing was published. Graph's whole answer is kept in `response`; publish again once it is understood.",
     response: answer.answer,
   });
@@ -136,7 +171,8 @@ function uploadError(error: GraphUploadError): PublicationError {
 /** `code/subcode: message`, for the timeline's retry steps. */
 export function describeFailure(error: GraphFailure): string {
   if (error instanceof GraphError) return `${error.code}${error.subcode ? `/${error.subcode}` : ""}: ${error.message}`;
-  if (error instanceof GraphUploadError) return `${error.type}${error.retriable ? " (retriable)" : ""}: ${error.message}`;
+  if (error instanceof GraphUploadError)
+    return `${error.type}${error.retriable ? " (retriable)" : ""}: ${error.message}`;
   return error.message;
 }
 

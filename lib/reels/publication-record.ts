@@ -1,6 +1,13 @@
 import { z } from "zod";
 import type { Redis } from "../redis";
-import { SCHEDULED_REASONS, type PollRecord, type PublicationChanges, type PublicationError, type PublicationEvent, type StepRecord } from "./publication";
+import {
+  SCHEDULED_REASONS,
+  type PollRecord,
+  type PublicationChanges,
+  type PublicationError,
+  type PublicationEvent,
+  type StepRecord,
+} from "./publication";
 import { MAX_SCHEDULE_AHEAD_DAYS } from "./publication-input";
 import { isFinalPublication, PUBLICATION_STATUSES, type PublicationStatus } from "./status";
 import { parseHashRecord } from "../hash-record";
@@ -22,7 +29,10 @@ export const PUBLICATION_TTL_S = 90 * 86400;
  * of running) after its creation, and its keys live PUBLICATION_TTL_S after that; older entries
  * are dead. A tenant lists at most maxEntries.
  */
-export const PUBLICATION_INDEX_BOUND = { maxAgeMs: (PUBLICATION_TTL_S + (MAX_SCHEDULE_AHEAD_DAYS + 1) * 86400) * 1000, maxEntries: 100_000 };
+export const PUBLICATION_INDEX_BOUND = {
+  maxAgeMs: (PUBLICATION_TTL_S + (MAX_SCHEDULE_AHEAD_DAYS + 1) * 86400) * 1000,
+  maxEntries: 100_000,
+};
 
 export const publicationKeys = {
   state: (id: string) => `reel:publication:${id}`,
@@ -176,7 +186,12 @@ export interface EventWrite {
 export async function appendEvent(redis: Redis, id: string, write: EventWrite): Promise<number> {
   const { status, body, changes } = write;
   const at = body.kind === "step" ? body.step.at : body.poll.at;
-  const event = { kind: body.kind, status, ...(body.kind === "step" ? { step: body.step } : { poll: body.poll }), ...(changes ? { changes } : {}) };
+  const event = {
+    kind: body.kind,
+    status,
+    ...(body.kind === "step" ? { step: body.step } : { poll: body.poll }),
+    ...(changes ? { changes } : {}),
+  };
   const hash = { ...write.fields, status, updated_at: at };
   return (await redis.eval(
     APPEND_EVENT,

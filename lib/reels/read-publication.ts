@@ -3,7 +3,13 @@ import { ApiError } from "../errors";
 import { readIndexPage, type IndexCursor } from "../paging";
 import { execPipeline, type Redis } from "../redis";
 import type { PublicationEvent, PublicationView } from "./publication";
-import { parseEvent, parsePublicationRecord, publicationKeys, readPublicationRecord, type PublicationRecord } from "./publication-record";
+import {
+  parseEvent,
+  parsePublicationRecord,
+  publicationKeys,
+  readPublicationRecord,
+  type PublicationRecord,
+} from "./publication-record";
 
 /** Reading publications for clients: one, a tenant's page of them, and the answer for an unknown id. */
 
@@ -33,19 +39,34 @@ export function toPublicationView(record: PublicationRecord, events: Publication
 }
 
 export async function readEvents(redis: Redis, id: string): Promise<PublicationEvent[]> {
-  return (await redis.lrange(publicationKeys.events(id), 0, -1)).map(parseEvent).filter((e): e is PublicationEvent => !!e);
+  return (await redis.lrange(publicationKeys.events(id), 0, -1))
+    .map(parseEvent)
+    .filter((e): e is PublicationEvent => !!e);
 }
 
 /** A tenant's publication, or undefined when unknown, expired, not yet acknowledged, or another tenant's. */
-export async function readPublication(redis: Redis, tenantId: string, id: string): Promise<PublicationView | undefined> {
+export async function readPublication(
+  redis: Redis,
+  tenantId: string,
+  id: string,
+): Promise<PublicationView | undefined> {
   const record = await readPublicationRecord(redis, id);
   if (!record || record.tenant_id !== tenantId || record.submitting) return undefined;
   return toPublicationView(record, await readEvents(redis, id));
 }
 
 /** The tenant's publications, newest first; `cursor` is where the previous page ended (see lib/paging.ts). */
-export async function listPublications(redis: Redis, tenantId: string, opts: { limit: number; cursor?: IndexCursor }): Promise<{ data: PublicationView[]; next_cursor: string | null }> {
-  const { entries: page, next } = await readIndexPage(redis, publicationKeys.tenantIndex(tenantId), opts.limit, opts.cursor);
+export async function listPublications(
+  redis: Redis,
+  tenantId: string,
+  opts: { limit: number; cursor?: IndexCursor },
+): Promise<{ data: PublicationView[]; next_cursor: string | null }> {
+  const { entries: page, next } = await readIndexPage(
+    redis,
+    publicationKeys.tenantIndex(tenantId),
+    opts.limit,
+    opts.cursor,
+  );
   const pipeline = redis.pipeline();
   for (const { id } of page) pipeline.hgetall(publicationKeys.state(id)).lrange(publicationKeys.events(id), 0, -1);
   const results = await execPipeline(pipeline);
@@ -54,7 +75,9 @@ export async function listPublications(redis: Redis, tenantId: string, opts: { l
   page.forEach(({ id }, i) => {
     const hash = results[2 * i] as Record<string, string> | undefined;
     const record = parsePublicationRecord(hash);
-    const events = ((results[2 * i + 1] as string[] | undefined) ?? []).map(parseEvent).filter((e): e is PublicationEvent => !!e);
+    const events = ((results[2 * i + 1] as string[] | undefined) ?? [])
+      .map(parseEvent)
+      .filter((e): e is PublicationEvent => !!e);
     if (!hash?.publication_id) expired.push(id);
     else if (record?.tenant_id === tenantId && !record.submitting) data.push(toPublicationView(record, events));
   });

@@ -51,9 +51,11 @@ export function checkReelSpec(probe: VideoProbe): ReelSpecCheck {
       problems.push(`the video codec is ${video.codecString}; reels need H.264 (avc1) or HEVC (hvc1/hev1)`);
     } else if (H264.has(video.codec)) {
       const profile = Number.parseInt(video.codecString.split(".")[1]?.slice(0, 2) ?? "", 16);
-      if (NON_420_H264_PROFILES.has(profile)) problems.push(`the H.264 profile (${video.codecString}) is not 4:2:0; reels need 4:2:0 chroma`);
+      if (NON_420_H264_PROFILES.has(profile))
+        problems.push(`the H.264 profile (${video.codecString}) is not 4:2:0; reels need 4:2:0 chroma`);
     }
-    if (video.width > REEL_SPEC.maxWidth) problems.push(`the video is ${video.width} px wide; reels allow at most ${REEL_SPEC.maxWidth} px`);
+    if (video.width > REEL_SPEC.maxWidth)
+      problems.push(`the video is ${video.width} px wide; reels allow at most ${REEL_SPEC.maxWidth} px`);
     const aspect = video.height > 0 ? video.width / video.height : 0;
     if (aspect < REEL_SPEC.minAspect || aspect > REEL_SPEC.maxAspect) {
       problems.push(`the aspect ratio ${video.width}:${video.height} is outside 0.01:1 to 10:1`);
@@ -65,15 +67,22 @@ export function checkReelSpec(probe: VideoProbe): ReelSpecCheck {
     } else if (video.fps < REEL_SPEC.minFps || video.fps > REEL_SPEC.maxFps) {
       problems.push(`the frame rate is ${round(video.fps, 2)} fps; reels need 23 to 60 fps`);
     }
-    if (video.bitrate > REEL_SPEC.maxVideoBitrate) warnings.push(`the video bitrate is ${Math.round(video.bitrate / 1e6)} Mbps; Meta recommends at most 25 Mbps`);
+    if (video.bitrate > REEL_SPEC.maxVideoBitrate)
+      warnings.push(`the video bitrate is ${Math.round(video.bitrate / 1e6)} Mbps; Meta recommends at most 25 Mbps`);
   }
   if (audio) {
-    if (!AAC.test(audio.codecString)) problems.push(`the audio codec is ${audio.codecString}; reels need AAC audio (or no audio)`);
-    if (audio.sampleRate > REEL_SPEC.maxAudioSampleRate) warnings.push(`the audio sample rate is ${audio.sampleRate} Hz; Meta recommends at most 48 kHz`);
+    if (!AAC.test(audio.codecString))
+      problems.push(`the audio codec is ${audio.codecString}; reels need AAC audio (or no audio)`);
+    if (audio.sampleRate > REEL_SPEC.maxAudioSampleRate)
+      warnings.push(`the audio sample rate is ${audio.sampleRate} Hz; Meta recommends at most 48 kHz`);
     if (audio.channels > 2) warnings.push(`the audio has ${audio.channels} channels; Meta recommends mono or stereo`);
   }
-  if (!probe.moovBeforeMdat) warnings.push("the moov atom is after the media data; Meta recommends it at the front (ffmpeg -movflags +faststart)");
-  if (probe.editLists === "complex") warnings.push("the file has edit lists that cut or delay tracks; Meta recommends none");
+  if (!probe.moovBeforeMdat)
+    warnings.push(
+      "the moov atom is after the media data; Meta recommends it at the front (ffmpeg -movflags +faststart)",
+    );
+  if (probe.editLists === "complex")
+    warnings.push("the file has edit lists that cut or delay tracks; Meta recommends none");
   return { problems, warnings };
 }
 

@@ -18,7 +18,10 @@ export async function releaseWaitingPublications(redis: Redis, accountId: string
     const seq = await appendEvent(redis, id, {
       status: "SCHEDULED",
       expect: { status: "SCHEDULED", scheduled_reason: "needs_reconnect" },
-      body: { kind: "step", step: { at, step: "reconnected", detail: "The account was connected again; the publication goes on." } },
+      body: {
+        kind: "step",
+        step: { at, step: "reconnected", detail: "The account was connected again; the publication goes on." },
+      },
       fields: { publish_at: at, scheduled_reason: "" },
       changes: { publish_at: at, scheduled_reason: null },
     });

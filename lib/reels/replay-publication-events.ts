@@ -11,10 +11,20 @@ import { isSettledPublication } from "./status";
  * live ones, up to a settled status (PUBLISHED, FAILED, TIMED_OUT). An earlier TIMED_OUT in the
  * stored timeline that a resume moved on from does not end it.
  */
-export function replayPublicationEvents(deps: { redis: Redis; hub: StreamHub }, publicationId: string, after: number, signal: AbortSignal): AsyncGenerator<PublicationEvent[]> {
+export function replayPublicationEvents(
+  deps: { redis: Redis; hub: StreamHub },
+  publicationId: string,
+  after: number,
+  signal: AbortSignal,
+): AsyncGenerator<PublicationEvent[]> {
   return replay(
     deps.hub,
-    { channel: publicationKeys.stream(publicationId), parse: parseEvent, readStored: () => readEvents(deps.redis, publicationId), isEnd: (event) => isSettledPublication(event.status) },
+    {
+      channel: publicationKeys.stream(publicationId),
+      parse: parseEvent,
+      readStored: () => readEvents(deps.redis, publicationId),
+      isEnd: (event) => isSettledPublication(event.status),
+    },
     after,
     signal,
   );

@@ -22,12 +22,17 @@ const RETRYABLE = ["FAILED", "TIMED_OUT"] as const;
  * before making another: if it turns out PUBLISHED (an answer was lost), that is the success, and
  * nothing is published twice.
  */
-export async function retryPublication(deps: RetryPublicationDeps, tenantId: string, id: string): Promise<PublicationView | undefined> {
+export async function retryPublication(
+  deps: RetryPublicationDeps,
+  tenantId: string,
+  id: string,
+): Promise<PublicationView | undefined> {
   const now = deps.now ?? Date.now;
   const view = await readPublication(deps.redis, tenantId, id);
   if (!view) return undefined;
   const from = view.status;
-  if (!(RETRYABLE as readonly string[]).includes(from)) throw new ApiError("conflict", `Only a FAILED or TIMED_OUT publication can be retried; this one is ${from}.`);
+  if (!(RETRYABLE as readonly string[]).includes(from))
+    throw new ApiError("conflict", `Only a FAILED or TIMED_OUT publication can be retried; this one is ${from}.`);
   const state = await readPublicationRecord(deps.redis, id);
   if (!state) return undefined;
   const earlier = state.container_id;
@@ -36,8 +41,28 @@ export async function retryPublication(deps: RetryPublicationDeps, tenantId: str
     status: "QUEUED",
     expect: { status: from },
     reopen: true,
-    body: { kind: "step", step: { at: new Date(now()).toISOString(), step: "retried", detail: earlier ? `Retried: container ${earlier} is checked first, then a new container is made.` : "Retried: a new container is made." } },
-    fields: { container_id: "", retry_of_container: earlier || state.retry_of_container, error: "", last_status_code: "", poll_round_start: String(state.poll_count), watch_at: "", scheduled_reason: "", rate_limited_waits: "0", upload_done: "", upload_uri: "" },
+    body: {
+      kind: "step",
+      step: {
+        at: new Date(now()).toISOString(),
+        step: "retried",
+        detail: earlier
+          ? `Retried: container ${earlier} is checked first, then a new container is made.`
+          : "Retried: a new container is made.",
+      },
+    },
+    fields: {
+      container_id: "",
+      retry_of_container: earlier || state.retry_of_container,
+      error: "",
+      last_status_code: "",
+      poll_round_start: String(state.poll_count),
+      watch_at: "",
+      scheduled_reason: "",
+      rate_limited_waits: "0",
+      upload_done: "",
+      upload_uri: "",
+    },
     changes: { container_id: null, error: null, scheduled_reason: null },
   });
   if (moved <= 0) throw new ApiError("conflict", "The publication changed meanwhile; read it again.");
@@ -45,17 +70,32 @@ export async function retryPublication(deps: RetryPublicationDeps, tenantId: str
   const message: PublicationMessage = { publication_id: id, tenant_id: tenantId, account_id: state.account_id };
   try {
     const producer = await deps.producer();
-    await producer.send({ topic: TOPICS.reels.name, acks: -1, messages: [{ key: state.account_id, value: JSON.stringify(message), headers: { "content-type": "application/json" } }] });
+    await producer.send({
+      topic: TOPICS.reels.name,
+      acks: -1,
+      messages: [
+        { key: state.account_id, value: JSON.stringify(message), headers: { "content-type": "application/json" } },
+      ],
+    });
   } catch {
     await appendEvent(deps.redis, id, {
       status: from,
       expect: { status: "QUEUED" },
-      body: { kind: "step", step: { at: new Date(now()).toISOString(), step: "retry_failed", detail: `The publishing log was unreachable; the publication is still ${from}.` } },
+      body: {
+        kind: "step",
+        step: {
+          at: new Date(now()).toISOString(),
+          step: "retry_failed",
+          detail: `The publishing log was unreachable; the publication is still ${from}.`,
+        },
+      },
       fields: { container_id: earlier, error: state.error ? JSON.stringify(state.error) : "" },
       changes: { container_id: earlier || null, error: state.error },
-    // The timeline entry is a courtesy; the caller gets the error below either way.
+      // The timeline entry is a courtesy; the caller gets the error below either way.
     }).catch(() => {});
-    throw brokerUnavailable("The publishing log is unreachable right now; the publication was not retried. Try again shortly.");
+    throw brokerUnavailable(
+      "The publishing log is unreachable right now; the publication was not retried. Try again shortly.",
+    );
   }
   return readPublication(deps.redis, tenantId, id);
 }

@@ -53,12 +53,18 @@ async function runFlow(run: PublicationRun): Promise<PublicationOutcome> {
     if (error instanceof RecordClosed) return "skipped" as const;
     throw error;
   });
-  if (SETTLING.has(outcome)) await announcePublication(run.deps.producer, { publication_id: run.id, tenant_id: run.record.tenant_id, kind: "settled", status: run.status });
+  if (SETTLING.has(outcome))
+    await announcePublication(run.deps.producer, {
+      publication_id: run.id,
+      tenant_id: run.record.tenant_id,
+      kind: "settled",
+      status: run.status,
+    });
   return outcome;
 }
 
 async function runSteps(run: PublicationRun): Promise<PublicationOutcome> {
-  for (let step: StepName = "load"; ; ) {
+  for (let step: StepName = "load"; ;) {
     const result: StepResult = await STEPS[step](run);
     switch (result.kind) {
       case "continue":
@@ -82,20 +88,33 @@ async function runSteps(run: PublicationRun): Promise<PublicationOutcome> {
  * second container while one exists, and it reads the container before any publish it cannot be
  * sure of. A lease keeps two workers off the same publication.
  */
-export async function runPublication(deps: PublicationDeps, publicationId: string, control: RunControl): Promise<PublicationOutcome> {
+export async function runPublication(
+  deps: PublicationDeps,
+  publicationId: string,
+  control: RunControl,
+): Promise<PublicationOutcome> {
   const { redis } = deps;
   const now = deps.now ?? Date.now;
   const sleep = deps.sleep ?? abortableSleep;
   const settleDeadline = now() + (deps.submitSettleMs ?? 30_000);
 
   const outcome = await runUnderLease<PublicationOutcome>(
-    { redis, key: publicationKeys.lease(publicationId), owner: control.runId, ms: deps.leaseMs ?? 15_000, heartbeat: control.heartbeat, shutdown: control.shutdown },
+    {
+      redis,
+      key: publicationKeys.lease(publicationId),
+      owner: control.runId,
+      ms: deps.leaseMs ?? 15_000,
+      heartbeat: control.heartbeat,
+      shutdown: control.shutdown,
+    },
     {
       async check() {
         for (;;) {
           const record = await readPublicationRecord(redis, publicationId);
           if (!record) {
-            deps.log("warn", "skipping a publication with no record (not accepted, or expired)", { publication_id: publicationId });
+            deps.log("warn", "skipping a publication with no record (not accepted, or expired)", {
+              publication_id: publicationId,
+            });
             return "skipped";
           }
           // The message can overtake the submitter's last write; give it a moment to settle either way.
@@ -108,7 +127,12 @@ export async function runPublication(deps: PublicationDeps, publicationId: strin
           }
           if (isSettledPublication(record.status)) {
             // A run that died between its final write and its announcement left the message uncommitted: announce it now.
-            await announcePublication(deps.producer, { publication_id: publicationId, tenant_id: record.tenant_id, kind: "settled", status: record.status });
+            await announcePublication(deps.producer, {
+              publication_id: publicationId,
+              tenant_id: record.tenant_id,
+              kind: "settled",
+              status: record.status,
+            });
             return "skipped";
           }
           return deferIfNotDue(redis, publicationId, record, now());

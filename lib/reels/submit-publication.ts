@@ -8,7 +8,13 @@ import { claimUpload, releaseUpload } from "../uploads/upload-store";
 import type { ConnectedAccounts } from "../accounts/connected-accounts";
 import { parsePublishAt, publicationRequestRecord, type PublicationInput } from "./publication-input";
 import type { PublicationEvent, PublicationView } from "./publication";
-import { PUBLICATION_INDEX_BOUND, PUBLICATION_TTL_S, publicationKeys, publicationRecordSchema, type PublicationHash } from "./publication-record";
+import {
+  PUBLICATION_INDEX_BOUND,
+  PUBLICATION_TTL_S,
+  publicationKeys,
+  publicationRecordSchema,
+  type PublicationHash,
+} from "./publication-record";
 import { readPublication, toPublicationView } from "./read-publication";
 
 export interface SubmitPublicationDeps {
@@ -59,14 +65,24 @@ export async function submitPublication(
   const publishAt = input.publish_at === undefined ? undefined : parsePublishAt(input.publish_at, now);
 
   const id = randomUUID();
-  const { state, first, fingerprint } = newPublication({ id, tenantId, accountId: account.accountId, input, publishAt, now });
+  const { state, first, fingerprint } = newPublication({
+    id,
+    tenantId,
+    accountId: account.accountId,
+    input,
+    publishAt,
+    now,
+  });
 
   const uploadId = input.upload_id;
   const accepted = await acceptWork(deps, PUBLICATION_WORK, {
     tenantId,
     id,
     keyName: "This Idempotency-Key",
-    idempotencyKey: idempotencyKey === undefined ? undefined : publicationKeys.idempotency(tenantId, createHash("sha256").update(idempotencyKey).digest("hex")),
+    idempotencyKey:
+      idempotencyKey === undefined
+        ? undefined
+        : publicationKeys.idempotency(tenantId, createHash("sha256").update(idempotencyKey).digest("hex")),
     fingerprint,
     fields: state,
     companions: [JSON.stringify(first)],
@@ -75,18 +91,36 @@ export async function submitPublication(
     beforeProduce: uploadId ? () => claimPublicationUpload(deps.redis, tenantId, uploadId, id) : undefined,
     // A refused publication must not keep its upload: the retry its 503 invites claims it again.
     releaseAlso: uploadId ? () => releaseUpload(deps.redis, uploadId, id) : undefined,
-    revealAlso: publishAt ? (reveal) => void reveal.zadd(publicationKeys.scheduled, publishAt.getTime(), id) : undefined,
+    revealAlso: publishAt
+      ? (reveal) => void reveal.zadd(publicationKeys.scheduled, publishAt.getTime(), id)
+      : undefined,
   });
   if (!accepted.created) return { created: false, publication: accepted.existing };
   return { created: true, publication: toPublicationView(publicationRecordSchema.parse(state), [first]) };
 }
 
 /** A new publication's record, its first event (queued or scheduled) and the fingerprint of what was asked. */
-function newPublication(p: { id: string; tenantId: string; accountId: string; input: PublicationInput; publishAt: Date | undefined; now: Date }) {
+function newPublication(p: {
+  id: string;
+  tenantId: string;
+  accountId: string;
+  input: PublicationInput;
+  publishAt: Date | undefined;
+  now: Date;
+}) {
   const { id, tenantId, accountId, input, publishAt, now } = p;
   const status = publishAt ? "SCHEDULED" : "QUEUED";
   const fingerprint = createHash("sha256")
-    .update(JSON.stringify([input.account_id, input.video_url ?? null, input.upload_id ?? null, input.caption ?? "", input.share_to_feed, publishAt?.toISOString() ?? null]))
+    .update(
+      JSON.stringify([
+        input.account_id,
+        input.video_url ?? null,
+        input.upload_id ?? null,
+        input.caption ?? "",
+        input.share_to_feed,
+        publishAt?.toISOString() ?? null,
+      ]),
+    )
     .digest("hex");
   const state = {
     publication_id: id,
@@ -117,9 +151,17 @@ function newPublication(p: { id: string; tenantId: string; accountId: string; in
   return { state, first, fingerprint };
 }
 
-async function claimPublicationUpload(redis: Redis, tenantId: string, uploadId: string, publicationId: string): Promise<void> {
+async function claimPublicationUpload(
+  redis: Redis,
+  tenantId: string,
+  uploadId: string,
+  publicationId: string,
+): Promise<void> {
   const upload = await claimUpload(redis, tenantId, uploadId, publicationId);
   if (upload === "claimed") return;
-  const message = upload === "taken" ? "this upload is already used by another publication; upload the video again" : "no such upload (it expires a day after uploading if unused)";
+  const message =
+    upload === "taken"
+      ? "this upload is already used by another publication; upload the video again"
+      : "no such upload (it expires a day after uploading if unused)";
   throw validationError([{ path: "upload_id", message }]);
 }

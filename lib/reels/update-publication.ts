@@ -11,7 +11,12 @@ import { parsePublishAt, type PublicationUpdate } from "./publication-input";
  * are what it read, so an edit and a due publication never cross. A new publish_at moves the
  * scheduler's due index with it.
  */
-export async function updatePublication(deps: { redis: Redis; now?: () => Date }, tenantId: string, id: string, update: PublicationUpdate): Promise<PublicationView> {
+export async function updatePublication(
+  deps: { redis: Redis; now?: () => Date },
+  tenantId: string,
+  id: string,
+  update: PublicationUpdate,
+): Promise<PublicationView> {
   const now = (deps.now ?? (() => new Date()))();
   const view = await readPublication(deps.redis, tenantId, id);
   if (!view) throw publicationNotFound();

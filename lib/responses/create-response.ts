@@ -15,15 +15,26 @@ type CreateServices = Pick<Services, "config" | "redis" | "producer" | "hub" | "
  * Submits the request as an ordinary job (same command, topic, record and audit event as
  * POST /v1/jobs), with what the Response echoes kept on its record.
  */
-export async function createResponse(services: Omit<CreateServices, "streams" | "hub">, tenantId: string, request: ResponseRequest): Promise<FoundResponse> {
+export async function createResponse(
+  services: Omit<CreateServices, "streams" | "hub">,
+  tenantId: string,
+  request: ResponseRequest,
+): Promise<FoundResponse> {
   const models = listModels(services.config);
   if (!models.some((m) => m.id === request.model)) {
-    throw new ApiError("bad-request", "Unknown model", [{ path: "model", message: `The requested model '${request.model}' does not exist; this deployment serves ${models.map((m) => m.id).join(", ")}` }]);
+    throw new ApiError("bad-request", "Unknown model", [
+      {
+        path: "model",
+        message: `The requested model '${request.model}' does not exist; this deployment serves ${models.map((m) => m.id).join(", ")}`,
+      },
+    ]);
   }
   const input = toCommandInput(request, tenantId, services.config.MAX_PROMPT_CHARS);
   await enforceRateLimit(services.redis, tenantId, "submit", services.config.RATE_LIMIT_PER_MINUTE);
   const fields = responseFieldsOf(request);
-  const { job } = await submitJob({ redis: services.redis, producer: services.producer, models }, tenantId, input, { response: JSON.stringify(fields) });
+  const { job } = await submitJob({ redis: services.redis, producer: services.producer, models }, tenantId, input, {
+    response: JSON.stringify(fields),
+  });
   recordJobSubmitted({ model: job.model_name, tenantId });
   return { job, fields, response: toResponseObject(job, fields) };
 }
@@ -35,7 +46,12 @@ export async function createResponse(services: Omit<CreateServices, "streams" | 
  * or a wait holds one of the tenant's stream slots, taken before the job is submitted, so a 429
  * (which the SDKs retry) never leaves a job behind.
  */
-export async function respondToCreate(services: CreateServices, tenantId: string, request: ResponseRequest, signal: AbortSignal): Promise<Response> {
+export async function respondToCreate(
+  services: CreateServices,
+  tenantId: string,
+  request: ResponseRequest,
+  signal: AbortSignal,
+): Promise<Response> {
   if (request.background && !request.stream) return json((await createResponse(services, tenantId, request)).response);
   const slot = services.streams.reserve(tenantId);
   const deps = { redis: services.redis, hub: services.hub() };
@@ -46,7 +62,12 @@ export async function respondToCreate(services: CreateServices, tenantId: string
     slot.release();
     throw error;
   }
-  if (request.stream) return slot.respond((streamSignal) => streamResponse(deps, tenantId, created, -1, streamSignal), responseEventFrame, signal);
+  if (request.stream)
+    return slot.respond(
+      (streamSignal) => streamResponse(deps, tenantId, created, -1, streamSignal),
+      responseEventFrame,
+      signal,
+    );
   try {
     await waitForEnd(deps, created.job.job_id, signal);
   } finally {

@@ -30,22 +30,37 @@ const OPENAI_KIND: Record<ProblemCode, { status?: number; type: string; code: st
 export const openAIParam = (path: string) => path.replace(/\.(\d+)(?=\.|$)/g, "[$1]");
 
 /** The status, headers and body of an error on the Responses surface; anything not an ApiError is a 500 that hides internals. */
-export function toOpenAIError(error: unknown): { status: number; headers: Record<string, string>; body: { error: OpenAIError } } {
+export function toOpenAIError(error: unknown): {
+  status: number;
+  headers: Record<string, string>;
+  body: { error: OpenAIError };
+} {
   if (error instanceof ZodError) error = validationError(zodIssues(error));
   if (!(error instanceof ApiError)) {
-    return { status: 500, headers: {}, body: { error: { message: "Something went wrong on our side.", type: "server_error", param: null, code: null } } };
+    return {
+      status: 500,
+      headers: {},
+      body: { error: { message: "Something went wrong on our side.", type: "server_error", param: null, code: null } },
+    };
   }
   const kind = OPENAI_KIND[error.code];
   // OpenAI reports one parameter at a time: the first the schema named.
   const first = error.errors?.[0];
   const param = first && first.path !== "(body)" ? openAIParam(first.path) : null;
   const message = first ? (param ? `Invalid '${param}': ${first.message}` : first.message) : error.message;
-  return { status: kind.status ?? error.status, headers: error.headers, body: { error: { message, type: kind.type, param, code: kind.code } } };
+  return {
+    status: kind.status ?? error.status,
+    headers: error.headers,
+    body: { error: { message, type: kind.type, param, code: kind.code } },
+  };
 }
 
 /** An ErrorAnswer (lib/http) for routes the OpenAI SDKs call. */
 export function openAIErrorResponse(error: unknown, log?: (e: unknown) => void): Response {
   const { status, headers, body } = toOpenAIError(error);
   if (status >= 500 && !(error instanceof ApiError)) log?.(error);
-  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", "cache-control": "no-store", ...headers } });
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json", "cache-control": "no-store", ...headers },
+  });
 }

@@ -37,13 +37,24 @@ export class ResponseEventSequence {
   ) {}
 
   start(): ResponseStreamEvent[] {
-    return [this.event("response.created", { response: this.accepted }), this.event("response.queued", { response: this.accepted })];
+    return [
+      this.event("response.created", { response: this.accepted }),
+      this.event("response.queued", { response: this.accepted }),
+    ];
   }
 
   delta(delta: string): ResponseStreamEvent[] {
     const events = this.open ? [] : this.openItem();
     this.text += delta;
-    events.push(this.event("response.output_text.delta", { item_id: this.itemId, output_index: this.outputIndex, content_index: 0, delta, logprobs: [] }));
+    events.push(
+      this.event("response.output_text.delta", {
+        item_id: this.itemId,
+        output_index: this.outputIndex,
+        content_index: 0,
+        delta,
+        logprobs: [],
+      }),
+    );
     return events;
   }
 
@@ -62,11 +73,22 @@ export class ResponseEventSequence {
   }
 
   private openItem(): ResponseStreamEvent[] {
-    const events = this.started ? [] : [this.event("response.in_progress", { response: { ...this.accepted, status: "in_progress" } })];
+    const events = this.started
+      ? []
+      : [this.event("response.in_progress", { response: { ...this.accepted, status: "in_progress" } })];
     this.started = true;
     this.open = true;
-    events.push(this.event("response.output_item.added", { output_index: this.outputIndex, item: this.item("in_progress", []) }));
-    events.push(this.event("response.content_part.added", { item_id: this.itemId, output_index: this.outputIndex, content_index: 0, part: outputText("") }));
+    events.push(
+      this.event("response.output_item.added", { output_index: this.outputIndex, item: this.item("in_progress", []) }),
+    );
+    events.push(
+      this.event("response.content_part.added", {
+        item_id: this.itemId,
+        output_index: this.outputIndex,
+        content_index: 0,
+        part: outputText(""),
+      }),
+    );
     return events;
   }
 
@@ -75,7 +97,10 @@ export class ResponseEventSequence {
     const events = [
       this.event("response.output_text.done", { ...at, text: this.text, logprobs: [] }),
       this.event("response.content_part.done", { ...at, part: outputText(this.text) }),
-      this.event("response.output_item.done", { output_index: this.outputIndex, item: this.item(status, [outputText(this.text)]) }),
+      this.event("response.output_item.done", {
+        output_index: this.outputIndex,
+        item: this.item(status, [outputText(this.text)]),
+      }),
     ];
     this.open = false;
     this.outputIndex++;

@@ -23,4 +23,5 @@ export function jobIdOf(responseId: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-export const responseNotFound = (responseId: string) => new ApiError("not-found", `Response with id '${responseId}' not found.`);
+export const responseNotFound = (responseId: string) =>
+  new ApiError("not-found", `Response with id '${responseId}' not found.`);

@@ -21,23 +21,45 @@ export const retrieveQuerySchema = z.strictObject({
 });
 
 /** GET /v1/responses/{id}: the Response object, or with `?stream=true` its events after `starting_after` (background resume). */
-export async function respondToRetrieve(services: ManageServices, tenantId: string, responseId: string, query: Record<string, string>, signal: AbortSignal): Promise<Response> {
+export async function respondToRetrieve(
+  services: ManageServices,
+  tenantId: string,
+  responseId: string,
+  query: Record<string, string>,
+  signal: AbortSignal,
+): Promise<Response> {
   const { stream, starting_after } = parseWith(retrieveQuerySchema, query);
   const found = await readResponse(services.redis, tenantId, responseId);
   if (stream !== "true") return json(found.response);
   const deps = { redis: services.redis, hub: services.hub() };
-  return services.streams.respond(tenantId, (streamSignal) => streamResponse(deps, tenantId, found, starting_after ?? -1, streamSignal), responseEventFrame, signal);
+  return services.streams.respond(
+    tenantId,
+    (streamSignal) => streamResponse(deps, tenantId, found, starting_after ?? -1, streamSignal),
+    responseEventFrame,
+    signal,
+  );
 }
 
 /**
  * Cancels a background response (idempotent: a finished one answers as it is) and waits a little
  * for a running job's worker to stop, so the answer is usually `cancelled` already.
  */
-export async function cancelResponse(services: ManageServices, tenantId: string, responseId: string, signal: AbortSignal): Promise<FoundResponse> {
+export async function cancelResponse(
+  services: ManageServices,
+  tenantId: string,
+  responseId: string,
+  signal: AbortSignal,
+): Promise<FoundResponse> {
   const found = await readResponse(services.redis, tenantId, responseId);
-  if (!found.fields.background) throw new ApiError("bad-request", "Only responses created with background set to true can be cancelled.");
+  if (!found.fields.background)
+    throw new ApiError("bad-request", "Only responses created with background set to true can be cancelled.");
   if (isFinalJob(found.job.status)) return found;
-  await cancelAndWait(services, tenantId, found.job.job_id, AbortSignal.any([signal, AbortSignal.timeout(CANCEL_WAIT_MS)]));
+  await cancelAndWait(
+    services,
+    tenantId,
+    found.job.job_id,
+    AbortSignal.any([signal, AbortSignal.timeout(CANCEL_WAIT_MS)]),
+  );
   return readResponse(services.redis, tenantId, responseId);
 }
 
@@ -45,20 +67,31 @@ export async function cancelResponse(services: ManageServices, tenantId: string,
  * DELETE /v1/responses/{id}: stops the job if it runs, then removes it once its worker is done with
  * it (final, audit event written). 409 when that takes longer than CANCEL_WAIT_MS.
  */
-export async function deleteResponse(services: ManageServices, tenantId: string, responseId: string, signal: AbortSignal): Promise<{ id: string; object: "response"; deleted: true }> {
+export async function deleteResponse(
+  services: ManageServices,
+  tenantId: string,
+  responseId: string,
+  signal: AbortSignal,
+): Promise<{ id: string; object: "response"; deleted: true }> {
   const { job, response } = await readResponse(services.redis, tenantId, responseId);
   const within = AbortSignal.any([signal, AbortSignal.timeout(CANCEL_WAIT_MS)]);
   if (!isFinalJob(job.status)) await cancelAndWait(services, tenantId, job.job_id, within);
   // The audit event follows the final state by a produce: a short wait, polled.
   while (!(await deleteSettledJob(services.redis, tenantId, job.job_id))) {
-    if (within.aborted) throw new ApiError("conflict", "The response is still being cancelled; try the delete again shortly.");
+    if (within.aborted)
+      throw new ApiError("conflict", "The response is still being cancelled; try the delete again shortly.");
     await new Promise((resolve) => setTimeout(resolve, AUDIT_POLL_MS));
   }
   return { id: response.id, object: "response", deleted: true };
 }
 
 /** Cancels the job (a queued one at once, a running one through its worker) and waits for its final message, until `signal` aborts. */
-async function cancelAndWait(services: ManageServices, tenantId: string, jobId: string, signal: AbortSignal): Promise<void> {
+async function cancelAndWait(
+  services: ManageServices,
+  tenantId: string,
+  jobId: string,
+  signal: AbortSignal,
+): Promise<void> {
   await cancelJob(services.redis, tenantId, jobId);
   await waitForEnd({ redis: services.redis, hub: services.hub() }, jobId, signal);
 }

@@ -11,7 +11,12 @@ export type OpenAIModel = ModelInfo & { object: "model"; created: number; owned_
 const SERVING_SINCE = Math.floor(Date.now() / 1000);
 
 export function toOpenAIModel(model: ModelInfo): OpenAIModel {
-  return { ...model, object: "model", created: SERVING_SINCE, owned_by: model.provider === "local" ? "dispatch" : model.provider };
+  return {
+    ...model,
+    object: "model",
+    created: SERVING_SINCE,
+    owned_by: model.provider === "local" ? "dispatch" : model.provider,
+  };
 }
 
 export function modelList(models: ModelInfo[]): { object: "list"; data: OpenAIModel[] } {

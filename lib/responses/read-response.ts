@@ -25,7 +25,10 @@ export interface FoundResponse {
 /** The tenant's response by its id, with the job behind it; 404 when unknown, expired or another tenant's. */
 export async function readResponse(redis: Redis, tenantId: string, responseId: string): Promise<FoundResponse> {
   const jobId = jobIdOf(responseId);
-  const [job, raw] = await Promise.all([readJob(redis, tenantId, jobId), redis.hget(jobKeys.state(jobId), "response" satisfies JobField)]);
+  const [job, raw] = await Promise.all([
+    readJob(redis, tenantId, jobId),
+    redis.hget(jobKeys.state(jobId), "response" satisfies JobField),
+  ]);
   if (!job) throw responseNotFound(responseId);
   const fields = parseResponseFields(raw);
   return { job, fields, response: toResponseObject(job, fields) };
@@ -36,7 +39,13 @@ export async function readResponse(redis: Redis, tenantId: string, responseId: s
  * derived again from the job's first stream message each time (see ResponseEventSequence), and
  * only the numbers past `startingAfter` are sent.
  */
-export async function* streamResponse(deps: StreamDeps, tenantId: string, found: Pick<FoundResponse, "job" | "fields">, startingAfter: number, signal: AbortSignal): AsyncGenerator<ResponseStreamEvent[]> {
+export async function* streamResponse(
+  deps: StreamDeps,
+  tenantId: string,
+  found: Pick<FoundResponse, "job" | "fields">,
+  startingAfter: number,
+  signal: AbortSignal,
+): AsyncGenerator<ResponseStreamEvent[]> {
   const { job, fields } = found;
   const accepted = toResponseObject({ ...job, status: "QUEUED", finish_reason: null, output: "", usage: null }, fields);
   const sequence = new ResponseEventSequence(messageIdOf(job.job_id), accepted);
@@ -46,7 +55,8 @@ export async function* streamResponse(deps: StreamDeps, tenantId: string, found:
   for await (const batch of replay(deps.hub, jobStreamSource(deps.redis, job.job_id), 0, signal)) {
     const events: ResponseStreamEvent[] = [];
     for (const message of batch) {
-      if (message.is_final) events.push(...sequence.finish(await finalResponse(deps.redis, tenantId, found, accepted, message)));
+      if (message.is_final)
+        events.push(...sequence.finish(await finalResponse(deps.redis, tenantId, found, accepted, message)));
       else if (message.reset) events.push(...sequence.reset());
       else events.push(...sequence.delta(message.delta));
     }
@@ -56,10 +66,19 @@ export async function* streamResponse(deps: StreamDeps, tenantId: string, found:
 }
 
 /** The response as its job ended (the final message and the final record are written together); the message's status if the job is gone. */
-async function finalResponse(redis: Redis, tenantId: string, found: Pick<FoundResponse, "job" | "fields">, accepted: ResponseObject, message: StreamMessage): Promise<ResponseObject> {
+async function finalResponse(
+  redis: Redis,
+  tenantId: string,
+  found: Pick<FoundResponse, "job" | "fields">,
+  accepted: ResponseObject,
+  message: StreamMessage,
+): Promise<ResponseObject> {
   const job = await readJob(redis, tenantId, found.job.job_id);
   if (job) return toResponseObject(job, found.fields);
-  return { ...accepted, status: responseStatusOf({ status: message.status ?? "FAILED", finish_reason: message.finish_reason ?? null }) };
+  return {
+    ...accepted,
+    status: responseStatusOf({ status: message.status ?? "FAILED", finish_reason: message.finish_reason ?? null }),
+  };
 }
 
 /** Resolves when the job's stream has its final message, or `signal` aborts. */
@@ -68,4 +87,5 @@ export async function waitForEnd(deps: StreamDeps, jobId: string, signal: AbortS
 }
 
 /** One event as OpenAI frames it: its type as the SSE event name, the whole event as data. */
-export const responseEventFrame = (event: ResponseStreamEvent) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+export const responseEventFrame = (event: ResponseStreamEvent) =>
+  `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;

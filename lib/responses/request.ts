@@ -19,15 +19,25 @@ const ROLES = ["user", "system", "developer", "assistant"] as const;
 type Role = (typeof ROLES)[number];
 
 const contentPart = z.looseObject({
-  type: z.enum(["input_text", "output_text"], { error: (issue) => `Dispatch's models take text only: content of type ${JSON.stringify(issue.input)} is not supported` }),
+  type: z.enum(["input_text", "output_text"], {
+    error: (issue) =>
+      `Dispatch's models take text only: content of type ${JSON.stringify(issue.input)} is not supported`,
+  }),
   text: z.string({ error: "text must be a string" }),
 });
 
 const inputMessage = z.strictObject({
-  type: z.literal("message", { error: (issue) => `Only input messages are supported, not items of type ${JSON.stringify(issue.input)}` }).optional(),
+  type: z
+    .literal("message", {
+      error: (issue) => `Only input messages are supported, not items of type ${JSON.stringify(issue.input)}`,
+    })
+    .optional(),
   role: z.enum(ROLES, { error: `role must be one of ${ROLES.join(", ")}` }),
   // A string is one input_text part: one shape from here on.
-  content: z.preprocess((v) => (typeof v === "string" ? [{ type: "input_text", text: v }] : v), z.array(contentPart, { error: "content must be a string or a list of input_text parts" })),
+  content: z.preprocess(
+    (v) => (typeof v === "string" ? [{ type: "input_text", text: v }] : v),
+    z.array(contentPart, { error: "content must be a string or a list of input_text parts" }),
+  ),
   id: z.string().optional(),
   status: z.string().optional(),
 });
@@ -66,19 +76,28 @@ const unsupported = Object.fromEntries(
     name,
     z
       .unknown()
-      .refine((v) => v === null || isDefault(v), `Dispatch does not support '${name}' (its jobs generate plain text from a prompt); leave it out`)
+      .refine(
+        (v) => v === null || isDefault(v),
+        `Dispatch does not support '${name}' (its jobs generate plain text from a prompt); leave it out`,
+      )
       .optional(),
   ]),
 );
 
 const metadata = z
-  .record(z.string().max(64, "metadata keys are at most 64 characters"), z.string({ error: "metadata values must be strings" }).max(512, "metadata values are at most 512 characters"))
+  .record(
+    z.string().max(64, "metadata keys are at most 64 characters"),
+    z.string({ error: "metadata values must be strings" }).max(512, "metadata values are at most 512 characters"),
+  )
   .refine((m) => Object.keys(m).length <= 16, "metadata has at most 16 pairs");
 
 export const responseRequestSchema = z
   .strictObject({
     model: z.string({ error: "model is required" }).min(1, "model is required"),
-    input: z.preprocess((v) => (typeof v === "string" ? [{ role: "user", content: v }] : v), z.array(inputMessage, { error: "input must be a string or a list of messages" }).min(1, "input is required")),
+    input: z.preprocess(
+      (v) => (typeof v === "string" ? [{ role: "user", content: v }] : v),
+      z.array(inputMessage, { error: "input must be a string or a list of messages" }).min(1, "input is required"),
+    ),
     instructions: z.string().nullish(),
     temperature: z.number().min(TEMPERATURE.min).max(TEMPERATURE.max).nullish(),
     max_output_tokens: z.number().int().min(MIN_OUTPUT_TOKENS).max(MAX_TOKENS.max).nullish(),
@@ -91,7 +110,9 @@ export const responseRequestSchema = z
   // Every Dispatch job is kept 24 h: a response that must not be stored cannot be one.
   .superRefine((r, ctx) => {
     if (r.store !== false) return;
-    const message = r.background ? "Background responses must be stored: store cannot be false with background: true" : "Dispatch keeps every response for 24 h: store cannot be false";
+    const message = r.background
+      ? "Background responses must be stored: store cannot be false with background: true"
+      : "Dispatch keeps every response for 24 h: store cannot be false";
     ctx.addIssue({ code: "custom", path: ["store"], message });
   });
 
@@ -107,7 +128,12 @@ export const responseFieldsSchema = z.object({
 export type ResponseFields = z.infer<typeof responseFieldsSchema>;
 
 /** A job that did not come through this surface (POST /v1/jobs) reads as a background response with no extras. */
-export const PLAIN_JOB_FIELDS: ResponseFields = { instructions: null, metadata: {}, background: true, max_output_tokens: null };
+export const PLAIN_JOB_FIELDS: ResponseFields = {
+  instructions: null,
+  metadata: {},
+  background: true,
+  max_output_tokens: null,
+};
 
 export function parseResponseFields(raw: string | null | undefined): ResponseFields {
   if (!raw) return PLAIN_JOB_FIELDS;
@@ -135,7 +161,12 @@ export function promptOf(request: Pick<ResponseRequest, "instructions" | "input"
 }
 
 /** The command's fields and OpenAI's names for them, so a limit the command sets is reported at the parameter the client sent. */
-const PARAM_OF: Record<string, string> = { prompt: "input", model_name: "model", max_tokens: "max_output_tokens", temperature: "temperature" };
+const PARAM_OF: Record<string, string> = {
+  prompt: "input",
+  model_name: "model",
+  max_tokens: "max_output_tokens",
+  temperature: "temperature",
+};
 
 /**
  * The request as Dispatch's generation command for `tenantId`, checked by the command's own
@@ -156,5 +187,10 @@ export function toCommandInput(request: ResponseRequest, tenantId: string, maxPr
 }
 
 export function responseFieldsOf(request: ResponseRequest): ResponseFields {
-  return { instructions: request.instructions ?? null, metadata: request.metadata ?? {}, background: request.background ?? false, max_output_tokens: request.max_output_tokens ?? null };
+  return {
+    instructions: request.instructions ?? null,
+    metadata: request.metadata ?? {},
+    background: request.background ?? false,
+    max_output_tokens: request.max_output_tokens ?? null,
+  };
 }

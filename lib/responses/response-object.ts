@@ -75,7 +75,15 @@ export const outputText = (text: string): OutputText => ({ type: "output_text", 
 function outputOf(job: JobView, status: ResponseStatus): OutputMessage[] {
   if (status !== "completed" && status !== "incomplete" && job.output === "") return [];
   const itemStatus = status === "completed" ? "completed" : isFinalJob(job.status) ? "incomplete" : "in_progress";
-  return [{ id: messageIdOf(job.job_id), type: "message", status: itemStatus, role: "assistant", content: [outputText(job.output)] }];
+  return [
+    {
+      id: messageIdOf(job.job_id),
+      type: "message",
+      status: itemStatus,
+      role: "assistant",
+      content: [outputText(job.output)],
+    },
+  ];
 }
 
 const unixSeconds = (iso: string | null) => (iso ? Math.floor(Date.parse(iso) / 1000) : null);

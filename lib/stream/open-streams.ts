@@ -18,7 +18,12 @@ export class OpenStreams {
    * An SSE response for `tenantId`, holding one of its slots until the stream ends (the source is
    * done, or the client went away). 429 with Retry-After when the tenant holds `limit` already.
    */
-  respond<T>(tenantId: string, open: (signal: AbortSignal) => AsyncIterable<readonly T[]>, frame: (item: T) => string, requestSignal: AbortSignal): Response {
+  respond<T>(
+    tenantId: string,
+    open: (signal: AbortSignal) => AsyncIterable<readonly T[]>,
+    frame: (item: T) => string,
+    requestSignal: AbortSignal,
+  ): Response {
     return this.reserve(tenantId).respond(open, frame, requestSignal);
   }
 
@@ -29,7 +34,11 @@ export class OpenStreams {
    */
   reserve(tenantId: string): StreamSlot {
     const release = this.take(tenantId);
-    return { respond: (open, frame, requestSignal) => sseResponse((signal) => held(open(signal), release), frame, requestSignal), release };
+    return {
+      respond: (open, frame, requestSignal) =>
+        sseResponse((signal) => held(open(signal), release), frame, requestSignal),
+      release,
+    };
   }
 
   /** Open streams of a tenant, for tests and health. */
@@ -40,9 +49,14 @@ export class OpenStreams {
   private take(tenantId: string): () => void {
     const count = this.count(tenantId);
     if (count >= this.limit) {
-      throw new ApiError("rate-limited", `This tenant has ${this.limit} streams open already; close one (or wait for one to end) and try again.`, undefined, {
-        "Retry-After": String(STREAMS_RETRY_AFTER_S),
-      });
+      throw new ApiError(
+        "rate-limited",
+        `This tenant has ${this.limit} streams open already; close one (or wait for one to end) and try again.`,
+        undefined,
+        {
+          "Retry-After": String(STREAMS_RETRY_AFTER_S),
+        },
+      );
     }
     this.counts.set(tenantId, count + 1);
     getMetrics().sseConnections.inc();
@@ -59,7 +73,11 @@ export class OpenStreams {
 }
 
 export interface StreamSlot {
-  respond<T>(open: (signal: AbortSignal) => AsyncIterable<readonly T[]>, frame: (item: T) => string, requestSignal: AbortSignal): Response;
+  respond<T>(
+    open: (signal: AbortSignal) => AsyncIterable<readonly T[]>,
+    frame: (item: T) => string,
+    requestSignal: AbortSignal,
+  ): Response;
   release(): void;
 }
 

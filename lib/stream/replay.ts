@@ -23,7 +23,12 @@ export interface ReplaySource<T extends { seq: number }> {
  * aborts. Messages come in batches, whatever arrived since the last one, so a busy stream costs one
  * step of the generator per batch rather than per message.
  */
-export async function* replay<T extends { seq: number }>(hub: StreamHub, source: ReplaySource<T>, after: number, signal: AbortSignal): AsyncGenerator<T[]> {
+export async function* replay<T extends { seq: number }>(
+  hub: StreamHub,
+  source: ReplaySource<T>,
+  after: number,
+  signal: AbortSignal,
+): AsyncGenerator<T[]> {
   const cursor = new ReplayCursor(source, after);
   const live = new LiveInbox<T>();
   const onAbort = () => live.wake();

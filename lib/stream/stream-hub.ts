@@ -48,8 +48,16 @@ export class StreamHub {
    * Without `parse` listeners get the raw string; a channel keeps the `parse` of its first listener.
    */
   subscribe(channel: string, onMessage: Listener | ((raw: string) => void)): Promise<() => Promise<void>>;
-  subscribe<T>(channel: string, onMessage: Listener<T> | ((message: T) => void), parse: Parse<T>): Promise<() => Promise<void>>;
-  async subscribe<T>(name: string, onMessage: Listener<T> | ((message: T) => void), parse?: Parse<T>): Promise<() => Promise<void>> {
+  subscribe<T>(
+    channel: string,
+    onMessage: Listener<T> | ((message: T) => void),
+    parse: Parse<T>,
+  ): Promise<() => Promise<void>>;
+  async subscribe<T>(
+    name: string,
+    onMessage: Listener<T> | ((message: T) => void),
+    parse?: Parse<T>,
+  ): Promise<() => Promise<void>> {
     const listener = (typeof onMessage === "function" ? { message: onMessage } : onMessage) as Listener<unknown>;
     let channel = this.channels.get(name);
     if (!channel) {

@@ -13,8 +13,19 @@ export interface TenantLoad {
 }
 
 /** The tenant's share of the generation workers: running across the cluster, waiting in the workers' windows. */
-export async function readTenantLoad(redis: Redis, tenantId: string, limit: number, workers?: SeenWorker[]): Promise<TenantLoad> {
-  const [running, seen] = await Promise.all([new KeySlots(redis, CONSUMER_GROUPS.generation, limit).count(tenantId), workers ?? liveWorkers(redis)]);
-  const waiting = seen.reduce((sum, w) => sum + (w.stats.generation?.keys.find((k) => k.key === tenantId)?.waiting ?? 0), 0);
+export async function readTenantLoad(
+  redis: Redis,
+  tenantId: string,
+  limit: number,
+  workers?: SeenWorker[],
+): Promise<TenantLoad> {
+  const [running, seen] = await Promise.all([
+    new KeySlots(redis, CONSUMER_GROUPS.generation, limit).count(tenantId),
+    workers ?? liveWorkers(redis),
+  ]);
+  const waiting = seen.reduce(
+    (sum, w) => sum + (w.stats.generation?.keys.find((k) => k.key === tenantId)?.waiting ?? 0),
+    0,
+  );
   return { running, waiting, limit };
 }

@@ -29,9 +29,21 @@ export interface SystemStatus {
 const TIMEOUT_MS = 3000;
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
-const FIELDS = ["job_id", "status", "model_name", "completed_at", "ttft_ms", "tokens_per_second", "usage", "worker_id", "submitting"] as const satisfies readonly JobField[];
+const FIELDS = [
+  "job_id",
+  "status",
+  "model_name",
+  "completed_at",
+  "ttft_ms",
+  "tokens_per_second",
+  "usage",
+  "worker_id",
+  "submitting",
+] as const satisfies readonly JobField[];
 /** The part of the job record the status page reads (HMGET, not the whole hash with its prompt and output). */
-const statusRowSchema = jobRecordSchema.pick(Object.fromEntries(FIELDS.map((f) => [f, true])) as { [F in (typeof FIELDS)[number]]: true });
+const statusRowSchema = jobRecordSchema.pick(
+  Object.fromEntries(FIELDS.map((f) => [f, true])) as { [F in (typeof FIELDS)[number]]: true },
+);
 
 /**
  * The tenant's jobs counted by status, and its latest finished ones, from the read model in Redis
@@ -42,7 +54,9 @@ export async function readJobsByStatus(redis: Redis, tenantId: string, { limit =
   const pipeline = redis.pipeline();
   for (const id of ids) pipeline.hmget(jobKeys.state(id), ...FIELDS);
   const rows = ((await pipeline.exec()) ?? []).map(([, values]) => {
-    const present = FIELDS.flatMap((f, i) => ((values as (string | null)[])[i] === null ? [] : [[f, (values as string[])[i]]]));
+    const present = FIELDS.flatMap((f, i) =>
+      (values as (string | null)[])[i] === null ? [] : [[f, (values as string[])[i]]],
+    );
     return statusRowSchema.safeParse(Object.fromEntries(present)).data;
   });
   const byStatus = Object.fromEntries(JOB_STATUSES.map((s) => [s, 0])) as Record<JobStatus, number>;
@@ -70,7 +84,10 @@ export async function readJobsByStatus(redis: Redis, tenantId: string, { limit =
 }
 
 /** Everything the system page shows besides health; each part fails on its own. */
-export async function readSystemStatus(deps: { redis: Redis; admin: () => Promise<Admin>; now?: () => Date }, tenantId: string): Promise<SystemStatus> {
+export async function readSystemStatus(
+  deps: { redis: Redis; admin: () => Promise<Admin>; now?: () => Date },
+  tenantId: string,
+): Promise<SystemStatus> {
   const settle = async <T>(what: string, read: () => Promise<T>): Promise<Part<T>> => {
     try {
       return { ok: true, ...(await withTimeout(read(), TIMEOUT_MS, what)) };
@@ -78,6 +95,9 @@ export async function readSystemStatus(deps: { redis: Redis; admin: () => Promis
       return { ok: false, error: message(error) };
     }
   };
-  const [kafka, jobs] = await Promise.all([settle("kafka", async () => readConsumerLag(await deps.admin())), settle("redis", () => readJobsByStatus(deps.redis, tenantId))]);
+  const [kafka, jobs] = await Promise.all([
+    settle("kafka", async () => readConsumerLag(await deps.admin())),
+    settle("redis", () => readJobsByStatus(deps.redis, tenantId)),
+  ]);
   return { generated_at: (deps.now?.() ?? new Date()).toISOString(), kafka, jobs };
 }

@@ -8,7 +8,14 @@ import { readWithin } from "../read-within";
 import type { Redis } from "../redis";
 import { probeVideo, VideoProbeError, type VideoProbe } from "../reels/probe-video";
 import { firstFilePart, multipartBoundary } from "./multipart-file";
-import { recordUpload, releaseUploadReservation, reserveUploadBytes, sweepUploads, tenantFolder, uploadPath } from "./upload-store";
+import {
+  recordUpload,
+  releaseUploadReservation,
+  reserveUploadBytes,
+  sweepUploads,
+  tenantFolder,
+  uploadPath,
+} from "./upload-store";
 import { removeFile } from "../remove-file";
 
 /**
@@ -78,7 +85,10 @@ function uploadBody(config: UploadDeps["config"], request: Request): Parameters<
   const mediaType = contentType.split(";")[0]?.trim().toLowerCase() ?? "";
   const multipart = mediaType === "multipart/form-data";
   if (!multipart && !(UPLOAD_CONTENT_TYPES as readonly string[]).includes(mediaType)) {
-    throw new ApiError("unsupported-media-type", "Send the video as video/mp4 or video/quicktime (the bytes as the body), or as multipart/form-data with the file.");
+    throw new ApiError(
+      "unsupported-media-type",
+      "Send the video as video/mp4 or video/quicktime (the bytes as the body), or as multipart/form-data with the file.",
+    );
   }
   const bodyLimit = config.UPLOAD_MAX_BYTES + (multipart ? MULTIPART_OVERHEAD_BYTES : 0);
   if (Number(request.headers.get("content-length") ?? "0") > bodyLimit) throw tooLarge(config);
@@ -87,11 +97,17 @@ function uploadBody(config: UploadDeps["config"], request: Request): Parameters<
   const boundary = multipartBoundary(contentType);
   if (!boundary) throw new ApiError("bad-request", "The multipart body has no boundary in its Content-Type.");
   // A chunked body has no Content-Length to check: its bytes are counted as they arrive, fields and all.
-  return ReadableStream.from(firstFilePart(ReadableStream.from(bytesWithin(request.body, bodyLimit, () => tooLarge(config))), boundary));
+  return ReadableStream.from(
+    firstFilePart(ReadableStream.from(bytesWithin(request.body, bodyLimit, () => tooLarge(config))), boundary),
+  );
 }
 
 /** The body's chunks, refused as soon as they add up to more than `maxBytes`. */
-async function* bytesWithin(body: NonNullable<Parameters<typeof readWithin>[0]>, maxBytes: number, refuse: () => ApiError): AsyncGenerator<Uint8Array> {
+async function* bytesWithin(
+  body: NonNullable<Parameters<typeof readWithin>[0]>,
+  maxBytes: number,
+  refuse: () => ApiError,
+): AsyncGenerator<Uint8Array> {
   const reader = body.getReader();
   let total = 0;
   try {
@@ -107,20 +123,31 @@ async function* bytesWithin(body: NonNullable<Parameters<typeof readWithin>[0]>,
   }
 }
 
-const tooLarge = (config: UploadDeps["config"]) => new ApiError("too-large", `The video is over the ${formatMegabytes(config.UPLOAD_MAX_BYTES)} upload limit.`);
+const tooLarge = (config: UploadDeps["config"]) =>
+  new ApiError("too-large", `The video is over the ${formatMegabytes(config.UPLOAD_MAX_BYTES)} upload limit.`);
 
 /** Streams the file into `destination` through the app's one size-limited reader, reserving quota before each write. */
-async function writeWithin(upload: Upload, body: Parameters<typeof readWithin>[0], destination: string): Promise<number> {
+async function writeWithin(
+  upload: Upload,
+  body: Parameters<typeof readWithin>[0],
+  destination: string,
+): Promise<number> {
   const { config } = upload.deps;
   const file = await open(destination, "w");
   let written = 0;
   let reserved = 0;
   try {
-    return await readWithin(body, config.UPLOAD_MAX_BYTES, () => tooLarge(config), async (chunk) => {
-      if (written + chunk.byteLength > reserved) reserved = await reserveMore(upload, reserved, written + chunk.byteLength);
-      await file.write(chunk);
-      written += chunk.byteLength;
-    });
+    return await readWithin(
+      body,
+      config.UPLOAD_MAX_BYTES,
+      () => tooLarge(config),
+      async (chunk) => {
+        if (written + chunk.byteLength > reserved)
+          reserved = await reserveMore(upload, reserved, written + chunk.byteLength);
+        await file.write(chunk);
+        written += chunk.byteLength;
+      },
+    );
   } finally {
     await file.close();
   }
@@ -129,7 +156,8 @@ async function writeWithin(upload: Upload, body: Parameters<typeof readWithin>[0
 /** Grows the upload's reservation to at least `needed` bytes (a step more when the quota allows), or refuses the upload. */
 async function reserveMore(upload: Upload, reserved: number, needed: number): Promise<number> {
   const { redis, config } = upload.deps;
-  const reserve = (bytes: number) => reserveUploadBytes(redis, upload.tenantId, upload.id, bytes, config.UPLOAD_TENANT_QUOTA_BYTES);
+  const reserve = (bytes: number) =>
+    reserveUploadBytes(redis, upload.tenantId, upload.id, bytes, config.UPLOAD_TENANT_QUOTA_BYTES);
   const ahead = Math.min(Math.max(needed, reserved + RESERVATION_STEP_BYTES), config.UPLOAD_MAX_BYTES);
   if (ahead > needed && (await reserve(ahead)).reserved) return ahead;
   const answer = await reserve(needed);
@@ -139,7 +167,8 @@ async function reserveMore(upload: Upload, reserved: number, needed: number): Pr
 
 async function probeUpload(part: string): Promise<VideoProbe> {
   const probe = await probeVideo(part).catch((error: unknown) => {
-    if (error instanceof VideoProbeError) throw new ApiError("validation", `The file is not an MP4 or MOV video: ${error.message}.`);
+    if (error instanceof VideoProbeError)
+      throw new ApiError("validation", `The file is not an MP4 or MOV video: ${error.message}.`);
     throw error;
   });
   // A movie without a video track can never be a reel: refuse it before it takes quota.
@@ -152,11 +181,20 @@ async function keepUpload(upload: Upload, part: string, size: number, probe: Vid
   const { redis, config } = upload.deps;
   const file = `${tenantFolder(upload.tenantId)}/${upload.id}.${probe.container}`;
   await rename(part, uploadPath(config.DATA_DIR, file));
-  const record = { upload_id: upload.id, tenant_id: upload.tenantId, size, mime: probe.mimeType, file, created_at: new Date(now).toISOString() };
-  const { recorded, used } = await recordUpload(redis, record, config.UPLOAD_TENANT_QUOTA_BYTES).catch(async (error: unknown) => {
-    await removeFile(uploadPath(config.DATA_DIR, file));
-    throw error;
-  });
+  const record = {
+    upload_id: upload.id,
+    tenant_id: upload.tenantId,
+    size,
+    mime: probe.mimeType,
+    file,
+    created_at: new Date(now).toISOString(),
+  };
+  const { recorded, used } = await recordUpload(redis, record, config.UPLOAD_TENANT_QUOTA_BYTES).catch(
+    async (error: unknown) => {
+      await removeFile(uploadPath(config.DATA_DIR, file));
+      throw error;
+    },
+  );
   if (!recorded) {
     await removeFile(uploadPath(config.DATA_DIR, file));
     throw overQuota(config, size, used, "");
@@ -171,5 +209,7 @@ function overQuota(config: UploadDeps["config"], size: number, used: number, atL
 }
 
 function formatMegabytes(bytes: number): string {
-  return bytes >= 1024 * 1024 ? `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB` : `${Math.round(bytes / 1024)} KB`;
+  return bytes >= 1024 * 1024
+    ? `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`
+    : `${Math.round(bytes / 1024)} KB`;
 }

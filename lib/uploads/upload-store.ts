@@ -108,23 +108,56 @@ const quotaArgs = (tenantId: string, uploadId: string, quotaBytes: number, bytes
  * Holds `bytes` of the tenant's quota for an upload still streaming in, so parallel uploads can
  * never put more than the quota on disk; `{ reserved: false, used }` when it does not fit.
  */
-export async function reserveUploadBytes(redis: Redis, tenantId: string, uploadId: string, bytes: number, quotaBytes: number): Promise<{ reserved: boolean; used: number }> {
+export async function reserveUploadBytes(
+  redis: Redis,
+  tenantId: string,
+  uploadId: string,
+  bytes: number,
+  quotaBytes: number,
+): Promise<{ reserved: boolean; used: number }> {
   const [tenantKey, reservationKey, ...args] = quotaArgs(tenantId, uploadId, quotaBytes, bytes, RESERVATION_TTL_S);
-  const [reserved, used] = (await redis.eval(RESERVE_UPLOAD, 2, tenantKey, reservationKey, ...args)) as [number, number];
+  const [reserved, used] = (await redis.eval(RESERVE_UPLOAD, 2, tenantKey, reservationKey, ...args)) as [
+    number,
+    number,
+  ];
   return { reserved: reserved === 1, used };
 }
 
 /** Gives back the reservation of an upload that was refused or failed. */
 export async function releaseUploadReservation(redis: Redis, tenantId: string, uploadId: string): Promise<void> {
   const reservation = uploadKeys.reservation(uploadId);
-  await redis.eval(`if redis.call('DEL', KEYS[2]) == 1 then redis.call('HDEL', KEYS[1], ARGV[1]) end`, 2, uploadKeys.tenant(tenantId), reservation, uploadId);
+  await redis.eval(
+    `if redis.call('DEL', KEYS[2]) == 1 then redis.call('HDEL', KEYS[1], ARGV[1]) end`,
+    2,
+    uploadKeys.tenant(tenantId),
+    reservation,
+    uploadId,
+  );
 }
 
 /** Records an upload within the tenant's quota (replacing its reservation); `{ recorded: false, used }` when it does not fit. */
-export async function recordUpload(redis: Redis, record: Omit<UploadRecord, "publication_id">, quotaBytes: number): Promise<{ recorded: boolean; used: number }> {
-  const [tenantKey, reservationKey, ...args] = quotaArgs(record.tenant_id, record.upload_id, quotaBytes, record.size, UNCLAIMED_UPLOAD_TTL_S);
+export async function recordUpload(
+  redis: Redis,
+  record: Omit<UploadRecord, "publication_id">,
+  quotaBytes: number,
+): Promise<{ recorded: boolean; used: number }> {
+  const [tenantKey, reservationKey, ...args] = quotaArgs(
+    record.tenant_id,
+    record.upload_id,
+    quotaBytes,
+    record.size,
+    UNCLAIMED_UPLOAD_TTL_S,
+  );
   const fields = Object.entries(record).flatMap(([k, v]) => [k, String(v)]);
-  const [recorded, used] = (await redis.eval(RECORD_UPLOAD, 3, tenantKey, reservationKey, uploadKeys.upload(record.upload_id), ...args, ...fields)) as [number, number];
+  const [recorded, used] = (await redis.eval(
+    RECORD_UPLOAD,
+    3,
+    tenantKey,
+    reservationKey,
+    uploadKeys.upload(record.upload_id),
+    ...args,
+    ...fields,
+  )) as [number, number];
   return { recorded: recorded === 1, used };
 }
 
@@ -137,9 +170,21 @@ redis.call('EXPIRE', KEYS[1], ARGV[3])
 return 1`;
 
 /** Gives an upload to one publication: "missing" if unknown, expired or another tenant's; "taken" if another publication has it. */
-export async function claimUpload(redis: Redis, tenantId: string, uploadId: string, publicationId: string): Promise<"claimed" | "missing" | "taken"> {
+export async function claimUpload(
+  redis: Redis,
+  tenantId: string,
+  uploadId: string,
+  publicationId: string,
+): Promise<"claimed" | "missing" | "taken"> {
   if (!UPLOAD_ID.test(uploadId)) return "missing";
-  const result = await redis.eval(CLAIM_UPLOAD, 1, uploadKeys.upload(uploadId), tenantId, publicationId, CLAIMED_UPLOAD_TTL_S);
+  const result = await redis.eval(
+    CLAIM_UPLOAD,
+    1,
+    uploadKeys.upload(uploadId),
+    tenantId,
+    publicationId,
+    CLAIMED_UPLOAD_TTL_S,
+  );
   return result === 1 ? "claimed" : result === -1 ? "taken" : "missing";
 }
 
@@ -151,7 +196,8 @@ return 1`;
 
 /** Gives an upload back, unclaimed for a day again, when the publication that claimed it was never accepted. */
 export async function releaseUpload(redis: Redis, uploadId: string, publicationId: string): Promise<void> {
-  if (UPLOAD_ID.test(uploadId)) await redis.eval(RELEASE_UPLOAD, 1, uploadKeys.upload(uploadId), publicationId, UNCLAIMED_UPLOAD_TTL_S);
+  if (UPLOAD_ID.test(uploadId))
+    await redis.eval(RELEASE_UPLOAD, 1, uploadKeys.upload(uploadId), publicationId, UNCLAIMED_UPLOAD_TTL_S);
 }
 
 /** Frees an upload whose publication ended (or was never accepted): its file, its record, its share of the quota. */

@@ -91,7 +91,11 @@ export function assertSameOrigin(request: Request): void {
   if (!own.includes(host)) throw crossSite();
 }
 
-const crossSite = () => new ApiError("forbidden", "Cross-site requests are refused: send this from the dashboard's own origin, or use an API key.");
+const crossSite = () =>
+  new ApiError(
+    "forbidden",
+    "Cross-site requests are refused: send this from the dashboard's own origin, or use an API key.",
+  );
 
 /**
  * The tenant a request acts for: a Bearer API key, or the dashboard's session cookie (then a
@@ -112,9 +116,13 @@ export async function authenticate(request: Request, deps: AuthDeps): Promise<Te
     return tenantId ? { tenantId } : failed("The API key is missing or not valid.");
   }
   const session = readCookie(request.headers.get("cookie"), SESSION_COOKIE);
-  if (!session) throw new ApiError("unauthorized", "Send an API key as 'Authorization: Bearer <key>'.", undefined, { "WWW-Authenticate": "Bearer" });
+  if (!session)
+    throw new ApiError("unauthorized", "Send an API key as 'Authorization: Bearer <key>'.", undefined, {
+      "WWW-Authenticate": "Bearer",
+    });
   const tenantId = await deps.sessions.tenantFor(session);
-  if (!tenantId) return failed("The session has ended: sign in again, or send an API key as 'Authorization: Bearer <key>'.");
+  if (!tenantId)
+    return failed("The session has ended: sign in again, or send an API key as 'Authorization: Bearer <key>'.");
   if (!SAFE_METHODS.has(request.method.toUpperCase())) assertSameOrigin(request);
   return { tenantId };
 }

@@ -25,13 +25,18 @@ export function fileResponse(request: Request, file: FileToServe): Response {
   const headers: Record<string, string> = { ...file.headers, "accept-ranges": "bytes" };
   const ifRange = request.headers.get("if-range");
   const range = ifRange && ifRange !== headers.etag ? undefined : parseRange(request.headers.get("range"), file.size);
-  if (range === "unsatisfiable") return new Response(null, { status: 416, headers: { ...headers, "content-range": `bytes */${file.size}` } });
+  if (range === "unsatisfiable")
+    return new Response(null, { status: 416, headers: { ...headers, "content-range": `bytes */${file.size}` } });
 
   const [start, end] = range ?? [0, file.size - 1];
   const body = request.method === "HEAD" || file.size === 0 ? null : fileStream(file.path, start, end);
   return new Response(body, {
     status: range ? 206 : 200,
-    headers: { ...headers, "content-length": String(end - start + 1), ...(range ? { "content-range": `bytes ${start}-${end}/${file.size}` } : {}) },
+    headers: {
+      ...headers,
+      "content-length": String(end - start + 1),
+      ...(range ? { "content-range": `bytes ${start}-${end}/${file.size}` } : {}),
+    },
   });
 }
 

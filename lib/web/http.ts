@@ -12,7 +12,10 @@ import { getServices, type Services } from "./services";
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", "cache-control": "no-store", ...headers } });
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json", "cache-control": "no-store", ...headers },
+  });
 }
 
 export function problemResponse(error: unknown, log?: (e: unknown) => void): Response {
@@ -25,7 +28,11 @@ export function problemResponse(error: unknown, log?: (e: unknown) => void): Res
 }
 
 /** Reads a JSON body: 415 unless JSON, 413 past the size limit, 400 if it does not parse, 422 if the schema says no. */
-export async function readJsonBody<S extends z.ZodType>(request: Request, schema: S, maxBytes = MAX_BODY_BYTES): Promise<z.infer<S>> {
+export async function readJsonBody<S extends z.ZodType>(
+  request: Request,
+  schema: S,
+  maxBytes = MAX_BODY_BYTES,
+): Promise<z.infer<S>> {
   const type = request.headers.get("content-type") ?? "";
   if (!/^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type)) {
     throw new ApiError("unsupported-media-type", "Send the body as application/json.");
@@ -78,7 +85,11 @@ const logRouteError = (error: unknown) => (webLog ??= createLog("web"))("error",
 export type ErrorAnswer = (error: unknown, log?: (e: unknown) => void) => Response;
 
 /** Wraps a route handler so every thrown error leaves as `answer` says (problem+json by default; 500s logged, never shown). */
-export function withProblems<C>(handler: Handler<C>, log?: (e: unknown) => void, answer: ErrorAnswer = problemResponse): Handler<C> {
+export function withProblems<C>(
+  handler: Handler<C>,
+  log?: (e: unknown) => void,
+  answer: ErrorAnswer = problemResponse,
+): Handler<C> {
   return async (request, context) => {
     try {
       return await handler(request, context);
@@ -95,7 +106,10 @@ export interface TenantContext {
 }
 
 /** A route for a signed-in tenant (API key or session): the services and the tenant, errors as problem+json unless `answer` says otherwise. */
-export function withTenant<C>(handler: (request: Request, tenant: TenantContext, context: C) => Promise<Response>, answer?: ErrorAnswer): Handler<C> {
+export function withTenant<C>(
+  handler: (request: Request, tenant: TenantContext, context: C) => Promise<Response>,
+  answer?: ErrorAnswer,
+): Handler<C> {
   return withProblems(
     async (request, context) => {
       const services = getServices();
@@ -109,7 +123,9 @@ export function withTenant<C>(handler: (request: Request, tenant: TenantContext,
 
 /** Redis is away (refused, timed out, reconnecting): 503 with Retry-After, as for the broker; the client retries. */
 export const redisUnavailable = () =>
-  new ApiError("unavailable", "The state store (Redis) is unreachable. Try again shortly.", undefined, { "Retry-After": String(REDIS_RETRY_AFTER_S) });
+  new ApiError("unavailable", "The state store (Redis) is unreachable. Try again shortly.", undefined, {
+    "Retry-After": String(REDIS_RETRY_AFTER_S),
+  });
 
 /** `?limit=&cursor=` of the list endpoints: a page of up to 100, after the opaque cursor the last page returned. */
 export const pageQuerySchema = z.strictObject({
@@ -127,11 +143,18 @@ type OtherMethods<M> = Record<Exclude<RouteMethod, keyof M>, () => Response> & {
  * the methods it lacks answer 405 problem+json (or as `answer` says), and OPTIONS 204, both with an
  * Allow header taken from the handlers it has.
  */
-export function otherMethods<M extends Partial<Record<RouteMethod, unknown>>>(handlers: M, answer: ErrorAnswer = problemResponse): OtherMethods<M> {
+export function otherMethods<M extends Partial<Record<RouteMethod, unknown>>>(
+  handlers: M,
+  answer: ErrorAnswer = problemResponse,
+): OtherMethods<M> {
   const allowed: string[] = ROUTE_METHODS.filter((method) => method in handlers);
   if (allowed.includes("GET")) allowed.splice(1, 0, "HEAD");
   const allow = [...allowed, "OPTIONS"].join(", ");
-  const notAllowed = () => answer(new ApiError("method-not-allowed", `This endpoint answers ${allow}.`, undefined, { Allow: allow }));
+  const notAllowed = () =>
+    answer(new ApiError("method-not-allowed", `This endpoint answers ${allow}.`, undefined, { Allow: allow }));
   const lacking = ROUTE_METHODS.filter((method) => !(method in handlers)).map((method) => [method, notAllowed]);
-  return { ...Object.fromEntries(lacking), OPTIONS: () => new Response(null, { status: 204, headers: { Allow: allow } }) } as OtherMethods<M>;
+  return {
+    ...Object.fromEntries(lacking),
+    OPTIONS: () => new Response(null, { status: 204, headers: { Allow: allow } }),
+  } as OtherMethods<M>;
 }

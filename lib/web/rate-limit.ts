@@ -19,9 +19,19 @@ return 0`;
  * Per-tenant limit on an action (e.g. submitting jobs), so one tenant cannot starve the others.
  * `perMinute` 0 turns it off. Throws a 429 with Retry-After when the tenant is over.
  */
-export async function enforceRateLimit(redis: Redis, tenantId: string, action: string, perMinute: number, now = Date.now()): Promise<void> {
+export async function enforceRateLimit(
+  redis: Redis,
+  tenantId: string,
+  action: string,
+  perMinute: number,
+  now = Date.now(),
+): Promise<void> {
   const seconds = await gcra(redis, `ratelimit:${action}:${tenantId}`, perMinute, now, "take");
-  if (seconds > 0) throw rateLimited(`Too many ${action} requests for this tenant: at most ${perMinute} a minute. Try again in ${seconds} s.`, seconds);
+  if (seconds > 0)
+    throw rateLimited(
+      `Too many ${action} requests for this tenant: at most ${perMinute} a minute. Try again in ${seconds} s.`,
+      seconds,
+    );
 }
 
 /** Failed sign-ins and key checks one client address may make a minute (a burst of as many, then one every 6 s). */
@@ -40,7 +50,11 @@ export interface AuthThrottle {
 export function redisAuthThrottle(redis: Redis, perMinute = AUTH_FAILURES_PER_MINUTE): AuthThrottle {
   const key = (address: string) => `ratelimit:auth-failure:${address}`;
   const refuse = (seconds: number) => {
-    if (seconds > 0) throw rateLimited(`Too many failed sign-ins or API key checks from this address. Try again in ${seconds} s.`, seconds);
+    if (seconds > 0)
+      throw rateLimited(
+        `Too many failed sign-ins or API key checks from this address. Try again in ${seconds} s.`,
+        seconds,
+      );
   };
   return {
     check: async (address) => refuse(await gcra(redis, key(address), perMinute, Date.now(), "peek")),
@@ -56,4 +70,5 @@ async function gcra(redis: Redis, key: string, perMinute: number, now: number, m
   return waitMs > 0 ? Math.max(1, Math.ceil(waitMs / 1000)) : 0;
 }
 
-const rateLimited = (detail: string, seconds: number) => new ApiError("rate-limited", detail, undefined, { "Retry-After": String(seconds) });
+const rateLimited = (detail: string, seconds: number) =>
+  new ApiError("rate-limited", detail, undefined, { "Retry-After": String(seconds) });

@@ -20,7 +20,10 @@ export const PEER_HEADER = "x-dispatch-peer";
  * Called once by instrumentation.ts in the web server's process.
  */
 export function guardRequests(answers: readonly MalformedPathAnswer[] = []): void {
-  const prototype = http.Server.prototype as { emit: (event: string | symbol, ...args: unknown[]) => boolean; __dispatchGuard?: boolean };
+  const prototype = http.Server.prototype as {
+    emit: (event: string | symbol, ...args: unknown[]) => boolean;
+    __dispatchGuard?: boolean;
+  };
   if (prototype.__dispatchGuard) return;
   prototype.__dispatchGuard = true;
   const emit = prototype.emit;
@@ -29,7 +32,11 @@ export function guardRequests(answers: readonly MalformedPathAnswer[] = []): voi
       const [request, response] = args as [http.IncomingMessage, http.ServerResponse];
       request.headers[PEER_HEADER] = request.socket?.remoteAddress ?? "";
       const path = (request.url ?? "/").split("?")[0];
-      const malformed = !decodes(path) ? "The path has a malformed percent-encoding" : !hostsParse(request.headers) ? "The Host header is malformed" : undefined;
+      const malformed = !decodes(path)
+        ? "The path has a malformed percent-encoding"
+        : !hostsParse(request.headers)
+          ? "The Host header is malformed"
+          : undefined;
       if (malformed) {
         refuseMalformed(path, malformed, response, answers);
         return true;
@@ -51,7 +58,10 @@ function decodes(path: string): boolean {
 
 /** Whether Host and each X-Forwarded-Host entry is an authority a URL can be built on, and only that. */
 function hostsParse(headers: http.IncomingHttpHeaders): boolean {
-  const forwarded = typeof headers["x-forwarded-host"] === "string" ? headers["x-forwarded-host"].split(",").map((entry) => entry.trim()) : [];
+  const forwarded =
+    typeof headers["x-forwarded-host"] === "string"
+      ? headers["x-forwarded-host"].split(",").map((entry) => entry.trim())
+      : [];
   return [headers.host, ...forwarded].every((host) => {
     if (host === undefined) return true;
     if (!/^[^\s/?#@\\]+$/.test(host)) return false;
@@ -70,7 +80,12 @@ export interface MalformedPathAnswer {
   body: (what: string) => unknown;
 }
 
-function refuseMalformed(path: string, what: string, response: http.ServerResponse, answers: readonly MalformedPathAnswer[]): void {
+function refuseMalformed(
+  path: string,
+  what: string,
+  response: http.ServerResponse,
+  answers: readonly MalformedPathAnswer[],
+): void {
   const own = answers.find((answer) => path.startsWith(answer.prefix));
   const body = own ? own.body(what) : toProblem(new ApiError("bad-request", `${what}.`)).problem;
   response.writeHead(400, {

@@ -66,7 +66,13 @@ function createServices(config: Config): Services {
     kafka,
     log,
     streams: new OpenStreams(config.MAX_STREAMS_PER_TENANT),
-    graph: createGraphClient({ graphUrl: config.GRAPH_URL, version: config.GRAPH_VERSION, fetch: (input, init) => fetch(input, init), timeoutMs: 10_000, pacer: createGraphPacer(redis, { spacingMs: config.GRAPH_PACE_SPACING_MS }) }),
+    graph: createGraphClient({
+      graphUrl: config.GRAPH_URL,
+      version: config.GRAPH_VERSION,
+      fetch: (input, init) => fetch(input, init),
+      timeoutMs: 10_000,
+      pacer: createGraphPacer(redis, { spacingMs: config.GRAPH_PACE_SPACING_MS }),
+    }),
     accounts: new ConnectedAccounts(redis, loadAccountsKey(config), config.REEL_ACCOUNTS),
     producer: connectedOnDemand(async (dropped) => {
       if (!topicsChecked) {

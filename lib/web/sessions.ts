@@ -15,7 +15,14 @@ const sessionKey = (id: string) => `session:${id}`;
 
 /** The Set-Cookie header of the session cookie: httpOnly, SameSite=Lax, Secure unless told otherwise; an empty value with maxAge 0 deletes it. */
 export function sessionCookieHeader(value: string, maxAge: number, secure: boolean): string {
-  return [`${SESSION_COOKIE}=${value}`, "Path=/", `Max-Age=${maxAge}`, "HttpOnly", "SameSite=Lax", ...(secure ? ["Secure"] : [])].join("; ");
+  return [
+    `${SESSION_COOKIE}=${value}`,
+    "Path=/",
+    `Max-Age=${maxAge}`,
+    "HttpOnly",
+    "SameSite=Lax",
+    ...(secure ? ["Secure"] : []),
+  ].join("; ");
 }
 
 /**

@@ -5,7 +5,8 @@ export const SSE_HEARTBEAT_MS = 15_000;
 /** Where a stream client resumes: `Last-Event-ID` (a reconnecting EventSource) or `?after=`. Any stream of seq-numbered events. */
 export function parseResumePoint(request: Request): number {
   const raw = request.headers.get("last-event-id") ?? new URL(request.url).searchParams.get("after") ?? "0";
-  if (!/^\d{1,9}$/.test(raw.trim())) throw validationError([{ path: "after", message: "must be a non-negative integer (a seq)" }]);
+  if (!/^\d{1,9}$/.test(raw.trim()))
+    throw validationError([{ path: "after", message: "must be a non-negative integer (a seq)" }]);
   return Number(raw);
 }
 
@@ -37,7 +38,8 @@ export function sseResponse<T>(
       try {
         for await (const batch of open(abort.signal)) for (const item of batch) out.write(frame(item));
       } catch (error) {
-        if (!abort.signal.aborted) out.write(`event: error\ndata: ${JSON.stringify({ message: "the stream broke; reconnect to resume" })}\n\n`);
+        if (!abort.signal.aborted)
+          out.write(`event: error\ndata: ${JSON.stringify({ message: "the stream broke; reconnect to resume" })}\n\n`);
         void error;
       } finally {
         clearInterval(heartbeat);
@@ -75,7 +77,10 @@ export interface FrameWriter {
  * together reach a client together). Nothing reaches the controller after `close`, `cancel` or a
  * failed enqueue (the client went away: `onBroken`).
  */
-export function coalescingWriter(controller: ReadableStreamDefaultController<Uint8Array>, onBroken: () => void): FrameWriter {
+export function coalescingWriter(
+  controller: ReadableStreamDefaultController<Uint8Array>,
+  onBroken: () => void,
+): FrameWriter {
   const encoder = new TextEncoder();
   let pending = "";
   let scheduled: ReturnType<typeof setImmediate> | undefined;

@@ -79,7 +79,13 @@ export interface DeliveryClaim {
   tenantId: string;
 }
 
-export async function claimDueDeliveries(redis: Redis, now: number, limit: number, leaseMs: number, perTenant = TENANT_ATTEMPTS_IN_FLIGHT): Promise<{ claims: DeliveryClaim[]; token: number }> {
+export async function claimDueDeliveries(
+  redis: Redis,
+  now: number,
+  limit: number,
+  leaseMs: number,
+  perTenant = TENANT_ATTEMPTS_IN_FLIGHT,
+): Promise<{ claims: DeliveryClaim[]; token: number }> {
   const token = now + leaseMs;
   const flat = (await redis.eval(
     CLAIM,
@@ -138,25 +144,52 @@ return 1`;
 export type AttemptOutcome = "delivered" | "retrying" | "failed" | "dropped";
 
 /** Runs one claimed delivery's next attempt and records it; says how it went, for metrics. */
-export async function attemptDelivery(deps: AttemptDeps, claim: DeliveryClaim, token: number): Promise<{ outcome: AttemptOutcome; eventType: string }> {
+export async function attemptDelivery(
+  deps: AttemptDeps,
+  claim: DeliveryClaim,
+  token: number,
+): Promise<{ outcome: AttemptOutcome; eventType: string }> {
   const { redis } = deps;
   const { id: deliveryId, tenantId } = claim;
   const due = webhookKeys.due(tenantId);
   const now = deps.now ?? Date.now;
   const delivery = await redis.hgetall(webhookKeys.delivery(deliveryId));
-  const webhook = delivery.webhook_id ? parseWebhookRecord(await redis.hgetall(webhookKeys.webhook(delivery.webhook_id))) : undefined;
+  const webhook = delivery.webhook_id
+    ? parseWebhookRecord(await redis.hgetall(webhookKeys.webhook(delivery.webhook_id)))
+    : undefined;
   if (!delivery.id || !webhook || webhook.tenant_id !== delivery.tenant_id || webhook.disabled_at) {
     const why = !delivery.id ? "expired" : !webhook ? "webhook deleted" : "webhook disabled";
-    await redis.eval(DROP, 4, due, webhookKeys.delivery(deliveryId), webhookKeys.dueTenants, webhookKeys.inFlight(tenantId), deliveryId, String(token), why, tenantId);
+    await redis.eval(
+      DROP,
+      4,
+      due,
+      webhookKeys.delivery(deliveryId),
+      webhookKeys.dueTenants,
+      webhookKeys.inFlight(tenantId),
+      deliveryId,
+      String(token),
+      why,
+      tenantId,
+    );
     return { outcome: "dropped", eventType: delivery.event_type ?? "unknown" };
   }
   const attempt = Number(delivery.attempts || 0) + 1;
   // Marks the attempt under way, so a resend waits for its outcome instead of starting a second one.
   await redis.hset(webhookKeys.delivery(deliveryId), "claim", String(token));
   const started = now();
-  const result = await sendWebhook({ url: webhook.url, secret: webhook.secret, messageId: deliveryId, body: delivery.body, timestampMs: started, timeoutMs: deps.timeoutMs, dispatcher: deps.dispatcher });
+  const result = await sendWebhook({
+    url: webhook.url,
+    secret: webhook.secret,
+    messageId: deliveryId,
+    body: delivery.body,
+    timestampMs: started,
+    timeoutMs: deps.timeoutMs,
+    dispatcher: deps.dispatcher,
+  });
   const finished = now();
-  const next = result.ok ? null : nextAttemptAt(deps.retry, attempt, Number(delivery.retry_from) || started, finished, deps.random);
+  const next = result.ok
+    ? null
+    : nextAttemptAt(deps.retry, attempt, Number(delivery.retry_from) || started, finished, deps.random);
   const state = result.ok ? "delivered" : next === null ? "failed" : "pending";
   const record: AttemptRecord = {
     id: deliveryId,

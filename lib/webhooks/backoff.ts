@@ -12,7 +12,13 @@ export interface RetryPolicy {
  * jitter (a random point in the upper half of the wait) so a receiver that comes back is not hit by
  * every delivery at once.
  */
-export function nextAttemptAt(policy: RetryPolicy, attempt: number, retryFrom: number, now: number, random = Math.random): number | null {
+export function nextAttemptAt(
+  policy: RetryPolicy,
+  attempt: number,
+  retryFrom: number,
+  now: number,
+  random = Math.random,
+): number | null {
   if (now - retryFrom >= policy.windowMs) return null;
   const wait = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.min(attempt - 1, 40));
   return now + Math.round(wait / 2 + (random() * wait) / 2);

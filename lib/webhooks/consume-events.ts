@@ -1,4 +1,9 @@
-import { consumeInParallel, workerLimits, type ParallelConsumer, type ParallelOptions } from "../consume/parallel-consumer";
+import {
+  consumeInParallel,
+  workerLimits,
+  type ParallelConsumer,
+  type ParallelOptions,
+} from "../consume/parallel-consumer";
 import type { Redis } from "../redis";
 import type { WorkerContext } from "../worker/worker-context";
 
@@ -12,12 +17,21 @@ type EventSubscription<T> = Pick<ParallelOptions<T>, "name" | "groupId" | "topic
  * deliveries, a throw is tried again with backoff, so none is lost, and queuing it twice makes no
  * second delivery. An event that does not parse is logged and skipped: no webhook can be made of it.
  */
-export function consumeEvents<T>(ctx: WorkerContext, subscription: EventSubscription<T>, enqueue: (redis: Redis, event: T) => Promise<unknown>): Promise<ParallelConsumer> {
+export function consumeEvents<T>(
+  ctx: WorkerContext,
+  subscription: EventSubscription<T>,
+  enqueue: (redis: Redis, event: T) => Promise<unknown>,
+): Promise<ParallelConsumer> {
   return consumeInParallel(ctx, {
     ...subscription,
     ...workerLimits(ctx.config),
     async onInvalid(message, reason, control) {
-      ctx.log("warn", "skipping an event that does not parse", { topic: subscription.topic, partition: control.partition, offset: message.offset, reason });
+      ctx.log("warn", "skipping an event that does not parse", {
+        topic: subscription.topic,
+        partition: control.partition,
+        offset: message.offset,
+        reason,
+      });
     },
     async work(event) {
       await enqueue(ctx.redis, event);

@@ -10,7 +10,12 @@ export const deliveriesQuerySchema = z.strictObject({
 });
 
 /** The webhook's attempts, newest first (kept 7 days, at most MAX_ATTEMPTS_KEPT). */
-export async function listDeliveryAttempts(redis: Redis, tenantId: string, webhookId: string, limit: number): Promise<{ data: AttemptRecord[] }> {
+export async function listDeliveryAttempts(
+  redis: Redis,
+  tenantId: string,
+  webhookId: string,
+  limit: number,
+): Promise<{ data: AttemptRecord[] }> {
   await readWebhookOrThrow(redis, tenantId, webhookId);
   const raw = await redis.lrange(webhookKeys.attempts(webhookId), 0, limit - 1);
   return { data: raw.map((line) => JSON.parse(line) as AttemptRecord) };
@@ -33,13 +38,31 @@ ${syncDueTenant("KEYS[2]", "KEYS[3]", "ARGV[4]")}
 return 1`;
 
 /** Sends a delivery again now (same message id, so the receiver can tell it is a repeat). */
-export async function resendDelivery(redis: Redis, tenantId: string, webhookId: string, deliveryId: string, now = Date.now()): Promise<{ id: string; status: "pending" }> {
+export async function resendDelivery(
+  redis: Redis,
+  tenantId: string,
+  webhookId: string,
+  deliveryId: string,
+  now = Date.now(),
+): Promise<{ id: string; status: "pending" }> {
   const webhook = await readWebhookOrThrow(redis, tenantId, webhookId);
-  if (webhook.disabled_at) throw new ApiError("conflict", "The webhook is disabled; create it again to receive deliveries.");
+  if (webhook.disabled_at)
+    throw new ApiError("conflict", "The webhook is disabled; create it again to receive deliveries.");
   const owner = await redis.hget(webhookKeys.delivery(deliveryId), "webhook_id");
   if (owner !== webhookId) throw new ApiError("not-found", "No such delivery (deliveries are kept 7 days).");
-  const result = await redis.eval(RESEND, 3, webhookKeys.delivery(deliveryId), webhookKeys.due(tenantId), webhookKeys.dueTenants, deliveryId, now, DELIVERY_TTL_S, tenantId);
+  const result = await redis.eval(
+    RESEND,
+    3,
+    webhookKeys.delivery(deliveryId),
+    webhookKeys.due(tenantId),
+    webhookKeys.dueTenants,
+    deliveryId,
+    now,
+    DELIVERY_TTL_S,
+    tenantId,
+  );
   if (result === 0) throw new ApiError("not-found", "No such delivery (deliveries are kept 7 days).");
-  if (result === 2) throw new ApiError("conflict", "The delivery is being attempted right now; its outcome is in the log shortly.");
+  if (result === 2)
+    throw new ApiError("conflict", "The delivery is being attempted right now; its outcome is in the log shortly.");
   return { id: deliveryId, status: "pending" };
 }

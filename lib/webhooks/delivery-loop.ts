@@ -41,7 +41,12 @@ export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
   const run = (claim: DeliveryClaim, token: number) => {
     const attempt = attemptDelivery(options, claim, token)
       .then((attempt) => recordWebhookDelivery(attempt.eventType, attempt.outcome))
-      .catch((error) => options.log("error", "webhook attempt could not be recorded; it is tried again when its lease ends", { delivery_id: claim.id, error }))
+      .catch((error) =>
+        options.log("error", "webhook attempt could not be recorded; it is tried again when its lease ends", {
+          delivery_id: claim.id,
+          error,
+        }),
+      )
       .finally(() => {
         running.delete(attempt);
         wake?.();
@@ -55,7 +60,13 @@ export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
       let claimed = 0;
       if (free > 0) {
         try {
-          const { claims, token } = await claimDueDeliveries(options.redis, Date.now(), free, leaseMs, options.tenantConcurrency);
+          const { claims, token } = await claimDueDeliveries(
+            options.redis,
+            Date.now(),
+            free,
+            leaseMs,
+            options.tenantConcurrency,
+          );
           for (const claim of claims) run(claim, token);
           claimed = claims.length;
         } catch (error) {

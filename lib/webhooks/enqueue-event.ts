@@ -43,7 +43,12 @@ export function deliveryIdOf(webhookId: string, type: WebhookEventType, occurren
 }
 
 /** Queues the event for each of the tenant's enabled webhooks that subscribed to it; returns the delivery ids. */
-export async function enqueueWebhookEvent(redis: Redis, event: WebhookEvent, now = new Date(), maxPending = MAX_PENDING_PER_TENANT): Promise<string[]> {
+export async function enqueueWebhookEvent(
+  redis: Redis,
+  event: WebhookEvent,
+  now = new Date(),
+  maxPending = MAX_PENDING_PER_TENANT,
+): Promise<string[]> {
   const webhooks = (await listWebhookRecords(redis, event.tenantId)).filter(
     (w) => !w.disabled_at && w.events.includes(event.type) && Date.parse(w.created_at) <= event.at.getTime(),
   );
@@ -89,5 +94,14 @@ export async function enqueueWebhookEvent(redis: Redis, event: WebhookEvent, now
 /** The attempt log's entry for an event its tenant's full queue could not take. */
 function notQueued(id: string, type: WebhookEventType, now: Date, maxPending: number): AttemptRecord {
   const error = `Not sent: this tenant already had ${maxPending} deliveries waiting (its endpoints are slow or failing)`;
-  return { id, event_type: type, attempt: 0, status_code: null, attempted_at: now.toISOString(), delivered_at: null, next_attempt_at: null, error };
+  return {
+    id,
+    event_type: type,
+    attempt: 0,
+    status_code: null,
+    attempted_at: now.toISOString(),
+    delivered_at: null,
+    next_attempt_at: null,
+    error,
+  };
 }

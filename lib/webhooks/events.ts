@@ -2,7 +2,14 @@
  * The webhook event types and the limits of a webhook, declared once: the routes, the worker, the
  * dashboard and the tests import them. Dependency-free, so client components can import it.
  */
-export const WEBHOOK_EVENT_TYPES = ["job.completed", "job.failed", "job.cancelled", "reel.published", "reel.failed", "reel.needs_attention"] as const;
+export const WEBHOOK_EVENT_TYPES = [
+  "job.completed",
+  "job.failed",
+  "job.cancelled",
+  "reel.published",
+  "reel.failed",
+  "reel.needs_attention",
+] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 

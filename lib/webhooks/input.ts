@@ -16,8 +16,14 @@ export function webhookInputSchema({ allowPrivate }: { allowPrivate: boolean }) 
       .trim()
       .max(MAX_WEBHOOK_URL_CHARS, `The URL is longer than ${MAX_WEBHOOK_URL_CHARS} characters`)
       .pipe(z.url({ protocol: /^https?$/, message: "The URL must be an http:// or https:// address" }))
-      .refine((url) => !URL.parse(url)?.username && !URL.parse(url)?.password, "The URL must not carry a user name or password")
-      .refine((url) => allowPrivate || !isPrivateHost(URL.parse(url)?.hostname ?? ""), "The URL must reach a public address, not this machine or a private network"),
+      .refine(
+        (url) => !URL.parse(url)?.username && !URL.parse(url)?.password,
+        "The URL must not carry a user name or password",
+      )
+      .refine(
+        (url) => allowPrivate || !isPrivateHost(URL.parse(url)?.hostname ?? ""),
+        "The URL must reach a public address, not this machine or a private network",
+      ),
     events: z
       .array(z.enum(WEBHOOK_EVENT_TYPES, { message: `Each event is one of ${WEBHOOK_EVENT_TYPES.join(", ")}` }))
       .min(1, "Choose at least one event")

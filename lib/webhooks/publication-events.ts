@@ -22,11 +22,18 @@ const isNotified = (status: string): status is keyof typeof EVENT_OF_STATUS => O
  */
 export async function enqueuePublicationEvent(redis: Redis, announcement: PublicationAnnouncement): Promise<string[]> {
   const { publication_id: id, tenant_id: tenantId, kind, status } = announcement;
-  const type = kind === "needs_reconnect" ? "reel.needs_attention" : isNotified(status) ? EVENT_OF_STATUS[status] : undefined;
+  const type =
+    kind === "needs_reconnect" ? "reel.needs_attention" : isNotified(status) ? EVENT_OF_STATUS[status] : undefined;
   if (!type) return [];
   const view = await readPublication(redis, tenantId, id);
   if (!view || view.status !== status) return [];
   if (kind === "needs_reconnect" && view.scheduled_reason !== "needs_reconnect") return [];
   const what = kind === "needs_reconnect" ? "needs_reconnect" : status;
-  return enqueueWebhookEvent(redis, { tenantId, type, occurrence: `reel:${id}:${what}:${view.updated_at}`, at: new Date(view.updated_at), data: async () => view });
+  return enqueueWebhookEvent(redis, {
+    tenantId,
+    type,
+    occurrence: `reel:${id}:${what}:${view.updated_at}`,
+    at: new Date(view.updated_at),
+    data: async () => view,
+  });
 }

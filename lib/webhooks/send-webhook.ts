@@ -46,7 +46,9 @@ export async function sendWebhook(request: SendRequest): Promise<SendResult> {
     // The rest is not wanted; a cancel that fails means the stream is closed already.
     await response.body?.cancel().catch(() => {});
     const ok = response.status >= 200 && response.status < 300;
-    return ok ? { ok, statusCode: response.status } : { ok, statusCode: response.status, error: `The endpoint answered HTTP ${response.status}` };
+    return ok
+      ? { ok, statusCode: response.status }
+      : { ok, statusCode: response.status, error: `The endpoint answered HTTP ${response.status}` };
   } catch (error) {
     return { ok: false, statusCode: null, error: describeFailure(error, request.timeoutMs) };
   }
@@ -57,11 +59,14 @@ function describeFailure(error: unknown, timeoutMs: number): string {
   for (let e: unknown = error; e && chain.length < 5; e = (e as { cause?: unknown }).cause) chain.push(e);
   const names = chain.map((e) => (e as { name?: string }).name);
   const codes = chain.map((e) => (e as { code?: string }).code);
-  if (chain.some((e) => e instanceof AddressNotAllowedError) || codes.includes("EADDRNOTPUBLIC")) return "The URL does not lead to a public internet address";
-  if (names.includes("TimeoutError") || codes.includes("UND_ERR_CONNECT_TIMEOUT")) return `No answer within ${timeoutMs / 1000} s`;
+  if (chain.some((e) => e instanceof AddressNotAllowedError) || codes.includes("EADDRNOTPUBLIC"))
+    return "The URL does not lead to a public internet address";
+  if (names.includes("TimeoutError") || codes.includes("UND_ERR_CONNECT_TIMEOUT"))
+    return `No answer within ${timeoutMs / 1000} s`;
   if (codes.includes("ENOTFOUND") || codes.includes("EAI_AGAIN")) return "The host name does not resolve";
   if (codes.includes("ECONNREFUSED")) return "The connection was refused";
-  if (codes.includes("ECONNRESET") || codes.includes("UND_ERR_SOCKET")) return "The connection was closed before an answer";
+  if (codes.includes("ECONNRESET") || codes.includes("UND_ERR_SOCKET"))
+    return "The connection was closed before an answer";
   if (codes.some((c) => typeof c === "string" && /CERT|TLS|SSL/.test(c))) return "The TLS certificate was not accepted";
   return "The request could not be sent";
 }

@@ -10,14 +10,24 @@ import { enqueuePublicationEvent } from "./publication-events";
 export async function startWebhookWorker(ctx: WorkerContext): Promise<RunningConsumer> {
   const { config, redis, log } = ctx;
   // Job events from the audit topic, publications' from reels.publication.events: each group only queues deliveries.
-  const consumers = [await consumeEvents(ctx, SUBSCRIPTIONS.webhooks, enqueueJobEvent), await consumeEvents(ctx, SUBSCRIPTIONS.reelWebhooks, enqueuePublicationEvent)];
-  const dispatcher = createPublicAgent({ allowPrivate: config.ALLOW_PRIVATE_URLS, connectTimeoutMs: config.WEBHOOK_TIMEOUT_MS });
+  const consumers = [
+    await consumeEvents(ctx, SUBSCRIPTIONS.webhooks, enqueueJobEvent),
+    await consumeEvents(ctx, SUBSCRIPTIONS.reelWebhooks, enqueuePublicationEvent),
+  ];
+  const dispatcher = createPublicAgent({
+    allowPrivate: config.ALLOW_PRIVATE_URLS,
+    connectTimeoutMs: config.WEBHOOK_TIMEOUT_MS,
+  });
   const loop = startDeliveryLoop({
     redis,
     dispatcher,
     log,
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-    retry: { baseMs: config.WEBHOOK_RETRY_BASE_MS, maxMs: config.WEBHOOK_RETRY_MAX_MS, windowMs: config.WEBHOOK_RETRY_WINDOW_MS },
+    retry: {
+      baseMs: config.WEBHOOK_RETRY_BASE_MS,
+      maxMs: config.WEBHOOK_RETRY_MAX_MS,
+      windowMs: config.WEBHOOK_RETRY_WINDOW_MS,
+    },
   });
   return {
     async stop() {

@@ -57,10 +57,17 @@ redis.call('HSET', KEYS[2], unpack(cjson.decode(ARGV[2])))
 redis.call('SADD', KEYS[1], ARGV[3])
 return 1`;
 
-const randomId = (prefix: string) => `${prefix}${randomBytes(18).toString("base64url").replace(/[-_]/g, "").slice(0, 20).padEnd(20, "0")}`;
+const randomId = (prefix: string) =>
+  `${prefix}${randomBytes(18).toString("base64url").replace(/[-_]/g, "").slice(0, 20).padEnd(20, "0")}`;
 
 /** Creates a webhook; its secret (Standard Webhooks: whsec_ + base64 of 32 random bytes) is returned only here. */
-export async function createWebhook(redis: Redis, tenantId: string, input: WebhookInput, limit: number, now = new Date()) {
+export async function createWebhook(
+  redis: Redis,
+  tenantId: string,
+  input: WebhookInput,
+  limit: number,
+  now = new Date(),
+) {
   const record = {
     id: randomId("wh_"),
     tenant_id: tenantId,
@@ -69,13 +76,25 @@ export async function createWebhook(redis: Redis, tenantId: string, input: Webho
     secret: `whsec_${randomBytes(32).toString("base64")}`,
     created_at: now.toISOString(),
   };
-  const added = await redis.eval(CREATE, 2, webhookKeys.tenantWebhooks(tenantId), webhookKeys.webhook(record.id), limit, JSON.stringify(Object.entries(record).flat()), record.id);
+  const added = await redis.eval(
+    CREATE,
+    2,
+    webhookKeys.tenantWebhooks(tenantId),
+    webhookKeys.webhook(record.id),
+    limit,
+    JSON.stringify(Object.entries(record).flat()),
+    record.id,
+  );
   if (added !== 1) throw new ApiError("conflict", `A tenant has at most ${limit} webhooks. Delete one first.`);
   return { ...toWebhookView(parseWebhookRecord(record)!), secret: record.secret };
 }
 
 /** The tenant's webhook, or undefined when unknown or another tenant's. */
-export async function readWebhookRecord(redis: Redis, tenantId: string, webhookId: string): Promise<WebhookRecord | undefined> {
+export async function readWebhookRecord(
+  redis: Redis,
+  tenantId: string,
+  webhookId: string,
+): Promise<WebhookRecord | undefined> {
   const record = parseWebhookRecord(await redis.hgetall(webhookKeys.webhook(webhookId)));
   return record?.tenant_id === tenantId ? record : undefined;
 }
@@ -108,5 +127,9 @@ export async function listWebhooks(redis: Redis, tenantId: string): Promise<{ da
 /** Deletes the webhook and its attempt log; its pending deliveries are dropped when they come due. */
 export async function deleteWebhook(redis: Redis, tenantId: string, webhookId: string): Promise<void> {
   await readWebhookOrThrow(redis, tenantId, webhookId);
-  await redis.multi().del(webhookKeys.webhook(webhookId), webhookKeys.attempts(webhookId)).srem(webhookKeys.tenantWebhooks(tenantId), webhookId).exec();
+  await redis
+    .multi()
+    .del(webhookKeys.webhook(webhookId), webhookKeys.attempts(webhookId))
+    .srem(webhookKeys.tenantWebhooks(tenantId), webhookId)
+    .exec();
 }

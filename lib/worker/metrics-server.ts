@@ -35,7 +35,10 @@ export async function startOperationsServer(options: OperationsServerOptions): P
   });
   const listening = await new Promise<boolean>((resolve) => {
     server.once("error", (error) => {
-      options.log("error", "the metrics and health port is not available; running without it", { port: options.port, error });
+      options.log("error", "the metrics and health port is not available; running without it", {
+        port: options.port,
+        error,
+      });
       resolve(false);
     });
     server.listen(options.port, options.host, () => resolve(true));
@@ -57,7 +60,11 @@ async function answer(request: http.IncomingMessage, options: OperationsServerOp
   const routes: Record<string, () => Promise<Response>> = {
     "/metrics": async () => {
       assertMetricsAccess(
-        { authorization: request.headers.authorization ?? null, peer: request.socket.remoteAddress, forwardedFor: request.headers["x-forwarded-for"]?.toString() ?? null },
+        {
+          authorization: request.headers.authorization ?? null,
+          peer: request.socket.remoteAddress,
+          forwardedFor: request.headers["x-forwarded-for"]?.toString() ?? null,
+        },
         options.token,
       );
       return metricsResponse();
@@ -66,14 +73,19 @@ async function answer(request: http.IncomingMessage, options: OperationsServerOp
     "/api/health/ready": async () => readinessResponse(await options.readiness()),
   };
   const route = routes[path];
-  if (!route) return problem(new ApiError("not-found", "This port serves /metrics, /api/health/live and /api/health/ready."));
-  if (request.method !== "GET" && request.method !== "HEAD") return problem(new ApiError("method-not-allowed", "Only GET is allowed here.", undefined, { Allow: "GET, HEAD" }));
+  if (!route)
+    return problem(new ApiError("not-found", "This port serves /metrics, /api/health/live and /api/health/ready."));
+  if (request.method !== "GET" && request.method !== "HEAD")
+    return problem(new ApiError("method-not-allowed", "Only GET is allowed here.", undefined, { Allow: "GET, HEAD" }));
   return route();
 }
 
 function problem(error: unknown): Response {
   const { problem, headers } = toProblem(error);
-  return new Response(JSON.stringify(problem), { status: problem.status, headers: { "content-type": "application/problem+json", "cache-control": "no-store", ...headers } });
+  return new Response(JSON.stringify(problem), {
+    status: problem.status,
+    headers: { "content-type": "application/problem+json", "cache-control": "no-store", ...headers },
+  });
 }
 
 async function send(response: http.ServerResponse, answer: Response): Promise<void> {
@@ -86,7 +98,10 @@ async function send(response: http.ServerResponse, answer: Response): Promise<vo
  * The worker's metrics and health port (METRICS_PORT; 0: none). Ready once `consumersStarted`
  * says so and Redis and the broker answer.
  */
-export async function startWorkerOperations(ctx: WorkerContext, consumersStarted: () => boolean): Promise<OperationsServer | undefined> {
+export async function startWorkerOperations(
+  ctx: WorkerContext,
+  consumersStarted: () => boolean,
+): Promise<OperationsServer | undefined> {
   const { config } = ctx;
   if (config.METRICS_PORT === 0) return undefined;
   const admin = lazyAdmin(ctx.kafka);
@@ -97,7 +112,8 @@ export async function startWorkerOperations(ctx: WorkerContext, consumersStarted
     log: ctx.log,
     readiness: () => checkReadiness({ redis: ctx.redis, admin: admin.get, consumersStarted }),
   });
-  if (server) ctx.log("info", "metrics and health", { url: `http://${config.HOST ?? "0.0.0.0"}:${server.port}/metrics` });
+  if (server)
+    ctx.log("info", "metrics and health", { url: `http://${config.HOST ?? "0.0.0.0"}:${server.port}/metrics` });
   return server && { port: server.port, close: async () => void (await Promise.all([server.close(), admin.close()])) };
 }
 

@@ -33,10 +33,21 @@ async function main() {
   const shutdown = new AbortController();
   process.once("message", async (message: Command) => {
     const started = performance.now();
-    const outcomes = await Promise.all(message.commands.map((command) => runGeneration(deps, command, { heartbeat: async () => {}, shutdown: shutdown.signal, runId: `bench-generator:${command.job_id}` })));
+    const outcomes = await Promise.all(
+      message.commands.map((command) =>
+        runGeneration(deps, command, {
+          heartbeat: async () => {},
+          shutdown: shutdown.signal,
+          runId: `bench-generator:${command.job_id}`,
+        }),
+      ),
+    );
     await producer.disconnect().catch(() => {});
     redis.disconnect();
-    process.send!({ type: "done", ms: performance.now() - started, finished: outcomes.filter((o) => o === "finished").length }, () => process.exit(0));
+    process.send!(
+      { type: "done", ms: performance.now() - started, finished: outcomes.filter((o) => o === "finished").length },
+      () => process.exit(0),
+    );
   });
   process.send!({ type: "ready" });
 }

@@ -55,25 +55,87 @@ export function keyFigures(r: Results): { name: string; value: number; unit: str
     out.push({ name: "submit req/s ÷ floor req/s", value: s.rpsRatio, unit: "×", better: "higher" });
     out.push({ name: "submit p99 ÷ floor p99", value: s.p99Ratio, unit: "×", better: "lower" });
   }
-  if (r.firstToken) out.push({ name: "first token: added median latency", value: r.firstToken.pipeline.p50 - r.firstToken.direct.p50, unit: "ms", better: "lower" });
+  if (r.firstToken)
+    out.push({
+      name: "first token: added median latency",
+      value: r.firstToken.pipeline.p50 - r.firstToken.direct.p50,
+      unit: "ms",
+      better: "lower",
+    });
   const rt = r.responsesFirstToken;
   if (rt) {
-    out.push({ name: "first token: /v1/responses − /jobs/{id}/stream, median", value: rt.responses.p50 - rt.jobs.p50, unit: "ms", better: "lower" });
-    out.push({ name: "first token delivery: /v1/responses − /jobs/{id}/stream, median", value: rt.responsesDelivery.p50 - rt.jobsDelivery.p50, unit: "ms", better: "lower" });
+    out.push({
+      name: "first token: /v1/responses − /jobs/{id}/stream, median",
+      value: rt.responses.p50 - rt.jobs.p50,
+      unit: "ms",
+      better: "lower",
+    });
+    out.push({
+      name: "first token delivery: /v1/responses − /jobs/{id}/stream, median",
+      value: rt.responsesDelivery.p50 - rt.jobsDelivery.p50,
+      unit: "ms",
+      better: "lower",
+    });
   }
   for (const f of r.fanOut.filter((f) => f.mode === "concurrent")) {
     out.push({ name: `fan-out N=${f.n}: delivery p99`, value: f.latency.p99, unit: "ms", better: "lower" });
-    out.push({ name: `fan-out N=${f.n}: delivered ÷ offered deltas/s`, value: f.deltasPerSecond / (f.n * f.tokensPerSecond), unit: "×", better: "higher" });
-    if (f.execPerDelta !== undefined) out.push({ name: `fan-out N=${f.n}: Redis round trips (EXEC) per delta`, value: f.execPerDelta, unit: "", better: "lower" });
-    if (f.procs.generator) out.push({ name: `fan-out N=${f.n}: worker-side CPU per 1,000 deltas/s`, value: f.procs.generator.cpuPct / (f.deltasPerSecond / 1000), unit: "% core", better: "lower" });
-    if (f.procs.redis) out.push({ name: `fan-out N=${f.n}: Redis CPU per 1,000 deltas/s`, value: f.procs.redis.cpuPct / (f.deltasPerSecond / 1000), unit: "% core", better: "lower" });
-    if (f.procs.web) out.push({ name: `fan-out N=${f.n}: web CPU per 1,000 deltas/s`, value: f.procs.web.cpuPct / (f.deltasPerSecond / 1000), unit: "% core", better: "lower" });
+    out.push({
+      name: `fan-out N=${f.n}: delivered ÷ offered deltas/s`,
+      value: f.deltasPerSecond / (f.n * f.tokensPerSecond),
+      unit: "×",
+      better: "higher",
+    });
+    if (f.execPerDelta !== undefined)
+      out.push({
+        name: `fan-out N=${f.n}: Redis round trips (EXEC) per delta`,
+        value: f.execPerDelta,
+        unit: "",
+        better: "lower",
+      });
+    if (f.procs.generator)
+      out.push({
+        name: `fan-out N=${f.n}: worker-side CPU per 1,000 deltas/s`,
+        value: f.procs.generator.cpuPct / (f.deltasPerSecond / 1000),
+        unit: "% core",
+        better: "lower",
+      });
+    if (f.procs.redis)
+      out.push({
+        name: `fan-out N=${f.n}: Redis CPU per 1,000 deltas/s`,
+        value: f.procs.redis.cpuPct / (f.deltasPerSecond / 1000),
+        unit: "% core",
+        better: "lower",
+      });
+    if (f.procs.web)
+      out.push({
+        name: `fan-out N=${f.n}: web CPU per 1,000 deltas/s`,
+        value: f.procs.web.cpuPct / (f.deltasPerSecond / 1000),
+        unit: "% core",
+        better: "lower",
+      });
   }
   const base = r.drains[0];
   for (const d of r.drains) {
-    out.push({ name: `backlog drain, ${d.workers} worker(s): jobs/s`, value: d.jobsPerSecond, unit: "jobs/s", better: "higher" });
-    if (r.raw) out.push({ name: `backlog drain, ${d.workers} worker(s): jobs/s per 1,000 bare-http req/s`, value: d.jobsPerSecond / (r.raw.bareHttp.rps / 1000), unit: "", better: "higher" });
-    if (d !== base && base) out.push({ name: `backlog scaling ${d.workers} ÷ ${base.workers} worker(s)`, value: d.jobsPerSecond / base.jobsPerSecond, unit: "×", better: "higher" });
+    out.push({
+      name: `backlog drain, ${d.workers} worker(s): jobs/s`,
+      value: d.jobsPerSecond,
+      unit: "jobs/s",
+      better: "higher",
+    });
+    if (r.raw)
+      out.push({
+        name: `backlog drain, ${d.workers} worker(s): jobs/s per 1,000 bare-http req/s`,
+        value: d.jobsPerSecond / (r.raw.bareHttp.rps / 1000),
+        unit: "",
+        better: "higher",
+      });
+    if (d !== base && base)
+      out.push({
+        name: `backlog scaling ${d.workers} ÷ ${base.workers} worker(s)`,
+        value: d.jobsPerSecond / base.jobsPerSecond,
+        unit: "×",
+        better: "higher",
+      });
   }
   return out;
 }
@@ -93,13 +155,18 @@ function submitSummary(r: Results) {
   };
 }
 
-export function renderReport(r: Results, before?: Results): { markdown: string; files: Record<string, string | Buffer> } {
+export function renderReport(
+  r: Results,
+  before?: Results,
+): { markdown: string; files: Record<string, string | Buffer> } {
   const files: Record<string, string | Buffer> = {};
   const lines: string[] = [];
   const push = (...l: string[]) => lines.push(...l);
   const s = submitSummary(r);
   const ft = r.firstToken;
-  const fan200 = r.fanOut.find((f) => f.mode === "concurrent" && f.n === 200) ?? r.fanOut.filter((f) => f.mode === "concurrent").at(-1);
+  const fan200 =
+    r.fanOut.find((f) => f.mode === "concurrent" && f.n === 200) ??
+    r.fanOut.filter((f) => f.mode === "concurrent").at(-1);
   const d1 = r.drains[0];
 
   push(
@@ -118,24 +185,40 @@ export function renderReport(r: Results, before?: Results): { markdown: string; 
       ` fan-out N = ${r.sizes.fanOut.join(", ")} for ${r.sizes.fanOutSeconds} s at ${r.sizes.fanOutTokensPerSecond} tokens/s, and N = ${(r.sizes.fanOutWorker ?? []).join(", ")} through Kafka and one real worker at ${r.sizes.fanOutWorkerTokensPerSecond ?? "–"} tokens/s; raw limits ${r.sizes.rawSeconds} s each`,
     "",
   );
-  if (r.errors.length) push("**Figures that failed in this run:**", "", ...r.errors.map((e) => `- ${e.figure}: ${e.message}`), "");
+  if (r.errors.length)
+    push("**Figures that failed in this run:**", "", ...r.errors.map((e) => `- ${e.figure}: ${e.message}`), "");
 
-  push("## Summary", "", "| # | Figure | Measured | Baseline (same run) | Ratio | Goal | |", "|---|---|---|---|---|---|---|");
+  push(
+    "## Summary",
+    "",
+    "| # | Figure | Measured | Baseline (same run) | Ratio | Goal | |",
+    "|---|---|---|---|---|---|---|",
+  );
   if (s) {
-    push(`| 1 | POST /v1/jobs throughput, 50 connections | ${fmt(s.rps, 0)} req/s | floor route ${fmt(s.floorRps, 0)} req/s | ${fmtRatio(s.rpsRatio)} | ≥ 0.80× | ${mark(s.rpsRatio >= 0.8)} |`);
-    push(`| 1 | POST /v1/jobs p99 latency | ${fmt(s.p99, 0)} ms | floor route ${fmt(s.floorP99, 0)} ms | ${fmtRatio(s.p99Ratio)} | ≤ 1.50× | ${mark(s.p99Ratio <= 1.5)} |`);
+    push(
+      `| 1 | POST /v1/jobs throughput, 50 connections | ${fmt(s.rps, 0)} req/s | floor route ${fmt(s.floorRps, 0)} req/s | ${fmtRatio(s.rpsRatio)} | ≥ 0.80× | ${mark(s.rpsRatio >= 0.8)} |`,
+    );
+    push(
+      `| 1 | POST /v1/jobs p99 latency | ${fmt(s.p99, 0)} ms | floor route ${fmt(s.floorP99, 0)} ms | ${fmtRatio(s.p99Ratio)} | ≤ 1.50× | ${mark(s.p99Ratio <= 1.5)} |`,
+    );
   }
   if (ft) {
     const added = ft.pipeline.p50 - ft.direct.p50;
-    push(`| 2 | Time to first token, median | ${fmt(ft.pipeline.p50)} ms | model alone ${fmt(ft.direct.p50)} ms | +${fmt(added)} ms | ≤ +15 ms | ${mark(added <= 15)} |`);
+    push(
+      `| 2 | Time to first token, median | ${fmt(ft.pipeline.p50)} ms | model alone ${fmt(ft.direct.p50)} ms | +${fmt(added)} ms | ≤ +15 ms | ${mark(added <= 15)} |`,
+    );
   }
   const rt = r.responsesFirstToken;
   if (rt) {
     const added = rt.responses.p50 - rt.jobs.p50;
     const addedDelivery = rt.responsesDelivery.p50 - rt.jobsDelivery.p50;
     const signed = (ms: number) => `${ms >= 0 ? "+" : ""}${fmt(ms)} ms`;
-    push(`| 2 | Time to first \`response.output_text.delta\` (POST /v1/responses, stream), median | ${fmt(rt.responses.p50)} ms | POST /v1/jobs + /jobs/{id}/stream ${fmt(rt.jobs.p50)} ms | ${signed(added)} | ≤ +2 ms | ${mark(added <= 2)} |`);
-    push(`| 2 | …of which after the worker's first token (delivery), median | ${fmt(rt.responsesDelivery.p50)} ms | /jobs/{id}/stream ${fmt(rt.jobsDelivery.p50)} ms | ${signed(addedDelivery)} | ≤ +2 ms | ${mark(addedDelivery <= 2)} |`);
+    push(
+      `| 2 | Time to first \`response.output_text.delta\` (POST /v1/responses, stream), median | ${fmt(rt.responses.p50)} ms | POST /v1/jobs + /jobs/{id}/stream ${fmt(rt.jobs.p50)} ms | ${signed(added)} | ≤ +2 ms | ${mark(added <= 2)} |`,
+    );
+    push(
+      `| 2 | …of which after the worker's first token (delivery), median | ${fmt(rt.responsesDelivery.p50)} ms | /jobs/{id}/stream ${fmt(rt.jobsDelivery.p50)} ms | ${signed(addedDelivery)} | ≤ +2 ms | ${mark(addedDelivery <= 2)} |`,
+    );
   }
   if (fan200) {
     push(
@@ -145,11 +228,15 @@ export function renderReport(r: Results, before?: Results): { markdown: string; 
   }
   for (const f of r.fanOut.filter((f) => f.mode === "worker")) {
     const goal = f.n >= 500 ? 50 : f.n >= 200 ? 25 : undefined;
-    push(`| 3 | ${f.n} jobs streaming at once through Kafka and a worker, ${f.tokensPerSecond} tokens/s: delivery p99 | ${fmt(f.latency.p99)} ms | p50 ${fmt(f.latency.p50)} ms; ${fmt(f.deltasPerSecond, 0)} of ${fmt(f.n * f.tokensPerSecond, 0)} deltas/s offered | – | ${goal ? `≤ ${goal} ms` : ""} | ${goal ? mark(f.latency.p99 <= goal) : ""} |`);
+    push(
+      `| 3 | ${f.n} jobs streaming at once through Kafka and a worker, ${f.tokensPerSecond} tokens/s: delivery p99 | ${fmt(f.latency.p99)} ms | p50 ${fmt(f.latency.p50)} ms; ${fmt(f.deltasPerSecond, 0)} of ${fmt(f.n * f.tokensPerSecond, 0)} deltas/s offered | – | ${goal ? `≤ ${goal} ms` : ""} | ${goal ? mark(f.latency.p99 <= goal) : ""} |`,
+    );
   }
   if (d1) {
     for (const d of r.drains.slice(1)) {
-      push(`| 4 | Backlog drain with ${d.workers} workers | ${fmt(d.jobsPerSecond, 0)} jobs/s | 1 worker ${fmt(d1.jobsPerSecond, 0)} jobs/s | ${fmtRatio(d.jobsPerSecond / d1.jobsPerSecond)} | (scaling) | |`);
+      push(
+        `| 4 | Backlog drain with ${d.workers} workers | ${fmt(d.jobsPerSecond, 0)} jobs/s | 1 worker ${fmt(d1.jobsPerSecond, 0)} jobs/s | ${fmtRatio(d.jobsPerSecond / d1.jobsPerSecond)} | (scaling) | |`,
+      );
     }
     const bad = r.drains.reduce((n, d) => n + d.jobs - (d.statuses.COMPLETED ?? 0), 0);
     const jobs = r.drains.reduce((n, d) => n + d.jobs, 0);
@@ -158,28 +245,46 @@ export function renderReport(r: Results, before?: Results): { markdown: string; 
       // Events the embedded broker dropped from its bounded log cannot be counted; the rest must be one per job.
       const trimmed = r.audit.trimmed ?? 0;
       const ok = r.audit.duplicated === 0 && r.audit.missing <= trimmed;
-      push(`| 4 | Completed events: exactly one per job | ${r.audit.exactlyOnce} of ${r.audit.jobs}${trimmed ? `; ${r.audit.missing} without one, ${trimmed} events trimmed by the embedded broker's bounded log` : ""} | – | – | all on the log | ${mark(ok)} |`);
+      push(
+        `| 4 | Completed events: exactly one per job | ${r.audit.exactlyOnce} of ${r.audit.jobs}${trimmed ? `; ${r.audit.missing} without one, ${trimmed} events trimmed by the embedded broker's bounded log` : ""} | – | – | all on the log | ${mark(ok)} |`,
+      );
     }
   }
   if (r.reel) {
-    push(`| 5 | Sandbox processing, reel-valid.mp4 | ${fmt(r.reel.sandboxProcessingMs, 0)} ms | configured ≥ ${r.reel.configuredProcessingMs} ms | ${fmtRatio(r.reel.sandboxProcessingMs / r.reel.configuredProcessingMs)} | | |`);
-    for (const f of r.reel.flows) push(`| 5 | Reel flow at ${f.pollIntervalMs} ms polls | ${fmt(f.totalMs, 0)} ms | ${f.polls} polls × ${f.pollIntervalMs} ms = ${f.polls * f.pollIntervalMs} ms | +${fmt(f.overheadMs, 0)} ms | | |`);
+    push(
+      `| 5 | Sandbox processing, reel-valid.mp4 | ${fmt(r.reel.sandboxProcessingMs, 0)} ms | configured ≥ ${r.reel.configuredProcessingMs} ms | ${fmtRatio(r.reel.sandboxProcessingMs / r.reel.configuredProcessingMs)} | | |`,
+    );
+    for (const f of r.reel.flows)
+      push(
+        `| 5 | Reel flow at ${f.pollIntervalMs} ms polls | ${fmt(f.totalMs, 0)} ms | ${f.polls} polls × ${f.pollIntervalMs} ms = ${f.polls * f.pollIntervalMs} ms | +${fmt(f.overheadMs, 0)} ms | | |`,
+      );
   }
   const c = r.concurrency;
   for (const d of c?.drains ?? []) {
-    push(`| 7 | Drain ${d.jobs} jobs × ${d.maxTokens} tokens at ${d.tokensPerSecond} tokens/s, WORKER_CONCURRENCY ${d.concurrency} | ${fmt(d.drainMs / 1000)} s | ideal ${fmt(d.idealMs / 1000)} s (one job per partition: ${fmt(d.partitionBoundMs / 1000, 0)} s) | ${fmtRatio(d.ratio)} | ≤ 1.25× | ${mark(d.ratio <= 1.25)} |`);
+    push(
+      `| 7 | Drain ${d.jobs} jobs × ${d.maxTokens} tokens at ${d.tokensPerSecond} tokens/s, WORKER_CONCURRENCY ${d.concurrency} | ${fmt(d.drainMs / 1000)} s | ideal ${fmt(d.idealMs / 1000)} s (one job per partition: ${fmt(d.partitionBoundMs / 1000, 0)} s) | ${fmtRatio(d.ratio)} | ≤ 1.25× | ${mark(d.ratio <= 1.25)} |`,
+    );
   }
   if (c?.fairness) {
     const f = c.fairness;
-    push(`| 7 | A lone tenant's job behind a ${f.flood.toLocaleString("en-US")}-job flood on its partition: time to start, p99 | ${fmt(f.startMs.p99, 0)} ms | p50 ${fmt(f.startMs.p50, 0)} ms | – | ≤ 1,000 ms | ${mark(f.startMs.p99 <= 1000)} |`);
+    push(
+      `| 7 | A lone tenant's job behind a ${f.flood.toLocaleString("en-US")}-job flood on its partition: time to start, p99 | ${fmt(f.startMs.p99, 0)} ms | p50 ${fmt(f.startMs.p50, 0)} ms | – | ≤ 1,000 ms | ${mark(f.startMs.p99 <= 1000)} |`,
+    );
   }
   if (c && c.memory.length) {
     const [small, ...rest] = [...c.memory].sort((a, b) => a.maxBuffered - b.maxBuffered);
-    for (const m of rest) push(`| 7 | Worker RSS, ${m.backlog.toLocaleString("en-US")}-job backlog, window ${m.maxBuffered.toLocaleString("en-US")}/partition | ${fmt(m.rssMb, 0)} MB (${m.buffered.toLocaleString("en-US")} buffered) | window ${small.maxBuffered.toLocaleString("en-US")}: ${fmt(small.rssMb, 0)} MB (${small.buffered.toLocaleString("en-US")} buffered) | ${fmtRatio(m.rssMb / small.rssMb)} | bounded by the window | |`);
+    for (const m of rest)
+      push(
+        `| 7 | Worker RSS, ${m.backlog.toLocaleString("en-US")}-job backlog, window ${m.maxBuffered.toLocaleString("en-US")}/partition | ${fmt(m.rssMb, 0)} MB (${m.buffered.toLocaleString("en-US")} buffered) | window ${small.maxBuffered.toLocaleString("en-US")}: ${fmt(small.rssMb, 0)} MB (${small.buffered.toLocaleString("en-US")} buffered) | ${fmtRatio(m.rssMb / small.rssMb)} | bounded by the window | |`,
+      );
   }
   if (r.raw) {
-    push(`| 6 | Bare Node http server, 50 connections | ${fmt(r.raw.bareHttp.rps, 0)} req/s, p99 ${fmt(r.raw.bareHttp.p99, 0)} ms | – | – | | |`);
-    push(`| 6 | Redis pub/sub, pipelined PUBLISH → one subscriber | ${fmt(r.raw.pubsubPerSecond, 0)} msg/s | – | – | | |`);
+    push(
+      `| 6 | Bare Node http server, 50 connections | ${fmt(r.raw.bareHttp.rps, 0)} req/s, p99 ${fmt(r.raw.bareHttp.p99, 0)} ms | – | – | | |`,
+    );
+    push(
+      `| 6 | Redis pub/sub, pipelined PUBLISH → one subscriber | ${fmt(r.raw.pubsubPerSecond, 0)} msg/s | – | – | | |`,
+    );
   }
   push("");
 
@@ -260,8 +365,15 @@ export function renderReport(r: Results, before?: Results): { markdown: string; 
 
   if (r.drains.length) {
     const svg = lineChartSvg(
-      r.drains.map((d) => ({ label: `${d.workers} worker${d.workers > 1 ? "s" : ""}`, points: d.lag.map((p) => ({ x: p.t / 1000, y: p.lag })) })),
-      { title: `Consumer lag draining ${r.sizes.backlog.toLocaleString("en-US")} jobs`, xLabel: "seconds since the workers were started", yLabel: "jobs not committed (lag)" },
+      r.drains.map((d) => ({
+        label: `${d.workers} worker${d.workers > 1 ? "s" : ""}`,
+        points: d.lag.map((p) => ({ x: p.t / 1000, y: p.lag })),
+      })),
+      {
+        title: `Consumer lag draining ${r.sizes.backlog.toLocaleString("en-US")} jobs`,
+        xLabel: "seconds since the workers were started",
+        yLabel: "jobs not committed (lag)",
+      },
     );
     files[PLOT_SVG] = svg;
     const png = toPng(svg);
@@ -281,7 +393,15 @@ export function renderReport(r: Results, before?: Results): { markdown: string; 
           .join(", ");
         return (
           `| ${d.workers} | ${d.jobs} | ${fmt(d.processingMs / 1000, 1)} s | ${fmt(d.fromSpawnMs / 1000, 1)} s | ${fmt(d.jobsPerSecond, 0)} | ${fmtRatio(d.jobsPerSecond / d1.jobsPerSecond)} |` +
-          ` ${Object.entries(d.statuses).map(([k, v]) => `${k} ${v}`).join(", ")} | ${d.retried} | ${Object.values(d.perWorker).sort((a, b) => b - a).join(" / ")} | ${Object.values(d.assignments ?? {}).map((p) => `[${p.join(",")}]`).join(" ")} | ${workerCpu} | ${fmt(d.procs.web?.cpuPct, 0)}% / ${fmt(d.procs.redis?.cpuPct, 0)}% / ${fmt(d.procs.broker?.cpuPct, 0)}% |`
+          ` ${Object.entries(d.statuses)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(", ")} | ${d.retried} | ${Object.values(d.perWorker)
+            .sort((a, b) => b - a)
+            .join(" / ")} | ${Object.values(d.assignments ?? {})
+            .map((p) => `[${p.join(",")}]`)
+            .join(
+              " ",
+            )} | ${workerCpu} | ${fmt(d.procs.web?.cpuPct, 0)}% / ${fmt(d.procs.redis?.cpuPct, 0)}% / ${fmt(d.procs.broker?.cpuPct, 0)}% |`
         );
       }),
       "",
@@ -309,7 +429,10 @@ export function renderReport(r: Results, before?: Results): { markdown: string; 
       "",
       "| Poll interval | Status | POST /api/reels → PUBLISHED | Polls | Configured waits | Overhead beyond the waits |",
       "|---|---|---|---|---|---|",
-      ...r.reel.flows.map((f) => `| ${f.pollIntervalMs} ms | ${f.status} | ${fmt(f.totalMs, 0)} ms | ${f.polls} | ${f.polls * f.pollIntervalMs} ms | ${fmt(f.overheadMs, 0)} ms |`),
+      ...r.reel.flows.map(
+        (f) =>
+          `| ${f.pollIntervalMs} ms | ${f.status} | ${fmt(f.totalMs, 0)} ms | ${f.polls} | ${f.polls * f.pollIntervalMs} ms | ${fmt(f.overheadMs, 0)} ms |`,
+      ),
       "",
     );
   }
@@ -322,7 +445,14 @@ export function renderReport(r: Results, before?: Results): { markdown: string; 
       "",
       "| WORKER_CONCURRENCY | Jobs | Tenants | Drain (first start → last done) | Ideal (jobs × job time ÷ concurrency) | Ratio | One job per partition (computed) | Peak RUNNING | Starts spread over | Job time, median | Worker CPU | Statuses |",
       "|---|---|---|---|---|---|---|---|---|---|---|---|",
-      ...c.drains.map((d) => `| ${d.concurrency} | ${d.jobs} | ${d.tenants} | ${fmt(d.drainMs / 1000)} s | ${fmt(d.idealMs / 1000)} s | ${fmtRatio(d.ratio)} | ${fmt(d.partitionBoundMs / 1000, 0)} s | ${d.peakRunning} | ${fmt(d.startSpreadMs / 1000)} s | ${fmt(d.jobMs, 0)} ms (ideal ${fmt((d.maxTokens / d.tokensPerSecond) * 1000, 0)}) | ${fmt(d.workerCpuPct, 0)} % | ${Object.entries(d.statuses).map(([k, v]) => `${k} ${v}`).join(", ")} |`),
+      ...c.drains.map(
+        (d) =>
+          `| ${d.concurrency} | ${d.jobs} | ${d.tenants} | ${fmt(d.drainMs / 1000)} s | ${fmt(d.idealMs / 1000)} s | ${fmtRatio(d.ratio)} | ${fmt(d.partitionBoundMs / 1000, 0)} s | ${d.peakRunning} | ${fmt(d.startSpreadMs / 1000)} s | ${fmt(d.jobMs, 0)} ms (ideal ${fmt((d.maxTokens / d.tokensPerSecond) * 1000, 0)}) | ${fmt(d.workerCpuPct, 0)} % | ${Object.entries(
+            d.statuses,
+          )
+            .map(([k, v]) => `${k} ${v}`)
+            .join(", ")} |`,
+      ),
       "",
     );
     if (c.fairness) {
@@ -339,7 +469,10 @@ export function renderReport(r: Results, before?: Results): { markdown: string; 
         "",
         "| Backlog | MAX_BUFFERED_PER_PARTITION | Messages buffered | Worker RSS |",
         "|---|---|---|---|",
-        ...c.memory.map((m) => `| ${m.backlog.toLocaleString("en-US")} | ${m.maxBuffered.toLocaleString("en-US")} | ${m.buffered.toLocaleString("en-US")} | ${fmt(m.rssMb, 0)} MB |`),
+        ...c.memory.map(
+          (m) =>
+            `| ${m.backlog.toLocaleString("en-US")} | ${m.maxBuffered.toLocaleString("en-US")} | ${m.buffered.toLocaleString("en-US")} | ${fmt(m.rssMb, 0)} MB |`,
+        ),
         "",
       );
     }
@@ -375,13 +508,13 @@ export function renderReport(r: Results, before?: Results): { markdown: string; 
     "| Variable | Effect |",
     "|---|---|",
     "| `BENCH_SCALE` | multiplies the sizes (backlog, samples; fan-out N only below 1); default 1 = the issue's sizes |",
-    "| `BENCH_FANOUT` | the N of the \"all at once\" fan-out runs, e.g. `50,200,500` |",
+    '| `BENCH_FANOUT` | the N of the "all at once" fan-out runs, e.g. `50,200,500` |',
     "| `BENCH_DRAIN_WORKERS` | worker processes per backlog drain, e.g. `1,2,4`; `0` submits one burst and drains nothing |",
-    "| `BENCH_FANOUT_TPS`, `BENCH_FANOUT_SECONDS` | tokens/s and seconds of the \"all at once\" runs (default 50, 5) |",
+    '| `BENCH_FANOUT_TPS`, `BENCH_FANOUT_SECONDS` | tokens/s and seconds of the "all at once" runs (default 50, 5) |',
     "| `BENCH_FANOUT_WORKER`, `BENCH_FANOUT_WORKER_TPS` | the N and tokens/s of the runs through Kafka and a real worker (default `200,500`, 20) |",
     "| `BENCH_CONCURRENCY` | WORKER_CONCURRENCY of the realistic-pace drains (default `64,256`) |",
     "| `BENCH_ONLY` | figures to run, of `raw,submit,ttft,fanout-worker,fanout,reel,concurrency`; a partial run writes `.bench-data/BENCHMARKS.md`, not the committed one |",
-    "| `BENCH_BASELINE` | an earlier run's `results.json`, shown as \"before\" |",
+    '| `BENCH_BASELINE` | an earlier run\'s `results.json`, shown as "before" |',
     "| `BENCH_RENDER` | writes this report again from a `results.json`, running nothing |",
     "| `BENCH_PROFILE` | every Node process of the stack writes a CPU profile to `.bench-data/profiles/` |",
     "| `REDIS_URL`, `KAFKA_BROKERS` | measure against your own Redis / Kafka instead of the embedded ones |",
@@ -395,7 +528,9 @@ export function renderReport(r: Results, before?: Results): { markdown: string; 
 function lagTable(drains: DrainRun[]): string[] {
   const end = Math.max(...drains.map((d) => d.lag.at(-1)?.t ?? 0));
   const step = Math.max(2000, Math.ceil(end / 24 / 2000) * 2000);
-  const rows = [`${"t (s)".padStart(6)} ${drains.map((d) => `${d.workers} worker${d.workers > 1 ? "s" : ""}`.padStart(10)).join(" ")}`];
+  const rows = [
+    `${"t (s)".padStart(6)} ${drains.map((d) => `${d.workers} worker${d.workers > 1 ? "s" : ""}`.padStart(10)).join(" ")}`,
+  ];
   for (let t = 0; t <= end + step; t += step) {
     const cells = drains.map((d) => {
       const sample = d.lag.filter((p) => p.t <= t).at(-1);

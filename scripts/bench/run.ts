@@ -33,17 +33,28 @@ const benchDir = path.join(root, ".bench-data");
 /** The stack's data (Redis AOF, sandbox videos, logs), new for every run. */
 const dataDir = path.join(benchDir, "run");
 const started = Date.now();
-const log = (message: string) => process.stdout.write(`[bench +${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${message}\n`);
+const log = (message: string) =>
+  process.stdout.write(`[bench +${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${message}\n`);
 
 /** Tenants named so that, keyed by tenant, their jobs land `perPartition` on each partition. */
 function spreadTenants(perPartition: number): Tenant[] {
   const partitioner = Partitioners.DefaultPartitioner();
-  const partitionMetadata = Array.from({ length: TOPICS.requests.partitions }, (_, partitionId) => ({ partitionErrorCode: 0, partitionId, leader: 1, replicas: [1], isr: [1] }));
+  const partitionMetadata = Array.from({ length: TOPICS.requests.partitions }, (_, partitionId) => ({
+    partitionErrorCode: 0,
+    partitionId,
+    leader: 1,
+    replicas: [1],
+    isr: [1],
+  }));
   const counts = new Array<number>(TOPICS.requests.partitions).fill(0);
   const tenants: Tenant[] = [];
   for (let i = 0; tenants.length < perPartition * TOPICS.requests.partitions; i++) {
     const id = `bench-${i}`;
-    const partition = partitioner({ topic: TOPICS.requests.name, partitionMetadata, message: { key: id, value: null } });
+    const partition = partitioner({
+      topic: TOPICS.requests.name,
+      partitionMetadata,
+      message: { key: id, value: null },
+    });
     if (counts[partition] >= perPartition) continue;
     counts[partition]++;
     tenants.push({ id, key: `bk_${randomBytes(18).toString("base64url")}`, partition });
@@ -68,7 +79,9 @@ async function main() {
   const size = benchSizes();
   const loadBefore = loadAverage();
   const machine = describeMachine(root);
-  log(`machine: ${machine.nproc} cpus, ${machine.cpuModel}, load ${loadBefore.join(" ")}; sizes ${JSON.stringify(size)}`);
+  log(
+    `machine: ${machine.nproc} cpus, ${machine.cpuModel}, load ${loadBefore.join(" ")}; sizes ${JSON.stringify(size)}`,
+  );
   await build();
 
   rmSync(dataDir, { recursive: true, force: true });
@@ -77,7 +90,23 @@ async function main() {
   const spread = spreadTenants(4);
   const reelAccount = { id: "1784140000000042", token: `SANDBOX${randomBytes(20).toString("hex")}` };
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of ["GRAPH_URL", "API_KEYS", "REEL_ACCOUNTS", "LLM_BASE_URL", "DATA_DIR", "PORT", "WORKERS", "WORKER_CONCURRENCY", "TENANT_CONCURRENCY", "MAX_BUFFERED_PER_PARTITION", "LOCAL_MODEL_TOKENS_PER_SECOND", "REEL_POLL_INTERVAL_MS", "REEL_POLL_ATTEMPTS", "SANDBOX_PROCESSING_MS"]) delete env[name];
+  for (const name of [
+    "GRAPH_URL",
+    "API_KEYS",
+    "REEL_ACCOUNTS",
+    "LLM_BASE_URL",
+    "DATA_DIR",
+    "PORT",
+    "WORKERS",
+    "WORKER_CONCURRENCY",
+    "TENANT_CONCURRENCY",
+    "MAX_BUFFERED_PER_PARTITION",
+    "LOCAL_MODEL_TOKENS_PER_SECOND",
+    "REEL_POLL_INTERVAL_MS",
+    "REEL_POLL_ATTEMPTS",
+    "SANDBOX_PROCESSING_MS",
+  ])
+    delete env[name];
   Object.assign(env, {
     PORT: String(await freePort()),
     WORKERS: "1",
@@ -102,7 +131,20 @@ async function main() {
   const kafka = createKafka(String(stack.env.KAFKA_BROKERS).split(","), "dispatch-bench");
   const admin = kafka.admin();
   const redis = createRedis(String(stack.env.REDIS_URL));
-  const ctx: BenchContext = { root, dataDir, stack, url: stack.url, demo, spread, redis, kafka, admin, reelAccount, scale: size.scale, log };
+  const ctx: BenchContext = {
+    root,
+    dataDir,
+    stack,
+    url: stack.url,
+    demo,
+    spread,
+    redis,
+    kafka,
+    admin,
+    reelAccount,
+    scale: size.scale,
+    log,
+  };
   const results: Partial<Results> & { errors: { figure: string; message: string }[] } = { errors: [] };
   const figure = async <T>(name: string, run: () => Promise<T>): Promise<T | undefined> => {
     try {
@@ -128,7 +170,9 @@ async function main() {
     // The burst and the backlog run with no worker: the stack's own is stopped until a figure needs one.
     await stack.workers[0].stop();
 
-    const only = new Set((process.env.BENCH_ONLY ?? "raw,submit,ttft,responses,fanout-worker,fanout,reel,concurrency").split(","));
+    const only = new Set(
+      (process.env.BENCH_ONLY ?? "raw,submit,ttft,responses,fanout-worker,fanout,reel,concurrency").split(","),
+    );
     if (only.has("raw")) results.raw = await figure("raw limits", () => measureRawLimits(ctx, size.rawSeconds));
     if (only.has("submit")) await figure("warm-up", () => warmUp(ctx));
     results.submits = [];
@@ -137,7 +181,9 @@ async function main() {
     // BENCH_DRAIN_WORKERS=0 measures one burst and drains nothing.
     for (const workers of only.has("submit") ? size.backlogWorkers : []) {
       log(`burst of ${size.backlog} submissions${workers ? `, then drain with ${workers} worker(s)` : ""}`);
-      const submitted = await figure(`submit (${workers})`, () => measureSubmit(ctx, size.backlog, size.backlogMaxTokens));
+      const submitted = await figure(`submit (${workers})`, () =>
+        measureSubmit(ctx, size.backlog, size.backlogMaxTokens),
+      );
       if (!submitted) continue;
       results.submits.push({ floor: submitted.floor, submit: submitted.submit, jobs: submitted.jobIds.length });
       if (!workers) continue;
@@ -151,23 +197,37 @@ async function main() {
     }
     if (only.has("responses")) {
       log("time to first token through /v1/responses against /jobs/{id}/stream");
-      results.responsesFirstToken = await figure("responses first token", () => measureResponsesFirstToken(ctx, size.firstTokenSamples));
+      results.responsesFirstToken = await figure("responses first token", () =>
+        measureResponsesFirstToken(ctx, size.firstTokenSamples),
+      );
     }
     results.fanOut = [];
     for (const n of only.has("fanout-worker") ? size.fanOutWorker : []) {
       log(`fan-out through Kafka and a real worker: ${n} jobs streaming at once`);
       const tps = size.fanOutWorkerTokensPerSecond;
-      const viaWorker = await figure(`fan-out worker ${n}`, () => measureFanOut(ctx, "worker", n, tps * size.fanOutSeconds, tps));
+      const viaWorker = await figure(`fan-out worker ${n}`, () =>
+        measureFanOut(ctx, "worker", n, tps * size.fanOutSeconds, tps),
+      );
       if (viaWorker) results.fanOut.push(viaWorker);
     }
     for (const n of only.has("fanout") ? size.fanOut : []) {
       log(`fan-out: ${n} jobs streaming at once`);
-      const run = await figure(`fan-out ${n}`, () => measureFanOut(ctx, "concurrent", n, size.fanOutTokensPerSecond * size.fanOutSeconds, size.fanOutTokensPerSecond));
+      const run = await figure(`fan-out ${n}`, () =>
+        measureFanOut(
+          ctx,
+          "concurrent",
+          n,
+          size.fanOutTokensPerSecond * size.fanOutSeconds,
+          size.fanOutTokensPerSecond,
+        ),
+      );
       if (run) results.fanOut.push(run);
     }
     if (only.has("reel")) {
       log("reel flow");
-      results.reel = await figure("reel flow", () => measureReelFlow(ctx, size.reelShortIntervalMs, size.reelShortRuns));
+      results.reel = await figure("reel flow", () =>
+        measureReelFlow(ctx, size.reelShortIntervalMs, size.reelShortRuns),
+      );
     }
     if (backlogIds.length) {
       log("audit log check");
@@ -178,20 +238,30 @@ async function main() {
       const concurrency: NonNullable<Results["concurrency"]> = { drains: [], memory: [] };
       results.concurrency = concurrency;
       // 20 tenants over every partition: the tenants sorted by their rank within their partition.
-      const byRank = [...spread].sort((a, b) => spread.filter((t) => t.partition === a.partition).indexOf(a) - spread.filter((t) => t.partition === b.partition).indexOf(b) || a.partition - b.partition);
+      const byRank = [...spread].sort(
+        (a, b) =>
+          spread.filter((t) => t.partition === a.partition).indexOf(a) -
+            spread.filter((t) => t.partition === b.partition).indexOf(b) || a.partition - b.partition,
+      );
       for (const n of size.paceConcurrency) {
         log(`drain at a realistic pace, WORKER_CONCURRENCY ${n}`);
-        const run = await figure(`drain at pace (${n})`, () => drainAtPace(ctx, byRank.slice(0, 20), size.paceJobs, 100, n));
+        const run = await figure(`drain at pace (${n})`, () =>
+          drainAtPace(ctx, byRank.slice(0, 20), size.paceJobs, 100, n),
+        );
         if (run) concurrency.drains.push(run);
       }
       log(`fairness behind a ${size.flood}-job flood`);
       const [floodTenant, loneTenant] = spread.filter((t) => t.partition === spread[0].partition);
-      const fairness = await figure("fairness", () => measureFairness(ctx, floodTenant, loneTenant, size.flood, size.fairnessSamples));
+      const fairness = await figure("fairness", () =>
+        measureFairness(ctx, floodTenant, loneTenant, size.flood, size.fairnessSamples),
+      );
       if (fairness) {
         const { floodIds, ...rest } = fairness;
         concurrency.fairness = rest;
         log(`memory: a backlog of ${size.memoryBacklog} jobs`);
-        const filled = await figure("memory backlog", () => submitMany(ctx, spread, size.memoryBacklog - floodIds.length, 4000));
+        const filled = await figure("memory backlog", () =>
+          submitMany(ctx, spread, size.memoryBacklog - floodIds.length, 4000),
+        );
         for (const window of filled ? size.memoryWindows : []) {
           const run = await figure(`memory (${window})`, () => measureMemory(ctx, size.memoryBacklog, window));
           if (run) concurrency.memory.push(run);
@@ -205,7 +275,12 @@ async function main() {
   const final: Results = {
     ...(results as Results),
     date: new Date(started).toISOString(),
-    command: [...Object.entries(process.env).filter(([k]) => k.startsWith("BENCH_") && k !== "BENCH_PROFILE_DIR").map(([k, v]) => `${k}=${v}`), "npm run bench"].join(" "),
+    command: [
+      ...Object.entries(process.env)
+        .filter(([k]) => k.startsWith("BENCH_") && k !== "BENCH_PROFILE_DIR")
+        .map(([k, v]) => `${k}=${v}`),
+      "npm run bench",
+    ].join(" "),
     machine,
     loadBefore,
     loadAfter: loadAverage(),
@@ -221,7 +296,8 @@ async function main() {
 /** BENCHMARKS.md (and the lag plot) from a run's results, with BENCH_BASELINE's run as "before". */
 function writeReport(results: Results): void {
   const baselinePath = process.env.BENCH_BASELINE;
-  const baseline = baselinePath && existsSync(baselinePath) ? (JSON.parse(readFileSync(baselinePath, "utf8")) as Results) : undefined;
+  const baseline =
+    baselinePath && existsSync(baselinePath) ? (JSON.parse(readFileSync(baselinePath, "utf8")) as Results) : undefined;
   const { markdown, files } = renderReport(results, baseline);
   // A partial run (BENCH_ONLY) must not replace the committed report of a full one.
   const outDir = process.env.BENCH_ONLY ? benchDir : root;

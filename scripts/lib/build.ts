@@ -2,7 +2,17 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
-const SOURCES = ["app", "components", "lib", "public", "next.config.mjs", "package-lock.json", "postcss.config.mjs", "tsconfig.json", "scripts/lib/build.ts"];
+const SOURCES = [
+  "app",
+  "components",
+  "lib",
+  "public",
+  "next.config.mjs",
+  "package-lock.json",
+  "postcss.config.mjs",
+  "tsconfig.json",
+  "scripts/lib/build.ts",
+];
 
 /** Written after a build made with the canaries, so a test knows its look for them means something. */
 export const CANARY_MARKER = ".next/build-canaries.json";
@@ -32,7 +42,14 @@ export const BUILD_SECRET_CANARIES = {
 } as const;
 
 /** The canaries' secret parts: what must never show in the build's output. */
-export const BUILD_CANARY_SECRETS = [CANARY_KEY, CANARY_TOKEN, BUILD_SECRET_CANARIES.LLM_API_KEY, BUILD_SECRET_CANARIES.SESSION_SECRET, BUILD_SECRET_CANARIES.ACCOUNTS_SECRET, BUILD_SECRET_CANARIES.SANDBOX_ADMIN_TOKEN];
+export const BUILD_CANARY_SECRETS = [
+  CANARY_KEY,
+  CANARY_TOKEN,
+  BUILD_SECRET_CANARIES.LLM_API_KEY,
+  BUILD_SECRET_CANARIES.SESSION_SECRET,
+  BUILD_SECRET_CANARIES.ACCOUNTS_SECRET,
+  BUILD_SECRET_CANARIES.SANDBOX_ADMIN_TOKEN,
+];
 
 /** Runs `next build` when there is no build or a source is newer than it. */
 export function buildIfStale(root: string): void {
@@ -41,6 +58,10 @@ export function buildIfStale(root: string): void {
   const newest = Math.max(...SOURCES.map((s) => newestMtime(path.join(root, s))));
   if (built > newest) return;
   process.stdout.write("building the web app (next build)…\n");
-  execFileSync(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "build"], { cwd: root, stdio: "inherit", env: { ...process.env, ...BUILD_SECRET_CANARIES, NEXT_TELEMETRY_DISABLED: "1" } });
+  execFileSync(process.execPath, [path.join(root, "node_modules/next/dist/bin/next"), "build"], {
+    cwd: root,
+    stdio: "inherit",
+    env: { ...process.env, ...BUILD_SECRET_CANARIES, NEXT_TELEMETRY_DISABLED: "1" },
+  });
   writeFileSync(path.join(root, CANARY_MARKER), `${JSON.stringify(Object.keys(BUILD_SECRET_CANARIES))}\n`);
 }

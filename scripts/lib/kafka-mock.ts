@@ -40,7 +40,10 @@ const STOP_TIMEOUT_MS = 5_000;
 
 function rdkafkaFlags(): string[] {
   try {
-    return execFileSync("pkg-config", ["--cflags", "--libs", "rdkafka"], { encoding: "utf8" }).trim().split(/\s+/).filter(Boolean);
+    return execFileSync("pkg-config", ["--cflags", "--libs", "rdkafka"], { encoding: "utf8" })
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean);
   } catch {
     return ["-lrdkafka"]; // no pkg-config (or no .pc file): the library may still be on the default path
   }
@@ -91,7 +94,8 @@ export async function startMockBroker(opts: MockBrokerOptions = {}): Promise<Moc
       resolve();
     });
   });
-  const describeExit = () => `kafka-mock exited (code ${child.exitCode}, signal ${child.signalCode})${stderrTail ? `: ${stderrTail.trim()}` : ""}`;
+  const describeExit = () =>
+    `kafka-mock exited (code ${child.exitCode}, signal ${child.signalCode})${stderrTail ? `: ${stderrTail.trim()}` : ""}`;
 
   // Replies arrive in order, one per command; `waiting` holds the resolver of the one in flight.
   let waiting: ((line: string | Error) => void) | null = null;
@@ -100,7 +104,11 @@ export async function startMockBroker(opts: MockBrokerOptions = {}): Promise<Moc
   const bootstrap = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`kafka-mock did not start within ${START_TIMEOUT_MS} ms${stderrTail ? `: ${stderrTail.trim()}` : ""}`));
+      reject(
+        new Error(
+          `kafka-mock did not start within ${START_TIMEOUT_MS} ms${stderrTail ? `: ${stderrTail.trim()}` : ""}`,
+        ),
+      );
     }, START_TIMEOUT_MS);
     child.on("error", (err) => {
       clearTimeout(timer);

@@ -34,7 +34,26 @@ export async function startRedis(opts: { dir: string; port?: number }): Promise<
   const port = opts.port ?? (await freePort());
   const child = spawn(
     "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--daemonize", "no", "--protected-mode", "yes", "--loglevel", "warning"],
+    [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--dir",
+      dir,
+      "--appendonly",
+      "yes",
+      "--appendfsync",
+      "everysec",
+      "--save",
+      "",
+      "--daemonize",
+      "no",
+      "--protected-mode",
+      "yes",
+      "--loglevel",
+      "warning",
+    ],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   await waitForReady(child, port);
@@ -78,7 +97,11 @@ function ping(port: number): Promise<boolean> {
   });
 }
 
-export async function stopChild(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM", graceMs = 5000): Promise<void> {
+export async function stopChild(
+  child: ChildProcess,
+  signal: NodeJS.Signals = "SIGTERM",
+  graceMs = 5000,
+): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   child.kill(signal);

@@ -75,7 +75,12 @@ export function isEmbedded(env: NodeJS.ProcessEnv): boolean {
  * REDIS_URL and KAFKA_BROKERS, when unset, stand for the embedded parts started later.
  */
 export function checkStackEnv(env: NodeJS.ProcessEnv): void {
-  const filled = { ...env, API_KEYS: env.API_KEYS || "check:0123456789abcdef", REDIS_URL: env.REDIS_URL || "redis://127.0.0.1:6379", KAFKA_BROKERS: env.KAFKA_BROKERS || "127.0.0.1:9092" };
+  const filled = {
+    ...env,
+    API_KEYS: env.API_KEYS || "check:0123456789abcdef",
+    REDIS_URL: env.REDIS_URL || "redis://127.0.0.1:6379",
+    KAFKA_BROKERS: env.KAFKA_BROKERS || "127.0.0.1:9092",
+  };
   modelSettings(parseConfig(filled));
 }
 
@@ -111,7 +116,13 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
 
     const nextBin = path.join(opts.root, "node_modules/next/dist/bin/next");
     const webArgs = [...NODE_FLAGS, nextBin, opts.dev ? "dev" : "start", "-H", env.HOST, "-p", env.PORT];
-    const web = manage("web", process.execPath, webArgs, { ...env, NODE_ENV: opts.dev ? "development" : "production" }, opts);
+    const web = manage(
+      "web",
+      process.execPath,
+      webArgs,
+      { ...env, NODE_ENV: opts.dev ? "development" : "production" },
+      opts,
+    );
     started.push(web);
     const workers: ManagedProcess[] = [];
     let nextWorker = 1;
@@ -120,7 +131,13 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const startWorker = (extraEnv: Record<string, string> = {}) => {
       const id = nextWorker++;
       const ports = metricsPort ? { METRICS_PORT: String(metricsPort + id - 1) } : {};
-      const worker = manage(`worker-${id}`, process.execPath, [...NODE_FLAGS, "--import", "tsx", path.join(opts.root, "worker/index.ts")], { ...env, WORKER_ID: `worker-${id}`, ...ports, ...extraEnv }, opts);
+      const worker = manage(
+        `worker-${id}`,
+        process.execPath,
+        [...NODE_FLAGS, "--import", "tsx", path.join(opts.root, "worker/index.ts")],
+        { ...env, WORKER_ID: `worker-${id}`, ...ports, ...extraEnv },
+        opts,
+      );
       workers.push(worker);
       started.push(worker);
       return worker;
@@ -159,7 +176,13 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   }
 }
 
-function manage(name: string, command: string, args: string[], env: NodeJS.ProcessEnv, opts: StackOptions): ManagedProcess {
+function manage(
+  name: string,
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  opts: StackOptions,
+): ManagedProcess {
   let child: ChildProcess;
   const spawnIt = () => {
     const out = opts.output ?? "inherit";
@@ -198,13 +221,22 @@ function localAddress(host: string): string {
  * process of the stack that exits meanwhile (a bad setting it alone checks, a port taken) fails
  * the start at once rather than at the deadline.
  */
-export async function waitForHealth(url: string, web: ManagedProcess, timeoutMs: number, workers = 0, watched: ManagedProcess[] = []): Promise<void> {
+export async function waitForHealth(
+  url: string,
+  web: ManagedProcess,
+  timeoutMs: number,
+  workers = 0,
+  watched: ManagedProcess[] = [],
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = "";
   while (Date.now() < deadline) {
     for (const p of [web, ...watched]) {
       const { exitCode, signalCode } = p.child;
-      if (exitCode !== null || signalCode !== null) throw new Error(`${p.name === "web" ? "the web server" : p.name} exited during start-up (${signalCode ?? `code ${exitCode}`}); its output above says why`);
+      if (exitCode !== null || signalCode !== null)
+        throw new Error(
+          `${p.name === "web" ? "the web server" : p.name} exited during start-up (${signalCode ?? `code ${exitCode}`}); its output above says why`,
+        );
     }
     try {
       const response = await fetch(`${url}/api/health`);

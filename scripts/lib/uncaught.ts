@@ -21,5 +21,7 @@ export function assertNoUncaught(output: string, who: string): void {
   const found = findUncaught(output);
   if (found.length === 0) return;
   const shown = found.slice(0, 5).join("\n---\n");
-  throw new Error(`${who} logged ${found.length} uncaught exception(s) or unhandled rejection(s):\n${shown}${found.length > 5 ? `\n… and ${found.length - 5} more` : ""}`);
+  throw new Error(
+    `${who} logged ${found.length} uncaught exception(s) or unhandled rejection(s):\n${shown}${found.length > 5 ? `\n… and ${found.length - 5} more` : ""}`,
+  );
 }

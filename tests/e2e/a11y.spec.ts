@@ -8,22 +8,31 @@ import { expect, signIn, submitJob, test } from "./fixtures";
 /** Axe's findings on the page as it is now, in a form a failure message can show. */
 async function violations(page: Page) {
   const results = await new AxeBuilder({ page }).analyze();
-  return results.violations.map((v) => ({ rule: v.id, help: v.help, nodes: v.nodes.map((n) => `${n.target.join(" ")}: ${n.failureSummary ?? ""}`) }));
+  return results.violations.map((v) => ({
+    rule: v.id,
+    help: v.help,
+    nodes: v.nodes.map((n) => `${n.target.join(" ")}: ${n.failureSummary ?? ""}`),
+  }));
 }
 
 async function waitFor<T>(request: APIRequestContext, url: string, done: (body: T) => boolean): Promise<T> {
   let body: T | undefined;
-  await expect.poll(async () => done((body = (await (await request.get(url)).json()) as T)), { timeout: 45_000 }).toBe(true);
+  await expect
+    .poll(async () => done((body = (await (await request.get(url)).json()) as T)), { timeout: 45_000 })
+    .toBe(true);
   return body!;
 }
 
 /** A reel through the sandbox, settled (or left scheduled), so its page has every part to check. */
 async function publication(page: Page, videoUrl: string, extra: Record<string, unknown> = {}) {
   const accounts = (await (await page.request.get("/api/accounts")).json()) as { data: { account_id: string }[] };
-  const response = await page.request.post("/api/reels", { data: { account_id: accounts.data[0].account_id, video_url: videoUrl, caption: "Axe\nchecks this", ...extra } });
+  const response = await page.request.post("/api/reels", {
+    data: { account_id: accounts.data[0].account_id, video_url: videoUrl, caption: "Axe\nchecks this", ...extra },
+  });
   expect(response.status()).toBe(202);
   const { publication_id: id } = (await response.json()) as { publication_id: string };
-  if (!extra.publish_at) await waitFor<{ status: string }>(page.request, `/api/reels/${id}`, (p) => isSettledPublication(p.status as never));
+  if (!extra.publish_at)
+    await waitFor<{ status: string }>(page.request, `/api/reels/${id}`, (p) => isSettledPublication(p.status as never));
   return id;
 }
 
@@ -40,7 +49,9 @@ test.describe("axe", () => {
         submitJob(page, { prompt: "Accessibility of the job page", max_tokens: 20 }),
         publication(page, `${stack.url}/samples/reel-too-short.mp4`),
         publication(page, `${stack.url}/samples/reel-valid.mp4`),
-        publication(page, `${stack.url}/samples/reel-valid.mp4`, { publish_at: new Date(Date.now() + 30 * 86_400_000).toISOString() }),
+        publication(page, `${stack.url}/samples/reel-valid.mp4`, {
+          publish_at: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+        }),
       ]);
       await waitFor<{ status: string }>(page.request, `/jobs/${jobId}`, (j) => isFinalJob(j.status));
       const pages = [
@@ -78,8 +89,17 @@ test("every control on a phone is at least 44 px to tap", async ({ page, stack }
   await signIn(page);
   const jobId = await submitJob(page, { prompt: "Tap targets", max_tokens: 5 });
   await waitFor<{ status: string }>(page.request, `/jobs/${jobId}`, (j) => isFinalJob(j.status));
-  const scheduled = await publication(page, `${stack.url}/samples/reel-valid.mp4`, { publish_at: new Date(Date.now() + 30 * 86_400_000).toISOString() });
-  for (const path of ["/dashboard/jobs", `/dashboard/jobs/${jobId}`, "/dashboard/reels", `/dashboard/reels/${scheduled}`, "/dashboard/accounts", "/dashboard/system"]) {
+  const scheduled = await publication(page, `${stack.url}/samples/reel-valid.mp4`, {
+    publish_at: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+  });
+  for (const path of [
+    "/dashboard/jobs",
+    `/dashboard/jobs/${jobId}`,
+    "/dashboard/reels",
+    `/dashboard/reels/${scheduled}`,
+    "/dashboard/accounts",
+    "/dashboard/system",
+  ]) {
     await page.goto(path);
     await expect(page.getByRole("status").filter({ hasText: /Loading|Reading/ })).toHaveCount(0);
     // Links inside a sentence are exempt (WCAG 2.5.8's inline exception); video controls are the browser's.
@@ -88,10 +108,15 @@ test("every control on a phone is at least 44 px to tap", async ({ page, stack }
         .filter((el) => {
           const style = getComputedStyle(el);
           const box = el.getBoundingClientRect();
-          return box.width > 0 && style.visibility !== "hidden" && style.display !== "inline" && !el.closest(".sr-only");
+          return (
+            box.width > 0 && style.visibility !== "hidden" && style.display !== "inline" && !el.closest(".sr-only")
+          );
         })
         .filter((el) => el.getBoundingClientRect().height < 44)
-        .map((el) => `${el.tagName.toLowerCase()} "${(el.textContent ?? "").trim().slice(0, 30)}" ${Math.round(el.getBoundingClientRect().height)}px`),
+        .map(
+          (el) =>
+            `${el.tagName.toLowerCase()} "${(el.textContent ?? "").trim().slice(0, 30)}" ${Math.round(el.getBoundingClientRect().height)}px`,
+        ),
     );
     expect(small, path).toEqual([]);
   }

@@ -2,7 +2,10 @@ import type { APIRequestContext } from "@playwright/test";
 import { expect, screenshot, signIn, test } from "./fixtures";
 
 /** The sandbox's control surface, called from this machine as a person rehearsing would. */
-async function sandboxAccount(request: APIRequestContext, username: string): Promise<{ account_id: string; access_token: string }> {
+async function sandboxAccount(
+  request: APIRequestContext,
+  username: string,
+): Promise<{ account_id: string; access_token: string }> {
   const response = await request.post("/graph/_sandbox/accounts", { data: { username } });
   expect(response.status()).toBe(201);
   return response.json();
@@ -35,16 +38,28 @@ test("connects an account: status, username and quota shown, the token never", a
   await screenshot(page, "accounts");
 });
 
-test("a needs_reconnect account shows a Reconnect action; reconnecting lets its waiting reel publish", async ({ page, stack }) => {
+test("a needs_reconnect account shows a Reconnect action; reconnecting lets its waiting reel publish", async ({
+  page,
+  stack,
+}) => {
   const { account_id, access_token } = await sandboxAccount(page.request, `e2e_expiring_${Date.now()}`);
   expect((await page.request.post("/api/accounts", { data: { account_id, access_token } })).status()).toBe(201);
-  expect((await page.request.post(`/graph/_sandbox/accounts/${account_id}/token`, { data: { state: "expired" } })).status()).toBe(200);
+  expect(
+    (await page.request.post(`/graph/_sandbox/accounts/${account_id}/token`, { data: { state: "expired" } })).status(),
+  ).toBe(200);
 
-  const submitted = await page.request.post("/api/reels", { data: { account_id, video_url: `${stack.url}/samples/reel-valid.mp4`, caption: "waits for a reconnect" } });
+  const submitted = await page.request.post("/api/reels", {
+    data: { account_id, video_url: `${stack.url}/samples/reel-valid.mp4`, caption: "waits for a reconnect" },
+  });
   expect(submitted.status()).toBe(202);
   const { publication_id } = (await submitted.json()) as { publication_id: string };
   await expect
-    .poll(async () => ((await (await page.request.get(`/api/reels/${publication_id}`)).json()) as { scheduled_reason: string | null }).scheduled_reason, { timeout: 30_000 })
+    .poll(
+      async () =>
+        ((await (await page.request.get(`/api/reels/${publication_id}`)).json()) as { scheduled_reason: string | null })
+          .scheduled_reason,
+      { timeout: 30_000 },
+    )
     .toBe("needs_reconnect");
 
   await page.goto("/dashboard/accounts");

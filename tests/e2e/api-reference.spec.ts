@@ -1,11 +1,15 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, screenshot, signIn, test } from "./fixtures";
 
-test("the API reference page renders the OpenAPI document, loading nothing from another origin", async ({ page, stack }) => {
+test("the API reference page renders the OpenAPI document, loading nothing from another origin", async ({
+  page,
+  stack,
+}) => {
   const foreign: string[] = [];
   page.on("request", (request) => {
     const url = new URL(request.url());
-    if (!["data:", "blob:"].includes(url.protocol) && url.origin !== new URL(stack.url).origin) foreign.push(request.url());
+    if (!["data:", "blob:"].includes(url.protocol) && url.origin !== new URL(stack.url).origin)
+      foreign.push(request.url());
   });
   await signIn(page);
   await page.goto("/dashboard/jobs");

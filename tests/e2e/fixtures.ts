@@ -47,7 +47,9 @@ export async function screenshot(page: Page, name: string) {
 
 /** Submits a job through the API as the signed-in page's context and returns its id. */
 export async function submitJob(page: Page, body: { prompt: string; max_tokens?: number; temperature?: number }) {
-  const response = await page.request.post("/v1/jobs", { data: { tenant_id: readStack().tenantId, model_name: "local-ngram", ...body } });
+  const response = await page.request.post("/v1/jobs", {
+    data: { tenant_id: readStack().tenantId, model_name: "local-ngram", ...body },
+  });
   expect(response.status()).toBe(202);
   return ((await response.json()) as { job_id: string }).job_id;
 }

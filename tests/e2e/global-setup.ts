@@ -27,7 +27,16 @@ export default async function globalSetup() {
   mkdirSync(dataDir, { recursive: true });
   const env: NodeJS.ProcessEnv = { ...process.env };
   // Fully embedded, with a fresh key, whatever the calling shell has set.
-  for (const name of ["REDIS_URL", "KAFKA_BROKERS", "GRAPH_URL", "API_KEYS", "REEL_ACCOUNTS", "LLM_BASE_URL", "DATA_DIR"]) delete env[name];
+  for (const name of [
+    "REDIS_URL",
+    "KAFKA_BROKERS",
+    "GRAPH_URL",
+    "API_KEYS",
+    "REEL_ACCOUNTS",
+    "LLM_BASE_URL",
+    "DATA_DIR",
+  ])
+    delete env[name];
   Object.assign(env, {
     PORT: String(await freePort()),
     // Not the default 9464: a second run of the suite on this machine would find it taken.
@@ -44,7 +53,12 @@ export default async function globalSetup() {
   const logFile = path.join(dataDir, "stack.log");
   const stack = await startStack({ root, dataDir, env, output: { file: logFile } });
   (globalThis as { __e2eStack?: Stack }).__e2eStack = stack;
-  const info: StackInfo = { url: stack.url, apiKey: stack.apiKey, tenantId: String(stack.env.API_KEYS).split(":")[0], logFile };
+  const info: StackInfo = {
+    url: stack.url,
+    apiKey: stack.apiKey,
+    tenantId: String(stack.env.API_KEYS).split(":")[0],
+    logFile,
+  };
   writeFileSync(STACK_FILE, JSON.stringify(info, null, 2));
   process.stdout.write(`e2e stack at ${stack.url} (logs in .test-data/e2e/stack.log)\n`);
 }

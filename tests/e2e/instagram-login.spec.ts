@@ -25,9 +25,15 @@ test.beforeEach(async ({ page }) => {
 });
 
 // The callback answers a refusal with 400 and its page, which Chromium notes in the console.
-test.use({ allowedConsoleErrors: [/status of 400 \(Bad Request\) \(http:\/\/[^)]*\/api\/accounts\/connect\/instagram\/callback\?/] });
+test.use({
+  allowedConsoleErrors: [
+    /status of 400 \(Bad Request\) \(http:\/\/[^)]*\/api\/accounts\/connect\/instagram\/callback\?/,
+  ],
+});
 
-test("Allow at the dialog connects the account: username and token expiry shown; the same callback again connects nothing", async ({ page }) => {
+test("Allow at the dialog connects the account: username and token expiry shown; the same callback again connects nothing", async ({
+  page,
+}) => {
   const username = `e2e_login_${Date.now()}`;
   const accountId = await sandboxAccount(page, username);
   const callbacks: string[] = [];
@@ -73,6 +79,7 @@ test("a state older than its time: the callback refuses it and nothing is connec
   await page.getByRole("radio", { name: `@${username}` }).check();
   await page.getByRole("button", { name: "Allow" }).click();
   await expect(page.getByTestId("login-outcome")).toContainText("took too long");
-  const accounts = ((await (await page.request.get("/api/accounts")).json()) as { data: { account_id: string }[] }).data;
+  const accounts = ((await (await page.request.get("/api/accounts")).json()) as { data: { account_id: string }[] })
+    .data;
   expect(accounts.some((a) => a.account_id === accountId)).toBe(false);
 });

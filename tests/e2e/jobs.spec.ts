@@ -12,7 +12,9 @@ test.beforeEach(async ({ page }) => {
   await signIn(page);
 });
 
-test("a job that runs its full max_tokens shows the counts and why it ended; a reload shows the same text", async ({ page }) => {
+test("a job that runs its full max_tokens shows the counts and why it ended; a reload shows the same text", async ({
+  page,
+}) => {
   await page.goto("/dashboard/jobs");
   await page.getByLabel("Prompt").fill(ENDLESS);
   await page.getByLabel("Temperature").fill("0");
@@ -93,7 +95,9 @@ test("resumes a dropped stream with Last-Event-ID and does not repeat text", asy
       return;
     }
     cutAfter = 0;
-    const response = await fetch(`${stack.url}/jobs/${jobId}/stream`, { headers: { authorization: `Bearer ${stack.apiKey}` } });
+    const response = await fetch(`${stack.url}/jobs/${jobId}/stream`, {
+      headers: { authorization: `Bearer ${stack.apiKey}` },
+    });
     const reader = response.body!.getReader();
     const decoder = new TextDecoder();
     let text = "";
@@ -104,9 +108,16 @@ test("resumes a dropped stream with Last-Event-ID and does not repeat text", asy
     }
     await reader.cancel();
     // The first five frames, then the end of the response, as a dropped connection looks to EventSource.
-    const frames = text.split("\n\n").filter((f) => f.startsWith("id: ")).slice(0, 5);
+    const frames = text
+      .split("\n\n")
+      .filter((f) => f.startsWith("id: "))
+      .slice(0, 5);
     cutAfter = Number(/^id: (\d+)$/m.exec(frames[frames.length - 1])![1]);
-    await route.fulfill({ status: 200, headers: { "content-type": "text/event-stream" }, body: `retry: 200\n\n${frames.join("\n\n")}\n\n` });
+    await route.fulfill({
+      status: 200,
+      headers: { "content-type": "text/event-stream" },
+      body: `retry: 200\n\n${frames.join("\n\n")}\n\n`,
+    });
   });
   await page.goto(`/dashboard/jobs/${jobId}`);
   type Seen = { url: string; ids: string[]; final: boolean }[];
@@ -130,7 +141,9 @@ test("resumes a dropped stream with Last-Event-ID and does not repeat text", asy
   expect(ids).toEqual(ids.map((_, i) => ids[0] + i));
 });
 
-test("while running: live numbers, the text followed unless scrolled up, start and end announced once; then 'Cancelled at'", async ({ page }) => {
+test("while running: live numbers, the text followed unless scrolled up, start and end announced once; then 'Cancelled at'", async ({
+  page,
+}) => {
   await page.goto("/dashboard/jobs");
   await page.getByLabel("Prompt").fill(ENDLESS);
   await page.getByLabel("Temperature").fill("0");
@@ -144,7 +157,9 @@ test("while running: live numbers, the text followed unless scrolled up, start a
   await expect(output).not.toBeEmpty();
   // Text arrives token by token while the job runs, each delta added to what was already shown.
   const early = (await output.textContent()) ?? "";
-  await expect.poll(async () => ((await output.textContent()) ?? "").length, { timeout: 30_000 }).toBeGreaterThan(early.length);
+  await expect
+    .poll(async () => ((await output.textContent()) ?? "").length, { timeout: 30_000 })
+    .toBeGreaterThan(early.length);
   expect(((await output.textContent()) ?? "").startsWith(early)).toBe(true);
   await screenshot(page, "job-running");
 
@@ -167,7 +182,12 @@ test("while running: live numbers, the text followed unless scrolled up, start a
     Object.assign(el.style, { minHeight: "0", maxHeight: "48px" });
     el.scrollTop = el.scrollHeight;
   });
-  const geometry = () => output.evaluate((el) => ({ top: el.scrollTop, gap: el.scrollHeight - el.scrollTop - el.clientHeight, overflow: el.scrollHeight - el.clientHeight }));
+  const geometry = () =>
+    output.evaluate((el) => ({
+      top: el.scrollTop,
+      gap: el.scrollHeight - el.scrollTop - el.clientHeight,
+      overflow: el.scrollHeight - el.clientHeight,
+    }));
   await expect.poll(async () => (await geometry()).overflow, { timeout: 20_000 }).toBeGreaterThan(60);
   await expect.poll(async () => (await geometry()).gap).toBeLessThan(24);
   // …until the reader scrolls up; then new text leaves the view where the reader put it.
@@ -183,7 +203,10 @@ test("while running: live numbers, the text followed unless scrolled up, start a
   await expect(page.getByText(/^Finished/)).toHaveCount(0);
   await expect(page.getByTestId("job-announcer")).toHaveText(/^Generation ended: cancelled/i);
   const jobId = page.url().split("/").pop()!;
-  const view = (await (await page.request.get(`/jobs/${jobId}`)).json()) as { status: string; usage: { completion_tokens: number } };
+  const view = (await (await page.request.get(`/jobs/${jobId}`)).json()) as {
+    status: string;
+    usage: { completion_tokens: number };
+  };
   expect(view.status).toBe("CANCELLED");
   expect(view.usage.completion_tokens).toBeLessThan(5000);
   await screenshot(page, "job-cancelled");
@@ -193,7 +216,9 @@ for (const viewport of [
   { name: "desktop", width: 1280, height: 900 },
   { name: "phone", width: 390, height: 844 },
 ]) {
-  test(`the form shows its defaults, refuses a blank prompt, sends once on a double click, remembers, and runs a job again (${viewport.name})`, async ({ page }) => {
+  test(`the form shows its defaults, refuses a blank prompt, sends once on a double click, remembers, and runs a job again (${viewport.name})`, async ({
+    page,
+  }) => {
     await page.setViewportSize(viewport);
     await page.goto("/dashboard/jobs");
     const prompt = page.getByLabel("Prompt");
@@ -205,7 +230,8 @@ for (const viewport of [
 
     const posts: string[] = [];
     page.on("request", (request) => {
-      if (request.method() === "POST" && new URL(request.url()).pathname === "/v1/jobs") posts.push(request.postData() ?? "");
+      if (request.method() === "POST" && new URL(request.url()).pathname === "/v1/jobs")
+        posts.push(request.postData() ?? "");
     });
     await prompt.fill("   ");
     await page.getByRole("button", { name: "Generate" }).click();

@@ -23,7 +23,9 @@ test.beforeAll(async () => {
   // The sandbox fetches the video like any host's; this one is private, which the embedded stack allows.
   files = createServer((_req, res) => {
     res.writeHead(200, { "content-type": "video/mp4", "content-length": String(size) });
-    createReadStream(video).on("error", () => res.destroy()).pipe(res);
+    createReadStream(video)
+      .on("error", () => res.destroy())
+      .pipe(res);
   });
   await new Promise<void>((resolve) => files.listen(0, "127.0.0.1", resolve));
   videoUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}/large-reel.mp4`;
@@ -40,7 +42,9 @@ test.beforeEach(async ({ page }) => {
 
 async function publishLargeReel(page: Page, caption: string): Promise<string> {
   const accounts = (await (await page.request.get("/api/accounts")).json()) as { data: { account_id: string }[] };
-  const response = await page.request.post("/api/reels", { data: { account_id: accounts.data[0]?.account_id, video_url: videoUrl, caption } });
+  const response = await page.request.post("/api/reels", {
+    data: { account_id: accounts.data[0]?.account_id, video_url: videoUrl, caption },
+  });
   expect(response.status()).toBe(202);
   return ((await response.json()) as { publication_id: string }).publication_id;
 }
@@ -54,7 +58,10 @@ async function goToJobs(page: Page) {
   await expect(page).toHaveURL(/\/dashboard\/jobs$/);
 }
 
-test("leaving playing reels and a live publication logs no uncaught exception in the server", async ({ page, stack }) => {
+test("leaving playing reels and a live publication logs no uncaught exception in the server", async ({
+  page,
+  stack,
+}) => {
   test.setTimeout(240_000);
   const logFrom = statSync(stack.logFile).size;
   const ids = await Promise.all([1, 2, 3].map((n) => publishLargeReel(page, `large reel ${n} ${Date.now()}`)));
@@ -67,12 +74,16 @@ test("leaving playing reels and a live publication logs no uncaught exception in
     if (round % 2 === 0) {
       // Loaded and playing, several at once: range requests in flight, the server held back by the socket.
       await expect.poll(() => videos.first().evaluate((v: HTMLVideoElement) => v.readyState)).toBeGreaterThanOrEqual(1);
-      await videos.evaluateAll((all: HTMLVideoElement[]) => all.slice(0, 4).forEach((v) => void v.play().catch(() => {})));
+      await videos.evaluateAll((all: HTMLVideoElement[]) =>
+        all.slice(0, 4).forEach((v) => void v.play().catch(() => {})),
+      );
       await expect.poll(() => videos.first().evaluate((v: HTMLVideoElement) => v.currentTime)).toBeGreaterThan(0);
       // A seek far ahead makes the browser drop its request and open another at the new offset; the
       // seek ends once that one brings data, and the videos go on loading as the page is left.
       await videos.first().evaluate((v: HTMLVideoElement) => (v.currentTime = v.duration * 0.8));
-      await expect.poll(() => videos.first().evaluate((v: HTMLVideoElement) => !v.seeking && v.readyState >= 2)).toBe(true);
+      await expect
+        .poll(() => videos.first().evaluate((v: HTMLVideoElement) => !v.seeking && v.readyState >= 2))
+        .toBe(true);
     }
     // Odd rounds leave while the videos' metadata is still loading.
     await goToJobs(page);
@@ -92,7 +103,11 @@ test("leaving playing reels and a live publication logs no uncaught exception in
 
   // The server notices the cancelled transfers a moment after the browser leaves: once it has
   // closed every file it was sending, what it logged about them is all there.
-  await expect.poll(async () => /^dispatch_file_streams_open 0$/m.test(await (await page.request.get("/metrics")).text()), { timeout: 30_000 }).toBe(true);
+  await expect
+    .poll(async () => /^dispatch_file_streams_open 0$/m.test(await (await page.request.get("/metrics")).text()), {
+      timeout: 30_000,
+    })
+    .toBe(true);
   const log = readFileSync(stack.logFile).subarray(logFrom).toString("utf8");
   assertNoUncaught(log, "the web server or a worker, during the walk");
 });

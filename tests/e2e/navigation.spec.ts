@@ -8,7 +8,11 @@ for (const viewport of [
   test.describe(viewport.name, () => {
     test.use({ viewport: { width: viewport.width, height: viewport.height } });
 
-    test("a shared job link opened signed out returns to that job after signing in", async ({ page, request, stack }) => {
+    test("a shared job link opened signed out returns to that job after signing in", async ({
+      page,
+      request,
+      stack,
+    }) => {
       const submitted = await request.post("/v1/jobs", {
         headers: { authorization: `Bearer ${stack.apiKey}` },
         data: { tenant_id: stack.tenantId, model_name: "local-ngram", prompt: "A shared link", max_tokens: 5 },
@@ -46,13 +50,25 @@ test.describe("not found", () => {
     { name: "desktop", width: 1280, height: 900 },
     { name: "phone", width: 390, height: 844 },
   ]) {
-    test(`unknown job and reel ids answer 404 inside the dashboard, with a way back (${viewport.name})`, async ({ page }) => {
+    test(`unknown job and reel ids answer 404 inside the dashboard, with a way back (${viewport.name})`, async ({
+      page,
+    }) => {
       await page.setViewportSize(viewport);
       await signIn(page);
       for (const { path, heading, back, home } of [
-        { path: `/dashboard/jobs/${randomUUID()}`, heading: "No such job", back: "Back to jobs", home: "/dashboard/jobs" },
+        {
+          path: `/dashboard/jobs/${randomUUID()}`,
+          heading: "No such job",
+          back: "Back to jobs",
+          home: "/dashboard/jobs",
+        },
         { path: "/dashboard/jobs/not-an-id", heading: "No such job", back: "Back to jobs", home: "/dashboard/jobs" },
-        { path: `/dashboard/reels/${randomUUID()}`, heading: "No such publication", back: "Back to reels", home: "/dashboard/reels" },
+        {
+          path: `/dashboard/reels/${randomUUID()}`,
+          heading: "No such publication",
+          back: "Back to reels",
+          home: "/dashboard/reels",
+        },
       ]) {
         const response = await page.goto(path);
         expect(response?.status()).toBe(404);

@@ -13,7 +13,9 @@ test("health, /metrics and the OpenAPI document answer on the running server", a
   const metrics = await request.get("/metrics");
   expect(metrics.status()).toBe(200);
   expect(metrics.headers()["content-type"]).toBe("text/plain; version=0.0.4; charset=utf-8");
-  expect(await metrics.text()).toMatch(/^dispatch_jobs_submitted_total\{model="local-ngram",tenant="[^"]+"\} [1-9]\d*$/m);
+  expect(await metrics.text()).toMatch(
+    /^dispatch_jobs_submitted_total\{model="local-ngram",tenant="[^"]+"\} [1-9]\d*$/m,
+  );
 
   const document = await request.get("/v1/openapi.json");
   expect(document.status()).toBe(200);

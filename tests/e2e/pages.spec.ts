@@ -36,7 +36,10 @@ for (const viewport of [
   });
 }
 
-test("the browser's icons answer: /favicon.ico (which Chromium asks for by itself) and the SVG the pages link", async ({ page, request }) => {
+test("the browser's icons answer: /favicon.ico (which Chromium asks for by itself) and the SVG the pages link", async ({
+  page,
+  request,
+}) => {
   const ico = await request.get("/favicon.ico");
   expect(ico.status()).toBe(200);
   expect(ico.headers()["content-type"]).toBe("image/x-icon");
@@ -45,7 +48,9 @@ test("the browser's icons answer: /favicon.ico (which Chromium asks for by itsel
   expect([bytes.readUInt16LE(0), bytes.readUInt16LE(2), bytes.readUInt16LE(4) > 0]).toEqual([0, 1, true]);
 
   await page.goto("/sign-in");
-  const links = await page.locator('head link[rel="icon"]').evaluateAll((els) => els.map((el) => new URL((el as HTMLLinkElement).href).pathname));
+  const links = await page
+    .locator('head link[rel="icon"]')
+    .evaluateAll((els) => els.map((el) => new URL((el as HTMLLinkElement).href).pathname));
   expect(links).toContain("/favicon.ico");
   const svgPath = links.find((href) => href.startsWith("/icon"));
   expect(svgPath).toBeDefined();
@@ -67,7 +72,9 @@ test("the system page shows health, lag per partition and jobs by status, refres
 
   // A job finishing elsewhere shows up without a reload (other specs' jobs may finish meanwhile too).
   const jobId = await submitJob(page, { prompt: "The system page refreshes", max_tokens: 10 });
-  await expect.poll(async () => Number(await completed.textContent()), { timeout: 60_000 }).toBeGreaterThanOrEqual(before + 1);
+  await expect
+    .poll(async () => Number(await completed.textContent()), { timeout: 60_000 })
+    .toBeGreaterThanOrEqual(before + 1);
   await expect(page.getByTestId("recent-completions").locator(`a[href="/dashboard/jobs/${jobId}"]`)).toBeVisible();
   await screenshot(page, "system");
 });

@@ -18,7 +18,9 @@ for (const viewport of [
   { name: "desktop", width: 1280, height: 900 },
   { name: "phone", width: 390, height: 844 },
 ]) {
-  test(`a scheduled reel names its zone, shows when it goes out, can be moved and re-captioned, then cancelled (${viewport.name})`, async ({ page }) => {
+  test(`a scheduled reel names its zone, shows when it goes out, can be moved and re-captioned, then cancelled (${viewport.name})`, async ({
+    page,
+  }) => {
     await page.setViewportSize(viewport);
     await page.goto("/dashboard/reels");
     await expect(page.getByLabel("Account")).toHaveValue(/^\d+$/);
@@ -26,7 +28,9 @@ for (const viewport of [
     // The video plays in the form before anything is sent.
     const preview = page.getByTestId("video-preview");
     await expect(preview).toBeVisible();
-    await expect.poll(() => preview.evaluate((v: HTMLVideoElement) => v.readyState), { timeout: 15_000 }).toBeGreaterThanOrEqual(1);
+    await expect
+      .poll(() => preview.evaluate((v: HTMLVideoElement) => v.readyState), { timeout: 15_000 })
+      .toBeGreaterThanOrEqual(1);
     await page.getByLabel("Caption").fill("first line\nsecond line");
     await page.getByRole("switch", { name: "Schedule" }).click();
     await expect(page.getByTestId("schedule-zone")).toHaveText("In your time zone: America/Phoenix, UTC-7");
@@ -35,14 +39,22 @@ for (const viewport of [
     await page.getByRole("button", { name: "Schedule reel" }).click();
     await expect(page).toHaveURL(/\/dashboard\/reels\/[0-9a-f-]{36}$/);
     const id = page.url().split("/").pop()!;
-    const read = async () => (await (await page.request.get(`/api/reels/${id}`)).json()) as { status: string; publish_at: string; caption: string };
+    const read = async () =>
+      (await (await page.request.get(`/api/reels/${id}`)).json()) as {
+        status: string;
+        publish_at: string;
+        caption: string;
+      };
     expect((await read()).publish_at).toBe(first.iso);
 
     await expect(page.getByTestId("publication-status")).toHaveText("SCHEDULED");
     await expect(page.getByText("(America/Phoenix, UTC-7)")).toBeVisible();
     // Every time on the page in one local form: no raw ISO strings.
     await expect(page.locator("main")).not.toContainText(/\d{4}-\d{2}-\d{2}T\d{2}:/);
-    await expect(page.locator(`time[datetime="${first.iso}"]`).first()).toHaveAttribute("title", /America\/Phoenix, UTC-7/);
+    await expect(page.locator(`time[datetime="${first.iso}"]`).first()).toHaveAttribute(
+      "title",
+      /America\/Phoenix, UTC-7/,
+    );
     await screenshot(page, `reel-scheduled-${viewport.name}`);
 
     // The list says when it goes out, with the year only when it is not this year's.
@@ -79,9 +91,13 @@ for (const viewport of [
 }
 
 test("an account shows its username next to its id", async ({ page }) => {
-  const accounts = (await (await page.request.get("/api/accounts")).json()) as { data: { account_id: string; username: string | null }[] };
+  const accounts = (await (await page.request.get("/api/accounts")).json()) as {
+    data: { account_id: string; username: string | null }[];
+  };
   const [account] = accounts.data;
   expect(account.username).toMatch(/\w/);
   await page.goto("/dashboard/reels");
-  await expect(page.getByLabel("Account").locator("option").first()).toHaveText(`@${account.username} · ${account.account_id} (sandbox)`);
+  await expect(page.getByLabel("Account").locator("option").first()).toHaveText(
+    `@${account.username} · ${account.account_id} (sandbox)`,
+  );
 });

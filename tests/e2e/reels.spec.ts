@@ -18,9 +18,13 @@ async function expectPlaying(page: Page, selector: string) {
   const video = page.locator(selector).first();
   await video.scrollIntoViewIfNeeded();
   await video.evaluate((v: HTMLVideoElement) => v.play());
-  await expect.poll(() => video.evaluate((v: HTMLVideoElement) => v.readyState), { timeout: 15_000 }).toBeGreaterThanOrEqual(2);
+  await expect
+    .poll(() => video.evaluate((v: HTMLVideoElement) => v.readyState), { timeout: 15_000 })
+    .toBeGreaterThanOrEqual(2);
   const start = await video.evaluate((v: HTMLVideoElement) => v.currentTime);
-  await expect.poll(() => video.evaluate((v: HTMLVideoElement) => v.currentTime), { timeout: 15_000 }).toBeGreaterThan(start);
+  await expect
+    .poll(() => video.evaluate((v: HTMLVideoElement) => v.currentTime), { timeout: 15_000 })
+    .toBeGreaterThan(start);
 }
 
 test("publishes the sample reel, shows the timeline to PUBLISHED, and plays it", async ({ page }) => {
@@ -63,13 +67,18 @@ test.describe("failures", () => {
     { name: "a too-short video", url: "/samples/reel-too-short.mp4", code: "352", subcode: "2207026" },
     { name: "an unreachable URL", url: "http://127.0.0.1:9/nowhere.mp4", code: "9004", subcode: "2207052" },
   ]) {
-    test(`shows the Graph failure for ${name} once: headline, codes for support, what to do; the timeline in event order`, async ({ page, stack }) => {
+    test(`shows the Graph failure for ${name} once: headline, codes for support, what to do; the timeline in event order`, async ({
+      page,
+      stack,
+    }) => {
       await publish(page, async () => {
         await page.getByLabel("Video URL").fill(url.startsWith("/") ? `${stack.url}${url}` : url);
       });
       await expect(page.getByTestId("publication-status")).toHaveText("FAILED", { timeout: 45_000 });
       const id = page.url().split("/").pop()!;
-      const view = (await (await page.request.get(`/api/reels/${id}`)).json()) as { error: { headline: string; remedy: string; fbtrace_id: string | null } };
+      const view = (await (await page.request.get(`/api/reels/${id}`)).json()) as {
+        error: { headline: string; remedy: string; fbtrace_id: string | null };
+      };
       const error = page.getByTestId("publication-error");
       await expect(error.getByTestId("error-headline")).toHaveText(view.error.headline);
       await expect(error.getByTestId("error-code")).toHaveText(code);
@@ -77,11 +86,22 @@ test.describe("failures", () => {
       await expect(error.getByTestId("error-fbtrace")).toHaveText(view.error.fbtrace_id ?? "—");
       await expect(error.getByTestId("error-advice")).toContainText(view.error.remedy);
       // Headline first, the codes next, what to do last.
-      const order = await error.locator("[data-testid]").evaluateAll((els) => els.map((el) => el.getAttribute("data-testid")));
-      expect(order.filter((t) => ["error-headline", "error-code", "error-advice"].includes(t!))).toEqual(["error-headline", "error-code", "error-advice"]);
+      const order = await error
+        .locator("[data-testid]")
+        .evaluateAll((els) => els.map((el) => el.getAttribute("data-testid")));
+      expect(order.filter((t) => ["error-headline", "error-code", "error-advice"].includes(t!))).toEqual([
+        "error-headline",
+        "error-code",
+        "error-advice",
+      ]);
 
       // Ordered by each event's seq, whatever their times say: the failure comes after what caused it.
-      const seqs = (await page.getByTestId("timeline").locator("li").evaluateAll((els) => els.map((el) => el.getAttribute("data-seq")))).map(Number);
+      const seqs = (
+        await page
+          .getByTestId("timeline")
+          .locator("li")
+          .evaluateAll((els) => els.map((el) => el.getAttribute("data-seq")))
+      ).map(Number);
       expect(seqs.length).toBeGreaterThan(1);
       expect(seqs.every((n) => Number.isInteger(n) && n > 0)).toBe(true);
       expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
@@ -89,7 +109,9 @@ test.describe("failures", () => {
 
       // The list reads the same headline.
       await page.goto("/dashboard/reels");
-      await expect(page.locator(`[data-publication-id="${id}"]`).getByTestId("error-headline")).toHaveText(view.error.headline);
+      await expect(page.locator(`[data-publication-id="${id}"]`).getByTestId("error-headline")).toHaveText(
+        view.error.headline,
+      );
     });
   }
 });

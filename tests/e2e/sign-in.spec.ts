@@ -22,7 +22,9 @@ test.describe("sign-in", () => {
 
     const [session] = (await context.cookies()).filter((c) => c.name === "dispatch_session");
     expect(session).toMatchObject({ httpOnly: true, sameSite: "Lax", path: "/", secure: false });
-    const stored = await page.evaluate(() => JSON.stringify({ cookie: document.cookie, local: { ...localStorage }, session: { ...sessionStorage } }));
+    const stored = await page.evaluate(() =>
+      JSON.stringify({ cookie: document.cookie, local: { ...localStorage }, session: { ...sessionStorage } }),
+    );
     expect(stored).not.toContain(stack.apiKey);
     expect(stored).not.toContain("dispatch_session");
 

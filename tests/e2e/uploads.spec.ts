@@ -12,9 +12,13 @@ async function expectPlaying(page: Page, selector: string) {
   const video = page.locator(selector).first();
   await video.scrollIntoViewIfNeeded();
   await video.evaluate((v: HTMLVideoElement) => v.play());
-  await expect.poll(() => video.evaluate((v: HTMLVideoElement) => v.readyState), { timeout: 15_000 }).toBeGreaterThanOrEqual(2);
+  await expect
+    .poll(() => video.evaluate((v: HTMLVideoElement) => v.readyState), { timeout: 15_000 })
+    .toBeGreaterThanOrEqual(2);
   const start = await video.evaluate((v: HTMLVideoElement) => v.currentTime);
-  await expect.poll(() => video.evaluate((v: HTMLVideoElement) => v.currentTime), { timeout: 15_000 }).toBeGreaterThan(start);
+  await expect
+    .poll(() => video.evaluate((v: HTMLVideoElement) => v.currentTime), { timeout: 15_000 })
+    .toBeGreaterThan(start);
 }
 
 test("uploads a local file with a progress bar, previews it from the disk, and publishes it", async ({ page }) => {
@@ -26,7 +30,12 @@ test("uploads a local file with a progress bar, previews it from the disk, and p
   // A slow line, so the bar has steps to show: every value it takes is recorded.
   const cdp = await page.context().newCDPSession(page);
   await cdp.send("Network.enable");
-  await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 4 * 1024 * 1024 });
+  await cdp.send("Network.emulateNetworkConditions", {
+    offline: false,
+    latency: 0,
+    downloadThroughput: -1,
+    uploadThroughput: 4 * 1024 * 1024,
+  });
   await page.evaluate(() => {
     const seen: number[] = [];
     (window as unknown as { progressSeen: number[] }).progressSeen = seen;
@@ -41,11 +50,21 @@ test("uploads a local file with a progress bar, previews it from the disk, and p
   const bar = page.getByRole("progressbar", { name: "Upload progress" });
   await expect(bar).toBeVisible();
   await expect(bar).toHaveAttribute("aria-valuenow", "100", { timeout: 30_000 });
-  await expect(page.getByTestId("upload-status")).toHaveText(new RegExp(`^Uploaded ${path.basename(file).replace(".", "\\.")} \\(`));
+  await expect(page.getByTestId("upload-status")).toHaveText(
+    new RegExp(`^Uploaded ${path.basename(file).replace(".", "\\.")} \\(`),
+  );
   const seen = await page.evaluate(() => (window as unknown as { progressSeen: number[] }).progressSeen);
-  expect(seen.some((value) => value > 0 && value < 100), `progress values: ${seen.join(", ")}`).toBe(true);
+  expect(
+    seen.some((value) => value > 0 && value < 100),
+    `progress values: ${seen.join(", ")}`,
+  ).toBe(true);
   expect([...seen].sort((a, b) => a - b)).toEqual(seen);
-  await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+  await cdp.send("Network.emulateNetworkConditions", {
+    offline: false,
+    latency: 0,
+    downloadThroughput: -1,
+    uploadThroughput: -1,
+  });
 
   await expectPlaying(page, '[data-testid="upload-preview"]');
   expect(await page.getByTestId("upload-preview").getAttribute("src")).toMatch(/^blob:/);
@@ -69,7 +88,11 @@ test.describe("a file that is not a video", () => {
   test("shows why the upload was refused", async ({ page }) => {
     await page.goto("/dashboard/reels");
     await page.getByRole("radio", { name: "From a file" }).click();
-    await page.getByLabel("Video file").setInputFiles({ name: "notes.mp4", mimeType: "video/mp4", buffer: Buffer.from("not a video at all ".repeat(50)) });
+    await page.getByLabel("Video file").setInputFiles({
+      name: "notes.mp4",
+      mimeType: "video/mp4",
+      buffer: Buffer.from("not a video at all ".repeat(50)),
+    });
     await expect(page.getByRole("alert").filter({ hasText: "The file is not an MP4 or MOV video" })).toBeVisible();
     await expect(page.getByTestId("upload-status")).toHaveText("Upload of notes.mp4 failed");
   });
@@ -84,9 +107,14 @@ test("takes a FormData the browser encodes itself, with its mixed-case ----WebKi
     form.set("note", "a text field before the file");
     form.set("file", new File([video], "reel.mp4", { type: "video/mp4" }));
     const response = await fetch("/api/uploads", { method: "POST", body: form });
-    return { status: response.status, body: (await response.json()) as { upload_id?: string; size?: number; detail?: string } };
+    return {
+      status: response.status,
+      body: (await response.json()) as { upload_id?: string; size?: number; detail?: string },
+    };
   });
-  expect((await sent).headers()["content-type"]).toMatch(/^multipart\/form-data; boundary=----WebKitFormBoundary[0-9A-Za-z]+$/);
+  expect((await sent).headers()["content-type"]).toMatch(
+    /^multipart\/form-data; boundary=----WebKitFormBoundary[0-9A-Za-z]+$/,
+  );
   expect(answer.status, answer.body.detail).toBe(201);
   expect(answer.body).toEqual({ upload_id: expect.stringMatching(/^[0-9a-f-]{36}$/), size: expect.any(Number) });
 });

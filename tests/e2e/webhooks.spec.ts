@@ -30,7 +30,9 @@ test.beforeEach(async ({ page }) => {
   await signIn(page);
 });
 
-test("creates a webhook in the dashboard, shows its secret once, and logs the delivery after a job", async ({ page }) => {
+test("creates a webhook in the dashboard, shows its secret once, and logs the delivery after a job", async ({
+  page,
+}) => {
   await page.goto("/dashboard/webhooks");
   await page.getByRole("link", { name: "Webhooks" }).waitFor();
   await page.getByLabel("Endpoint URL").fill(url);
@@ -65,7 +67,10 @@ test("creates a webhook in the dashboard, shows its secret once, and logs the de
   await expect(entry).toContainText("attempt 1");
   await expect(entry).toContainText("204");
 
-  const payload = new Webhook(secret).verify(delivery!.body, delivery!.headers as Record<string, string>) as { type: string; data: { job_id: string } };
+  const payload = new Webhook(secret).verify(delivery!.body, delivery!.headers as Record<string, string>) as {
+    type: string;
+    data: { job_id: string };
+  };
   expect(payload).toMatchObject({ type: "job.completed", data: { job_id: jobId } });
   await screenshot(page, "webhook-delivery-log");
 
@@ -76,16 +81,28 @@ test("creates a webhook in the dashboard, shows its secret once, and logs the de
     await item.getByRole("button", { name: "Delivery log" }).click();
     await expect(entry).toContainText("Delivered");
     const { violations } = await new AxeBuilder({ page }).analyze();
-    expect(violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`), colorScheme).toEqual([]);
+    expect(
+      violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`),
+      colorScheme,
+    ).toEqual([]);
   }
   await page.setViewportSize({ width: 390, height: 844 });
   expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
   // Every control is at least 44 px to tap on a phone (the event checkboxes' rows are the targets; their inputs are sr-only).
   const small = await page.locator("a, button, input, select, textarea, summary").evaluateAll((els) =>
     els
-      .filter((el) => el.getBoundingClientRect().width > 0 && getComputedStyle(el).display !== "inline" && !el.closest(".sr-only") && !el.classList.contains("sr-only"))
+      .filter(
+        (el) =>
+          el.getBoundingClientRect().width > 0 &&
+          getComputedStyle(el).display !== "inline" &&
+          !el.closest(".sr-only") &&
+          !el.classList.contains("sr-only"),
+      )
       .filter((el) => el.getBoundingClientRect().height < 44)
-      .map((el) => `${el.tagName.toLowerCase()} "${(el.textContent ?? "").trim().slice(0, 30)}" ${Math.round(el.getBoundingClientRect().height)}px`),
+      .map(
+        (el) =>
+          `${el.tagName.toLowerCase()} "${(el.textContent ?? "").trim().slice(0, 30)}" ${Math.round(el.getBoundingClientRect().height)}px`,
+      ),
   );
   expect(small).toEqual([]);
   await screenshot(page, "webhook-delivery-log-phone-dark");

@@ -47,7 +47,7 @@ async function countKeys(pattern: string): Promise<number> {
 
 /** A small seeded PRNG so a failing case can be replayed. */
 function prng(seed: number) {
-  return () => ((seed = (seed * 48271) % 2147483647) / 2147483647);
+  return () => (seed = (seed * 48271) % 2147483647) / 2147483647;
 }
 
 describe("abuse", () => {
@@ -60,35 +60,105 @@ describe("abuse", () => {
       (b) => JSON.stringify({ ...b, extra_field: true }),
       (b) => JSON.stringify(b).slice(0, Math.max(1, Math.floor(random() * JSON.stringify(b).length))),
       () => JSON.stringify(pick([null, 1, "text", [], [1, 2], true, {}])),
-      (b) => JSON.stringify(Object.fromEntries(Object.entries(b).map(([k, v]) => [k, typeof v === "string" ? pick([1, null, [], {}, true]) : "x"]))),
+      (b) =>
+        JSON.stringify(
+          Object.fromEntries(
+            Object.entries(b).map(([k, v]) => [k, typeof v === "string" ? pick([1, null, [], {}, true]) : "x"]),
+          ),
+        ),
       () => "",
       () => new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]),
       () => "x".repeat(1024 * 1024 + 100),
       () => `{"a":${"[".repeat(5000)}${"]".repeat(5000)}}`,
       (b) => JSON.stringify({ ...b, tenant_id: pick(["", "a b", "../etc", "x".repeat(200)]) }),
-      (b) => JSON.stringify({ ...b, prompt: "", video_url: pick(["file:///etc/passwd", "ftp://x/y.mp4", "http://user:pw@example.com/a.mp4", "not a url", "javascript:alert(1)"]) }),
+      (b) =>
+        JSON.stringify({
+          ...b,
+          prompt: "",
+          video_url: pick([
+            "file:///etc/passwd",
+            "ftp://x/y.mp4",
+            "http://user:pw@example.com/a.mp4",
+            "not a url",
+            "javascript:alert(1)",
+          ]),
+        }),
     ];
-    const badIds = ["..%2F..%2Fetc%2Fpasswd", "%00", "x".repeat(3000), "%F0%9F%92%A9", "null", "-1", "1%27%20OR%201%3D1", "00000000-0000-4000-8000-000000000000"];
+    const badIds = [
+      "..%2F..%2Fetc%2Fpasswd",
+      "%00",
+      "x".repeat(3000),
+      "%F0%9F%92%A9",
+      "null",
+      "-1",
+      "1%27%20OR%201%3D1",
+      "00000000-0000-4000-8000-000000000000",
+    ];
     const authHeaders = (): Record<string, string> =>
-      pick<Record<string, string>>([{ authorization: `Bearer ${stack.keys.acme}` }, {}, { authorization: "Bearer nope" }, { authorization: `Basic ${stack.keys.acme}` }, { authorization: `Bearer ${stack.keys.acme}` }]);
-    const contentType = () => pick(["application/json", "text/plain", "application/xml", "multipart/form-data; boundary=x", "", "application/json; charset=utf-8"]);
+      pick<Record<string, string>>([
+        { authorization: `Bearer ${stack.keys.acme}` },
+        {},
+        { authorization: "Bearer nope" },
+        { authorization: `Basic ${stack.keys.acme}` },
+        { authorization: `Bearer ${stack.keys.acme}` },
+      ]);
+    const contentType = () =>
+      pick([
+        "application/json",
+        "text/plain",
+        "application/xml",
+        "multipart/form-data; boundary=x",
+        "",
+        "application/json; charset=utf-8",
+      ]);
 
     type Case = { method: string; path: string; headers: Record<string, string>; body?: BodyInit };
     const makers: (() => Case)[] = [
-      () => ({ method: "POST", path: "/v1/jobs", headers: { ...authHeaders(), "content-type": contentType() }, body: pick(corruptions)(validJob) }),
-      () => ({ method: "POST", path: "/api/reels", headers: { ...authHeaders(), "content-type": contentType() }, body: pick(corruptions)(validReel) }),
-      () => ({ method: "POST", path: "/api/session", headers: { "content-type": contentType() }, body: pick(corruptions)({ api_key: "wrong-key-000000000000" }) }),
+      () => ({
+        method: "POST",
+        path: "/v1/jobs",
+        headers: { ...authHeaders(), "content-type": contentType() },
+        body: pick(corruptions)(validJob),
+      }),
+      () => ({
+        method: "POST",
+        path: "/api/reels",
+        headers: { ...authHeaders(), "content-type": contentType() },
+        body: pick(corruptions)(validReel),
+      }),
+      () => ({
+        method: "POST",
+        path: "/api/session",
+        headers: { "content-type": contentType() },
+        body: pick(corruptions)({ api_key: "wrong-key-000000000000" }),
+      }),
       () => ({ method: "GET", path: `/jobs/${pick(badIds)}`, headers: authHeaders() }),
       () => ({ method: "GET", path: `/v1/jobs/${pick(badIds)}`, headers: authHeaders() }),
-      () => ({ method: "GET", path: `/jobs/${pick(badIds)}/stream?after=${pick(["-1", "abc", "1e99", ""])}`, headers: authHeaders() }),
+      () => ({
+        method: "GET",
+        path: `/jobs/${pick(badIds)}/stream?after=${pick(["-1", "abc", "1e99", ""])}`,
+        headers: authHeaders(),
+      }),
       () => ({ method: "POST", path: `/jobs/${pick(badIds)}/cancel`, headers: authHeaders() }),
-      () => ({ method: "GET", path: `/v1/jobs?${pick(["limit=0", "limit=1000000", "cursor=abc", "limit=-5", "foo=bar", "limit=1.5"])}`, headers: authHeaders() }),
+      () => ({
+        method: "GET",
+        path: `/v1/jobs?${pick(["limit=0", "limit=1000000", "cursor=abc", "limit=-5", "foo=bar", "limit=1.5"])}`,
+        headers: authHeaders(),
+      }),
       () => ({ method: "GET", path: `/api/reels/${pick(badIds)}`, headers: authHeaders() }),
       () => ({ method: "POST", path: `/api/reels/${pick(badIds)}/resume`, headers: authHeaders() }),
       () => ({ method: "GET", path: `/api/reels?${pick(["limit=0", "cursor=zz", "x=1"])}`, headers: authHeaders() }),
       () => ({ method: "GET", path: `/v1/${pick(["nope", "jobs/x/y/z", "..%2Fadmin"])}`, headers: authHeaders() }),
-      () => ({ method: "GET", path: pick(["/v1/models", "/api/accounts", "/api/reels", "/v1/jobs"]), headers: pick<Record<string, string>>([{}, { authorization: "Bearer wrong" }]) }),
-      () => ({ method: "GET", path: `/v1/jobs/${pick(badIds)}`, headers: { ...authHeaders(), "x-padding": "a".repeat(20_000 + Math.floor(random() * 40_000)) } }),
+      () => ({
+        method: "GET",
+        path: pick(["/v1/models", "/api/accounts", "/api/reels", "/v1/jobs"]),
+        headers: pick<Record<string, string>>([{}, { authorization: "Bearer wrong" }]),
+      }),
+      () => ({
+        method: "GET",
+        path: `/v1/jobs/${pick(badIds)}`,
+        headers: { ...authHeaders(), "x-padding": "a".repeat(20_000 + Math.floor(random() * 40_000)) },
+      }),
     ];
 
     const jobsBefore = await countKeys(jobKeys.state("*"));
@@ -115,8 +185,20 @@ describe("abuse", () => {
         if (response.status < 400 || response.status >= 500) bad.push(describe);
         else if (response.status !== 431) {
           // 431 comes from Node's HTTP parser before any handler runs: no body of ours.
-          const problem = (() => { try { return JSON.parse(text); } catch { return undefined; } })();
-          const ok = response.headers.get("content-type") === "application/problem+json" && problem && problem.status === response.status && problem.title && problem.detail && problem.type;
+          const problem = (() => {
+            try {
+              return JSON.parse(text);
+            } catch {
+              return undefined;
+            }
+          })();
+          const ok =
+            response.headers.get("content-type") === "application/problem+json" &&
+            problem &&
+            problem.status === response.status &&
+            problem.title &&
+            problem.detail &&
+            problem.type;
           if (!ok) bad.push(describe);
         }
       }
@@ -136,26 +218,79 @@ describe("abuse", () => {
     const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)];
     const logFrom = stack.logs().length;
     const valid = readFileSync(path.join(ROOT, "public/samples/reel-valid.mp4"));
-    const hugeMoov = Buffer.concat([moovWithoutMvhd.subarray(0, 32), Buffer.from([0x0f, 0xa0, 0x00, 0x00]), Buffer.from("moov"), Buffer.alloc(4096)]);
-    const videos: Buffer[] = [valid, valid.subarray(0, 2000), valid.subarray(0, Math.floor(valid.length / 2)), moovWithoutMvhd, moovWithoutTracks(), hugeMoov, Buffer.alloc(0), Buffer.from("<html>not a video</html>"), Buffer.from(Array.from({ length: 3000 }, () => Math.floor(random() * 256)))];
-    const boundary = () => pick(["----WebKitFormBoundaryAbCdEfGh12345678", "x", "----formdata-undici-012345", "Quoted Boundary", "a".repeat(70)]);
+    const hugeMoov = Buffer.concat([
+      moovWithoutMvhd.subarray(0, 32),
+      Buffer.from([0x0f, 0xa0, 0x00, 0x00]),
+      Buffer.from("moov"),
+      Buffer.alloc(4096),
+    ]);
+    const videos: Buffer[] = [
+      valid,
+      valid.subarray(0, 2000),
+      valid.subarray(0, Math.floor(valid.length / 2)),
+      moovWithoutMvhd,
+      moovWithoutTracks(),
+      hugeMoov,
+      Buffer.alloc(0),
+      Buffer.from("<html>not a video</html>"),
+      Buffer.from(Array.from({ length: 3000 }, () => Math.floor(random() * 256))),
+    ];
+    const boundary = () =>
+      pick([
+        "----WebKitFormBoundaryAbCdEfGh12345678",
+        "x",
+        "----formdata-undici-012345",
+        "Quoted Boundary",
+        "a".repeat(70),
+      ]);
     const multipart = (b: string, file: Buffer) => {
-      const field = pick(["", `--${b}\r\nContent-Disposition: form-data; name="note"\r\n\r\n${"n".repeat(Math.floor(random() * 100_000))}\r\n`]);
-      const part = pick([`--${b}\r\nContent-Disposition: form-data; name="file"; filename="reel.mp4"\r\nContent-Type: video/mp4\r\n\r\n`, `--${b}\r\nContent-Disposition: form-data; name="file"\r\n\r\n`, `--${b}\r\n${"X-Long: y\r\n".repeat(2000)}\r\n`]);
-      return Buffer.concat([Buffer.from(field + part), file, Buffer.from(pick([`\r\n--${b}--\r\n`, "", `\r\n--${b}`]))]);
+      const field = pick([
+        "",
+        `--${b}\r\nContent-Disposition: form-data; name="note"\r\n\r\n${"n".repeat(Math.floor(random() * 100_000))}\r\n`,
+      ]);
+      const part = pick([
+        `--${b}\r\nContent-Disposition: form-data; name="file"; filename="reel.mp4"\r\nContent-Type: video/mp4\r\n\r\n`,
+        `--${b}\r\nContent-Disposition: form-data; name="file"\r\n\r\n`,
+        `--${b}\r\n${"X-Long: y\r\n".repeat(2000)}\r\n`,
+      ]);
+      return Buffer.concat([
+        Buffer.from(field + part),
+        file,
+        Buffer.from(pick([`\r\n--${b}--\r\n`, "", `\r\n--${b}`])),
+      ]);
     };
     /** Sent as is, or chunked (no Content-Length) in pieces of random sizes. */
     const body = (bytes: Buffer): BodyInit => {
       if (random() < 0.5) return new Uint8Array(bytes);
       const pieces: Uint8Array[] = [];
-      for (let at = 0; at < bytes.length; ) pieces.push(bytes.subarray(at, (at += 1 + Math.floor(random() * 65_536))));
-      return new ReadableStream<Uint8Array>({ pull: (c) => void (pieces.length ? c.enqueue(pieces.shift()) : c.close()) });
+      for (let at = 0; at < bytes.length;) pieces.push(bytes.subarray(at, (at += 1 + Math.floor(random() * 65_536))));
+      return new ReadableStream<Uint8Array>({
+        pull: (c) => void (pieces.length ? c.enqueue(pieces.shift()) : c.close()),
+      });
     };
     const upload = (): { headers: Record<string, string>; body: BodyInit } => {
       const file = pick(videos);
-      if (random() < 0.5) return { headers: { "content-type": pick(["video/mp4", "video/quicktime", "VIDEO/MP4", "text/plain", "video/mp4; codecs=avc1", ""]) }, body: body(file) };
+      if (random() < 0.5)
+        return {
+          headers: {
+            "content-type": pick([
+              "video/mp4",
+              "video/quicktime",
+              "VIDEO/MP4",
+              "text/plain",
+              "video/mp4; codecs=avc1",
+              "",
+            ]),
+          },
+          body: body(file),
+        };
       const b = boundary();
-      const type = pick([`multipart/form-data; boundary=${b}`, `multipart/form-data; boundary="${b}"`, "multipart/form-data", `Multipart/Form-Data; BOUNDARY=${b}`]);
+      const type = pick([
+        `multipart/form-data; boundary=${b}`,
+        `multipart/form-data; boundary="${b}"`,
+        "multipart/form-data",
+        `Multipart/Form-Data; BOUNDARY=${b}`,
+      ]);
       return { headers: { "content-type": type }, body: body(multipart(b, file)) };
     };
     const bad: string[] = [];
@@ -166,38 +301,81 @@ describe("abuse", () => {
       while (sent < N) {
         sent++;
         const c = upload();
-        const headers = Object.fromEntries(Object.entries({ authorization: `Bearer ${stack.keys.acme}`, ...c.headers }).filter(([, v]) => v !== ""));
-        const response = await fetch(`${stack.url}/api/uploads`, { method: "POST", headers, body: c.body, duplex: "half" } as RequestInit).catch((error: unknown) => error as Error);
+        const headers = Object.fromEntries(
+          Object.entries({ authorization: `Bearer ${stack.keys.acme}`, ...c.headers }).filter(([, v]) => v !== ""),
+        );
+        const response = await fetch(`${stack.url}/api/uploads`, {
+          method: "POST",
+          headers,
+          body: c.body,
+          duplex: "half",
+        } as RequestInit).catch((error: unknown) => error as Error);
         if (response instanceof Error) {
           bad.push(`upload ${JSON.stringify(c.headers)}: ${String(response)}`);
           continue;
         }
         statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
         const text = await response.text();
-        if (response.status >= 500 || (response.status >= 400 && response.headers.get("content-type") !== "application/problem+json")) bad.push(`upload ${JSON.stringify(c.headers)} → ${response.status} ${text.slice(0, 160)}`);
+        if (
+          response.status >= 500 ||
+          (response.status >= 400 && response.headers.get("content-type") !== "application/problem+json")
+        )
+          bad.push(`upload ${JSON.stringify(c.headers)} → ${response.status} ${text.slice(0, 160)}`);
       }
     };
     await Promise.all(Array.from({ length: 4 }, worker));
 
-    const hosts = ["a b", "[", "example.com:99999", "evil.example/path", "user@host", "%zz", "", "\u00e9xample.com", "[::1", "127.0.0.1:0", "h".repeat(300)];
+    const hosts = [
+      "a b",
+      "[",
+      "example.com:99999",
+      "evil.example/path",
+      "user@host",
+      "%zz",
+      "",
+      "\u00e9xample.com",
+      "[::1",
+      "127.0.0.1:0",
+      "h".repeat(300),
+    ];
     for (const host of hosts) {
-      for (const [method, pathname] of [["DELETE", "/api/session"], ["GET", "/api/health"], ["POST", "/api/uploads"], ["GET", "/graph/v21.0/me"], ["GET", "/sign-in"]]) {
-        const answer = await rawRequest(method, pathname, { host, "x-forwarded-host": pick([host, "ok.example", "a b, ok.example"]) });
+      for (const [method, pathname] of [
+        ["DELETE", "/api/session"],
+        ["GET", "/api/health"],
+        ["POST", "/api/uploads"],
+        ["GET", "/graph/v21.0/me"],
+        ["GET", "/sign-in"],
+      ]) {
+        const answer = await rawRequest(method, pathname, {
+          host,
+          "x-forwarded-host": pick([host, "ok.example", "a b, ok.example"]),
+        });
         statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
-        if (answer.status >= 500 || answer.status === 0) bad.push(`${method} ${pathname} with Host ${JSON.stringify(host)} → ${answer.status} ${answer.body.slice(0, 160)}`);
+        if (answer.status >= 500 || answer.status === 0)
+          bad.push(
+            `${method} ${pathname} with Host ${JSON.stringify(host)} → ${answer.status} ${answer.body.slice(0, 160)}`,
+          );
       }
     }
     expect(bad.slice(0, 10)).toEqual([]);
     expect(statuses.get(201) ?? 0).toBeGreaterThan(0);
     const log = stack.logs().slice(logFrom);
     expect(findUncaught(log)).toEqual([]);
-    expect(log.split("\n").filter((line) => /"level":"error"|"level":50/.test(line)).slice(0, 3)).toEqual([]);
+    expect(
+      log
+        .split("\n")
+        .filter((line) => /"level":"error"|"level":50/.test(line))
+        .slice(0, 3),
+    ).toEqual([]);
     expect((await fetch(`${stack.url}/api/health`)).status).toBe(200);
   });
 
   it("keeps tenants apart: 404 for another tenant's things, 403 for submitting as them, their accounts unusable", async () => {
     const job = await (await submitJob(stack, "acme", { prompt: "acme's secret prompt", max_tokens: 3 })).json();
-    const reelResponse = await stack.fetchAs("acme", "/api/reels", { method: "POST", body: JSON.stringify({ account_id: "17841400000000101", video_url: `${stack.url}/samples/reel-valid.mp4` }) });
+    const reelResponse = await stack.fetchAs("acme", "/api/reels", {
+      method: "POST",
+      body: JSON.stringify({ account_id: "17841400000000101", video_url: `${stack.url}/samples/reel-valid.mp4` }),
+    });
     expect(reelResponse.status).toBe(202);
     const reel = await reelResponse.json();
 
@@ -220,12 +398,21 @@ describe("abuse", () => {
     const reels = await (await asGlobex("/api/reels")).json();
     expect(reels.data.map((r: { publication_id: string }) => r.publication_id)).not.toContain(reel.publication_id);
     expect((await submitJob(stack, "globex", { tenant_id: "acme", prompt: "x" })).status).toBe(403);
-    const useTheirAccount = await asGlobex("/api/reels", { method: "POST", body: JSON.stringify({ account_id: "17841400000000101", video_url: `${stack.url}/samples/reel-valid.mp4` }) });
+    const useTheirAccount = await asGlobex("/api/reels", {
+      method: "POST",
+      body: JSON.stringify({ account_id: "17841400000000101", video_url: `${stack.url}/samples/reel-valid.mp4` }),
+    });
     expect(useTheirAccount.status).toBe(404);
     // The sandbox itself: globex's token does not open acme's account (to that token, it does not exist: 100/33, as Meta answers).
     const graph = await fetch(`${stack.url}/graph/v21.0/17841400000000101/media?access_token=${TOKENS.globex}`);
     expect((await graph.json()).error).toMatchObject({ code: 100, error_subcode: 33, type: "GraphMethodException" });
-    await waitFor(async () => ["PUBLISHED", "FAILED"].includes((await (await stack.fetchAs("acme", `/api/reels/${reel.publication_id}`)).json()).status), { timeoutMs: 60_000, what: "the reel to finish" });
+    await waitFor(
+      async () =>
+        ["PUBLISHED", "FAILED"].includes(
+          (await (await stack.fetchAs("acme", `/api/reels/${reel.publication_id}`)).json()).status,
+        ),
+      { timeoutMs: 60_000, what: "the reel to finish" },
+    );
   });
 
   it("never shows a token or an API key in responses, pages, scripts or logs", async () => {
@@ -234,11 +421,20 @@ describe("abuse", () => {
     const check = (where: string, text: string) => {
       for (const s of secrets) if (text.includes(s)) leaks.push(`${where} contains ${s.slice(0, 6)}…`);
     };
-    for (const p of ["/api/accounts", "/api/reels", "/v1/jobs", "/v1/models", "/api/health", "/api/system"]) check(p, await (await stack.fetchAs("acme", p)).text());
+    for (const p of ["/api/accounts", "/api/reels", "/v1/jobs", "/v1/models", "/api/health", "/api/system"])
+      check(p, await (await stack.fetchAs("acme", p)).text());
     const reels = await (await stack.fetchAs("acme", "/api/reels")).json();
-    for (const r of reels.data) check(`/api/reels/${r.publication_id}`, await (await stack.fetchAs("acme", `/api/reels/${r.publication_id}`)).text());
+    for (const r of reels.data)
+      check(
+        `/api/reels/${r.publication_id}`,
+        await (await stack.fetchAs("acme", `/api/reels/${r.publication_id}`)).text(),
+      );
 
-    const signIn = await fetch(`${stack.url}/api/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ api_key: stack.keys.acme }) });
+    const signIn = await fetch(`${stack.url}/api/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ api_key: stack.keys.acme }),
+    });
     expect(signIn.status).toBeLessThan(300);
     const cookie = signIn.headers.get("set-cookie")!.split(";")[0];
     expect(signIn.headers.get("set-cookie")).toMatch(/HttpOnly/i);
@@ -255,7 +451,10 @@ describe("abuse", () => {
     // canaries in place of every secret variable, and those are what a leak would put there.
     expect(existsSync(path.join(ROOT, CANARY_MARKER)), "the build ran with the canaries").toBe(true);
     secrets.push(...BUILD_CANARY_SECRETS);
-    const walk = (dir: string): string[] => readdirSync(dir).flatMap((f) => (statSync(path.join(dir, f)).isDirectory() ? walk(path.join(dir, f)) : [path.join(dir, f)]));
+    const walk = (dir: string): string[] =>
+      readdirSync(dir).flatMap((f) =>
+        statSync(path.join(dir, f)).isDirectory() ? walk(path.join(dir, f)) : [path.join(dir, f)],
+      );
     const built = walk(path.join(ROOT, ".next/static"));
     expect(built.length).toBeGreaterThan(0);
     for (const file of built) check(file, readFileSync(file, "utf8"));
@@ -265,7 +464,11 @@ describe("abuse", () => {
 });
 
 /** A request with a Host fetch() would not send (or would fix); status 0 when the connection failed. */
-function rawRequest(method: string, pathname: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+function rawRequest(
+  method: string,
+  pathname: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve) => {
     const request = http.request(`${stack.url}${pathname}`, { method, headers, setHost: false }, (response) => {
       let body = "";

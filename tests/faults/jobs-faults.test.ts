@@ -23,7 +23,9 @@ let restartedRedis: RedisServer | undefined;
 
 beforeAll(async () => {
   // A model server that always fails, for the poison-model case.
-  failingModel = http.createServer((_req, res) => res.writeHead(500, { "content-type": "application/json" }).end('{"error":{"message":"boom"}}'));
+  failingModel = http.createServer((_req, res) =>
+    res.writeHead(500, { "content-type": "application/json" }).end('{"error":{"message":"boom"}}'),
+  );
   await new Promise<void>((r) => failingModel.listen(0, "127.0.0.1", r));
   stack = await startTestStack(
     "jobs",
@@ -62,10 +64,15 @@ async function allFinal(ids: string[], timeoutMs: number) {
 }
 const completedEventsFor = async (ids: string[]) => {
   const wanted = new Set(ids);
-  const messages = await readTopic(stack.env.KAFKA_BROKERS!, TOPICS.completed.name, (m) => {
-    const seen = new Set(m.map((x) => JSON.parse(x.value!.toString()).job_id));
-    return ids.every((id) => seen.has(id));
-  }, 120_000);
+  const messages = await readTopic(
+    stack.env.KAFKA_BROKERS!,
+    TOPICS.completed.name,
+    (m) => {
+      const seen = new Set(m.map((x) => JSON.parse(x.value!.toString()).job_id));
+      return ids.every((id) => seen.has(id));
+    },
+    120_000,
+  );
   return messages.map((m) => JSON.parse(m.value!.toString())).filter((e) => wanted.has(e.job_id));
 };
 /** Job ids whose completed events are not exactly one: a Set of ids would hide a duplicate. */
@@ -87,7 +94,11 @@ async function waitForAofWrite(client: Redis) {
   } catch (error) {
     if (!/unknown command/i.test(String(error))) throw error;
   }
-  await waitFor(async () => /^aof_buffer_length:0\r?$/m.test(await client.info("persistence")), { timeoutMs: 10_000, intervalMs: 20, what: "Redis to write its AOF" });
+  await waitFor(async () => /^aof_buffer_length:0\r?$/m.test(await client.info("persistence")), {
+    timeoutMs: 10_000,
+    intervalMs: 20,
+    what: "Redis to write its AOF",
+  });
 }
 /** Applies a stream the way a client must: a reset drops the text so far. */
 const textOf = (events: ReturnType<typeof parseSse>) =>
@@ -96,16 +107,27 @@ const textOf = (events: ReturnType<typeof parseSse>) =>
 describe("faults", () => {
   it("workers killed with SIGKILL mid-generation, three times over a batch: every job COMPLETED once, clean output", async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 12; i++) ids.push((await (await submitJob(stack, TENANTS[i % TENANTS.length], { prompt: `${CYCLE} ${i}`, max_tokens: 240 })).json()).job_id);
+    for (let i = 0; i < 12; i++)
+      ids.push(
+        (
+          await (
+            await submitJob(stack, TENANTS[i % TENANTS.length], { prompt: `${CYCLE} ${i}`, max_tokens: 240 })
+          ).json()
+        ).job_id,
+      );
     const victims: string[] = [];
     for (let kill = 0; kill < 3; kill++) {
-      const running = await waitFor(async () => {
-        for (const id of ids) {
-          const s = await state(id);
-          if (s.status === "RUNNING" && (await redis.llen(jobKeys.events(id))) >= 3 && !victims.includes(id)) return s;
-        }
-        return undefined;
-      }, { timeoutMs: 90_000, what: "a running job" });
+      const running = await waitFor(
+        async () => {
+          for (const id of ids) {
+            const s = await state(id);
+            if (s.status === "RUNNING" && (await redis.llen(jobKeys.events(id))) >= 3 && !victims.includes(id))
+              return s;
+          }
+          return undefined;
+        },
+        { timeoutMs: 90_000, what: "a running job" },
+      );
       victims.push(running.job_id);
       const worker = stack.workers.find((w) => running.worker_id === w.name)!;
       await worker.kill("SIGKILL");
@@ -149,7 +171,10 @@ describe("faults", () => {
     await waitFor(() => refused.length >= 8, { timeoutMs: 60_000, what: "refusals while the broker is down" });
     const acceptedBeforeUp = accepted.length;
     await stack.broker!.up();
-    await waitFor(() => accepted.length >= acceptedBeforeUp + 20, { timeoutMs: 60_000, what: "submissions after the broker is back" });
+    await waitFor(() => accepted.length >= acceptedBeforeUp + 20, {
+      timeoutMs: 60_000,
+      what: "submissions after the broker is back",
+    });
     stop = true;
     await Promise.all(clients);
 
@@ -178,7 +203,10 @@ describe("faults", () => {
     const port = stack.redis!.port;
     restartedRedis = await startRedis({ dir: `${stack.logFile.replace(/stack\.log$/, "")}redis`, port });
 
-    const after = await waitFor(() => state(doneId).then((s) => (s.status ? s : undefined)), { timeoutMs: 30_000, what: "Redis back" });
+    const after = await waitFor(() => state(doneId).then((s) => (s.status ? s : undefined)), {
+      timeoutMs: 30_000,
+      what: "Redis back",
+    });
     expect(after).toEqual(before);
     const [final] = await allFinal([runningId], 120_000);
     expect(final).toBe("COMPLETED");
@@ -191,23 +219,40 @@ describe("faults", () => {
   });
 
   it("poison commands go to the DLQ and do not block their partition", async () => {
-    const kafka = new Kafka({ clientId: "poison", brokers: stack.env.KAFKA_BROKERS!.split(","), logLevel: logLevel.NOTHING });
+    const kafka = new Kafka({
+      clientId: "poison",
+      brokers: stack.env.KAFKA_BROKERS!.split(","),
+      logLevel: logLevel.NOTHING,
+    });
     const producer = kafka.producer({ idempotent: false });
     await producer.connect();
-    await producer.send({ topic: TOPICS.requests.name, acks: -1, messages: [
-      { key: "t4", value: "{not json" },
-      { key: "t4", value: JSON.stringify({ job_id: "not-a-uuid", tenant_id: "t4" }) },
-    ] });
+    await producer.send({
+      topic: TOPICS.requests.name,
+      acks: -1,
+      messages: [
+        { key: "t4", value: "{not json" },
+        { key: "t4", value: JSON.stringify({ job_id: "not-a-uuid", tenant_id: "t4" }) },
+      ],
+    });
     await producer.disconnect();
-    const failing = (await (await submitJob(stack, "t4", { prompt: "anything", model_name: "always-fails", max_tokens: 5 })).json()).job_id;
+    const failing = (
+      await (await submitJob(stack, "t4", { prompt: "anything", model_name: "always-fails", max_tokens: 5 })).json()
+    ).job_id;
     const after = (await (await submitJob(stack, "t4", { prompt: CYCLE, max_tokens: 5 })).json()).job_id;
     const [failed, completed] = await allFinal([failing, after], 120_000);
     expect([failed, completed]).toEqual(["FAILED", "COMPLETED"]);
     expect((await state(failing)).error).toContain("the model failed");
 
-    const dlq = await readTopic(stack.env.KAFKA_BROKERS!, TOPICS.dlq.name, (m) => m.length >= 3 && m.some((x) => x.value?.toString().includes(failing)), 60_000);
+    const dlq = await readTopic(
+      stack.env.KAFKA_BROKERS!,
+      TOPICS.dlq.name,
+      (m) => m.length >= 3 && m.some((x) => x.value?.toString().includes(failing)),
+      60_000,
+    );
     const reasons = dlq.map((m) => m.headers?.reason?.toString() ?? "");
-    expect(dlq.some((m) => m.value?.toString() === "{not json" && m.headers?.reason?.toString() === "not JSON")).toBe(true);
+    expect(dlq.some((m) => m.value?.toString() === "{not json" && m.headers?.reason?.toString() === "not JSON")).toBe(
+      true,
+    );
     expect(reasons.some((r) => r.includes("job_id"))).toBe(true);
     expect(dlq.some((m) => m.value?.toString().includes(failing))).toBe(true);
   });

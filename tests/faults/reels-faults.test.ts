@@ -32,7 +32,8 @@ const graphProxy = http.createServer((req, res) => {
     upstream.on("error", () => res.destroy());
     req.pipe(upstream);
   };
-  if (holdCreates && req.method === "POST" && /\/media$/.test(new URL(req.url ?? "/", "http://proxy").pathname)) held.add(res);
+  if (holdCreates && req.method === "POST" && /\/media$/.test(new URL(req.url ?? "/", "http://proxy").pathname))
+    held.add(res);
   else forward();
 });
 const dropHeld = () => {
@@ -64,35 +65,52 @@ afterAll(async () => {
 const publication = async (id: string) => (await stack.fetchAs("acme", `/api/reels/${id}`)).json();
 
 describe("reel publishing when the web server dies", () => {
-  it.each(["CREATING", "PROCESSING", "PROCESSING"])("ends PUBLISHED exactly once when the web server is killed while %s", async (when) => {
-    const caption = `fault ${when} ${Date.now()}`;
-    const created = await stack.fetchAs("acme", "/api/reels", {
-      method: "POST",
-      body: JSON.stringify({ account_id: ACCOUNT, video_url: `${stack.url}/samples/reel-valid.mp4`, caption }),
-    });
-    expect(created.status).toBe(202);
-    const { publication_id } = await created.json();
-    holdCreates = when === "CREATING";
-    await waitFor(async () => {
-      const p = await publication(publication_id);
-      return when === "CREATING" ? p.status === "CREATING" && held.size > 0 : p.status === "PROCESSING" && p.polls.length >= 1;
-    }, { timeoutMs: 60_000, intervalMs: 20, what: `the publication to be ${when}` });
+  it.each(["CREATING", "PROCESSING", "PROCESSING"])(
+    "ends PUBLISHED exactly once when the web server is killed while %s",
+    async (when) => {
+      const caption = `fault ${when} ${Date.now()}`;
+      const created = await stack.fetchAs("acme", "/api/reels", {
+        method: "POST",
+        body: JSON.stringify({ account_id: ACCOUNT, video_url: `${stack.url}/samples/reel-valid.mp4`, caption }),
+      });
+      expect(created.status).toBe(202);
+      const { publication_id } = await created.json();
+      holdCreates = when === "CREATING";
+      await waitFor(
+        async () => {
+          const p = await publication(publication_id);
+          return when === "CREATING"
+            ? p.status === "CREATING" && held.size > 0
+            : p.status === "PROCESSING" && p.polls.length >= 1;
+        },
+        { timeoutMs: 60_000, intervalMs: 20, what: `the publication to be ${when}` },
+      );
 
-    await stack.web.kill("SIGKILL");
-    // Read after the kill, from Redis: the server died while the publication was in this state.
-    expect(await redis.hget(publicationKeys.state(publication_id), "status")).toBe(when);
-    holdCreates = false;
-    dropHeld();
-    stack.web.restart();
-    await waitFor(async () => (await fetch(`${stack.url}/api/health`).catch(() => undefined))?.ok, { timeoutMs: 60_000, intervalMs: 200, what: "the web server back" });
+      await stack.web.kill("SIGKILL");
+      // Read after the kill, from Redis: the server died while the publication was in this state.
+      expect(await redis.hget(publicationKeys.state(publication_id), "status")).toBe(when);
+      holdCreates = false;
+      dropHeld();
+      stack.web.restart();
+      await waitFor(async () => (await fetch(`${stack.url}/api/health`).catch(() => undefined))?.ok, {
+        timeoutMs: 60_000,
+        intervalMs: 200,
+        what: "the web server back",
+      });
 
-    const final = await waitFor(async () => {
-      const p = await publication(publication_id).catch(() => undefined);
-      return p && ["PUBLISHED", "FAILED", "TIMED_OUT"].includes(p.status) ? p : undefined;
-    }, { timeoutMs: 120_000, intervalMs: 250, what: "the publication to finish" });
-    expect(final.status).toBe("PUBLISHED");
-    expect(final.post_id).toBeTruthy();
-    const posts = await (await fetch(`${stack.url}/graph/v21.0/${ACCOUNT}/media?fields=id,caption&limit=100&access_token=${TOKEN}`)).json();
-    expect(posts.data.filter((p: { caption?: string }) => p.caption === caption)).toHaveLength(1);
-  });
+      const final = await waitFor(
+        async () => {
+          const p = await publication(publication_id).catch(() => undefined);
+          return p && ["PUBLISHED", "FAILED", "TIMED_OUT"].includes(p.status) ? p : undefined;
+        },
+        { timeoutMs: 120_000, intervalMs: 250, what: "the publication to finish" },
+      );
+      expect(final.status).toBe("PUBLISHED");
+      expect(final.post_id).toBeTruthy();
+      const posts = await (
+        await fetch(`${stack.url}/graph/v21.0/${ACCOUNT}/media?fields=id,caption&limit=100&access_token=${TOKEN}`)
+      ).json();
+      expect(posts.data.filter((p: { caption?: string }) => p.caption === caption)).toHaveLength(1);
+    },
+  );
 });

@@ -13,7 +13,11 @@ export interface TestStack extends Stack {
 }
 
 /** The whole of Dispatch as separate processes, as `npm start` runs it, on free ports and a fresh data dir. */
-export async function startTestStack(name: string, env: Record<string, string> = {}, tenants = ["acme", "globex"]): Promise<TestStack> {
+export async function startTestStack(
+  name: string,
+  env: Record<string, string> = {},
+  tenants = ["acme", "globex"],
+): Promise<TestStack> {
   const dataDir = path.join(ROOT, ".test-data/faults", name);
   rmSync(dataDir, { recursive: true, force: true });
   mkdirSync(dataDir, { recursive: true });
@@ -28,7 +32,9 @@ export async function startTestStack(name: string, env: Record<string, string> =
       PORT: String(await freePort()),
       // Not the default 9464, which another stack or test run on this machine may hold.
       METRICS_PORT: String(await freePort()),
-      API_KEYS: Object.entries(keys).map(([t, k]) => `${t}:${k}`).join(","),
+      API_KEYS: Object.entries(keys)
+        .map(([t, k]) => `${t}:${k}`)
+        .join(","),
       ...env,
     },
     output: { file: logFile },
@@ -43,10 +49,20 @@ export async function startTestStack(name: string, env: Record<string, string> =
     keys,
     logs: () => readFileSync(logFile, "utf8"),
     fetchAs: (tenant, pathname, init = {}) =>
-      fetch(`${stack.url}${pathname}`, { ...init, headers: { authorization: `Bearer ${keys[tenant]}`, ...(init.body ? { "content-type": "application/json" } : {}), ...(init.headers ?? {}) } }),
+      fetch(`${stack.url}${pathname}`, {
+        ...init,
+        headers: {
+          authorization: `Bearer ${keys[tenant]}`,
+          ...(init.body ? { "content-type": "application/json" } : {}),
+          ...(init.headers ?? {}),
+        },
+      }),
   };
 }
 
 export async function submitJob(stack: TestStack, tenant: string, body: Record<string, unknown>): Promise<Response> {
-  return stack.fetchAs(tenant, "/v1/jobs", { method: "POST", body: JSON.stringify({ tenant_id: tenant, model_name: "local-ngram", temperature: 0, ...body }) });
+  return stack.fetchAs(tenant, "/v1/jobs", {
+    method: "POST",
+    body: JSON.stringify({ tenant_id: tenant, model_name: "local-ngram", temperature: 0, ...body }),
+  });
 }

@@ -54,9 +54,15 @@ describe("malformed input", () => {
       expect(response.headers.get("content-type"), `${method} ${path}`).toBe("application/problem+json");
     }
     for (const path of ["/v1/jobs", "/api/session"]) {
-      await expectProblem(await fetch(`${stack.url}${path}`, { headers: { cookie: "dispatch_session=%E0%A4%A" } }), 401);
+      await expectProblem(
+        await fetch(`${stack.url}${path}`, { headers: { cookie: "dispatch_session=%E0%A4%A" } }),
+        401,
+      );
     }
-    const page = await fetch(`${stack.url}/dashboard/jobs`, { headers: { cookie: "dispatch_session=%E0%A4%A" }, redirect: "manual" });
+    const page = await fetch(`${stack.url}/dashboard/jobs`, {
+      headers: { cookie: "dispatch_session=%E0%A4%A" },
+      redirect: "manual",
+    });
     expect(page.status).toBeLessThan(500);
     expect(stack.logs().slice(logBefore)).not.toMatch(/URIError|\n\s+at /);
   });
@@ -70,10 +76,15 @@ describe("request bodies", () => {
 
   it("the Graph sandbox answers a chunked 64 MiB body with 413 without holding it in memory", async () => {
     // Node discards what the client still sends after the answer, so what counts is the web server's peak memory.
-    const peak = () => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${stack.web.child.pid}/status`, "utf8"))![1]) * 1024;
+    const peak = () =>
+      Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${stack.web.child.pid}/status`, "utf8"))![1]) * 1024;
     const url = `${stack.url}/graph/v21.0/1784140000000000001/media`;
     // Warm up: the route's first call loads its code, which alone raises the peak.
-    await fetch(url, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "caption=x" });
+    await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "caption=x",
+    });
     const before = peak();
     const { body } = chunkedBody(64 * MiB);
     const response = await fetch(url, {
@@ -90,16 +101,31 @@ describe("request bodies", () => {
 
 describe("dashboard sessions", () => {
   const signIn = (key: string, headers: Record<string, string> = {}) =>
-    fetch(`${stack.url}/api/session`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify({ api_key: key }) });
+    fetch(`${stack.url}/api/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify({ api_key: key }),
+    });
 
   it("a signed-out cookie stops working, and a cross-site POST with a live one is refused", async () => {
     const signedIn = await signIn(stack.keys.acme);
     expect(signedIn.status).toBe(200);
     const cookie = signedIn.headers.get("set-cookie")!.split(";")[0];
-    const job = await (await submitJob(stack, "acme", { prompt: "not cancelled from elsewhere", max_tokens: 400 })).json();
-    await expectProblem(await fetch(`${stack.url}/jobs/${job.job_id}/cancel`, { method: "POST", headers: { cookie, origin: "https://evil.example", "sec-fetch-site": "cross-site" } }), 403);
+    const job = await (
+      await submitJob(stack, "acme", { prompt: "not cancelled from elsewhere", max_tokens: 400 })
+    ).json();
+    await expectProblem(
+      await fetch(`${stack.url}/jobs/${job.job_id}/cancel`, {
+        method: "POST",
+        headers: { cookie, origin: "https://evil.example", "sec-fetch-site": "cross-site" },
+      }),
+      403,
+    );
     expect((await fetch(`${stack.url}/v1/jobs`, { headers: { cookie } })).status).toBe(200);
-    const out = await fetch(`${stack.url}/api/session`, { method: "DELETE", headers: { cookie, "sec-fetch-site": "same-origin" } });
+    const out = await fetch(`${stack.url}/api/session`, {
+      method: "DELETE",
+      headers: { cookie, "sec-fetch-site": "same-origin" },
+    });
     expect(out.status).toBe(204);
     await expectProblem(await fetch(`${stack.url}/v1/jobs`, { headers: { cookie } }), 401);
     const page = await fetch(`${stack.url}/dashboard/jobs`, { headers: { cookie }, redirect: "manual" });
@@ -121,21 +147,34 @@ describe("dashboard sessions", () => {
 
 describe("streams and lists", () => {
   it("a finished job's stream closes at once for a client that saw its final message (as EventSource reconnects)", async () => {
-    const { job_id } = await (await submitJob(stack, "acme", { prompt: "The worker reads the log", max_tokens: 5 })).json();
+    const { job_id } = await (
+      await submitJob(stack, "acme", { prompt: "The worker reads the log", max_tokens: 5 })
+    ).json();
     const full = await (await stack.fetchAs("acme", `/jobs/${job_id}/stream`)).text();
     const finalSeq = [...full.matchAll(/^id: (\d+)$/gm)].at(-1)![1];
     const started = Date.now();
-    const again = await stack.fetchAs("acme", `/jobs/${job_id}/stream`, { headers: { "last-event-id": finalSeq }, signal: AbortSignal.timeout(10_000) });
+    const again = await stack.fetchAs("acme", `/jobs/${job_id}/stream`, {
+      headers: { "last-event-id": finalSeq },
+      signal: AbortSignal.timeout(10_000),
+    });
     expect(await again.text()).not.toContain("event: delta");
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
   it("12 parallel submits paged with limit=1 list every job exactly once", async () => {
-    const ids = await Promise.all(Array.from({ length: 12 }, async (_, i) => (await (await submitJob(stack, "globex", { prompt: `page ${i}`, max_tokens: 2 })).json()).job_id as string));
+    const ids = await Promise.all(
+      Array.from(
+        { length: 12 },
+        async (_, i) =>
+          (await (await submitJob(stack, "globex", { prompt: `page ${i}`, max_tokens: 2 })).json()).job_id as string,
+      ),
+    );
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: { data: { job_id: string }[]; next_cursor: string | null } = await (await stack.fetchAs("globex", `/v1/jobs?limit=1${cursor ? `&cursor=${cursor}` : ""}`)).json();
+      const page: { data: { job_id: string }[]; next_cursor: string | null } = await (
+        await stack.fetchAs("globex", `/v1/jobs?limit=1${cursor ? `&cursor=${cursor}` : ""}`)
+      ).json();
       seen.push(...page.data.map((j) => j.job_id));
       cursor = page.next_cursor;
     } while (cursor && seen.length < 100);
@@ -158,6 +197,9 @@ describe("Redis unreachable", () => {
     } finally {
       restartedRedis = await startRedis({ dir: `${stack.logFile.replace(/stack\.log$/, "")}redis`, port });
     }
-    await waitFor(async () => (await stack.fetchAs("acme", "/v1/jobs")).status === 200, { timeoutMs: 20_000, what: "the API to recover" });
+    await waitFor(async () => (await stack.fetchAs("acme", "/v1/jobs")).status === 200, {
+      timeoutMs: 20_000,
+      what: "the API to recover",
+    });
   });
 });

@@ -56,7 +56,9 @@ beforeAll(async () => {
   redis = createRedis(inject("redisUrl"));
   files = await listen((req, res) => {
     res.writeHead(200, { "content-type": "video/mp4" });
-    createReadStream(path.join(SAMPLES, path.basename(new URL(req.url ?? "/", "http://x").pathname))).on("error", () => res.destroy()).pipe(res);
+    createReadStream(path.join(SAMPLES, path.basename(new URL(req.url ?? "/", "http://x").pathname)))
+      .on("error", () => res.destroy())
+      .pipe(res);
   });
   graphServer = await listen(serveGraph);
   const env = {
@@ -89,7 +91,10 @@ beforeAll(async () => {
     posts: await import("@/app/api/accounts/[account_id]/posts/route"),
   };
   const workerId = `accounts-test-${randomUUID().slice(0, 8)}`;
-  const ctx = inProcessWorker({ config, redis, producer, log: (level, message, fields) => logs.push({ level, message, workerId, ...fields }) }, workerId);
+  const ctx = inProcessWorker(
+    { config, redis, producer, log: (level, message, fields) => logs.push({ level, message, workerId, ...fields }) },
+    workerId,
+  );
   consumers.push(await startPublicationConsumer(ctx));
 });
 
@@ -128,13 +133,21 @@ async function serveGraph(req: IncomingMessage, res: ServerResponse) {
   headers.set("x-dispatch-peer", req.socket.remoteAddress ?? "");
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
   const url = new URL(req.url ?? "/", origin(graphServer));
-  const response = await handleGraphRequest(new Request(url, { method: req.method, headers, body: hasBody ? Buffer.concat(chunks) : undefined }), sandbox);
+  const response = await handleGraphRequest(
+    new Request(url, { method: req.method, headers, body: hasBody ? Buffer.concat(chunks) : undefined }),
+    sandbox,
+  );
   res.writeHead(response.status, Object.fromEntries(response.headers));
   res.end(Buffer.from(await response.arrayBuffer()));
 }
 
 /** A call to the sandbox's control surface, from this machine. */
-async function control(method: string, pathname: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
+async function control(
+  method: string,
+  pathname: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return fetch(`${origin(graphServer)}/graph/_sandbox/${pathname}`, {
     method,
     headers: { "content-type": "application/json", ...headers },
@@ -162,11 +175,21 @@ const auth = (key = TENANT_KEY) => ({ authorization: `Bearer ${key}` });
 const params = (id: string) => ({ params: Promise.resolve({ id }) });
 
 async function connect(body: Record<string, unknown>, key = TENANT_KEY): Promise<Response> {
-  return routes.accounts.POST(new Request("http://dispatch.test/api/accounts", { method: "POST", headers: { ...auth(key), "content-type": "application/json" }, body: JSON.stringify(body) }), undefined);
+  return routes.accounts.POST(
+    new Request("http://dispatch.test/api/accounts", {
+      method: "POST",
+      headers: { ...auth(key), "content-type": "application/json" },
+      body: JSON.stringify(body),
+    }),
+    undefined,
+  );
 }
 
 async function listAccounts(key = TENANT_KEY): Promise<AccountView[]> {
-  const response = await routes.accounts.GET(new Request("http://dispatch.test/api/accounts", { headers: auth(key) }), undefined);
+  const response = await routes.accounts.GET(
+    new Request("http://dispatch.test/api/accounts", { headers: auth(key) }),
+    undefined,
+  );
   expect(response.status).toBe(200);
   return ((await response.json()) as { data: AccountView[] }).data;
 }
@@ -185,11 +208,19 @@ async function submit(accountId: string, caption: string): Promise<string> {
 }
 
 async function get(id: string): Promise<PublicationView> {
-  const response = await routes.reel.GET(new Request(`http://dispatch.test/api/reels/${id}`, { headers: auth() }), params(id));
+  const response = await routes.reel.GET(
+    new Request(`http://dispatch.test/api/reels/${id}`, { headers: auth() }),
+    params(id),
+  );
   return (await response.json()) as PublicationView;
 }
 
-async function reaches(id: string, check: (p: PublicationView) => boolean, what: string, timeoutMs = 60_000): Promise<PublicationView> {
+async function reaches(
+  id: string,
+  check: (p: PublicationView) => boolean,
+  what: string,
+  timeoutMs = 60_000,
+): Promise<PublicationView> {
   return waitFor(
     async () => {
       const p = await get(id);
@@ -199,10 +230,13 @@ async function reaches(id: string, check: (p: PublicationView) => boolean, what:
   );
 }
 
-const settled = (id: string) => reaches(id, (p) => ["PUBLISHED", "FAILED", "TIMED_OUT", "CANCELLED"].includes(p.status), "settled");
+const settled = (id: string) =>
+  reaches(id, (p) => ["PUBLISHED", "FAILED", "TIMED_OUT", "CANCELLED"].includes(p.status), "settled");
 
 async function sandboxMedia(accountId: string, token: string): Promise<{ id: string; caption: string }[]> {
-  const response = await fetch(`${origin(graphServer)}/graph/v21.0/${accountId}/media?fields=id,caption&access_token=${token}`);
+  const response = await fetch(
+    `${origin(graphServer)}/graph/v21.0/${accountId}/media?fields=id,caption&access_token=${token}`,
+  );
   expect(response.status).toBe(200);
   return ((await response.json()) as { data: { id: string; caption: string }[] }).data;
 }
@@ -210,20 +244,31 @@ async function sandboxMedia(accountId: string, token: string): Promise<{ id: str
 describe("the sandbox's control surface", () => {
   it("makes accounts whose tokens Graph accepts, then expires, revokes and replaces them as Meta answers", async () => {
     const { account_id, access_token } = await newSandboxAccount("rehearsal_one");
-    const read = (token: string) => fetch(`${origin(graphServer)}/graph/v21.0/${account_id}?fields=id,username&access_token=${token}`);
+    const read = (token: string) =>
+      fetch(`${origin(graphServer)}/graph/v21.0/${account_id}?fields=id,username&access_token=${token}`);
     expect(await (await read(access_token)).json()).toEqual({ id: account_id, username: "rehearsal_one" });
 
     expect((await control("POST", `accounts/${account_id}/token`, { state: "expired" })).status).toBe(200);
     const expired = await read(access_token);
     expect(expired.status).toBe(400);
-    expect(((await expired.json()) as { error: unknown }).error).toMatchObject({ code: 190, error_subcode: 463, type: "OAuthException", is_transient: false });
+    expect(((await expired.json()) as { error: unknown }).error).toMatchObject({
+      code: 190,
+      error_subcode: 463,
+      type: "OAuthException",
+      is_transient: false,
+    });
 
     const fresh = await newToken(account_id);
     expect((await read(fresh)).status).toBe(200);
-    expect(((await (await read(access_token)).json()) as { error: { error_subcode: number } }).error.error_subcode).toBe(463); // the old one stays dead
+    expect(
+      ((await (await read(access_token)).json()) as { error: { error_subcode: number } }).error.error_subcode,
+    ).toBe(463); // the old one stays dead
 
     await control("POST", `accounts/${account_id}/token`, { state: "revoked" });
-    expect(((await (await read(fresh)).json()) as { error: unknown }).error).toMatchObject({ code: 190, error_subcode: 460 });
+    expect(((await (await read(fresh)).json()) as { error: unknown }).error).toMatchObject({
+      code: 190,
+      error_subcode: 460,
+    });
   });
 
   it("queues faults with is_transient as Meta sets it, sets the quota, and sends usage headers", async () => {
@@ -241,7 +286,10 @@ describe("the sandbox's control surface", () => {
     }
     const created = await createOnce();
     expect(created.status).toBe(200);
-    expect(JSON.parse(created.headers.get("x-business-use-case-usage") ?? "{}")[account_id][0]).toMatchObject({ type: "instagram", estimated_time_to_regain_access: 0 });
+    expect(JSON.parse(created.headers.get("x-business-use-case-usage") ?? "{}")[account_id][0]).toMatchObject({
+      type: "instagram",
+      estimated_time_to_regain_access: 0,
+    });
     expect(JSON.parse(created.headers.get("x-app-usage") ?? "{}")).toHaveProperty("call_count");
 
     // Code 4 is the app's limit: X-App-Usage reports it used up; 80002 is the account's, with a time to regain access.
@@ -249,31 +297,56 @@ describe("the sandbox's control surface", () => {
     const appLimited = await createOnce();
     expect(((await appLimited.json()) as { error: unknown }).error).toMatchObject({ code: 4, is_transient: true });
     expect(JSON.parse(appLimited.headers.get("x-app-usage") ?? "{}")).toMatchObject({ call_count: 100 });
-    expect(JSON.parse(appLimited.headers.get("x-business-use-case-usage") ?? "{}")[account_id][0]).toMatchObject({ estimated_time_to_regain_access: 0 });
+    expect(JSON.parse(appLimited.headers.get("x-business-use-case-usage") ?? "{}")[account_id][0]).toMatchObject({
+      estimated_time_to_regain_access: 0,
+    });
     await control("POST", `accounts/${account_id}/faults`, { on: "media", code: 80002, count: 1 });
     const limited = await createOnce();
     expect(((await limited.json()) as { error: unknown }).error).toMatchObject({ code: 80002, is_transient: true });
-    expect(JSON.parse(limited.headers.get("x-business-use-case-usage") ?? "{}")[account_id][0]).toMatchObject({ call_count: 100, estimated_time_to_regain_access: 1 });
+    expect(JSON.parse(limited.headers.get("x-business-use-case-usage") ?? "{}")[account_id][0]).toMatchObject({
+      call_count: 100,
+      estimated_time_to_regain_access: 1,
+    });
 
     expect((await control("PUT", `accounts/${account_id}/quota`, { quota_total: 7 })).status).toBe(200);
-    const limit = await fetch(`${origin(graphServer)}/graph/v21.0/${account_id}/content_publishing_limit?fields=quota_usage,config&access_token=${access_token}`);
-    expect(await limit.json()).toEqual({ data: [{ quota_usage: 0, config: { quota_total: 7, quota_duration: 86400 } }] });
+    const limit = await fetch(
+      `${origin(graphServer)}/graph/v21.0/${account_id}/content_publishing_limit?fields=quota_usage,config&access_token=${access_token}`,
+    );
+    expect(await limit.json()).toEqual({
+      data: [{ quota_usage: 0, config: { quota_total: 7, quota_duration: 86400 } }],
+    });
   });
 
   it("answers only this machine, or a caller with the admin token; refuses bad input with problem+json", async () => {
     const proxied = await control("POST", "accounts", {}, { "x-forwarded-for": "203.0.113.9" });
     await expectProblem(proxied, 403);
-    const withToken = await control("POST", "accounts", {}, { "x-forwarded-for": "203.0.113.9", authorization: `Bearer ${ADMIN_TOKEN}` });
+    const withToken = await control(
+      "POST",
+      "accounts",
+      {},
+      { "x-forwarded-for": "203.0.113.9", authorization: `Bearer ${ADMIN_TOKEN}` },
+    );
     expect(withToken.status).toBe(201);
     issuedTokens.push(((await withToken.json()) as { access_token: string }).access_token);
-    await expectProblem(await control("POST", "accounts", {}, { "x-forwarded-for": "203.0.113.9", authorization: "Bearer wrong-token-0123456789" }), 403);
+    await expectProblem(
+      await control(
+        "POST",
+        "accounts",
+        {},
+        { "x-forwarded-for": "203.0.113.9", authorization: "Bearer wrong-token-0123456789" },
+      ),
+      403,
+    );
     // Read as /metrics reads it: one remote entry anywhere means a proxy forwarded a remote client.
     await expectProblem(await control("POST", "accounts", {}, { "x-forwarded-for": "203.0.113.9, 127.0.0.1" }), 403);
     expect((await control("POST", "accounts", {}, { "x-forwarded-for": "127.0.0.1, ::1" })).status).toBe(201);
 
     const { account_id } = await newSandboxAccount();
     await expectProblem(await control("POST", `accounts/${account_id}/token`, { state: "sleepy" }), 422);
-    await expectProblem(await control("POST", `accounts/${account_id}/faults`, { on: "media", code: 1, count: 0 }), 422);
+    await expectProblem(
+      await control("POST", `accounts/${account_id}/faults`, { on: "media", code: 1, count: 0 }),
+      422,
+    );
     await expectProblem(await control("GET", `accounts/${account_id}/quota`), 405);
     await expectProblem(await control("POST", "accounts/999999999/token", { state: "valid" }), 404);
     await expectProblem(await control("POST", "nothing-here", {}), 404);
@@ -285,15 +358,28 @@ describe("the sandbox's control surface and its own fetcher", () => {
     const { account_id, access_token } = await newSandboxAccount();
     const statuses: string[] = [];
     for (const target of [`accounts/${account_id}/token`, "accounts/999999999/token", "accounts"]) {
-      const form = new URLSearchParams({ media_type: "REELS", video_url: `${origin(graphServer)}/graph/_sandbox/${target}`, access_token });
-      const { id } = (await (await fetch(`${origin(graphServer)}/graph/v21.0/${account_id}/media`, { method: "POST", body: form })).json()) as { id: string };
+      const form = new URLSearchParams({
+        media_type: "REELS",
+        video_url: `${origin(graphServer)}/graph/_sandbox/${target}`,
+        access_token,
+      });
+      const { id } = (await (
+        await fetch(`${origin(graphServer)}/graph/v21.0/${account_id}/media`, { method: "POST", body: form })
+      ).json()) as { id: string };
       const url = `${origin(graphServer)}/graph/v21.0/${id}?fields=status_code,status&access_token=${access_token}`;
-      statuses.push(await waitFor(async () => {
-        const read = (await (await fetch(url)).json()) as { status_code: string; status: string };
-        return read.status_code === "IN_PROGRESS" ? undefined : read.status;
-      }, { what: `the container fetching ${target} to settle` }));
+      statuses.push(
+        await waitFor(
+          async () => {
+            const read = (await (await fetch(url)).json()) as { status_code: string; status: string };
+            return read.status_code === "IN_PROGRESS" ? undefined : read.status;
+          },
+          { what: `the container fetching ${target} to settle` },
+        ),
+      );
     }
-    expect(statuses).toEqual(Array(3).fill("Error: the video could not be downloaded: the server answered HTTP 403 (2207052)"));
+    expect(statuses).toEqual(
+      Array(3).fill("Error: the video could not be downloaded: the server answered HTTP 403 (2207052)"),
+    );
   });
 });
 
@@ -308,7 +394,13 @@ describe("connected accounts", () => {
     expect(response.status).toBe(201);
     const text = await response.text();
     expect(text).not.toContain(access_token);
-    expect(JSON.parse(text)).toMatchObject({ account_id, label: "Brand", username: "acme_brand", status: "connected", quota: { quota_usage: 0, quota_total: 100, quota_duration: 86400 } });
+    expect(JSON.parse(text)).toMatchObject({
+      account_id,
+      label: "Brand",
+      username: "acme_brand",
+      status: "connected",
+      quota: { quota_usage: 0, quota_total: 100, quota_duration: 86400 },
+    });
 
     const listed = (await listAccounts()).find((a) => a.account_id === account_id);
     expect(listed).toMatchObject({ account_id, username: "acme_brand", status: "connected" });
@@ -322,10 +414,16 @@ describe("connected accounts", () => {
     expect((await listAccounts(RIVAL_KEY)).map((a) => a.account_id)).not.toContain(account_id);
     await expectProblem(await connect({ account_id, access_token }, RIVAL_KEY), 409);
 
-    const removed = await routes.account.DELETE(new Request(`http://dispatch.test/api/accounts/${account_id}`, { method: "DELETE", headers: auth() }), { params: Promise.resolve({ account_id }) });
+    const removed = await routes.account.DELETE(
+      new Request(`http://dispatch.test/api/accounts/${account_id}`, { method: "DELETE", headers: auth() }),
+      { params: Promise.resolve({ account_id }) },
+    );
     expect(removed.status).toBe(204);
     expect((await listAccounts()).map((a) => a.account_id)).not.toContain(account_id);
-    const again = await routes.account.DELETE(new Request(`http://dispatch.test/api/accounts/${account_id}`, { method: "DELETE", headers: auth() }), { params: Promise.resolve({ account_id }) });
+    const again = await routes.account.DELETE(
+      new Request(`http://dispatch.test/api/accounts/${account_id}`, { method: "DELETE", headers: auth() }),
+      { params: Promise.resolve({ account_id }) },
+    );
     await expectProblem(again, 404);
   });
 
@@ -338,12 +436,19 @@ describe("connected accounts", () => {
     const ids = [];
     for (const caption of captions) ids.push(await submit(account_id, caption));
     for (const id of ids) {
-      const waiting = await reaches(id, (p) => p.status === "SCHEDULED" && p.scheduled_reason === "needs_reconnect", "waiting for a reconnect");
+      const waiting = await reaches(
+        id,
+        (p) => p.status === "SCHEDULED" && p.scheduled_reason === "needs_reconnect",
+        "waiting for a reconnect",
+      );
       expect(waiting.error).toBeNull();
       expect(waiting.steps.map((s) => s.step)).not.toContain("failed");
     }
     const marked = (await listAccounts()).find((a) => a.account_id === account_id);
-    expect(marked).toMatchObject({ status: "needs_reconnect", error: { code: 190, subcode: 463, classification: "reconnect-account" } });
+    expect(marked).toMatchObject({
+      status: "needs_reconnect",
+      error: { code: 190, subcode: 463, classification: "reconnect-account" },
+    });
 
     const fresh = await newToken(account_id);
     const reconnected = await connect({ account_id, access_token: fresh });
@@ -372,7 +477,8 @@ async function graphOfAnotherCopy(graph: GraphClient): Promise<GraphClient> {
   // @ts-expect-error a query string makes vite load a second copy of the module
   const copy = (await import("@/lib/reels/graph-error?another-copy")) as typeof import("@/lib/reels/graph-error");
   expect(copy.GraphError).not.toBe(GraphError);
-  const asCopy = (error: unknown) => (error instanceof GraphError ? copy.GraphError.fromResponse(error.toBody(), error.status) : error);
+  const asCopy = (error: unknown) =>
+    error instanceof GraphError ? copy.GraphError.fromResponse(error.toBody(), error.status) : error;
   const calls = Object.entries(graph).map(([name, call]: [string, (...args: unknown[]) => Promise<unknown>]) => [
     name,
     (...args: unknown[]) =>
@@ -391,18 +497,27 @@ describe("Graph's errors in a web server that bundled lib twice", () => {
     try {
       const { account_id, access_token } = await newSandboxAccount();
       const refused = await expectProblem(await connect({ account_id, access_token: "not-a-token" }), 422);
-      expect(refused.errors?.[0]).toMatchObject({ path: "access_token", message: expect.stringMatching(/^Graph refused it: .*\(190/) });
+      expect(refused.errors?.[0]).toMatchObject({
+        path: "access_token",
+        message: expect.stringMatching(/^Graph refused it: .*\(190/),
+      });
 
       expect((await connect({ account_id, access_token })).status).toBe(201);
       await control("POST", `accounts/${account_id}/token`, { state: "expired" });
-      const posts = await routes.posts.GET(new Request(`http://dispatch.test/api/accounts/${account_id}/posts`, { headers: auth() }), { params: Promise.resolve({ account_id }) });
+      const posts = await routes.posts.GET(
+        new Request(`http://dispatch.test/api/accounts/${account_id}/posts`, { headers: auth() }),
+        { params: Promise.resolve({ account_id }) },
+      );
       const problem = await expectProblem(posts, 503);
       expect(problem.detail).toMatch(/^Graph refused: /);
 
       // The list asks Graph again once its cached quota and username are gone: the refusal marks the account.
       await redis.del(connectedAccountKeys.quota(account_id), connectedAccountKeys.usernameRead(account_id));
       const listed = (await listAccounts()).find((a) => a.account_id === account_id);
-      expect(listed).toMatchObject({ status: "needs_reconnect", error: { code: 190, classification: "reconnect-account" } });
+      expect(listed).toMatchObject({
+        status: "needs_reconnect",
+        error: { code: 190, classification: "reconnect-account" },
+      });
     } finally {
       services.graph = own;
     }
@@ -418,14 +533,22 @@ describe("the publishing quota", () => {
     const first = [await submit(account_id, `q1 ${randomUUID()}`), await submit(account_id, `q2 ${randomUUID()}`)];
     expect((await Promise.all(first.map(settled))).map((p) => p.status)).toEqual(["PUBLISHED", "PUBLISHED"]);
     const third = await submit(account_id, `q3 ${randomUUID()}`);
-    const waiting = await reaches(third, (p) => p.status !== "QUEUED" && p.status !== "CREATING" && p.status !== "PROCESSING" && p.status !== "PUBLISHING", "to wait or settle");
+    const waiting = await reaches(
+      third,
+      (p) => p.status !== "QUEUED" && p.status !== "CREATING" && p.status !== "PROCESSING" && p.status !== "PUBLISHING",
+      "to wait or settle",
+    );
     // Refused before any container was made: the quota is read first.
     expect(waiting).toMatchObject({ status: "SCHEDULED", scheduled_reason: "quota", error: null, container_id: null });
     // Tried again when the window frees the oldest slot: 24 h after the first publish.
     const publishedAt = Date.parse((await get(first[0]!)).updated_at);
     expect(Math.abs(Date.parse(waiting.publish_at ?? "") - (publishedAt + 86_400_000))).toBeLessThan(60_000);
     expect(await sandboxMedia(account_id, access_token)).toHaveLength(2);
-    expect((await listAccounts()).find((a) => a.account_id === account_id)?.quota).toEqual({ quota_usage: 2, quota_total: 2, quota_duration: 86400 });
+    expect((await listAccounts()).find((a) => a.account_id === account_id)?.quota).toEqual({
+      quota_usage: 2,
+      quota_total: 2,
+      quota_duration: 86400,
+    });
   });
 });
 
@@ -433,13 +556,20 @@ describe("retries", () => {
   it("a temporary publish error (24/2207008) is retried and the reel is published once", async () => {
     const { account_id, access_token } = await newSandboxAccount();
     expect((await connect({ account_id, access_token })).status).toBe(201);
-    await control("POST", `accounts/${account_id}/faults`, { on: "media_publish", code: 24, error_subcode: 2207008, count: 1 });
+    await control("POST", `accounts/${account_id}/faults`, {
+      on: "media_publish",
+      code: 24,
+      error_subcode: 2207008,
+      count: 1,
+    });
     const caption = `flaky ${randomUUID()}`;
     const p = await settled(await submit(account_id, caption));
     expect(p.status).toBe("PUBLISHED");
     expect(p.steps.filter((s) => s.step === "publishing")).toHaveLength(2);
     expect(p.steps.some((s) => s.step === "retrying" && /2207008/.test(s.detail))).toBe(true);
-    expect((await sandboxMedia(account_id, access_token)).filter((m) => m.caption === caption).map((m) => m.id)).toEqual([p.post_id]);
+    expect(
+      (await sandboxMedia(account_id, access_token)).filter((m) => m.caption === caption).map((m) => m.id),
+    ).toEqual([p.post_id]);
   });
 
   it("POST /api/reels/{id}/retry publishes a FAILED publication with a new container, same id, history kept", async () => {
@@ -451,7 +581,10 @@ describe("retries", () => {
     const failed = await settled(id);
     expect(failed).toMatchObject({ status: "FAILED", error: { code: 100 } });
 
-    const retried = await routes.retry.POST(new Request(`http://dispatch.test/api/reels/${id}/retry`, { method: "POST", headers: auth() }), params(id));
+    const retried = await routes.retry.POST(
+      new Request(`http://dispatch.test/api/reels/${id}/retry`, { method: "POST", headers: auth() }),
+      params(id),
+    );
     expect(retried.status).toBe(202);
     expect(await retried.json()).toMatchObject({ publication_id: id, status: "QUEUED", error: null });
 
@@ -466,7 +599,10 @@ describe("retries", () => {
     expect((await sandboxMedia(account_id, access_token)).filter((m) => m.caption === caption)).toHaveLength(1);
 
     // A PUBLISHED publication is not retried.
-    const again = await routes.retry.POST(new Request(`http://dispatch.test/api/reels/${id}/retry`, { method: "POST", headers: auth() }), params(id));
+    const again = await routes.retry.POST(
+      new Request(`http://dispatch.test/api/reels/${id}/retry`, { method: "POST", headers: auth() }),
+      params(id),
+    );
     await expectProblem(again, 409);
   });
 });

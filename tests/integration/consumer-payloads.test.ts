@@ -36,7 +36,12 @@ afterAll(async () => {
 
 describe("consumeInParallel({ schema, onInvalid, work })", () => {
   it("hands work the parsed payload and onInvalid what does not parse, with why; both settle, a throw is tried again", async () => {
-    const config = parseConfig({ REDIS_URL: inject("redisUrl"), KAFKA_BROKERS: broker.bootstrap, KAFKA_EMBEDDED: "true", API_KEYS: "payload:payload-key-0123456789abcdef" });
+    const config = parseConfig({
+      REDIS_URL: inject("redisUrl"),
+      KAFKA_BROKERS: broker.bootstrap,
+      KAFKA_EMBEDDED: "true",
+      API_KEYS: "payload:payload-key-0123456789abcdef",
+    });
     const ctx = inProcessWorker({ config, redis, producer, log: () => {} }, `payload-${randomUUID().slice(0, 6)}`);
     const groupId = `payload-test-${randomUUID()}`;
     const worked: unknown[] = [];
@@ -61,8 +66,15 @@ describe("consumeInParallel({ schema, onInvalid, work })", () => {
       },
     });
     try {
-      await producer.send({ topic: TOPIC.name, acks: -1, messages: ["{not json", '{"n":"one"}', '{"n":1}', '{"n":2}'].map((value) => ({ key: "k", value })) });
-      await waitFor(() => worked.length === 2 && invalid.length === 2, { timeoutMs: 30_000, what: "every message handled" });
+      await producer.send({
+        topic: TOPIC.name,
+        acks: -1,
+        messages: ["{not json", '{"n":"one"}', '{"n":1}', '{"n":2}'].map((value) => ({ key: "k", value })),
+      });
+      await waitFor(() => worked.length === 2 && invalid.length === 2, {
+        timeoutMs: 30_000,
+        what: "every message handled",
+      });
       expect(worked).toEqual([
         { n: 1, doubled: 2 },
         { n: 2, doubled: 4 },
@@ -74,7 +86,10 @@ describe("consumeInParallel({ schema, onInvalid, work })", () => {
       const admin = createKafka([broker.bootstrap], "payload-test-admin").admin();
       await admin.connect();
       try {
-        await waitFor(async () => (await admin.fetchOffsets({ groupId, topics: [TOPIC.name] }))[0].partitions[0].offset === "4", { what: "the offset committed past every message" });
+        await waitFor(
+          async () => (await admin.fetchOffsets({ groupId, topics: [TOPIC.name] }))[0].partitions[0].offset === "4",
+          { what: "the offset committed past every message" },
+        );
       } finally {
         await admin.disconnect();
       }

@@ -13,7 +13,14 @@ import { waitFor } from "../helpers";
 import { createRedis, type Redis } from "@/lib/redis";
 import { resolverLookup } from "@/lib/net/public-agent";
 import { keys as sandboxKeys } from "@/lib/reels/sandbox/store";
-import { handleGraphRequest, resumeSandboxProcessing, settleSandboxProcessing, sweepVideoFiles, type SandboxDeps, type SandboxLimits } from "@/lib/reels/sandbox";
+import {
+  handleGraphRequest,
+  resumeSandboxProcessing,
+  settleSandboxProcessing,
+  sweepVideoFiles,
+  type SandboxDeps,
+  type SandboxLimits,
+} from "@/lib/reels/sandbox";
 import { moovWithoutMvhd } from "../mp4-boxes";
 
 /**
@@ -24,7 +31,8 @@ import { moovWithoutMvhd } from "../mp4-boxes";
 const SAMPLES = path.resolve(__dirname, "../../public/samples");
 const DATA_DIR = path.resolve(__dirname, "../../.test-data/graph-sandbox");
 const DAY = 24 * 60 * 60 * 1000;
-const UNREACHABLE_STATUS = "Error: the video could not be downloaded: the host could not be reached, or it is not a public address (2207052)";
+const UNREACHABLE_STATUS =
+  "Error: the video could not be downloaded: the host could not be reached, or it is not a public address (2207052)";
 
 let redis: Redis;
 let files: Server;
@@ -63,7 +71,9 @@ function startFileServer(): Promise<Server> {
     requested.push(url.pathname);
     const sample = (name: string) => {
       res.writeHead(200, { "content-type": name.endsWith(".webm") ? "video/webm" : "video/mp4" });
-      createReadStream(path.join(SAMPLES, path.basename(name))).on("error", () => res.destroy()).pipe(res);
+      createReadStream(path.join(SAMPLES, path.basename(name)))
+        .on("error", () => res.destroy())
+        .pipe(res);
     };
     const [, kind = "", arg = ""] = url.pathname.split("/");
     if (kind === "samples") return sample(arg);
@@ -103,7 +113,10 @@ interface GraphAnswer {
   body: Record<string, unknown> & { error?: Record<string, unknown>; data?: Record<string, unknown>[] };
 }
 
-function sandbox(env: Record<string, string> = {}, extra: Partial<SandboxDeps> & { limits?: Partial<SandboxLimits> } = {}) {
+function sandbox(
+  env: Record<string, string> = {},
+  extra: Partial<SandboxDeps> & { limits?: Partial<SandboxLimits> } = {},
+) {
   const acme = `1784${randomInt(1e9, 1e10)}`;
   const globex = `1784${randomInt(1e9, 1e10)}`;
   const tokens = { acme: `acme-token-${acme}`, globex: `globex-token-${globex}` };
@@ -122,23 +135,44 @@ function sandbox(env: Record<string, string> = {}, extra: Partial<SandboxDeps> &
   const deps: SandboxDeps = { redis, config, log, now: () => clock.fixed ?? Date.now() + clock.offset, ...extra };
   everyDeps.push(deps);
 
-  async function graph(method: "GET" | "POST" | "HEAD", pathAndQuery: string, params: Record<string, string> = {}, token: string | null = tokens.acme): Promise<GraphAnswer> {
+  async function graph(
+    method: "GET" | "POST" | "HEAD",
+    pathAndQuery: string,
+    params: Record<string, string> = {},
+    token: string | null = tokens.acme,
+  ): Promise<GraphAnswer> {
     const url = new URL(`http://sandbox.test/graph/${pathAndQuery}`);
     const all = { ...params, ...(token === null ? {} : { access_token: token }) };
     if (method !== "POST") for (const [k, v] of Object.entries(all)) url.searchParams.set(k, v);
-    const init: RequestInit = method === "POST" ? { method, body: new URLSearchParams(all), headers: { "content-type": "application/x-www-form-urlencoded" } } : { method };
+    const init: RequestInit =
+      method === "POST"
+        ? { method, body: new URLSearchParams(all), headers: { "content-type": "application/x-www-form-urlencoded" } }
+        : { method };
     const response = await handleGraphRequest(new Request(url, init), deps);
     const text = await response.text();
     return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : {} };
   }
 
-  async function create(videoUrl: string, params: Record<string, string> = {}, account = acme, token = tokens.acme): Promise<string> {
-    const answer = await graph("POST", `v21.0/${account}/media`, { media_type: "REELS", video_url: videoUrl, ...params }, token);
+  async function create(
+    videoUrl: string,
+    params: Record<string, string> = {},
+    account = acme,
+    token = tokens.acme,
+  ): Promise<string> {
+    const answer = await graph(
+      "POST",
+      `v21.0/${account}/media`,
+      { media_type: "REELS", video_url: videoUrl, ...params },
+      token,
+    );
     expect(answer.body, JSON.stringify(answer.body)).toEqual({ id: expect.stringMatching(/^\d{17}$/) });
     return answer.body.id as string;
   }
 
-  async function statusOf(containerId: string, d: SandboxDeps = deps): Promise<{ status_code: string; status: string }> {
+  async function statusOf(
+    containerId: string,
+    d: SandboxDeps = deps,
+  ): Promise<{ status_code: string; status: string }> {
     const url = `http://sandbox.test/graph/v21.0/${containerId}?fields=status_code,status&access_token=${tokens.acme}`;
     return (await handleGraphRequest(new Request(url), d)).json();
   }
@@ -159,7 +193,11 @@ function sandbox(env: Record<string, string> = {}, extra: Partial<SandboxDeps> &
   }
 
   /** The control surface, called from this machine (the peer the web server's request guard stamps). */
-  async function control(method: "POST" | "PUT", pathname: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  async function control(
+    method: "POST" | "PUT",
+    pathname: string,
+    body: unknown,
+  ): Promise<{ status: number; body: Record<string, unknown> }> {
     const request = new Request(`http://sandbox.test/graph/_sandbox/${pathname}`, {
       method,
       headers: { "content-type": "application/json", "x-dispatch-peer": "127.0.0.1" },
@@ -192,8 +230,15 @@ describe("the happy path", () => {
   it("creates, processes, publishes, lists and serves a reel", async () => {
     // Processing long enough that the first read finds it IN_PROGRESS even on a busy machine.
     const s = sandbox({ SANDBOX_PROCESSING_MS: "2000" });
-    const id = await s.create(sampleUrl("reel-valid.mp4"), { caption: "First reel #sandbox @friend", share_to_feed: "false" });
-    expect(await s.statusOf(id)).toEqual({ id, status_code: "IN_PROGRESS", status: expect.stringMatching(/^In Progress/) });
+    const id = await s.create(sampleUrl("reel-valid.mp4"), {
+      caption: "First reel #sandbox @friend",
+      share_to_feed: "false",
+    });
+    expect(await s.statusOf(id)).toEqual({
+      id,
+      status_code: "IN_PROGRESS",
+      status: expect.stringMatching(/^In Progress/),
+    });
     expect(await s.settled(id)).toEqual({ id, status_code: "FINISHED", status: expect.stringMatching(/^Finished/) });
 
     const published = await s.publish(id);
@@ -242,7 +287,10 @@ describe("the happy path", () => {
     expect(tail.status).toBe(206);
     expect(Buffer.from(await tail.arrayBuffer()).equals(original.subarray(original.length - 10))).toBe(true);
 
-    const beyond = await handleGraphRequest(new Request(mediaUrl, { headers: { range: `bytes=${original.length}-` } }), s.deps);
+    const beyond = await handleGraphRequest(
+      new Request(mediaUrl, { headers: { range: `bytes=${original.length}-` } }),
+      s.deps,
+    );
     expect(beyond.status).toBe(416);
     expect(beyond.headers.get("content-range")).toBe(`bytes */${original.length}`);
 
@@ -254,7 +302,10 @@ describe("the happy path", () => {
     expect(page.status).toBe(200);
     expect(await page.text()).toContain(`src="${mediaUrl}"`);
 
-    const missing = await handleGraphRequest(new Request("http://sandbox.test/graph/media-files/17800000000000000.mp4"), s.deps);
+    const missing = await handleGraphRequest(
+      new Request("http://sandbox.test/graph/media-files/17800000000000000.mp4"),
+      s.deps,
+    );
     expect(missing.status).toBe(404);
 
     // Publishing the same container again is refused; the container stays PUBLISHED.
@@ -282,15 +333,23 @@ describe("processing errors", () => {
     const s = sandbox();
     const status = await s.settled(await s.create(sampleUrl("reel-too-short.mp4")));
     expect(status.status_code).toBe("ERROR");
-    expect(status.status).toBe("Error: unsupported video format: the video is 1.5 s long; reels must be 3 s to 15 min (2207026)");
+    expect(status.status).toBe(
+      "Error: unsupported video format: the video is 1.5 s long; reels must be 3 s to 15 min (2207026)",
+    );
   });
 
   it("refuses MPEG-4 Part 2 video and a file that is not MP4 at all with 2207026", async () => {
     const s = sandbox();
     const codec = await s.settled(await s.create(sampleUrl("reel-unsupported.mp4")));
-    expect(codec).toMatchObject({ status_code: "ERROR", status: expect.stringMatching(/video codec is mp4v.*\(2207026\)$/) });
+    expect(codec).toMatchObject({
+      status_code: "ERROR",
+      status: expect.stringMatching(/video codec is mp4v.*\(2207026\)$/),
+    });
     const notVideo = await s.settled(await s.create(sampleUrl("README.md")));
-    expect(notVideo).toMatchObject({ status_code: "ERROR", status: "Error: unsupported video format: not an MP4 or MOV file (2207026)" });
+    expect(notVideo).toMatchObject({
+      status_code: "ERROR",
+      status: "Error: unsupported video format: not an MP4 or MOV file (2207026)",
+    });
   });
 
   it("refuses a malformed MP4 (a moov without mvhd) with 352/2207026, not the -1/2207001 a worker retries", async () => {
@@ -298,7 +357,8 @@ describe("processing errors", () => {
     const status = await s.settled(await s.create(`${filesOrigin}/moov-without-mvhd`));
     expect(status).toMatchObject({
       status_code: "ERROR",
-      status: "Error: unsupported video format: the MP4/MOV structure is invalid: a required box is missing or malformed (2207026)",
+      status:
+        "Error: unsupported video format: the MP4/MOV structure is invalid: a required box is missing or malformed (2207026)",
     });
   });
 
@@ -324,9 +384,13 @@ describe("processing errors", () => {
 
   it("gives 2207052 for a video over the size cap, and 2207003 when the download times out", async () => {
     const small = sandbox({}, { limits: { maxVideoBytes: 10_000 } });
-    expect((await small.settled(await small.create(sampleUrl("reel-valid.mp4")))).status).toMatch(/over the 10 KB limit \(2207052\)$/);
+    expect((await small.settled(await small.create(sampleUrl("reel-valid.mp4")))).status).toMatch(
+      /over the 10 KB limit \(2207052\)$/,
+    );
     const slow = sandbox({}, { limits: { fetchTimeoutMs: 300 } });
-    expect((await slow.settled(await slow.create(`${filesOrigin}/hang/forever`))).status).toMatch(/^Error: timed out downloading the media: .* \(2207003\)$/);
+    expect((await slow.settled(await slow.create(`${filesOrigin}/hang/forever`))).status).toMatch(
+      /^Error: timed out downloading the media: .* \(2207003\)$/,
+    );
   });
 });
 
@@ -339,10 +403,15 @@ describe("the fetcher, with ALLOW_PRIVATE_URLS off", () => {
   }
 
   it("fetches this server's own samples by any name of this machine, and nothing else private", async () => {
-    const { s, dns, filesPort } = await strictSandbox({ "my-machine.test": ["127.0.0.1"], "internal.test": ["10.0.0.7"] });
+    const { s, dns, filesPort } = await strictSandbox({
+      "my-machine.test": ["127.0.0.1"],
+      "internal.test": ["10.0.0.7"],
+    });
     try {
       expect((await s.settled(await s.create(sampleUrl("reel-valid.mp4")))).status_code).toBe("FINISHED");
-      expect((await s.settled(await s.create(`http://my-machine.test:${filesPort}/samples/reel-valid.mp4`))).status_code).toBe("FINISHED");
+      expect(
+        (await s.settled(await s.create(`http://my-machine.test:${filesPort}/samples/reel-valid.mp4`))).status_code,
+      ).toBe("FINISHED");
 
       const before = requested.length;
       for (const url of [
@@ -390,7 +459,8 @@ describe("the fetcher, with ALLOW_PRIVATE_URLS off", () => {
     const { s, dns } = await strictSandbox({ "internal.test": ["10.0.0.7"] });
     try {
       const statuses = new Set<string>();
-      for (const url of [closedPortUrl, "http://internal.test/", "http://nowhere.test/"]) statuses.add((await s.settled(await s.create(url))).status);
+      for (const url of [closedPortUrl, "http://internal.test/", "http://nowhere.test/"])
+        statuses.add((await s.settled(await s.create(url))).status);
       expect([...statuses]).toEqual([UNREACHABLE_STATUS]);
       expect(UNREACHABLE_STATUS).not.toMatch(/ECONN|socket|\d+\.\d+\.\d+|internal/i);
     } finally {
@@ -403,7 +473,9 @@ describe("a bounded store", () => {
   const keptFiles = async (accountId: string, dataDir = DATA_DIR) => {
     const dir = path.join(dataDir, "sandbox", "videos", accountId);
     const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => /\.(mp4|mov)$/.test(n));
-    return Promise.all(names.map(async (name) => ({ path: path.join(dir, name), size: (await stat(path.join(dir, name))).size })));
+    return Promise.all(
+      names.map(async (name) => ({ path: path.join(dir, name), size: (await stat(path.join(dir, name))).size })),
+    );
   };
 
   it("keeps only the movie of a video followed by garbage", async () => {
@@ -413,7 +485,10 @@ describe("a bounded store", () => {
     expect((await s.settled(id)).status_code).toBe("FINISHED");
     const mediaId = (await s.publish(id)).body.id as string;
     expect((await keptFiles(s.acme)).map((f) => f.size)).toEqual([original.byteLength]);
-    const served = await handleGraphRequest(new Request(`http://sandbox.test/graph/media-files/${mediaId}.mp4`), s.deps);
+    const served = await handleGraphRequest(
+      new Request(`http://sandbox.test/graph/media-files/${mediaId}.mp4`),
+      s.deps,
+    );
     expect(Buffer.from(await served.arrayBuffer()).equals(original)).toBe(true);
   });
 
@@ -427,10 +502,15 @@ describe("a bounded store", () => {
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(1500);
 
-    await waitFor(async () => (await s.graph("GET", `v21.0/${mediaId}`)).status === 400, { timeoutMs: 10_000, what: "the media to expire" });
+    await waitFor(async () => (await s.graph("GET", `v21.0/${mediaId}`)).status === 400, {
+      timeoutMs: 10_000,
+      what: "the media to expire",
+    });
     expect((await s.graph("GET", `v21.0/${id}`)).status).toBe(400); // the container went with it
     expect((await s.graph("GET", `v21.0/${s.acme}/media`)).body.data).toEqual([]);
-    expect((await handleGraphRequest(new Request(`http://sandbox.test/graph/media-files/${mediaId}.mp4`), s.deps)).status).toBe(404);
+    expect(
+      (await handleGraphRequest(new Request(`http://sandbox.test/graph/media-files/${mediaId}.mp4`), s.deps)).status,
+    ).toBe(404);
 
     const [file] = await keptFiles(s.acme);
     expect(file).toBeDefined();
@@ -443,8 +523,12 @@ describe("a bounded store", () => {
   it("refuses a video past the account's bytes, and past the store's", async () => {
     const size = (await stat(path.join(SAMPLES, "reel-valid.mp4"))).size;
     const perAccount = sandbox({}, { limits: { maxAccountBytes: Math.round(size * 1.5) } });
-    expect((await perAccount.settled(await perAccount.create(sampleUrl("reel-valid.mp4")))).status_code).toBe("FINISHED");
-    expect((await perAccount.settled(await perAccount.create(sampleUrl("reel-valid.mp4")))).status).toMatch(/^Error: the account's kept videos would exceed the sandbox's \d+ KB per account.*\(2207053\)$/);
+    expect((await perAccount.settled(await perAccount.create(sampleUrl("reel-valid.mp4")))).status_code).toBe(
+      "FINISHED",
+    );
+    expect((await perAccount.settled(await perAccount.create(sampleUrl("reel-valid.mp4")))).status).toMatch(
+      /^Error: the account's kept videos would exceed the sandbox's \d+ KB per account.*\(2207053\)$/,
+    );
     expect(await keptFiles(perAccount.acme)).toHaveLength(1);
 
     const storeDir = `${DATA_DIR}-store`;
@@ -452,10 +536,18 @@ describe("a bounded store", () => {
     const whole = sandbox({ DATA_DIR: storeDir }, { limits: { maxStoreBytes: Math.round(size * 1.5) } });
     expect((await whole.settled(await whole.create(sampleUrl("reel-valid.mp4")))).status_code).toBe("FINISHED");
     const other = await whole.create(sampleUrl("reel-valid.mp4"), {}, whole.globex, whole.tokens.globex);
-    const refused = await waitFor(async () => {
-      const answer = await whole.graph("GET", `v21.0/${other}`, { fields: "status_code,status" }, whole.tokens.globex);
-      return answer.body.status_code === "IN_PROGRESS" ? undefined : answer.body;
-    }, { what: "the other account's container to settle" });
+    const refused = await waitFor(
+      async () => {
+        const answer = await whole.graph(
+          "GET",
+          `v21.0/${other}`,
+          { fields: "status_code,status" },
+          whole.tokens.globex,
+        );
+        return answer.body.status_code === "IN_PROGRESS" ? undefined : answer.body;
+      },
+      { what: "the other account's container to settle" },
+    );
     expect(refused.status).toMatch(/^Error: the sandbox's video store is full.*\(2207053\)$/);
   });
 
@@ -479,11 +571,21 @@ describe("a bounded store", () => {
 describe("tokens", () => {
   it("answers 104 for a call without a token and 190 for an unknown one, before anything else", async () => {
     const s = sandbox();
-    const missing = await s.graph("POST", `v21.0/${s.acme}/media`, { media_type: "REELS", video_url: sampleUrl("reel-valid.mp4") }, null);
+    const missing = await s.graph(
+      "POST",
+      `v21.0/${s.acme}/media`,
+      { media_type: "REELS", video_url: sampleUrl("reel-valid.mp4") },
+      null,
+    );
     expectGraphError(missing, 104);
     expect(missing.body.error?.message).toBe("An access token is required to request this resource.");
     for (const token of ["not-a-token", `${s.tokens.acme}x`]) {
-      const answer = await s.graph("POST", `v21.0/${s.acme}/media`, { media_type: "REELS", video_url: sampleUrl("reel-valid.mp4") }, token);
+      const answer = await s.graph(
+        "POST",
+        `v21.0/${s.acme}/media`,
+        { media_type: "REELS", video_url: sampleUrl("reel-valid.mp4") },
+        token,
+      );
       expectGraphError(answer, 190);
       expect(answer.headers.get("www-authenticate")).toMatch(/^OAuth "Facebook Platform" "invalid_token"/);
     }
@@ -496,7 +598,12 @@ describe("tokens", () => {
     const id = await s.create(sampleUrl("reel-valid.mp4"));
     const unseen = (method: "get" | "post", objectId: string) =>
       `Unsupported ${method} request. Object with ID '${objectId}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`;
-    const createThere = await s.graph("POST", `v21.0/${s.acme}/media`, { media_type: "REELS", video_url: sampleUrl("reel-valid.mp4") }, s.tokens.globex);
+    const createThere = await s.graph(
+      "POST",
+      `v21.0/${s.acme}/media`,
+      { media_type: "REELS", video_url: sampleUrl("reel-valid.mp4") },
+      s.tokens.globex,
+    );
     expectGraphError(createThere, 100, 33);
     expect(createThere.body.error?.message).toContain(unseen("post", s.acme));
     const readThere = await s.graph("GET", `v21.0/${id}`, { fields: "status_code" }, s.tokens.globex);
@@ -517,7 +624,10 @@ describe("publishing rules", () => {
     const id = await s.create(`${filesOrigin}/gate/${gate}`);
     const refused = await s.publish(id);
     expectGraphError(refused, 9007, 2207027);
-    expect(refused.body.error).toMatchObject({ message: "Media ID is not available", error_user_title: "Media Not Ready" });
+    expect(refused.body.error).toMatchObject({
+      message: "Media ID is not available",
+      error_user_title: "Media Not Ready",
+    });
     await expect.poll(() => gates.has(gate)).toBe(true);
     gates.get(gate)?.();
     expect((await s.settled(id)).status_code).toBe("FINISHED");
@@ -545,7 +655,10 @@ describe("publishing rules", () => {
     const s = sandbox({}, { limits: { containersPer24h: 2 } });
     await s.create(sampleUrl("reel-valid.mp4"));
     await s.create(sampleUrl("reel-valid.mp4"));
-    expectGraphError(await s.graph("POST", `v21.0/${s.acme}/media`, { media_type: "REELS", video_url: sampleUrl("reel-valid.mp4") }), 9);
+    expectGraphError(
+      await s.graph("POST", `v21.0/${s.acme}/media`, { media_type: "REELS", video_url: sampleUrl("reel-valid.mp4") }),
+      9,
+    );
     s.clock.offset = DAY;
     await s.create(sampleUrl("reel-valid.mp4"));
   });
@@ -570,15 +683,39 @@ describe("parameters and paths", () => {
   const mentions = Array.from({ length: 21 }, (_, i) => `@user${i}`).join(" ");
   it.each<[string, Record<string, string>, RegExp]>([
     ["no media_type", { video_url: "https://example.com/v.mp4" }, /media_type is required/],
-    ["media_type=VIDEO", { media_type: "VIDEO", video_url: "https://example.com/v.mp4" }, /VIDEO media type is no longer supported/],
+    [
+      "media_type=VIDEO",
+      { media_type: "VIDEO", video_url: "https://example.com/v.mp4" },
+      /VIDEO media type is no longer supported/,
+    ],
     ["media_type=IMAGE", { media_type: "IMAGE", video_url: "https://example.com/v.mp4" }, /must be REELS/],
     ["no video_url", { media_type: "REELS" }, /video_url is required/],
     ["an ftp video_url", { media_type: "REELS", video_url: "ftp://example.com/v.mp4" }, /valid http or https URL/],
-    ["a video_url with credentials", { media_type: "REELS", video_url: "https://u:p@example.com/v.mp4" }, /user name or password/],
-    ["a 2201-character caption", { media_type: "REELS", video_url: "https://example.com/v.mp4", caption: long }, /at most 2200 characters/],
-    ["31 hashtags", { media_type: "REELS", video_url: "https://example.com/v.mp4", caption: tags }, /at most 30 hashtags/],
-    ["21 mentions", { media_type: "REELS", video_url: "https://example.com/v.mp4", caption: mentions }, /at most 20 @-mentions/],
-    ["share_to_feed=maybe", { media_type: "REELS", video_url: "https://example.com/v.mp4", share_to_feed: "maybe" }, /share_to_feed must be a boolean/],
+    [
+      "a video_url with credentials",
+      { media_type: "REELS", video_url: "https://u:p@example.com/v.mp4" },
+      /user name or password/,
+    ],
+    [
+      "a 2201-character caption",
+      { media_type: "REELS", video_url: "https://example.com/v.mp4", caption: long },
+      /at most 2200 characters/,
+    ],
+    [
+      "31 hashtags",
+      { media_type: "REELS", video_url: "https://example.com/v.mp4", caption: tags },
+      /at most 30 hashtags/,
+    ],
+    [
+      "21 mentions",
+      { media_type: "REELS", video_url: "https://example.com/v.mp4", caption: mentions },
+      /at most 20 @-mentions/,
+    ],
+    [
+      "share_to_feed=maybe",
+      { media_type: "REELS", video_url: "https://example.com/v.mp4", share_to_feed: "maybe" },
+      /share_to_feed must be a boolean/,
+    ],
   ])("answers 100 for %s", async (_name, params, message) => {
     const s = sandbox();
     const answer = await s.graph("POST", `v21.0/${s.acme}/media`, params);
@@ -597,9 +734,15 @@ describe("parameters and paths", () => {
 
   it("answers 100 for a publish without creation_id, an unknown object and an unknown field", async () => {
     const s = sandbox();
-    expect((await s.graph("POST", `v21.0/${s.acme}/media_publish`)).body.error).toMatchObject({ code: 100, message: "(#100) The parameter creation_id is required" });
+    expect((await s.graph("POST", `v21.0/${s.acme}/media_publish`)).body.error).toMatchObject({
+      code: 100,
+      message: "(#100) The parameter creation_id is required",
+    });
     expectGraphError(await s.graph("GET", "v21.0/17999999999999999"), 100, 33);
-    expectGraphError(await s.graph("GET", `v21.0/${s.acme}/content_publishing_limit`, { fields: "quota_usage,bogus" }), 100);
+    expectGraphError(
+      await s.graph("GET", `v21.0/${s.acme}/content_publishing_limit`, { fields: "quota_usage,bogus" }),
+      100,
+    );
   });
 
   it("answers 2500 for a version newer than Meta serves or an unknown edge, naming the id as Meta does", async () => {
@@ -618,7 +761,10 @@ describe("parameters and paths", () => {
   it("serves every version up to v25.0, and answers a retired one as the oldest live version does", async () => {
     const s = sandbox();
     for (const version of ["v21.0", "v24.0", "v25.0", "v17.0", "v2.12"]) {
-      expect((await s.graph("GET", `${version}/${s.acme}`, { fields: "id,username" })).body, version).toEqual({ id: s.acme, username: "sandbox_acme" });
+      expect((await s.graph("GET", `${version}/${s.acme}`, { fields: "id,username" })).body, version).toEqual({
+        id: s.acme,
+        username: "sandbox_acme",
+      });
     }
   });
 });
@@ -642,7 +788,10 @@ describe("as Meta answers", () => {
     expect(refused.body.error?.message).not.toMatch(/Application request limit/);
 
     const limit = (since?: number | string) =>
-      s.graph("GET", `v21.0/${s.acme}/content_publishing_limit`, { fields: "quota_usage,config", ...(since === undefined ? {} : { since: String(since) }) });
+      s.graph("GET", `v21.0/${s.acme}/content_publishing_limit`, {
+        fields: "quota_usage,config",
+        ...(since === undefined ? {} : { since: String(since) }),
+      });
     expect((await limit()).body.data?.[0]).toMatchObject({ quota_usage: 1 });
     expect((await limit(before)).body.data?.[0]).toMatchObject({ quota_usage: 1 });
     expect((await limit(Math.floor(Date.now() / 1000) + 5)).body.data?.[0]).toMatchObject({ quota_usage: 0 });
@@ -662,30 +811,46 @@ describe("as Meta answers", () => {
       "Error validating access token: Session has expired on Monday, 19-Jun-23 06:29:46 PDT. The current time is Tuesday, 04-Jul-23 02:11:32 PDT.",
     );
     s.clock.fixed = Date.UTC(2024, 0, 5, 8, 0, 0);
-    expect((await s.graph("GET", `v21.0/${s.acme}`, { fields: "id" })).body.error?.message).toMatch(/The current time is Friday, 05-Jan-24 00:00:00 PST\.$/);
+    expect((await s.graph("GET", `v21.0/${s.acme}`, { fields: "id" })).body.error?.message).toMatch(
+      /The current time is Friday, 05-Jan-24 00:00:00 PST\.$/,
+    );
   });
 
   it("sends the usage headers on every answer, and refuses as Meta does at the limits the control surface sets", async () => {
     const s = sandbox();
     const usage = (answer: GraphAnswer) => ({
       app: JSON.parse(answer.headers.get("x-app-usage") ?? "null") as Record<string, number>,
-      account: (JSON.parse(answer.headers.get("x-business-use-case-usage") ?? "{}") as Record<string, Record<string, number>[]>)[s.acme]?.[0],
+      account: (
+        JSON.parse(answer.headers.get("x-business-use-case-usage") ?? "{}") as Record<string, Record<string, number>[]>
+      )[s.acme]?.[0],
     });
     const read = () => s.graph("GET", `v21.0/${s.acme}`, { fields: "id" });
 
     const plain = await read();
     expect(plain.status).toBe(200);
-    expect(usage(plain)).toMatchObject({ app: { call_count: expect.any(Number) }, account: { type: "instagram", estimated_time_to_regain_access: 0 } });
+    expect(usage(plain)).toMatchObject({
+      app: { call_count: expect.any(Number) },
+      account: { type: "instagram", estimated_time_to_regain_access: 0 },
+    });
 
-    expect((await s.control("PUT", `accounts/${s.acme}/usage`, { call_count: 85, total_time: 40, app: { call_count: 30 } })).status).toBe(200);
+    expect(
+      (await s.control("PUT", `accounts/${s.acme}/usage`, { call_count: 85, total_time: 40, app: { call_count: 30 } }))
+        .status,
+    ).toBe(200);
     const busy = await read();
     expect(busy.status).toBe(200);
-    expect(usage(busy)).toMatchObject({ app: { call_count: 30 }, account: { call_count: 85, total_time: 40, estimated_time_to_regain_access: 0 } });
+    expect(usage(busy)).toMatchObject({
+      app: { call_count: 30 },
+      account: { call_count: 85, total_time: 40, estimated_time_to_regain_access: 0 },
+    });
 
     await s.control("PUT", `accounts/${s.acme}/usage`, { call_count: 100, estimated_time_to_regain_access: 3 });
     const throttled = await read();
     expectGraphError(throttled, 80002);
-    expect(throttled.body.error).toMatchObject({ is_transient: true, message: "(#80002) There have been too many calls to this Instagram account. Wait a bit and try again." });
+    expect(throttled.body.error).toMatchObject({
+      is_transient: true,
+      message: "(#80002) There have been too many calls to this Instagram account. Wait a bit and try again.",
+    });
     expect(usage(throttled).account).toMatchObject({ call_count: 100, estimated_time_to_regain_access: 3 });
     // Only this account: another one goes through.
     expect((await s.graph("GET", `v21.0/${s.globex}`, { fields: "id" }, s.tokens.globex)).status).toBe(200);
@@ -703,12 +868,20 @@ describe("as Meta answers", () => {
 
   it("answers a queued 4/2207051 in Meta's words, as a restriction and not a rate limit", async () => {
     const s = sandbox();
-    await s.control("POST", `accounts/${s.acme}/faults`, { on: "media_publish", code: 4, error_subcode: 2207051, count: 1 });
+    await s.control("POST", `accounts/${s.acme}/faults`, {
+      on: "media_publish",
+      code: 4,
+      error_subcode: 2207051,
+      count: 1,
+    });
     const id = await s.create(sampleUrl("reel-valid.mp4"));
     await s.settled(id);
     const refused = await s.publish(id);
     expectGraphError(refused, 4, 2207051);
-    expect(refused.body.error).toMatchObject({ is_transient: false, message: "We restrict certain activity to protect our community. Tell us if you think we made a mistake." });
+    expect(refused.body.error).toMatchObject({
+      is_transient: false,
+      message: "We restrict certain activity to protect our community. Tell us if you think we made a mistake.",
+    });
     const account = JSON.parse(refused.headers.get("x-business-use-case-usage") ?? "{}")[s.acme][0];
     expect(account.estimated_time_to_regain_access).toBe(0);
     expect(account.call_count).toBeLessThan(100);
@@ -718,27 +891,46 @@ describe("as Meta answers", () => {
     const s = sandbox();
     const created = await s.graph("POST", `v21.0/${s.acme}/media`, { media_type: "REELS", upload_type: "resumable" });
     const uri = created.body.uri as string;
-    const send = (headers: Record<string, string>) => handleGraphRequest(new Request(uri, { method: "POST", headers, body: new Uint8Array(16) }), s.deps);
+    const send = (headers: Record<string, string>) =>
+      handleGraphRequest(new Request(uri, { method: "POST", headers, body: new Uint8Array(16) }), s.deps);
 
     const noToken = await send({ offset: "0", file_size: "16" });
     expect(noToken.status).toBe(401);
-    expect(await noToken.json()).toEqual({ debug_info: { retriable: false, type: "OAuthException", message: "An access token is required to request this resource." } });
+    expect(await noToken.json()).toEqual({
+      debug_info: {
+        retriable: false,
+        type: "OAuthException",
+        message: "An access token is required to request this resource.",
+      },
+    });
 
     await s.control("POST", `accounts/${s.acme}/faults`, { on: "upload", code: 80002, count: 1 });
     const limited = await send({ authorization: `OAuth ${s.tokens.acme}`, offset: "0", file_size: "16" });
     expect(limited.status).toBe(400);
-    expect(((await limited.json()) as { debug_info: unknown }).debug_info).toMatchObject({ retriable: true, type: "ProcessingFailedError" });
-    expect(JSON.parse(limited.headers.get("x-business-use-case-usage") ?? "{}")[s.acme][0]).toMatchObject({ call_count: 100, estimated_time_to_regain_access: 1 });
+    expect(((await limited.json()) as { debug_info: unknown }).debug_info).toMatchObject({
+      retriable: true,
+      type: "ProcessingFailedError",
+    });
+    expect(JSON.parse(limited.headers.get("x-business-use-case-usage") ?? "{}")[s.acme][0]).toMatchObject({
+      call_count: 100,
+      estimated_time_to_regain_access: 1,
+    });
 
     await s.control("POST", `accounts/${s.acme}/faults`, { on: "upload", code: 190, error_subcode: 460, count: 1 });
     const refused = await send({ authorization: `OAuth ${s.tokens.acme}`, offset: "0", file_size: "16" });
     expect(refused.status).toBe(401);
-    expect(((await refused.json()) as { debug_info: unknown }).debug_info).toMatchObject({ retriable: false, type: "OAuthException" });
+    expect(((await refused.json()) as { debug_info: unknown }).debug_info).toMatchObject({
+      retriable: false,
+      type: "OAuthException",
+    });
   });
 
   it("takes as long to process as the control surface says, per account and per container", async () => {
     const s = sandbox({ SANDBOX_PROCESSING_MS: "50" });
-    expect((await s.control("PUT", `accounts/${s.acme}/processing`, { processing_ms: 1500 })).body).toEqual({ account_id: s.acme, processing_ms: 1500 });
+    expect((await s.control("PUT", `accounts/${s.acme}/processing`, { processing_ms: 1500 })).body).toEqual({
+      account_id: s.acme,
+      processing_ms: 1500,
+    });
     const started = Date.now();
     const slow = await s.create(sampleUrl("reel-valid.mp4"));
     expect((await s.settled(slow)).status_code).toBe("FINISHED");
@@ -772,7 +964,11 @@ describe("surviving a restart", () => {
     const response = await handleGraphRequest(
       new Request(`http://sandbox.test/graph/v21.0/${s.acme}/media`, {
         method: "POST",
-        body: new URLSearchParams({ media_type: "REELS", video_url: sampleUrl("reel-valid.mp4"), access_token: s.tokens.acme }),
+        body: new URLSearchParams({
+          media_type: "REELS",
+          video_url: sampleUrl("reel-valid.mp4"),
+          access_token: s.tokens.acme,
+        }),
       }),
       dying,
     );

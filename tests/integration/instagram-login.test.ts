@@ -96,7 +96,10 @@ async function signedInCookie(): Promise<string> {
 
 /** GET /api/accounts/connect/instagram as the signed-in browser: the dialog's address. */
 async function startLogin(cookie: string): Promise<URL> {
-  const response = await routes.start.GET(new Request(`${PUBLIC_URL}/api/accounts/connect/instagram`, { headers: { cookie } }), undefined);
+  const response = await routes.start.GET(
+    new Request(`${PUBLIC_URL}/api/accounts/connect/instagram`, { headers: { cookie } }),
+    undefined,
+  );
   expect(response.status).toBe(302);
   return new URL(response.headers.get("location")!);
 }
@@ -106,24 +109,43 @@ async function decide(dialog: URL, decision: "allow" | "cancel", accountId?: str
   const page = await fetch(dialog);
   expect(page.status).toBe(200);
   if (accountId) expect(await page.text()).toContain(`value="${accountId}"`);
-  const form = new URLSearchParams({ ...Object.fromEntries(dialog.searchParams), decision, ...(accountId ? { account_id: accountId } : {}) });
+  const form = new URLSearchParams({
+    ...Object.fromEntries(dialog.searchParams),
+    decision,
+    ...(accountId ? { account_id: accountId } : {}),
+  });
   const response = await fetch(`${origin()}/graph/oauth/authorize`, { method: "POST", body: form, redirect: "manual" });
   expect(response.status).toBe(302);
   return new URL(response.headers.get("location")!);
 }
 
 async function callback(back: URL, cookie: string): Promise<Response> {
-  return routes.callback.GET(new Request(`${PUBLIC_URL}${back.pathname}${back.search}`, { headers: { cookie } }), undefined);
+  return routes.callback.GET(
+    new Request(`${PUBLIC_URL}${back.pathname}${back.search}`, { headers: { cookie } }),
+    undefined,
+  );
 }
 
 async function listAccounts(): Promise<AccountView[]> {
-  const response = await routes.accounts.GET(new Request(`${PUBLIC_URL}/api/accounts`, { headers: { authorization: `Bearer ${TENANT_KEY}` } }), undefined);
+  const response = await routes.accounts.GET(
+    new Request(`${PUBLIC_URL}/api/accounts`, { headers: { authorization: `Bearer ${TENANT_KEY}` } }),
+    undefined,
+  );
   expect(response.status).toBe(200);
   return ((await response.json()) as { data: AccountView[] }).data;
 }
 
 const exchange = (fields: Record<string, string>) =>
-  fetch(`${origin()}/graph/oauth/access_token`, { method: "POST", body: new URLSearchParams({ client_id: APP.id, client_secret: APP.secret, grant_type: "authorization_code", redirect_uri: config.INSTAGRAM_LOGIN.redirectUri, ...fields }) });
+  fetch(`${origin()}/graph/oauth/access_token`, {
+    method: "POST",
+    body: new URLSearchParams({
+      client_id: APP.id,
+      client_secret: APP.secret,
+      grant_type: "authorization_code",
+      redirect_uri: config.INSTAGRAM_LOGIN.redirectUri,
+      ...fields,
+    }),
+  });
 
 describe("Instagram Login", () => {
   it("sends the browser to the dialog with the app, the exact redirect_uri, the scopes and a state", async () => {
@@ -149,7 +171,11 @@ describe("Instagram Login", () => {
     expect(response.headers.get("location")).toBe(`/dashboard/accounts?connected=${accountId}#account-${accountId}`);
 
     const account = (await listAccounts()).find((a) => a.account_id === accountId);
-    expect(account).toMatchObject({ status: "connected", login: "instagram", username: expect.stringMatching(/^iglogin_/) });
+    expect(account).toMatchObject({
+      status: "connected",
+      login: "instagram",
+      username: expect.stringMatching(/^iglogin_/),
+    });
     const expiresIn = Date.parse(account!.token_expires_at!) - before;
     expect(expiresIn).toBeGreaterThan(59 * DAY_MS);
     expect(expiresIn).toBeLessThan(61 * DAY_MS);
@@ -186,8 +212,15 @@ describe("Instagram Login", () => {
     const late = await decide(await startLogin(cookie), "allow", accountId);
     const { getServices } = await import("@/lib/web/services");
     const request = new Request(`${PUBLIC_URL}${late.pathname}`, { headers: { cookie } });
-    const lateDeps = { ...instagramLoginDeps(getServices()), now: () => Date.now() + (config.META_LOGIN_STATE_TTL_S + 1) * 1000 };
-    const outcome = await finishInstagramLogin(lateDeps, loginCallerOf(request, "iglogin"), Object.fromEntries(late.searchParams));
+    const lateDeps = {
+      ...instagramLoginDeps(getServices()),
+      now: () => Date.now() + (config.META_LOGIN_STATE_TTL_S + 1) * 1000,
+    };
+    const outcome = await finishInstagramLogin(
+      lateDeps,
+      loginCallerOf(request, "iglogin"),
+      Object.fromEntries(late.searchParams),
+    );
     expect(outcome).toMatchObject({ kind: "refused", detail: expect.stringContaining("took too long") });
     expect((await listAccounts()).some((a) => a.account_id === accountId)).toBe(false);
   });
@@ -195,7 +228,10 @@ describe("Instagram Login", () => {
   it("Cancel at the dialog: 'You cancelled at Instagram', nothing stored", async () => {
     const cookie = await signedInCookie();
     const back = await decide(await startLogin(cookie), "cancel");
-    expect(Object.fromEntries(back.searchParams)).toMatchObject({ error: "access_denied", error_reason: "user_denied" });
+    expect(Object.fromEntries(back.searchParams)).toMatchObject({
+      error: "access_denied",
+      error_reason: "user_denied",
+    });
     const count = (await listAccounts()).length;
     const response = await callback(back, cookie);
     expect(response.status).toBe(400);
@@ -219,22 +255,32 @@ describe("the sandbox's Instagram token endpoints answer as Meta's", () => {
     expect(text).toMatch(/^\{"access_token":"[^"]+","user_id":\d+,/);
     const again = await exchange({ code });
     expect(again.status).toBe(400);
-    expect(await again.json()).toEqual({ error_type: "OAuthException", code: 400, error_message: "This authorization code has been used" });
+    expect(await again.json()).toEqual({
+      error_type: "OAuthException",
+      code: 400,
+      error_message: "This authorization code has been used",
+    });
   });
 
   it("a wrong secret, a wrong redirect_uri and an expired code are refused", async () => {
     const wrongSecret = await exchange({ code: await freshCode(), client_secret: "not-the-secret" });
     expect(wrongSecret.status).toBe(400);
-    expect(((await wrongSecret.json()) as { error_message: string }).error_message).toBe("Error validating client secret.");
+    expect(((await wrongSecret.json()) as { error_message: string }).error_message).toBe(
+      "Error validating client secret.",
+    );
 
     const wrongRedirect = await exchange({ code: await freshCode(), redirect_uri: `${PUBLIC_URL}/elsewhere` });
-    expect(((await wrongRedirect.json()) as { error_message: string }).error_message).toMatch(/redirect_uri is identical/);
+    expect(((await wrongRedirect.json()) as { error_message: string }).error_message).toMatch(
+      /redirect_uri is identical/,
+    );
 
     const code = await freshCode();
     sandboxSkewMs = 61 * 60 * 1000;
     try {
       const expired = await exchange({ code });
-      expect(((await expired.json()) as { error_message: string }).error_message).toBe("This authorization code has expired");
+      expect(((await expired.json()) as { error_message: string }).error_message).toBe(
+        "This authorization code has expired",
+      );
     } finally {
       sandboxSkewMs = 0;
     }
@@ -242,12 +288,20 @@ describe("the sandbox's Instagram token endpoints answer as Meta's", () => {
 
   it("the long-lived exchange refuses a wrong secret with a Graph error object, and answers {access_token, token_type, expires_in}", async () => {
     const { access_token } = (await (await exchange({ code: await freshCode() })).json()) as { access_token: string };
-    const url = (secret: string) => `${origin()}/graph/access_token?${new URLSearchParams({ grant_type: "ig_exchange_token", client_secret: secret, access_token })}`;
+    const url = (secret: string) =>
+      `${origin()}/graph/access_token?${new URLSearchParams({ grant_type: "ig_exchange_token", client_secret: secret, access_token })}`;
     const refused = await fetch(url("not-the-secret"));
     expect(refused.status).toBe(400);
-    expect(((await refused.json()) as { error: { type: string; message: string } }).error).toMatchObject({ type: "OAuthException", message: "Error validating client secret." });
+    expect(((await refused.json()) as { error: { type: string; message: string } }).error).toMatchObject({
+      type: "OAuthException",
+      message: "Error validating client secret.",
+    });
     const answer = await fetch(url(APP.secret));
-    expect(await answer.json()).toEqual({ access_token: expect.any(String), token_type: "bearer", expires_in: 5_183_944 });
+    expect(await answer.json()).toEqual({
+      access_token: expect.any(String),
+      token_type: "bearer",
+      expires_in: 5_183_944,
+    });
   });
 
   it("the dialog refuses a redirect_uri the app did not register", async () => {

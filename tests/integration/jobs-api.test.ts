@@ -47,7 +47,12 @@ afterAll(async () => {
   await broker?.stop();
 });
 
-const command = (over: Record<string, unknown> = {}) => ({ tenant_id: "acme", model_name: "local-ngram", prompt: "Tell me about the log", ...over });
+const command = (over: Record<string, unknown> = {}) => ({
+  tenant_id: "acme",
+  model_name: "local-ngram",
+  prompt: "Tell me about the log",
+  ...over,
+});
 const submit = (body: unknown, { key = ACME, type = "application/json" } = {}) =>
   routes.jobs.POST(
     new Request("http://dispatch.test/v1/jobs", {
@@ -58,7 +63,11 @@ const submit = (body: unknown, { key = ACME, type = "application/json" } = {}) =
     undefined,
   );
 const params = (id: string) => ({ params: Promise.resolve({ id }) });
-const getJob = (id: string, key = ACME) => routes.job.GET(new Request(`http://dispatch.test/jobs/${id}`, { headers: { authorization: `Bearer ${key}` } }), params(id));
+const getJob = (id: string, key = ACME) =>
+  routes.job.GET(
+    new Request(`http://dispatch.test/jobs/${id}`, { headers: { authorization: `Bearer ${key}` } }),
+    params(id),
+  );
 
 describe("POST /v1/jobs", () => {
   it("answers 202 with a UUID v4 only after the command is on the log, keyed by tenant", async () => {
@@ -69,7 +78,9 @@ describe("POST /v1/jobs", () => {
     expect(body).toEqual({ job_id: body.job_id, status: "QUEUED", stream_url: `/jobs/${body.job_id}/stream` });
     expect(response.headers.get("location")).toBe(`/jobs/${body.job_id}`);
 
-    const messages = await readTopic(broker.bootstrap, TOPICS.requests.name, (m) => m.some((x) => x.value?.toString().includes(body.job_id)));
+    const messages = await readTopic(broker.bootstrap, TOPICS.requests.name, (m) =>
+      m.some((x) => x.value?.toString().includes(body.job_id)),
+    );
     const message = messages.find((m) => m.value?.toString().includes(body.job_id))!;
     expect(message.key?.toString()).toBe("acme");
     expect(JSON.parse(message.value!.toString())).toEqual({
@@ -83,7 +94,14 @@ describe("POST /v1/jobs", () => {
     });
 
     const job = await (await getJob(body.job_id)).json();
-    expect(job).toMatchObject({ job_id: body.job_id, tenant_id: "acme", status: "QUEUED", finish_reason: null, output: "", attempts: 0 });
+    expect(job).toMatchObject({
+      job_id: body.job_id,
+      tenant_id: "acme",
+      status: "QUEUED",
+      finish_reason: null,
+      output: "",
+      attempts: 0,
+    });
   });
 
   it("is idempotent by job_id: same body 200 with the job and no second event, different body 409", async () => {
@@ -100,17 +118,37 @@ describe("POST /v1/jobs", () => {
 
     const marker = await submit(command({ prompt: "marker after the idempotency checks" }));
     const markerId = (await marker.json()).job_id;
-    const messages = await readTopic(broker.bootstrap, TOPICS.requests.name, (m) => m.some((x) => x.value?.toString().includes(markerId)));
+    const messages = await readTopic(broker.bootstrap, TOPICS.requests.name, (m) =>
+      m.some((x) => x.value?.toString().includes(markerId)),
+    );
     expect(messages.filter((m) => m.value?.toString().includes(job_id))).toHaveLength(1);
   });
 
   it.each([
     ["400 for JSON that does not parse", () => submit("{nope"), 400, undefined],
-    ["401 without a key", () => routes.jobs.POST(new Request("http://x/v1/jobs", { method: "POST", body: "{}", headers: { "content-type": "application/json" } }), undefined), 401, undefined],
+    [
+      "401 without a key",
+      () =>
+        routes.jobs.POST(
+          new Request("http://x/v1/jobs", {
+            method: "POST",
+            body: "{}",
+            headers: { "content-type": "application/json" },
+          }),
+          undefined,
+        ),
+      401,
+      undefined,
+    ],
     ["401 for an unknown key", () => submit(command(), { key: "unknown-key-0123456789abcdef" }), 401, undefined],
     ["403 for another tenant's tenant_id", () => submit(command({ tenant_id: "globex" })), 403, undefined],
     ["413 for a body over 1 MiB", () => submit(command({ prompt: "x".repeat(1024 * 1024 + 10) })), 413, undefined],
-    ["415 for a body that is not JSON", () => submit("tenant_id=acme", { type: "application/x-www-form-urlencoded" }), 415, undefined],
+    [
+      "415 for a body that is not JSON",
+      () => submit("tenant_id=acme", { type: "application/x-www-form-urlencoded" }),
+      415,
+      undefined,
+    ],
     ["422 for an unknown field", () => submit(command({ priority: 1 })), 422, "priority"],
     ["422 for an unknown model", () => submit(command({ model_name: "gpt-17" })), 422, "model_name"],
     ["422 for a prompt over MAX_PROMPT_CHARS", () => submit(command({ prompt: "x".repeat(1001) })), 422, "prompt"],
@@ -126,7 +164,12 @@ describe("POST /v1/jobs", () => {
     expect(response.status).toBe(status);
     expect(response.headers.get("content-type")).toBe("application/problem+json");
     const problem = await response.json();
-    expect(problem).toMatchObject({ status, title: expect.any(String), detail: expect.any(String), type: expect.stringMatching(/^\/problems\//) });
+    expect(problem).toMatchObject({
+      status,
+      title: expect.any(String),
+      detail: expect.any(String),
+      type: expect.stringMatching(/^\/problems\//),
+    });
     if (path !== undefined) expect(problem.errors.map((e: { path: string }) => e.path)).toContain(path);
   });
 
@@ -142,7 +185,9 @@ describe("POST /v1/jobs", () => {
     ]);
     expect((await getJob(job_id)).status).toBe(404);
     const unknownModel = await expectProblem(await submit(command({ model_name: "gpt-17" })), 422);
-    expect(unknownModel.errors).toEqual([{ path: "model_name", message: 'There is no model "gpt-17"; choose one of: local-ngram' }]);
+    expect(unknownModel.errors).toEqual([
+      { path: "model_name", message: 'There is no model "gpt-17"; choose one of: local-ngram' },
+    ]);
   });
 
   it("answers 503 with Retry-After within a few seconds when the broker is down, hands out no job, and recovers", async () => {
@@ -171,38 +216,67 @@ describe("reading jobs", () => {
     expect((await getJob(job_id, GLOBEX)).status).toBe(404);
     expect((await getJob(randomUUID())).status).toBe(404);
     expect((await getJob("../../etc/passwd")).status).toBe(404);
-    const stream = await routes.stream.GET(new Request(`http://x/jobs/${job_id}/stream`, { headers: { authorization: `Bearer ${GLOBEX}` } }), params(job_id));
+    const stream = await routes.stream.GET(
+      new Request(`http://x/jobs/${job_id}/stream`, { headers: { authorization: `Bearer ${GLOBEX}` } }),
+      params(job_id),
+    );
     expect(stream.status).toBe(404);
-    const cancel = await routes.cancel.POST(new Request(`http://x/jobs/${job_id}/cancel`, { method: "POST", headers: { authorization: `Bearer ${GLOBEX}` } }), params(job_id));
+    const cancel = await routes.cancel.POST(
+      new Request(`http://x/jobs/${job_id}/cancel`, { method: "POST", headers: { authorization: `Bearer ${GLOBEX}` } }),
+      params(job_id),
+    );
     expect(cancel.status).toBe(404);
   });
 
   it("lists the tenant's jobs newest first, with a cursor", async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await (await submit(command({ tenant_id: "globex", prompt: `list ${i}` }), { key: GLOBEX })).json()).job_id);
-    const list = (url: string) => routes.jobs.GET(new Request(url, { headers: { authorization: `Bearer ${GLOBEX}` } }), undefined).then((r) => r.json());
+    for (let i = 0; i < 3; i++)
+      ids.push(
+        (await (await submit(command({ tenant_id: "globex", prompt: `list ${i}` }), { key: GLOBEX })).json()).job_id,
+      );
+    const list = (url: string) =>
+      routes.jobs
+        .GET(new Request(url, { headers: { authorization: `Bearer ${GLOBEX}` } }), undefined)
+        .then((r) => r.json());
     const first = await list("http://x/v1/jobs?limit=2");
     expect(first.data.map((j: { job_id: string }) => j.job_id)).toEqual([ids[2], ids[1]]);
     const second = await list(`http://x/v1/jobs?limit=2&cursor=${first.next_cursor}`);
     expect(second.data.map((j: { job_id: string }) => j.job_id)).toEqual([ids[0]]);
     expect(second.next_cursor).toBeNull();
-    const bad = await routes.jobs.GET(new Request("http://x/v1/jobs?limit=1000", { headers: { authorization: `Bearer ${GLOBEX}` } }), undefined);
+    const bad = await routes.jobs.GET(
+      new Request("http://x/v1/jobs?limit=1000", { headers: { authorization: `Bearer ${GLOBEX}` } }),
+      undefined,
+    );
     expect(bad.status).toBe(422);
   });
 
   it("cancels a queued job at once, idempotently, and its stream replays the end", async () => {
     const { job_id } = await (await submit(command())).json();
-    const cancel = () => routes.cancel.POST(new Request(`http://x/jobs/${job_id}/cancel`, { method: "POST", headers: { authorization: `Bearer ${ACME}` } }), params(job_id));
+    const cancel = () =>
+      routes.cancel.POST(
+        new Request(`http://x/jobs/${job_id}/cancel`, { method: "POST", headers: { authorization: `Bearer ${ACME}` } }),
+        params(job_id),
+      );
     expect(await (await cancel()).json()).toMatchObject({ status: "CANCELLED", finish_reason: "cancelled" });
     expect(await (await cancel()).json()).toMatchObject({ status: "CANCELLED", finish_reason: "cancelled" });
-    const stream = await routes.stream.GET(new Request(`http://x/jobs/${job_id}/stream`, { headers: { authorization: `Bearer ${ACME}` } }), params(job_id));
+    const stream = await routes.stream.GET(
+      new Request(`http://x/jobs/${job_id}/stream`, { headers: { authorization: `Bearer ${ACME}` } }),
+      params(job_id),
+    );
     expect(stream.headers.get("content-type")).toContain("text/event-stream");
     const events = parseSse(await stream.text());
-    expect(events.map((e) => JSON.parse(e.data))).toEqual([{ delta: "", is_final: true, status: "CANCELLED", finish_reason: "cancelled" }]);
+    expect(events.map((e) => JSON.parse(e.data))).toEqual([
+      { delta: "", is_final: true, status: "CANCELLED", finish_reason: "cancelled" },
+    ]);
   });
 
   it("lists the models and reports health", async () => {
-    const models = await (await routes.models.GET(new Request("http://x/v1/models", { headers: { authorization: `Bearer ${ACME}` } }), undefined)).json();
+    const models = await (
+      await routes.models.GET(
+        new Request("http://x/v1/models", { headers: { authorization: `Bearer ${ACME}` } }),
+        undefined,
+      )
+    ).json();
     expect(models.data.map((m: { id: string }) => m.id)).toEqual(["local-ngram"]);
     const health = await routes.health.GET(new Request("http://x/api/health"), undefined);
     expect(health.status).toBe(200);

@@ -75,7 +75,11 @@ async function waitForBalancedGroup() {
 const auth = (tenant: string) => ({ authorization: `Bearer ${tenant}-${KEY}` });
 async function submit(tenant: string, body: Record<string, unknown>): Promise<string> {
   const response = await routes.jobs.POST(
-    new Request("http://x/v1/jobs", { method: "POST", headers: { ...auth(tenant), "content-type": "application/json" }, body: JSON.stringify({ tenant_id: tenant, model_name: "local-ngram", temperature: 0, ...body }) }),
+    new Request("http://x/v1/jobs", {
+      method: "POST",
+      headers: { ...auth(tenant), "content-type": "application/json" },
+      body: JSON.stringify({ tenant_id: tenant, model_name: "local-ngram", temperature: 0, ...body }),
+    }),
     undefined,
   );
   expect(response.status).toBe(202);
@@ -83,15 +87,24 @@ async function submit(tenant: string, body: Record<string, unknown>): Promise<st
 }
 const state = (id: string) => redis.hgetall(jobKeys.state(id));
 const finished = (id: string, timeoutMs = 60_000): Promise<Record<string, string>> =>
-  waitFor(async () => {
-    const s = await state(id);
-    return isFinalJob(s.status) ? s : undefined;
-  }, { timeoutMs, what: `job ${id} to finish` });
+  waitFor(
+    async () => {
+      const s = await state(id);
+      return isFinalJob(s.status) ? s : undefined;
+    },
+    { timeoutMs, what: `job ${id} to finish` },
+  );
 const stream = (tenant: string, id: string, after = 0) =>
-  routes.stream.GET(new Request(`http://x/jobs/${id}/stream?after=${after}`, { headers: auth(tenant) }), { params: Promise.resolve({ id }) });
+  routes.stream.GET(new Request(`http://x/jobs/${id}/stream?after=${after}`, { headers: auth(tenant) }), {
+    params: Promise.resolve({ id }),
+  });
 const completedEvents = (ids: string[]) =>
-  readTopic(inject("kafkaBrokers"), TOPICS.completed.name, (m) => ids.every((id) => m.some((x) => JSON.parse(x.value!.toString()).job_id === id))).then((m) =>
-    m.map((x) => ({ key: x.key?.toString(), ...JSON.parse(x.value!.toString()) })).filter((e) => ids.includes(e.job_id)),
+  readTopic(inject("kafkaBrokers"), TOPICS.completed.name, (m) =>
+    ids.every((id) => m.some((x) => JSON.parse(x.value!.toString()).job_id === id)),
+  ).then((m) =>
+    m
+      .map((x) => ({ key: x.key?.toString(), ...JSON.parse(x.value!.toString()) }))
+      .filter((e) => ids.includes(e.job_id)),
   );
 
 describe("generation jobs on the real stack", () => {
@@ -111,8 +124,18 @@ describe("generation jobs on the real stack", () => {
       expect(ttl).toBeGreaterThan(86_300);
       expect(ttl).toBeLessThanOrEqual(86_400);
     }
-    const job = await (await routes.job.GET(new Request(`http://x/jobs/${id}`, { headers: auth("spread-0") }), { params: Promise.resolve({ id }) })).json();
-    expect(job).toMatchObject({ status: "COMPLETED", finish_reason: "length", output: final.output, attempts: 1, error: null });
+    const job = await (
+      await routes.job.GET(new Request(`http://x/jobs/${id}`, { headers: auth("spread-0") }), {
+        params: Promise.resolve({ id }),
+      })
+    ).json();
+    expect(job).toMatchObject({
+      status: "COMPLETED",
+      finish_reason: "length",
+      output: final.output,
+      attempts: 1,
+      error: null,
+    });
     expect(job.usage.completion_tokens).toBeGreaterThan(0);
     expect(job.usage.total_tokens).toBe(job.usage.prompt_tokens + job.usage.completion_tokens);
     expect(job.ttft_ms).toBeGreaterThanOrEqual(0);
@@ -131,7 +154,12 @@ describe("generation jobs on the real stack", () => {
       finish_reason: "length",
       usage: job.usage,
       cost: { currency: "USD", amount: 0 },
-      timing: { queued_ms: expect.any(Number), ttft_ms: expect.any(Number), generation_ms: expect.any(Number), tokens_per_second: expect.any(Number) },
+      timing: {
+        queued_ms: expect.any(Number),
+        ttft_ms: expect.any(Number),
+        generation_ms: expect.any(Number),
+        tokens_per_second: expect.any(Number),
+      },
       worker_id: expect.stringMatching(/^worker-[ab]$/),
       attempt: 1,
     });
@@ -149,8 +177,15 @@ describe("generation jobs on the real stack", () => {
 
   it("never holds a job back behind a slow one on another partition", async () => {
     const partitioner = Partitioners.DefaultPartitioner();
-    const partitionMetadata = Array.from({ length: 6 }, (_, i) => ({ partitionId: i, leader: 1, partitionErrorCode: 0, replicas: [1], isr: [1] }));
-    const partitionOf = (tenant: string) => partitioner({ topic: TOPICS.requests.name, partitionMetadata, message: { key: tenant, value: "" } });
+    const partitionMetadata = Array.from({ length: 6 }, (_, i) => ({
+      partitionId: i,
+      leader: 1,
+      partitionErrorCode: 0,
+      replicas: [1],
+      isr: [1],
+    }));
+    const partitionOf = (tenant: string) =>
+      partitioner({ topic: TOPICS.requests.name, partitionMetadata, message: { key: tenant, value: "" } });
     const slowTenant = "spread-3";
     // 5,000 tokens at 25 tokens/s: the slow job is still running when the fast ones end, however
     // busy the machine; the test cancels it.
@@ -163,7 +198,10 @@ describe("generation jobs on the real stack", () => {
     const fastStates = await Promise.all(fast.map((id) => finished(id)));
     expect((await state(slow)).status).toBe("RUNNING");
     expect(fastStates.map((s) => s.status)).toEqual(fast.map(() => "COMPLETED"));
-    const cancelled = await routes.cancel.POST(new Request(`http://x/jobs/${slow}/cancel`, { method: "POST", headers: auth(slowTenant) }), { params: Promise.resolve({ id: slow }) });
+    const cancelled = await routes.cancel.POST(
+      new Request(`http://x/jobs/${slow}/cancel`, { method: "POST", headers: auth(slowTenant) }),
+      { params: Promise.resolve({ id: slow }) },
+    );
     expect(cancelled.status).toBe(200);
     expect((await finished(slow)).status).toBe("CANCELLED");
   });
@@ -186,7 +224,12 @@ describe("generation jobs on the real stack", () => {
     // A client resuming after seq 5 gets the rest, with no gap and no duplicate.
     const resumed = await readSse(await stream("spread-1", id, 5));
     expect(resumed.map((e) => e.id)).toEqual(firstEvents.slice(5).map((e) => e.id));
-    expect(resumed.map((e) => JSON.parse(e.data).delta).join("")).toBe(firstEvents.slice(5).map((e) => JSON.parse(e.data).delta).join(""));
+    expect(resumed.map((e) => JSON.parse(e.data).delta).join("")).toBe(
+      firstEvents
+        .slice(5)
+        .map((e) => JSON.parse(e.data).delta)
+        .join(""),
+    );
   });
 
   it("shares the load between two workers of the group", async () => {
@@ -213,20 +256,39 @@ describe("generation jobs on the real stack", () => {
       };
       return chain;
     }) as typeof failing.multi;
-    const body = { tenant_id: "spread-4", model_name: "local-ngram", prompt: `${CYCLE} lost`, temperature: 0, max_tokens: 5, job_id: crypto.randomUUID() };
-    await expect(submitJob({ redis: failing, producer: getServices().producer, models: listModels(getConfig()) }, "spread-4", body)).rejects.toThrow("lost");
+    const body = {
+      tenant_id: "spread-4",
+      model_name: "local-ngram",
+      prompt: `${CYCLE} lost`,
+      temperature: 0,
+      max_tokens: 5,
+      job_id: crypto.randomUUID(),
+    };
+    await expect(
+      submitJob(
+        { redis: failing, producer: getServices().producer, models: listModels(getConfig()) },
+        "spread-4",
+        body,
+      ),
+    ).rejects.toThrow("lost");
     failing.disconnect();
     expect((await state(body.job_id)).submitting).toBe("1");
 
     const final = await finished(body.job_id);
     expect(final.status).toBe("COMPLETED");
     expect(final.submitting).toBeUndefined();
-    const read = await routes.job.GET(new Request(`http://x/jobs/${body.job_id}`, { headers: auth("spread-4") }), { params: Promise.resolve({ id: body.job_id }) });
+    const read = await routes.job.GET(new Request(`http://x/jobs/${body.job_id}`, { headers: auth("spread-4") }), {
+      params: Promise.resolve({ id: body.job_id }),
+    });
     expect(read.status).toBe(200);
     expect(await redis.zscore(jobKeys.tenantIndex("spread-4"), body.job_id)).not.toBeNull();
     // The client's retry with the same job_id and body gets the job, not a 409.
     const retry = await routes.jobs.POST(
-      new Request("http://x/v1/jobs", { method: "POST", headers: { ...auth("spread-4"), "content-type": "application/json" }, body: JSON.stringify(body) }),
+      new Request("http://x/v1/jobs", {
+        method: "POST",
+        headers: { ...auth("spread-4"), "content-type": "application/json" },
+        body: JSON.stringify(body),
+      }),
       undefined,
     );
     expect(retry.status).toBe(200);
@@ -236,10 +298,13 @@ describe("generation jobs on the real stack", () => {
   it("finishes a job whose worker is killed mid-generation on the other worker, once", async () => {
     // Long enough (24 s at 25 tokens/s) that it is still generating when the kill lands on a busy machine.
     const id = await submit("spread-2", { prompt: CYCLE, max_tokens: 600 });
-    const running = await waitFor(async () => {
-      const s = await state(id);
-      return s.status === "RUNNING" && (await redis.llen(jobKeys.events(id))) >= 5 ? s : undefined;
-    }, { what: "the job to be generating" });
+    const running = await waitFor(
+      async () => {
+        const s = await state(id);
+        return s.status === "RUNNING" && (await redis.llen(jobKeys.events(id))) >= 5 ? s : undefined;
+      },
+      { what: "the job to be generating" },
+    );
     const victim = workers.find((w) => w.id === running.worker_id)!;
     victim.child.kill("SIGKILL");
     await victim.exited;
@@ -249,13 +314,18 @@ describe("generation jobs on the real stack", () => {
     expect(final.status).toBe("COMPLETED");
     expect(final.worker_id).not.toBe(victim.id);
     expect(Number(final.attempts)).toBe(2);
-    const events = (await completedEvents([id]));
+    const events = await completedEvents([id]);
     expect(events).toHaveLength(1);
 
     // Replay starts from the restart: the client sees a reset, then one clean generation.
     const replay = await readSse(await stream("spread-2", id));
     expect(replay[0].event).toBe("reset");
-    expect(replay.slice(1).map((e) => JSON.parse(e.data).delta).join("")).toBe(final.output);
+    expect(
+      replay
+        .slice(1)
+        .map((e) => JSON.parse(e.data).delta)
+        .join(""),
+    ).toBe(final.output);
 
     workers.splice(workers.indexOf(victim), 1);
   });

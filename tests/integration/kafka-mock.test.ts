@@ -27,14 +27,19 @@ async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs =
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ""}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
 function producer(): Producer {
   // The mock refuses idempotent producers (no controller); small retries so a dead broker shows within seconds.
-  const p = kafka.producer({ idempotent: false, allowAutoTopicCreation: false, retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 500 } });
+  const p = kafka.producer({
+    idempotent: false,
+    allowAutoTopicCreation: false,
+    retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 500 },
+  });
   clients.push(p);
   return p;
 }
@@ -42,7 +47,13 @@ function producer(): Producer {
 function consumer(groupId: string): Consumer {
   // The mock holds a rebalance open for sessionTimeout - 1 s and members notice it at their next heartbeat,
   // which kafkajs only sends between fetches: short fetch waits and heartbeats make rebalances take seconds.
-  const c = kafka.consumer({ groupId, sessionTimeout: 6000, heartbeatInterval: 500, maxWaitTimeInMs: 500, allowAutoTopicCreation: false });
+  const c = kafka.consumer({
+    groupId,
+    sessionTimeout: 6000,
+    heartbeatInterval: 500,
+    maxWaitTimeInMs: 500,
+    allowAutoTopicCreation: false,
+  });
   clients.push(c);
   return c;
 }
@@ -78,53 +89,72 @@ describe("embedded Kafka mock broker", () => {
     await expect(admin.createTopics({ topics: [{ topic: `extra-${runId}`, numPartitions: 1 }] })).rejects.toThrow();
   });
 
-  it("delivers produced messages with their keys to a consumer group", { timeout: GROUP_WAIT_MS + 10_000 }, async () => {
-    const topic = TOPICS.completed.name;
-    const sent = Array.from({ length: 12 }, (_, i) => ({ key: `job-${i}`, value: `${runId}:${i}` }));
-    const received = new Map<string, string>();
-    const c = consumer(`kafka-mock-test-keys-${runId}`);
-    await c.connect();
-    await c.subscribe({ topic, fromBeginning: true });
-    await c.run({
-      eachMessage: async ({ message }) => {
-        const value = message.value?.toString() ?? "";
-        if (value.startsWith(`${runId}:`)) received.set(value, message.key?.toString() ?? "");
-      },
-    });
-
-    const p = producer();
-    await p.connect();
-    await p.send({ topic, acks: -1, messages: sent });
-
-    await waitFor("all messages consumed", () => received.size === sent.length, GROUP_WAIT_MS);
-    expect(Object.fromEntries(received)).toEqual(Object.fromEntries(sent.map((m) => [m.value, m.key])));
-  });
-
-  it("splits the partitions of ai.generation.requests between two consumers of one group", async () => {
-    const topic = TOPICS.requests.name;
-    const groupId = `kafka-mock-test-split-${runId}`;
-    const assignments = new Map<string, number[]>();
-    const start = async (name: string) => {
-      const c = consumer(groupId);
-      c.on(c.events.GROUP_JOIN, (event) => assignments.set(name, event.payload.memberAssignment[topic] ?? []));
+  it(
+    "delivers produced messages with their keys to a consumer group",
+    { timeout: GROUP_WAIT_MS + 10_000 },
+    async () => {
+      const topic = TOPICS.completed.name;
+      const sent = Array.from({ length: 12 }, (_, i) => ({ key: `job-${i}`, value: `${runId}:${i}` }));
+      const received = new Map<string, string>();
+      const c = consumer(`kafka-mock-test-keys-${runId}`);
       await c.connect();
-      await c.subscribe({ topic });
-      await c.run({ eachMessage: async () => {} });
-    };
-    await start("a");
-    await waitFor("first member to join", () => assignments.get("a")?.length === TOPICS.requests.partitions, GROUP_WAIT_MS);
-    await start("b");
+      await c.subscribe({ topic, fromBeginning: true });
+      await c.run({
+        eachMessage: async ({ message }) => {
+          const value = message.value?.toString() ?? "";
+          if (value.startsWith(`${runId}:`)) received.set(value, message.key?.toString() ?? "");
+        },
+      });
 
-    const [a, b] = await waitFor("two disjoint assignments covering every partition", () => {
-      const a = assignments.get("a") ?? [];
-      const b = assignments.get("b") ?? [];
-      const union = new Set([...a, ...b]);
-      return a.length > 0 && b.length > 0 && union.size === a.length + b.length && union.size === TOPICS.requests.partitions
-        ? [a, b]
-        : null;
-    }, GROUP_WAIT_MS);
-    expect([...a, ...b].sort()).toEqual([0, 1, 2, 3, 4, 5]);
-  }, 2 * GROUP_WAIT_MS + 10_000);
+      const p = producer();
+      await p.connect();
+      await p.send({ topic, acks: -1, messages: sent });
+
+      await waitFor("all messages consumed", () => received.size === sent.length, GROUP_WAIT_MS);
+      expect(Object.fromEntries(received)).toEqual(Object.fromEntries(sent.map((m) => [m.value, m.key])));
+    },
+  );
+
+  it(
+    "splits the partitions of ai.generation.requests between two consumers of one group",
+    async () => {
+      const topic = TOPICS.requests.name;
+      const groupId = `kafka-mock-test-split-${runId}`;
+      const assignments = new Map<string, number[]>();
+      const start = async (name: string) => {
+        const c = consumer(groupId);
+        c.on(c.events.GROUP_JOIN, (event) => assignments.set(name, event.payload.memberAssignment[topic] ?? []));
+        await c.connect();
+        await c.subscribe({ topic });
+        await c.run({ eachMessage: async () => {} });
+      };
+      await start("a");
+      await waitFor(
+        "first member to join",
+        () => assignments.get("a")?.length === TOPICS.requests.partitions,
+        GROUP_WAIT_MS,
+      );
+      await start("b");
+
+      const [a, b] = await waitFor(
+        "two disjoint assignments covering every partition",
+        () => {
+          const a = assignments.get("a") ?? [];
+          const b = assignments.get("b") ?? [];
+          const union = new Set([...a, ...b]);
+          return a.length > 0 &&
+            b.length > 0 &&
+            union.size === a.length + b.length &&
+            union.size === TOPICS.requests.partitions
+            ? [a, b]
+            : null;
+        },
+        GROUP_WAIT_MS,
+      );
+      expect([...a, ...b].sort()).toEqual([0, 1, 2, 3, 4, 5]);
+    },
+    2 * GROUP_WAIT_MS + 10_000,
+  );
 
   it("injects latency and protocol errors", async () => {
     const topic = TOPICS.dlq.name;

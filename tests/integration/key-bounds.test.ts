@@ -43,14 +43,30 @@ describe("a job's event list", () => {
 
 describe("a tenant's index", () => {
   const producer = { send: async () => [] } as unknown as Producer;
-  const models = [{ id: "local-ngram", provider: "local" as const, version: "1", description: "", price: { input_per_million: 0, output_per_million: 0 } }];
+  const models = [
+    {
+      id: "local-ngram",
+      provider: "local" as const,
+      version: "1",
+      description: "",
+      price: { input_per_million: 0, output_per_million: 0 },
+    },
+  ];
 
   it("drops jobs whose keys have certainly expired when a job is submitted, and expires itself", async () => {
     const tenant = `bounds-${randomUUID().slice(0, 8)}`;
     const index = jobKeys.tenantIndex(tenant);
     const now = Date.now();
     const submitAt = async (ms: number) =>
-      (await submitJob({ redis, producer: async () => producer, models, now: () => new Date(ms) }, tenant, { tenant_id: tenant, model_name: "local-ngram", prompt: "x", temperature: 0.2, max_tokens: 16 })).job.job_id;
+      (
+        await submitJob({ redis, producer: async () => producer, models, now: () => new Date(ms) }, tenant, {
+          tenant_id: tenant,
+          model_name: "local-ngram",
+          prompt: "x",
+          temperature: 0.2,
+          max_tokens: 16,
+        })
+      ).job.job_id;
     const ancient = await submitAt(now - JOB_INDEX_BOUND.maxAgeMs - DAY_MS);
     const recent = await submitAt(now - DAY_MS);
     const fresh = await submitAt(now);
@@ -65,7 +81,8 @@ describe("a tenant's index", () => {
   it("keeps at most maxEntries, the newest", async () => {
     const key = `tenant:test-index:${randomUUID()}`;
     const now = Date.now();
-    for (let i = 0; i < 5; i++) await addToTenantIndex(redis.multi(), key, `m${i}`, now - 5 + i, { maxAgeMs: DAY_MS, maxEntries: 3 }, now).exec();
+    for (let i = 0; i < 5; i++)
+      await addToTenantIndex(redis.multi(), key, `m${i}`, now - 5 + i, { maxAgeMs: DAY_MS, maxEntries: 3 }, now).exec();
     expect(await redis.zrange(key, 0, -1)).toEqual(["m2", "m3", "m4"]);
     await redis.del(key);
   });

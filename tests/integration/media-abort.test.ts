@@ -53,7 +53,9 @@ function drained(res: ServerResponse): Promise<void> {
 }
 
 function listen(server: Server): Promise<string> {
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
 }
 
 beforeAll(async () => {
@@ -64,7 +66,9 @@ beforeAll(async () => {
   video = readFileSync(videoFile);
   files = createServer((_req, res) => {
     res.writeHead(200, { "content-type": "video/mp4" });
-    createReadStream(videoFile).on("error", () => res.destroy()).pipe(res);
+    createReadStream(videoFile)
+      .on("error", () => res.destroy())
+      .pipe(res);
   });
   const filesOrigin = await listen(files);
 
@@ -82,10 +86,24 @@ beforeAll(async () => {
   });
   deps = { redis, config, log: () => {}, now: Date.now };
   const graph = async (method: string, pathAndQuery: string) =>
-    (await handleGraphRequest(new Request(`http://sandbox.test/graph/v21.0/${pathAndQuery}${pathAndQuery.includes("?") ? "&" : "?"}access_token=${token}`, { method }), deps)).json();
+    (
+      await handleGraphRequest(
+        new Request(
+          `http://sandbox.test/graph/v21.0/${pathAndQuery}${pathAndQuery.includes("?") ? "&" : "?"}access_token=${token}`,
+          { method },
+        ),
+        deps,
+      )
+    ).json();
 
-  const { id: containerId } = await graph("POST", `${account}/media?media_type=REELS&video_url=${encodeURIComponent(`${filesOrigin}/large-reel.mp4`)}`);
-  await waitFor(async () => (await graph("GET", `${containerId}?fields=status_code`)).status_code !== "IN_PROGRESS", { timeoutMs: 60_000, what: "the large reel to be processed" });
+  const { id: containerId } = await graph(
+    "POST",
+    `${account}/media?media_type=REELS&video_url=${encodeURIComponent(`${filesOrigin}/large-reel.mp4`)}`,
+  );
+  await waitFor(async () => (await graph("GET", `${containerId}?fields=status_code`)).status_code !== "IN_PROGRESS", {
+    timeoutMs: 60_000,
+    what: "the large reel to be processed",
+  });
   const published = await graph("POST", `${account}/media_publish?creation_id=${containerId}`);
   expect(published, JSON.stringify(published)).toEqual({ id: expect.stringMatching(/^\d{17}$/) });
   ({ media_url: mediaUrl } = await graph("GET", `${published.id}?fields=media_url`));
@@ -105,7 +123,10 @@ describe("the media route, left mid-transfer", () => {
   it("closes its file and throws nothing when the body is cancelled, at any point", async () => {
     for (let i = 0; i < 200; i++) {
       const { start, end } = withinRange();
-      const response = await handleGraphRequest(new Request(mediaUrl, { headers: { range: `bytes=${start}-${end}` } }), deps);
+      const response = await handleGraphRequest(
+        new Request(mediaUrl, { headers: { range: `bytes=${start}-${end}` } }),
+        deps,
+      );
       expect(response.status).toBe(206);
       const reader = response.body!.getReader();
       const received: Uint8Array[] = [];
@@ -125,42 +146,52 @@ describe("the media route, left mid-transfer", () => {
     expect(uncaught).toEqual([]);
   });
 
-  it("over real sockets: 60 clients abort range requests mid-body while the server is held back", { timeout: 30_000 }, async () => {
-    // Served as Next.js serves a route handler's body (next/dist/server/pipe-readable.js): piped into
-    // the socket with back-pressure, and the pipe aborted when the socket closes.
-    media = createServer(async (req, res) => {
-      const response = await handleGraphRequest(new Request(`http://sandbox.test${req.url}`, { headers: req.headers as Record<string, string> }), deps);
-      res.writeHead(response.status, Object.fromEntries(response.headers));
-      const abort = new AbortController();
-      res.once("close", () => abort.abort());
-      const socket = new WritableStream<Uint8Array>({
-        write: async (chunk) => {
-          if (!res.write(chunk)) await drained(res);
-        },
-        abort: (error) => void res.destroy(error),
-        close: () => void res.end(),
-      });
-      await response.body!.pipeTo(socket, { signal: abort.signal }).catch((error: Error) => {
-        if (error.name !== "AbortError") onUncaught(error);
-      });
-    });
-    const origin = await listen(media);
-    const { pathname } = new URL(mediaUrl);
-    await Promise.all(
-      Array.from({ length: 60 }, async (_, i) => {
-        const { start } = withinRange();
+  it(
+    "over real sockets: 60 clients abort range requests mid-body while the server is held back",
+    { timeout: 30_000 },
+    async () => {
+      // Served as Next.js serves a route handler's body (next/dist/server/pipe-readable.js): piped into
+      // the socket with back-pressure, and the pipe aborted when the socket closes.
+      media = createServer(async (req, res) => {
+        const response = await handleGraphRequest(
+          new Request(`http://sandbox.test${req.url}`, { headers: req.headers as Record<string, string> }),
+          deps,
+        );
+        res.writeHead(response.status, Object.fromEntries(response.headers));
         const abort = new AbortController();
-        const response = await fetch(`${origin}${pathname}`, { headers: { range: `bytes=${start}-` }, signal: abort.signal });
-        expect(response.status).toBe(206);
-        const reader = response.body!.getReader();
-        for (let reads = i % 5; reads > 0; reads--) await reader.read();
-        // Some stop reading for a while first, so the server fills the socket and waits for drain.
-        if (i % 2 === 0) await new Promise((resolve) => setTimeout(resolve, 50));
-        abort.abort();
-        await reader.read().catch(() => undefined);
-      }),
-    );
-    await waitFor(() => openVideoFiles() === 0, { timeoutMs: 10_000, what: "every file handle to be closed" });
-    expect(uncaught).toEqual([]);
-  });
+        res.once("close", () => abort.abort());
+        const socket = new WritableStream<Uint8Array>({
+          write: async (chunk) => {
+            if (!res.write(chunk)) await drained(res);
+          },
+          abort: (error) => void res.destroy(error),
+          close: () => void res.end(),
+        });
+        await response.body!.pipeTo(socket, { signal: abort.signal }).catch((error: Error) => {
+          if (error.name !== "AbortError") onUncaught(error);
+        });
+      });
+      const origin = await listen(media);
+      const { pathname } = new URL(mediaUrl);
+      await Promise.all(
+        Array.from({ length: 60 }, async (_, i) => {
+          const { start } = withinRange();
+          const abort = new AbortController();
+          const response = await fetch(`${origin}${pathname}`, {
+            headers: { range: `bytes=${start}-` },
+            signal: abort.signal,
+          });
+          expect(response.status).toBe(206);
+          const reader = response.body!.getReader();
+          for (let reads = i % 5; reads > 0; reads--) await reader.read();
+          // Some stop reading for a while first, so the server fills the socket and waits for drain.
+          if (i % 2 === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+          abort.abort();
+          await reader.read().catch(() => undefined);
+        }),
+      );
+      await waitFor(() => openVideoFiles() === 0, { timeoutMs: 10_000, what: "every file handle to be closed" });
+      expect(uncaught).toEqual([]);
+    },
+  );
 });

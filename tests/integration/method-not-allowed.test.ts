@@ -9,7 +9,10 @@ import { describe, expect, it } from "vitest";
  */
 
 type Route = Record<string, unknown>;
-const call = (route: Route, method: string) => (route[method] as (request: Request) => Response | Promise<Response>)(new Request("http://dispatch.test/x", { method }));
+const call = (route: Route, method: string) =>
+  (route[method] as (request: Request) => Response | Promise<Response>)(
+    new Request("http://dispatch.test/x", { method }),
+  );
 
 describe("unsupported methods", () => {
   it.each<[string, string, string, () => Promise<Route>]>([
@@ -28,7 +31,12 @@ describe("unsupported methods", () => {
     expect(response.status).toBe(405);
     expect(response.headers.get("content-type")).toBe("application/problem+json");
     expect(response.headers.get("allow")).toBe(allow);
-    expect(await response.json()).toEqual({ type: "/problems/method-not-allowed", title: "Method Not Allowed", status: 405, detail: `This endpoint answers ${allow}.` });
+    expect(await response.json()).toEqual({
+      type: "/problems/method-not-allowed",
+      title: "Method Not Allowed",
+      status: 405,
+      detail: `This endpoint answers ${allow}.`,
+    });
     const options = await call(route, "OPTIONS");
     expect([options.status, options.headers.get("allow")]).toEqual([204, allow]);
   });
@@ -40,7 +48,8 @@ describe("unsupported methods", () => {
     expect(files.length).toBeGreaterThan(15);
     for (const file of files) {
       const route = (await import(/* @vite-ignore */ path.resolve(file))) as Route;
-      for (const method of ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]) expect([file, method, typeof route[method]]).toEqual([file, method, "function"]);
+      for (const method of ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
+        expect([file, method, typeof route[method]]).toEqual([file, method, "function"]);
     }
   });
 });

@@ -79,7 +79,10 @@ function parsePrometheus(text: string): Samples {
   const types = new Map<string, string>();
   const NAME = "[a-zA-Z_:][a-zA-Z0-9_:]*";
   const LABEL = `[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\\\\n]|\\\\[\\\\"n])*"`;
-  const sample = new RegExp(`^(${NAME})(\\{(?:${LABEL}(?:,${LABEL})*)?,?\\})? (-?(?:\\d+(?:\\.\\d+)?(?:e[+-]?\\d+)?|\\+Inf|-Inf|NaN))( -?\\d+)?$`, "i");
+  const sample = new RegExp(
+    `^(${NAME})(\\{(?:${LABEL}(?:,${LABEL})*)?,?\\})? (-?(?:\\d+(?:\\.\\d+)?(?:e[+-]?\\d+)?|\\+Inf|-Inf|NaN))( -?\\d+)?$`,
+    "i",
+  );
   expect(text.endsWith("\n")).toBe(true);
   for (const line of text.slice(0, -1).split("\n")) {
     if (line === "") continue; // the format ignores empty lines
@@ -107,14 +110,19 @@ function parsePrometheus(text: string): Samples {
 const get = (samples: Samples, key: string) => samples.get(key) ?? 0;
 
 async function webMetrics(): Promise<Samples> {
-  const response = await routes.metrics.GET(new Request("http://dispatch.test/metrics", { headers: { authorization: `Bearer ${TOKEN}` } }), undefined);
+  const response = await routes.metrics.GET(
+    new Request("http://dispatch.test/metrics", { headers: { authorization: `Bearer ${TOKEN}` } }),
+    undefined,
+  );
   expect(response.status).toBe(200);
   expect(response.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
   return parsePrometheus(await response.text());
 }
 
 async function workerMetrics(): Promise<Samples> {
-  const response = await fetch(`http://127.0.0.1:${workerPort}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  const response = await fetch(`http://127.0.0.1:${workerPort}/metrics`, {
+    headers: { authorization: `Bearer ${TOKEN}` },
+  });
   expect(response.status).toBe(200);
   return parsePrometheus(await response.text());
 }
@@ -133,7 +141,10 @@ const submit = async (prompt: string) => {
 };
 
 const readStatus = async (id: string) => {
-  const response = await routes.job.GET(new Request(`http://dispatch.test/jobs/${id}`, { headers: { authorization: `Bearer ${KEY}` } }), { params: Promise.resolve({ id }) });
+  const response = await routes.job.GET(
+    new Request(`http://dispatch.test/jobs/${id}`, { headers: { authorization: `Bearer ${KEY}` } }),
+    { params: Promise.resolve({ id }) },
+  );
   return ((await response.json()) as { status: string }).status;
 };
 
@@ -149,17 +160,33 @@ describe("health", () => {
     expect(Number(notReady.headers.get("retry-after"))).toBeGreaterThan(0);
 
     worker = spawnWorker({ ...env, METRICS_PORT: String(workerPort) }, `metrics-worker-${randomUUID().slice(0, 8)}`);
-    await waitFor(async () => (await fetch(`http://127.0.0.1:${workerPort}/api/health/live`)).status === 200, { timeoutMs: 60_000, what: "the worker's live endpoint" });
-    await waitFor(async () => (await fetch(`http://127.0.0.1:${workerPort}/api/health/ready`)).status === 200, { timeoutMs: 60_000, what: "the worker to be ready" });
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${workerPort}/api/health/live`)).status === 200, {
+      timeoutMs: 60_000,
+      what: "the worker's live endpoint",
+    });
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${workerPort}/api/health/ready`)).status === 200, {
+      timeoutMs: 60_000,
+      what: "the worker to be ready",
+    });
     expect(await (await fetch(`http://127.0.0.1:${workerPort}/api/health/ready`)).json()).toEqual({ status: "ready" });
-    await waitFor(async () => (await routes.ready.GET(new Request("http://dispatch.test/api/health/ready"), undefined)).status === 200, { timeoutMs: 30_000, what: "the web server to be ready" });
+    await waitFor(
+      async () =>
+        (await routes.ready.GET(new Request("http://dispatch.test/api/health/ready"), undefined)).status === 200,
+      { timeoutMs: 30_000, what: "the web server to be ready" },
+    );
   });
 });
 
 describe("GET /metrics", () => {
   it("asks for METRICS_TOKEN on the web server and on the worker's port", async () => {
     await expectProblem(await routes.metrics.GET(new Request("http://dispatch.test/metrics"), undefined), 401);
-    await expectProblem(await routes.metrics.GET(new Request("http://dispatch.test/metrics", { headers: { authorization: "Bearer wrong-token-0123456789" } }), undefined), 401);
+    await expectProblem(
+      await routes.metrics.GET(
+        new Request("http://dispatch.test/metrics", { headers: { authorization: "Bearer wrong-token-0123456789" } }),
+        undefined,
+      ),
+      401,
+    );
     expect((await fetch(`http://127.0.0.1:${workerPort}/metrics`)).status).toBe(401);
     expect((await fetch(`http://127.0.0.1:${workerPort}/nowhere`)).status).toBe(404);
   });
@@ -168,22 +195,44 @@ describe("GET /metrics", () => {
     const labels = `{model="local-ngram",tenant="${TENANT}"}`;
     const [webBefore, workerBefore] = [await webMetrics(), await workerMetrics()];
 
-    const ids = [await submit("The worker reads the log"), await submit("Redis holds the state"), await submit("Kafka keeps the order")];
-    await waitFor(async () => (await Promise.all(ids.map(readStatus))).every((s) => s === "COMPLETED"), { timeoutMs: 60_000, what: "three jobs to complete" });
+    const ids = [
+      await submit("The worker reads the log"),
+      await submit("Redis holds the state"),
+      await submit("Kafka keeps the order"),
+    ];
+    await waitFor(async () => (await Promise.all(ids.map(readStatus))).every((s) => s === "COMPLETED"), {
+      timeoutMs: 60_000,
+      what: "three jobs to complete",
+    });
 
     const web = await webMetrics();
-    expect(get(web, `dispatch_jobs_submitted_total${labels}`) - get(webBefore, `dispatch_jobs_submitted_total${labels}`)).toBe(3);
+    expect(
+      get(web, `dispatch_jobs_submitted_total${labels}`) - get(webBefore, `dispatch_jobs_submitted_total${labels}`),
+    ).toBe(3);
     // The web server's Redis commands and broker requests were timed.
-    expect(get(web, `dispatch_redis_round_trip_seconds_count{command="evalsha",outcome="ok"}`) + get(web, `dispatch_redis_round_trip_seconds_count{command="eval",outcome="ok"}`)).toBeGreaterThan(0);
-    expect(get(web, `dispatch_broker_round_trip_seconds_count{client="producer",api="Produce"}`)).toBeGreaterThanOrEqual(1);
+    expect(
+      get(web, `dispatch_redis_round_trip_seconds_count{command="evalsha",outcome="ok"}`) +
+        get(web, `dispatch_redis_round_trip_seconds_count{command="eval",outcome="ok"}`),
+    ).toBeGreaterThan(0);
+    expect(
+      get(web, `dispatch_broker_round_trip_seconds_count{client="producer",api="Produce"}`),
+    ).toBeGreaterThanOrEqual(1);
     // Consumer lag of the generation group, per partition, read from the broker.
-    expect([...web.keys()].filter((k) => k.startsWith(`dispatch_consumer_lag{group="ai-generation-workers",topic="ai.generation.requests"`))).toHaveLength(6);
+    expect(
+      [...web.keys()].filter((k) =>
+        k.startsWith(`dispatch_consumer_lag{group="ai-generation-workers",topic="ai.generation.requests"`),
+      ),
+    ).toHaveLength(6);
     expect(get(web, "dispatch_process_resident_memory_bytes")).toBeGreaterThan(0);
 
     const after = await waitFor(
       async () => {
         const samples = await workerMetrics();
-        return get(samples, `dispatch_jobs_completed_total${labels}`) - get(workerBefore, `dispatch_jobs_completed_total${labels}`) >= 3 ? samples : undefined;
+        return get(samples, `dispatch_jobs_completed_total${labels}`) -
+          get(workerBefore, `dispatch_jobs_completed_total${labels}`) >=
+          3
+          ? samples
+          : undefined;
       },
       { timeoutMs: 10_000, what: "the worker's completed counter" },
     );
@@ -195,11 +244,15 @@ describe("GET /metrics", () => {
     expect(delta(`dispatch_job_tokens_per_second_count{model="local-ngram"}`)).toBe(3);
     expect(get(after, `dispatch_consumer_capacity{consumer="generation"}`)).toBe(64);
     expect(get(after, `dispatch_consumer_running{consumer="generation"}`)).toBe(0);
-    expect(get(after, `dispatch_broker_round_trip_seconds_count{client="producer",api="Produce"}`)).toBeGreaterThanOrEqual(3);
+    expect(
+      get(after, `dispatch_broker_round_trip_seconds_count{client="producer",api="Produce"}`),
+    ).toBeGreaterThanOrEqual(3);
     // The partition the jobs were on: lag once they were fetched, none once the worker committed past them.
     await waitFor(
       async () => {
-        const lags = [...(await workerMetrics())].filter(([key]) => key.startsWith(`dispatch_consumer_partition_lag{consumer="generation"`));
+        const lags = [...(await workerMetrics())].filter(([key]) =>
+          key.startsWith(`dispatch_consumer_partition_lag{consumer="generation"`),
+        );
         return lags.length > 0 && lags.every(([, lag]) => lag === 0);
       },
       { timeoutMs: 15_000, what: "the worker's partition lag to reach 0" },

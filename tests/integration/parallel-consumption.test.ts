@@ -24,7 +24,13 @@ const run = randomUUID().slice(0, 6);
 const partitionOf = (tenant: string) =>
   Partitioners.DefaultPartitioner()({
     topic: TOPICS.requests.name,
-    partitionMetadata: Array.from({ length: TOPICS.requests.partitions }, (_, i) => ({ partitionId: i, leader: 0, partitionErrorCode: 0, replicas: [0], isr: [0] })),
+    partitionMetadata: Array.from({ length: TOPICS.requests.partitions }, (_, i) => ({
+      partitionId: i,
+      leader: 0,
+      partitionErrorCode: 0,
+      replicas: [0],
+      isr: [0],
+    })),
     message: { key: tenant, value: "" },
   });
 const flood = `flood-${run}`;
@@ -32,7 +38,15 @@ let lone = `lone-${run}`;
 for (let i = 0; partitionOf(lone) !== partitionOf(flood); i++) lone = `lone-${run}-${i}`;
 let backlog = `backlog-${run}`;
 for (let i = 0; partitionOf(backlog) === partitionOf(flood); i++) backlog = `backlog-${run}-${i}`;
-const tenants = { bulk: `bulk-${run}`, capped: `capped-${run}`, ordered: `ordered-${run}`, crash: `crash-${run}`, flood, lone, backlog };
+const tenants = {
+  bulk: `bulk-${run}`,
+  capped: `capped-${run}`,
+  ordered: `ordered-${run}`,
+  crash: `crash-${run}`,
+  flood,
+  lone,
+  backlog,
+};
 /** At temperature 0 local-ngram continues this cycle without a natural end: a job runs its full max_tokens. */
 const CYCLE = "one two three four five six seven eight nine ten ".repeat(3).trim();
 
@@ -48,7 +62,9 @@ beforeAll(async () => {
     REDIS_URL: inject("redisUrl"),
     KAFKA_BROKERS: broker.bootstrap,
     KAFKA_EMBEDDED: "true",
-    API_KEYS: Object.values(tenants).map((t) => `${t}:${t}-${KEY}`).join(","),
+    API_KEYS: Object.values(tenants)
+      .map((t) => `${t}:${t}-${KEY}`)
+      .join(","),
     LOCAL_MODEL_TOKENS_PER_SECOND: "20",
     RATE_LIMIT_PER_MINUTE: "0",
   };
@@ -70,13 +86,17 @@ afterAll(async () => {
 });
 
 async function startWorkers(count: number, extra: Record<string, string>) {
-  const started = Array.from({ length: count }, () => spawnWorker({ ...env, ...extra }, `parallel-${randomUUID().slice(0, 6)}`));
+  const started = Array.from({ length: count }, () =>
+    spawnWorker({ ...env, ...extra }, `parallel-${randomUUID().slice(0, 6)}`),
+  );
   workers.push(...started);
   await waitFor(
     async () => {
       const seen = Object.values(await redis.hgetall(WORKERS_KEY)).map((raw) => JSON.parse(raw));
       const held = seen.filter((w) => started.some((x) => x.id === w.id)).map((w) => w.assignments.generation ?? []);
-      return held.length === count && held.every((p) => p.length > 0) && held.flat().length === TOPICS.requests.partitions;
+      return (
+        held.length === count && held.every((p) => p.length > 0) && held.flat().length === TOPICS.requests.partitions
+      );
     },
     { timeoutMs: 90_000, intervalMs: 200, what: `${count} worker(s) to share the partitions` },
   );
@@ -110,7 +130,6 @@ async function statuses(ids: string[], field = "status"): Promise<(string | null
   return ((await pipeline.exec()) ?? []).map(([, value]) => value as string | null);
 }
 
-
 /** Samples how many of `ids` are RUNNING every 100 ms until all are final; returns every sample. */
 async function sampleRunning(ids: string[], timeoutMs: number): Promise<number[]> {
   const samples: number[] = [];
@@ -141,11 +160,23 @@ describe("parallel consumption on the real stack", () => {
     const producer = createProducer(kafka);
     await producer.connect();
     let next = 0;
-    const spreading = { send: (record) => producer.send({ ...record, messages: record.messages.map((m) => ({ ...m, partition: next++ % TOPICS.requests.partitions })) }) } as Producer;
+    const spreading = {
+      send: (record) =>
+        producer.send({
+          ...record,
+          messages: record.messages.map((m) => ({ ...m, partition: next++ % TOPICS.requests.partitions })),
+        }),
+    } as Producer;
     const deps = { redis, producer: async () => spreading, models: listModels(getConfig()) };
     const ids: string[] = [];
     for (let i = 0; i < 24; i++) {
-      const result = await submitJob(deps, tenants.capped, { tenant_id: tenants.capped, model_name: "local-ngram", prompt: CYCLE, temperature: 0, max_tokens: 30 });
+      const result = await submitJob(deps, tenants.capped, {
+        tenant_id: tenants.capped,
+        model_name: "local-ngram",
+        prompt: CYCLE,
+        temperature: 0,
+        max_tokens: 30,
+      });
       ids.push(result.job.job_id);
     }
     await producer.disconnect();
@@ -171,7 +202,11 @@ describe("parallel consumption on the real stack", () => {
     const [victim] = await startWorkers(1, { WORKER_CONCURRENCY: "64", TENANT_CONCURRENCY: "64" });
     // 30 s each at 20 tokens/s: none can end before the 50th starts and the kill lands, however busy the machine.
     const ids = await Promise.all(Array.from({ length: 60 }, () => submit(tenants.crash, { max_tokens: 600 })));
-    await waitFor(async () => (await statuses(ids)).filter((s) => s === "RUNNING").length >= 50, { timeoutMs: 60_000, intervalMs: 100, what: "50 jobs running" });
+    await waitFor(async () => (await statuses(ids)).filter((s) => s === "RUNNING").length >= 50, {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+      what: "50 jobs running",
+    });
     victim.child.kill("SIGKILL");
     await victim.exited;
     workers = workers.filter((w) => w !== victim);
@@ -187,28 +222,43 @@ describe("parallel consumption on the real stack", () => {
       return ids.every((id) => seen.has(id));
     });
     const perJob = new Map<string, number>();
-    for (const e of events.map((x) => JSON.parse(x.value!.toString()))) if (ids.includes(e.job_id)) perJob.set(e.job_id, (perJob.get(e.job_id) ?? 0) + 1);
+    for (const e of events.map((x) => JSON.parse(x.value!.toString())))
+      if (ids.includes(e.job_id)) perJob.set(e.job_id, (perJob.get(e.job_id) ?? 0) + 1);
     expect([...perJob.values()]).toEqual(ids.map(() => 1));
   });
 
   it("starts a lone tenant's job at once behind 2,000 long jobs of a neighbour on its partition", async () => {
     await startWorkers(1, { WORKER_CONCURRENCY: "64", TENANT_CONCURRENCY: "16" });
     const floodIds: string[] = [];
-    for (let i = 0; i < 10; i++) floodIds.push(...(await Promise.all(Array.from({ length: 200 }, () => submit(tenants.flood, { max_tokens: 4000 })))));
+    for (let i = 0; i < 10; i++)
+      floodIds.push(
+        ...(await Promise.all(Array.from({ length: 200 }, () => submit(tenants.flood, { max_tokens: 4000 })))),
+      );
     const submittedAt = Date.now();
     const loneId = await submit(tenants.lone, { max_tokens: 5 });
-    const started = await waitFor(async () => (await redis.hget(jobKeys.state(loneId), "started_at")) ?? undefined, { timeoutMs: 60_000, intervalMs: 20, what: "the lone job to start" });
+    const started = await waitFor(async () => (await redis.hget(jobKeys.state(loneId), "started_at")) ?? undefined, {
+      timeoutMs: 60_000,
+      intervalMs: 20,
+      what: "the lone job to start",
+    });
     const startedFlood = (await statuses(floodIds, "started_at")).filter(Boolean).length;
-    process.stdout.write(`lone job started ${Date.parse(started) - submittedAt} ms after its submission, behind ${floodIds.length} flood jobs\n`);
+    process.stdout.write(
+      `lone job started ${Date.parse(started) - submittedAt} ms after its submission, behind ${floodIds.length} flood jobs\n`,
+    );
     // It did not wait for the flood: the flood still had all but its cap's share waiting.
     expect(startedFlood).toBeLessThanOrEqual(16);
     expect(Date.parse(started) - submittedAt).toBeLessThan(10_000);
   });
 
   it("reads ahead no more than its window per partition and pauses that fetch", async () => {
-    const [worker] = await startWorkers(1, { WORKER_CONCURRENCY: "4", TENANT_CONCURRENCY: "4", MAX_BUFFERED_PER_PARTITION: "50" });
+    const [worker] = await startWorkers(1, {
+      WORKER_CONCURRENCY: "4",
+      TENANT_CONCURRENCY: "4",
+      MAX_BUFFERED_PER_PARTITION: "50",
+    });
     // Small produce batches, so one fetch brings at most 20 messages past the bound.
-    for (let i = 0; i < 15; i++) await Promise.all(Array.from({ length: 20 }, () => submit(tenants.backlog, { max_tokens: 400 })));
+    for (let i = 0; i < 15; i++)
+      await Promise.all(Array.from({ length: 20 }, () => submit(tenants.backlog, { max_tokens: 400 })));
     const partition = partitionOf(tenants.backlog);
     const window = await waitFor(
       async () => {

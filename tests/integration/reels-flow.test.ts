@@ -30,12 +30,31 @@ const SAMPLES = path.resolve(__dirname, "../../public/samples");
 const DATA_DIR = path.resolve(__dirname, "../../.test-data/reels-flow");
 const ACME_KEY = "acme-reels-key-0123456789abcdef";
 const GLOBEX_KEY = "globex-reels-key-0123456789abcdef";
-const ACCOUNTS = ["valid", "short", "unreachable", "crash", "timeout", "scheduled", "stream", "slow", "neighbour", "cancel", "edit", "globex"] as const;
-const account = Object.fromEntries(ACCOUNTS.map((name) => [name, `1784${randomInt(1e9, 1e10)}`])) as Record<(typeof ACCOUNTS)[number], string>;
+const ACCOUNTS = [
+  "valid",
+  "short",
+  "unreachable",
+  "crash",
+  "timeout",
+  "scheduled",
+  "stream",
+  "slow",
+  "neighbour",
+  "cancel",
+  "edit",
+  "globex",
+] as const;
+const account = Object.fromEntries(ACCOUNTS.map((name) => [name, `1784${randomInt(1e9, 1e10)}`])) as Record<
+  (typeof ACCOUNTS)[number],
+  string
+>;
 const partitionOf = (key: string) =>
   Partitioners.DefaultPartitioner()({
     topic: TOPICS.reels.name,
-    partitionMetadata: Array.from({ length: TOPICS.reels.partitions }, (_, i) => ({ partitionId: i, leader: 0 })) as PartitionMetadata[],
+    partitionMetadata: Array.from({ length: TOPICS.reels.partitions }, (_, i) => ({
+      partitionId: i,
+      leader: 0,
+    })) as PartitionMetadata[],
     message: { key, value: null },
   });
 // The neighbour must sit on another partition than the slow account for the test of partition independence.
@@ -76,7 +95,9 @@ beforeAll(async () => {
   await new Promise((resolve) => closed.close(resolve));
 
   graphServer = await listen(serveGraph);
-  const reelAccounts = ACCOUNTS.map((name) => `${name === "globex" ? "globex" : "acme"}:${account[name]}:${token(account[name])}`).join(",");
+  const reelAccounts = ACCOUNTS.map(
+    (name) => `${name === "globex" ? "globex" : "acme"}:${account[name]}:${token(account[name])}`,
+  ).join(",");
   const env = {
     REDIS_URL: inject("redisUrl"),
     KAFKA_BROKERS: inject("kafkaBrokers"),
@@ -141,15 +162,16 @@ function serveSample(req: IncomingMessage, res: ServerResponse) {
   const parts = new URL(req.url ?? "/", "http://x").pathname.split("/").filter(Boolean);
   const send = () => {
     res.writeHead(200, { "content-type": "video/mp4" });
-    createReadStream(path.join(SAMPLES, path.basename(parts.at(-1) ?? ""))).on("error", () => res.destroy()).pipe(res);
+    createReadStream(path.join(SAMPLES, path.basename(parts.at(-1) ?? "")))
+      .on("error", () => res.destroy())
+      .pipe(res);
   };
   if (parts[0] === "gate") {
     gates.set(parts[1], () => {
       gates.delete(parts[1]);
       send();
     });
-  }
-  else send();
+  } else send();
 }
 
 /** A tiny adapter from node:http to the sandbox's web-standard handler. */
@@ -161,14 +183,20 @@ async function serveGraph(req: IncomingMessage, res: ServerResponse) {
   const headers = new Headers();
   for (const [key, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(key, value);
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
-  const response = await handleGraphRequest(new Request(url, { method: req.method, headers, body: hasBody ? Buffer.concat(chunks) : undefined }), sandbox);
+  const response = await handleGraphRequest(
+    new Request(url, { method: req.method, headers, body: hasBody ? Buffer.concat(chunks) : undefined }),
+    sandbox,
+  );
   res.writeHead(response.status, Object.fromEntries(response.headers));
   res.end(Buffer.from(await response.arrayBuffer()));
 }
 
 async function startWorker(): Promise<RunningConsumer> {
   const workerId = `reels-test-${randomUUID().slice(0, 8)}`;
-  const ctx = inProcessWorker({ config, redis, producer, log: (level, message, fields) => logs.push({ level, message, workerId, ...fields }) }, workerId);
+  const ctx = inProcessWorker(
+    { config, redis, producer, log: (level, message, fields) => logs.push({ level, message, workerId, ...fields }) },
+    workerId,
+  );
   return startPublicationConsumer(ctx);
 }
 
@@ -177,25 +205,39 @@ const params = (id: string) => ({ params: Promise.resolve({ id }) });
 
 async function create(body: Record<string, unknown>, key = ACME_KEY) {
   const response = await routes.reels.POST(
-    new Request("http://dispatch.test/api/reels", { method: "POST", headers: { ...auth(key), "content-type": "application/json" }, body: JSON.stringify(body) }),
+    new Request("http://dispatch.test/api/reels", {
+      method: "POST",
+      headers: { ...auth(key), "content-type": "application/json" },
+      body: JSON.stringify(body),
+    }),
     undefined,
   );
   return { status: response.status, location: response.headers.get("location"), body: await response.json() };
 }
 
 async function get(id: string, key = ACME_KEY): Promise<{ status: number; body: PublicationView }> {
-  const response = await routes.reel.GET(new Request(`http://dispatch.test/api/reels/${id}`, { headers: auth(key) }), params(id));
+  const response = await routes.reel.GET(
+    new Request(`http://dispatch.test/api/reels/${id}`, { headers: auth(key) }),
+    params(id),
+  );
   return { status: response.status, body: await response.json() };
 }
 
 async function cancel(id: string, key = ACME_KEY) {
-  const response = await routes.reel.DELETE(new Request(`http://dispatch.test/api/reels/${id}`, { method: "DELETE", headers: auth(key) }), params(id));
+  const response = await routes.reel.DELETE(
+    new Request(`http://dispatch.test/api/reels/${id}`, { method: "DELETE", headers: auth(key) }),
+    params(id),
+  );
   return { status: response.status, type: response.headers.get("content-type"), body: await response.json() };
 }
 
 async function patch(id: string, body: unknown, key = ACME_KEY) {
   const response = await routes.reel.PATCH(
-    new Request(`http://dispatch.test/api/reels/${id}`, { method: "PATCH", headers: { ...auth(key), "content-type": "application/json" }, body: JSON.stringify(body) }),
+    new Request(`http://dispatch.test/api/reels/${id}`, {
+      method: "PATCH",
+      headers: { ...auth(key), "content-type": "application/json" },
+      body: JSON.stringify(body),
+    }),
     params(id),
   );
   return { status: response.status, type: response.headers.get("content-type"), body: await response.json() };
@@ -212,12 +254,16 @@ async function settled(id: string, timeoutMs = 60_000): Promise<PublicationView>
 }
 
 async function sandboxMedia(accountId: string): Promise<{ id: string; caption: string }[]> {
-  const response = await fetch(`${origin(graphServer)}/graph/v21.0/${accountId}/media?fields=id,caption&access_token=${token(accountId)}`);
+  const response = await fetch(
+    `${origin(graphServer)}/graph/v21.0/${accountId}/media?fields=id,caption&access_token=${token(accountId)}`,
+  );
   return ((await response.json()) as { data: { id: string; caption: string }[] }).data;
 }
 
-const publishCalls = (accountId: string) => graphCalls.filter((c) => c === `POST /graph/v21.0/${accountId}/media_publish`).length;
-const createCalls = (accountId: string) => graphCalls.filter((c) => c === `POST /graph/v21.0/${accountId}/media`).length;
+const publishCalls = (accountId: string) =>
+  graphCalls.filter((c) => c === `POST /graph/v21.0/${accountId}/media_publish`).length;
+const createCalls = (accountId: string) =>
+  graphCalls.filter((c) => c === `POST /graph/v21.0/${accountId}/media`).length;
 const sample = (name: string) => `${filesOrigin}/${name}`;
 
 describe("publishing a reel through the worker", () => {
@@ -238,7 +284,9 @@ describe("publishing a reel through the worker", () => {
     expect(p.polls.map((x) => x.attempt)).toEqual(p.polls.map((_, i) => i + 1));
     expect(p.steps.map((s) => s.step)).toEqual(["queued", "creating", "created", "publishing", "published"]);
     expect(p.permalink).toMatch(/\/graph\/reel\//);
-    expect((await sandboxMedia(account.valid)).filter((m) => m.caption === caption).map((m) => m.id)).toEqual([p.post_id]);
+    expect((await sandboxMedia(account.valid)).filter((m) => m.caption === caption).map((m) => m.id)).toEqual([
+      p.post_id,
+    ]);
     expect(publishCalls(account.valid)).toBe(1);
   });
 
@@ -259,7 +307,12 @@ describe("publishing a reel through the worker", () => {
     const answer = await create({ account_id: account.unreachable, video_url: closedPortUrl });
     const p = await settled(answer.body.publication_id);
     expect(p.status).toBe("FAILED");
-    expect(p.error).toMatchObject({ code: 9004, subcode: 2207052, classification: "fix-input", headline: "Instagram could not fetch the video from its URL." });
+    expect(p.error).toMatchObject({
+      code: 9004,
+      subcode: 2207052,
+      classification: "fix-input",
+      headline: "Instagram could not fetch the video from its URL.",
+    });
     expect(p.error?.remedy).toMatch(/public/);
     expect(publishCalls(account.unreachable)).toBe(0);
   });
@@ -292,7 +345,10 @@ describe("publishing a reel through the worker", () => {
 
   it("watches a container still processing after the first round of polls, and publishes it by itself once it settles", async () => {
     // The video host holds the download until the test opens the gate: processing outlasts the first round of polls.
-    const answer = await create({ account_id: account.timeout, video_url: `${filesOrigin}/gate/timeout/reel-valid.mp4` });
+    const answer = await create({
+      account_id: account.timeout,
+      video_url: `${filesOrigin}/gate/timeout/reel-valid.mp4`,
+    });
     const id = answer.body.publication_id;
     const watching = await waitFor(
       async () => {
@@ -305,13 +361,23 @@ describe("publishing a reel through the worker", () => {
     expect(watching.polls.slice(0, POLL_ATTEMPTS).every((x) => x.status_code === "IN_PROGRESS")).toBe(true);
     expect(publishCalls(account.timeout)).toBe(0);
     // Not TIMED_OUT, so nothing to resume: it goes on by itself.
-    const resume = await routes.resume.POST(new Request(`http://dispatch.test/api/reels/${id}/resume`, { method: "POST", headers: auth() }), params(id));
+    const resume = await routes.resume.POST(
+      new Request(`http://dispatch.test/api/reels/${id}/resume`, { method: "POST", headers: auth() }),
+      params(id),
+    );
     expect(resume.status).toBe(409);
 
     gates.get("timeout")!();
     const p = await settled(id);
     expect(p.status).toBe("PUBLISHED");
-    expect(p.steps.map((s) => s.step)).toEqual(["queued", "creating", "created", "watching", "publishing", "published"]);
+    expect(p.steps.map((s) => s.step)).toEqual([
+      "queued",
+      "creating",
+      "created",
+      "watching",
+      "publishing",
+      "published",
+    ]);
     expect(p.polls.length).toBeGreaterThan(POLL_ATTEMPTS);
     const watched = p.polls.slice(POLL_ATTEMPTS - 1).map((x) => Date.parse(x.at));
     for (let i = 1; i < watched.length; i++) expect(watched[i] - watched[i - 1]).toBeGreaterThanOrEqual(WATCH_MS);
@@ -320,7 +386,9 @@ describe("publishing a reel through the worker", () => {
 
   it("a publication polling for long does not hold back another account's partition", async () => {
     const slow = await create({ account_id: account.slow, video_url: `${filesOrigin}/gate/slow/reel-valid.mp4` });
-    await waitFor(async () => (await get(slow.body.publication_id)).body.polls.length >= 1, { what: "the slow publication to poll" });
+    await waitFor(async () => (await get(slow.body.publication_id)).body.polls.length >= 1, {
+      what: "the slow publication to poll",
+    });
     const neighbour = await create({ account_id: account.neighbour, video_url: sample("reel-valid.mp4") });
     const done = await settled(neighbour.body.publication_id);
     expect(done.status).toBe("PUBLISHED");
@@ -333,8 +401,13 @@ describe("publishing a reel through the worker", () => {
   });
 
   it("a publication polling a slow container does not delay another publication of the same account", async () => {
-    const slow = await create({ account_id: account.slow, video_url: `${filesOrigin}/gate/same-account/reel-valid.mp4` });
-    await waitFor(async () => (await get(slow.body.publication_id)).body.polls.length >= 1, { what: "the slow publication to poll" });
+    const slow = await create({
+      account_id: account.slow,
+      video_url: `${filesOrigin}/gate/same-account/reel-valid.mp4`,
+    });
+    await waitFor(async () => (await get(slow.body.publication_id)).body.polls.length >= 1, {
+      what: "the slow publication to poll",
+    });
     const quick = await create({ account_id: account.slow, video_url: sample("reel-valid.mp4") });
     const done = await settled(quick.body.publication_id);
     expect(done.status).toBe("PUBLISHED");
@@ -346,7 +419,11 @@ describe("publishing a reel through the worker", () => {
 
   it("publishes a scheduled reel after its publish_at, not before", async () => {
     const publishAt = new Date(Date.now() + 2500).toISOString();
-    const answer = await create({ account_id: account.scheduled, video_url: sample("reel-valid.mp4"), publish_at: publishAt });
+    const answer = await create({
+      account_id: account.scheduled,
+      video_url: sample("reel-valid.mp4"),
+      publish_at: publishAt,
+    });
     expect(answer.body.status).toBe("SCHEDULED");
     const p = await settled(answer.body.publication_id);
     expect(p.status).toBe("PUBLISHED");
@@ -358,7 +435,10 @@ describe("publishing a reel through the worker", () => {
   it("streams every step and poll live, ends at the final state, and replays from Last-Event-ID", async () => {
     const answer = await create({ account_id: account.stream, video_url: sample("reel-valid.mp4") });
     const id = answer.body.publication_id;
-    const live = await routes.events.GET(new Request(`http://dispatch.test/api/reels/${id}/events`, { headers: auth() }), params(id));
+    const live = await routes.events.GET(
+      new Request(`http://dispatch.test/api/reels/${id}/events`, { headers: auth() }),
+      params(id),
+    );
     expect(live.headers.get("content-type")).toMatch(/^text\/event-stream/);
     const events = await readSse(live);
     const data = events.map((e) => ({ id: Number(e.id), event: e.event, ...JSON.parse(e.data) }));
@@ -371,17 +451,30 @@ describe("publishing a reel through the worker", () => {
     expect([...p.steps, ...p.polls].map((e) => e.seq).sort((a, b) => a - b)).toEqual(data.map((e) => e.id));
     expect(data.find((e) => e.step?.step === "created")?.changes).toEqual({ container_id: p.container_id });
 
-    const replay = await routes.events.GET(new Request(`http://dispatch.test/api/reels/${id}/events`, { headers: { ...auth(), "last-event-id": "3" } }), params(id));
+    const replay = await routes.events.GET(
+      new Request(`http://dispatch.test/api/reels/${id}/events`, { headers: { ...auth(), "last-event-id": "3" } }),
+      params(id),
+    );
     expect((await readSse(replay)).map((e) => Number(e.id))).toEqual(data.filter((e) => e.id > 3).map((e) => e.id));
   });
 });
 
 describe("the reels API", () => {
   it("refuses bad bodies with 422 and names the fields", async () => {
-    const answer = await create({ account_id: account.valid, video_url: "ftp://x/y.mp4", caption: "x".repeat(2201), publish_at: "2020-01-01T00:00:00Z", extra: true });
+    const answer = await create({
+      account_id: account.valid,
+      video_url: "ftp://x/y.mp4",
+      caption: "x".repeat(2201),
+      publish_at: "2020-01-01T00:00:00Z",
+      extra: true,
+    });
     expect(answer.status).toBe(422);
     expect(answer.body.errors.map((e: { path: string }) => e.path).sort()).toEqual(["caption", "extra", "video_url"]);
-    const past = await create({ account_id: account.valid, video_url: sample("reel-valid.mp4"), publish_at: "2020-01-01T00:00:00Z" });
+    const past = await create({
+      account_id: account.valid,
+      video_url: sample("reel-valid.mp4"),
+      publish_at: "2020-01-01T00:00:00Z",
+    });
     expect(past.status).toBe(422);
     expect(past.body.errors).toEqual([{ path: "publish_at", message: "must be in the future" }]);
   });
@@ -398,12 +491,18 @@ describe("the reels API", () => {
   });
 
   it("lists the tenant's publications newest first, cursor-paged", async () => {
-    const first = await routes.reels.GET(new Request("http://dispatch.test/api/reels?limit=2", { headers: auth() }), undefined);
+    const first = await routes.reels.GET(
+      new Request("http://dispatch.test/api/reels?limit=2", { headers: auth() }),
+      undefined,
+    );
     const page1 = await first.json();
     expect(page1.data).toHaveLength(2);
     expect(page1.next_cursor).toMatch(/^[A-Za-z0-9_-]+$/); // opaque: (created_at, id), base64url
     expect(page1.data.every((p: PublicationView) => p.tenant_id === "acme")).toBe(true);
-    const second = await routes.reels.GET(new Request(`http://dispatch.test/api/reels?limit=100&cursor=${page1.next_cursor}`, { headers: auth() }), undefined);
+    const second = await routes.reels.GET(
+      new Request(`http://dispatch.test/api/reels?limit=100&cursor=${page1.next_cursor}`, { headers: auth() }),
+      undefined,
+    );
     const page2 = await second.json();
     const all = [...page1.data, ...page2.data] as PublicationView[];
     expect(new Set(all.map((p) => p.publication_id)).size).toBe(all.length);
@@ -412,9 +511,15 @@ describe("the reels API", () => {
   });
 
   it("cancels a scheduled publication: 200 CANCELLED, out of the scheduler's index, never sent to Graph; cancelling again is a 409", async () => {
-    const answer = await create({ account_id: account.cancel, video_url: sample("reel-valid.mp4"), publish_at: new Date(Date.now() + 3600_000).toISOString() });
+    const answer = await create({
+      account_id: account.cancel,
+      video_url: sample("reel-valid.mp4"),
+      publish_at: new Date(Date.now() + 3600_000).toISOString(),
+    });
     const id = answer.body.publication_id;
-    await waitFor(async () => (await redis.zscore(publicationKeys.scheduled, id)) !== null, { what: "the publication to be scheduled" });
+    await waitFor(async () => (await redis.zscore(publicationKeys.scheduled, id)) !== null, {
+      what: "the publication to be scheduled",
+    });
 
     expect((await cancel(id, GLOBEX_KEY)).status).toBe(404);
     const cancelled = await cancel(id);
@@ -428,18 +533,29 @@ describe("the reels API", () => {
     expect(await redis.zscore(publicationKeys.scheduled, id)).toBeNull();
 
     const again = await cancel(id);
-    expect([again.status, again.type, again.body.detail]).toEqual([409, "application/problem+json", "The publication is already cancelled."]);
+    expect([again.status, again.type, again.body.detail]).toEqual([
+      409,
+      "application/problem+json",
+      "The publication is already cancelled.",
+    ]);
     expect(createCalls(account.cancel)).toBe(0);
   });
 
   it("changes a scheduled publication's time and caption with PATCH; it goes out at the new time with the new caption, and cannot be changed or cancelled after", async () => {
-    const answer = await create({ account_id: account.edit, video_url: sample("reel-valid.mp4"), caption: "old caption", publish_at: new Date(Date.now() + 3600_000).toISOString() });
+    const answer = await create({
+      account_id: account.edit,
+      video_url: sample("reel-valid.mp4"),
+      caption: "old caption",
+      publish_at: new Date(Date.now() + 3600_000).toISOString(),
+    });
     const id = answer.body.publication_id;
 
     const refused = await patch(id, { caption: "x".repeat(2201), publish_at: "2020-01-01T00:00:00Z", extra: 1 });
     expect([refused.status, refused.type]).toEqual([422, "application/problem+json"]);
     expect(refused.body.errors.map((e: { path: string }) => e.path).sort()).toEqual(["caption", "extra"]);
-    expect((await patch(id, { publish_at: "2020-01-01T00:00:00Z" })).body.errors).toEqual([{ path: "publish_at", message: "must be in the future" }]);
+    expect((await patch(id, { publish_at: "2020-01-01T00:00:00Z" })).body.errors).toEqual([
+      { path: "publish_at", message: "must be in the future" },
+    ]);
     expect((await patch(id, {})).status).toBe(422);
     expect((await patch(id, { caption: "x" }, GLOBEX_KEY)).status).toBe(404);
 
@@ -457,12 +573,18 @@ describe("the reels API", () => {
     expect((await sandboxMedia(account.edit)).map((m) => m.caption)).toEqual([caption]);
 
     const late = await patch(id, { caption: "too late" });
-    expect([late.status, late.body.detail]).toEqual([409, "Only a SCHEDULED publication can be changed; this one is PUBLISHED."]);
+    expect([late.status, late.body.detail]).toEqual([
+      409,
+      "Only a SCHEDULED publication can be changed; this one is PUBLISHED.",
+    ]);
     expect((await cancel(id)).status).toBe(409);
   });
 
   it("lists the tenant's accounts without their tokens", async () => {
-    const response = await routes.accounts.GET(new Request("http://dispatch.test/api/accounts", { headers: auth() }), undefined);
+    const response = await routes.accounts.GET(
+      new Request("http://dispatch.test/api/accounts", { headers: auth() }),
+      undefined,
+    );
     const text = await response.text();
     expect(text).not.toContain("secret");
     const body = JSON.parse(text) as { data: { account_id: string; username: string | null; sandbox: boolean }[] };

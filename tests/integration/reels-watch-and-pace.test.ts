@@ -30,7 +30,10 @@ const SAMPLES = path.resolve(__dirname, "../../public/samples");
 const DATA_DIR = path.resolve(__dirname, "../../.test-data/reels-watch-and-pace");
 const ACME_KEY = "acme-watch-key-0123456789abcdef";
 const ACCOUNTS = ["slow", "busy", "throttled"] as const;
-const account = Object.fromEntries(ACCOUNTS.map((name) => [name, `1784${randomInt(1e9, 1e10)}`])) as Record<(typeof ACCOUNTS)[number], string>;
+const account = Object.fromEntries(ACCOUNTS.map((name) => [name, `1784${randomInt(1e9, 1e10)}`])) as Record<
+  (typeof ACCOUNTS)[number],
+  string
+>;
 const token = (id: string) => `token-${id}-secret`;
 
 /** The first round: POLL_ATTEMPTS reads POLL_MS apart; then one read per WATCH_MS (Meta: a minute). */
@@ -62,7 +65,9 @@ beforeAll(async () => {
   redis = createRedis(inject("redisUrl"));
   files = await listen((req, res) => {
     res.writeHead(200, { "content-type": "video/mp4" });
-    createReadStream(path.join(SAMPLES, path.basename(new URL(req.url ?? "/", "http://x").pathname))).on("error", () => res.destroy()).pipe(res);
+    createReadStream(path.join(SAMPLES, path.basename(new URL(req.url ?? "/", "http://x").pathname)))
+      .on("error", () => res.destroy())
+      .pipe(res);
   });
   graphServer = await listen(serveGraph);
   const env = {
@@ -94,7 +99,14 @@ beforeAll(async () => {
     accounts: await import("@/app/api/accounts/route"),
   };
   const workerId = `reels-watch-${randomUUID().slice(0, 8)}`;
-  consumers.push(await startPublicationConsumer(inProcessWorker({ config, redis, producer, log: (level, message, fields) => logs.push({ level, message, ...fields }) }, workerId)));
+  consumers.push(
+    await startPublicationConsumer(
+      inProcessWorker(
+        { config, redis, producer, log: (level, message, fields) => logs.push({ level, message, ...fields }) },
+        workerId,
+      ),
+    ),
+  );
 });
 
 afterAll(async () => {
@@ -131,13 +143,20 @@ async function serveGraph(req: IncomingMessage, res: ServerResponse) {
   for (const [key, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(key, value);
   headers.set("x-dispatch-peer", req.socket.remoteAddress ?? "");
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
-  const response = await handleGraphRequest(new Request(url, { method: req.method, headers, body: hasBody ? Buffer.concat(chunks) : undefined }), sandbox);
+  const response = await handleGraphRequest(
+    new Request(url, { method: req.method, headers, body: hasBody ? Buffer.concat(chunks) : undefined }),
+    sandbox,
+  );
   res.writeHead(response.status, Object.fromEntries(response.headers));
   res.end(Buffer.from(await response.arrayBuffer()));
 }
 
 async function control(pathname: string, body: unknown): Promise<void> {
-  const response = await fetch(`${origin(graphServer)}/graph/_sandbox/${pathname}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const response = await fetch(`${origin(graphServer)}/graph/_sandbox/${pathname}`, {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   expect(response.status, await response.clone().text()).toBe(200);
 }
 
@@ -148,7 +167,11 @@ async function create(accountId: string): Promise<string> {
     new Request("http://dispatch.test/api/reels", {
       method: "POST",
       headers: { ...auth, "content-type": "application/json" },
-      body: JSON.stringify({ account_id: accountId, video_url: `${origin(files)}/reel-valid.mp4`, caption: `reel ${randomUUID()}` }),
+      body: JSON.stringify({
+        account_id: accountId,
+        video_url: `${origin(files)}/reel-valid.mp4`,
+        caption: `reel ${randomUUID()}`,
+      }),
     }),
     undefined,
   );
@@ -157,12 +180,17 @@ async function create(accountId: string): Promise<string> {
 }
 
 async function get(id: string): Promise<PublicationView> {
-  const response = await routes.reel.GET(new Request(`http://dispatch.test/api/reels/${id}`, { headers: auth }), { params: Promise.resolve({ id }) });
+  const response = await routes.reel.GET(new Request(`http://dispatch.test/api/reels/${id}`, { headers: auth }), {
+    params: Promise.resolve({ id }),
+  });
   return (await response.json()) as PublicationView;
 }
 
 async function accountView(accountId: string): Promise<AccountView | undefined> {
-  const response = await routes.accounts.GET(new Request("http://dispatch.test/api/accounts", { headers: auth }), undefined);
+  const response = await routes.accounts.GET(
+    new Request("http://dispatch.test/api/accounts", { headers: auth }),
+    undefined,
+  );
   return ((await response.json()) as { data: AccountView[] }).data.find((a) => a.account_id === accountId);
 }
 
@@ -177,7 +205,11 @@ const settled = (id: string, timeoutMs = 60_000) =>
 
 /** The sandbox's own record of an account's Graph calls (not the test's own to the control surface). */
 const callsOf = (accountId: string, containerId?: string) =>
-  graphCalls.filter((c) => !c.path.includes("/_sandbox/") && (c.path.includes(accountId) || (containerId !== undefined && c.path.endsWith(`/${containerId}`))));
+  graphCalls.filter(
+    (c) =>
+      !c.path.includes("/_sandbox/") &&
+      (c.path.includes(accountId) || (containerId !== undefined && c.path.endsWith(`/${containerId}`))),
+  );
 
 const gaps = (times: number[]) => times.slice(1).map((t, i) => t - times[i]);
 
@@ -194,19 +226,33 @@ describe("a container that takes long to process", () => {
     );
     expect(watching.status).toBe("PROCESSING");
     // No worker holds it between reads: the scheduler brings it back.
-    await waitFor(async () => (await redis.hget(publicationKeys.state(id), "active_run")) === "" && (await redis.zscore(publicationKeys.scheduled, id)) !== null, {
-      what: "the watched publication to be left to the scheduler",
-    });
+    await waitFor(
+      async () =>
+        (await redis.hget(publicationKeys.state(id), "active_run")) === "" &&
+        (await redis.zscore(publicationKeys.scheduled, id)) !== null,
+      {
+        what: "the watched publication to be left to the scheduler",
+      },
+    );
 
     const p = await settled(id);
     expect(p.status).toBe("PUBLISHED");
-    expect(p.steps.map((s) => s.step)).toEqual(["queued", "creating", "created", "watching", "publishing", "published"]);
+    expect(p.steps.map((s) => s.step)).toEqual([
+      "queued",
+      "creating",
+      "created",
+      "watching",
+      "publishing",
+      "published",
+    ]);
     expect(p.polls.length).toBeGreaterThan(POLL_ATTEMPTS);
     expect(p.polls.at(-1)?.status_code).toBe("FINISHED");
     expect(p.polls.slice(0, POLL_ATTEMPTS).every((x) => x.status_code === "IN_PROGRESS")).toBe(true);
 
     // What the sandbox saw: every status read of the container, by the time it arrived.
-    const reads = graphCalls.filter((c) => c.method === "GET" && c.path === `/graph/v21.0/${p.container_id}`).map((c) => c.at);
+    const reads = graphCalls
+      .filter((c) => c.method === "GET" && c.path === `/graph/v21.0/${p.container_id}`)
+      .map((c) => c.at);
     expect(reads).toHaveLength(p.polls.length);
     const watched = gaps(reads.slice(POLL_ATTEMPTS - 1));
     expect(watched.length).toBeGreaterThanOrEqual(2);

@@ -48,7 +48,15 @@ beforeAll(async () => {
   const producer = createProducer(kafka);
   await producer.connect();
   const presence = registerWorker(redis, workerId);
-  consumer = await startGenerationConsumer({ config, redis, kafka, producer, log: createLog(workerId), workerId, presence });
+  consumer = await startGenerationConsumer({
+    config,
+    redis,
+    kafka,
+    producer,
+    log: createLog(workerId),
+    workerId,
+    presence,
+  });
   stopWorker = async () => {
     await consumer.stop(1000);
     await presence.stop();
@@ -74,8 +82,17 @@ describe("a trace across the topic", () => {
     const response = await routes.jobs.POST(
       new Request("http://dispatch.test/v1/jobs", {
         method: "POST",
-        headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json", traceparent: `00-${traceId}-${clientSpanId}-01` },
-        body: JSON.stringify({ tenant_id: TENANT, model_name: "local-ngram", prompt: "A trace follows the job", max_tokens: 8 }),
+        headers: {
+          authorization: `Bearer ${KEY}`,
+          "content-type": "application/json",
+          traceparent: `00-${traceId}-${clientSpanId}-01`,
+        },
+        body: JSON.stringify({
+          tenant_id: TENANT,
+          model_name: "local-ngram",
+          prompt: "A trace follows the job",
+          max_tokens: 8,
+        }),
       }),
       undefined,
     );
@@ -83,7 +100,9 @@ describe("a trace across the topic", () => {
     const { job_id } = (await response.json()) as { job_id: string };
 
     // The command on the topic carries the submit span's context.
-    const messages = await readTopic(broker.bootstrap, "ai.generation.requests", (m) => m.some((x) => x.value?.toString().includes(job_id)));
+    const messages = await readTopic(broker.bootstrap, "ai.generation.requests", (m) =>
+      m.some((x) => x.value?.toString().includes(job_id)),
+    );
     const headers = messages.find((m) => m.value?.toString().includes(job_id))!.headers!;
     expect(String(headers.traceparent)).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
 
@@ -104,11 +123,16 @@ describe("a trace across the topic", () => {
     expect(generate.parentSpanContext?.spanId).toBe(submit.spanContext().spanId);
     expect(generate.attributes).toMatchObject({ job_id, model_name: "local-ngram", tenant_id: TENANT });
     // Redis commands of the run are spans of the same trace, children of the worker's span.
-    const redisSpans = spans.filter((s) => s.name.startsWith("redis ") && s.parentSpanContext?.spanId === generate.spanContext().spanId);
+    const redisSpans = spans.filter(
+      (s) => s.name.startsWith("redis ") && s.parentSpanContext?.spanId === generate.spanContext().spanId,
+    );
     expect(redisSpans.map((s) => s.name)).toEqual(expect.arrayContaining(["redis hset", "redis hincrby"]));
 
     await waitFor(async () => {
-      const job = await routes.job.GET(new Request(`http://dispatch.test/jobs/${job_id}`, { headers: { authorization: `Bearer ${KEY}` } }), { params: Promise.resolve({ id: job_id }) });
+      const job = await routes.job.GET(
+        new Request(`http://dispatch.test/jobs/${job_id}`, { headers: { authorization: `Bearer ${KEY}` } }),
+        { params: Promise.resolve({ id: job_id }) },
+      );
       return ((await job.json()) as { status: string }).status === "COMPLETED";
     });
   });
@@ -122,11 +146,17 @@ describe("a trace across the topic", () => {
       await startTracing({ serviceName: "log-test", spanProcessors: [new SimpleSpanProcessor(new InMemorySpanExporter())] });
       await inSpan("job", {}, async () => createLog("worker:test")("info", "inside a span", { expected: activeTraceIds().trace_id }));
       createLog("worker:test")("info", "outside any span");`;
-    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: "info" } });
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      cwd: ROOT,
+      env: { ...process.env, LOG_LEVEL: "info" },
+    });
     let stderr = "";
     child.stderr.on("data", (d) => (stderr += d));
     expect(await new Promise((resolve) => child.once("exit", resolve))).toBe(0);
-    const lines = stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = stderr
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const inside = lines.find((l) => l.message === "inside a span")!;
     expect(inside.expected).toMatch(/^[0-9a-f]{32}$/);
     expect(inside).toMatchObject({ trace_id: inside.expected, span_id: expect.stringMatching(/^[0-9a-f]{16}$/) });

@@ -37,7 +37,10 @@ const BURST_KEY = "burst-uploads-key-0123456789abcdef";
 const UPLOAD_MAX_BYTES = 400_000;
 const UPLOAD_TENANT_QUOTA_BYTES = 1_000_000;
 const ACCOUNTS = ["upload", "multipart", "short", "warn", "plain", "large", "quota"] as const;
-const account = Object.fromEntries(ACCOUNTS.map((name) => [name, `1785${randomInt(1e9, 1e10)}`])) as Record<(typeof ACCOUNTS)[number], string>;
+const account = Object.fromEntries(ACCOUNTS.map((name) => [name, `1785${randomInt(1e9, 1e10)}`])) as Record<
+  (typeof ACCOUNTS)[number],
+  string
+>;
 const token = (id: string) => `token-${id}-secret`;
 
 interface GraphCall {
@@ -81,7 +84,9 @@ beforeAll(async () => {
     KAFKA_BROKERS: inject("kafkaBrokers"),
     KAFKA_EMBEDDED: "true",
     API_KEYS: `acme:${ACME_KEY},quota:${QUOTA_KEY},burst:${BURST_KEY}`,
-    REEL_ACCOUNTS: ACCOUNTS.map((name) => `${name === "quota" ? "quota" : "acme"}:${account[name]}:${token(account[name])}`).join(","),
+    REEL_ACCOUNTS: ACCOUNTS.map(
+      (name) => `${name === "quota" ? "quota" : "acme"}:${account[name]}:${token(account[name])}`,
+    ).join(","),
     GRAPH_URL: `${origin(graphServer)}/graph`,
     REEL_POLL_INTERVAL_MS: "50",
     REEL_POLL_ATTEMPTS: "100",
@@ -143,7 +148,10 @@ function moovAtEndCopy(file: string): string {
 /** `/ranges/{file}` honours Range like a CDN; `/plain/{file}` ignores it and sends the whole file. */
 function serveFile(req: IncomingMessage, res: ServerResponse) {
   const [mode, name = ""] = new URL(req.url ?? "/", "http://x").pathname.split("/").filter(Boolean);
-  const file = name === "large-moov-at-end.mp4" ? largeMoovAtEnd : [FIXTURES, SAMPLES].map((dir) => path.join(dir, path.basename(name))).find(existsSync);
+  const file =
+    name === "large-moov-at-end.mp4"
+      ? largeMoovAtEnd
+      : [FIXTURES, SAMPLES].map((dir) => path.join(dir, path.basename(name))).find(existsSync);
   if (!file) return res.writeHead(404).end();
   const bytes = readFileSync(file);
   const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? "");
@@ -152,7 +160,11 @@ function serveFile(req: IncomingMessage, res: ServerResponse) {
     const start = Number(range[1]);
     const end = Math.min(range[2] ? Number(range[2]) : bytes.length - 1, bytes.length - 1);
     body = bytes.subarray(start, end + 1);
-    res.writeHead(206, { "content-type": "video/mp4", "content-range": `bytes ${start}-${end}/${bytes.length}`, "accept-ranges": "bytes" });
+    res.writeHead(206, {
+      "content-type": "video/mp4",
+      "content-range": `bytes ${start}-${end}/${bytes.length}`,
+      "accept-ranges": "bytes",
+    });
   } else {
     res.writeHead(200, { "content-type": "video/mp4" });
   }
@@ -172,13 +184,19 @@ async function serveGraph(req: IncomingMessage, res: ServerResponse) {
   graphCalls.push({
     method: req.method ?? "",
     path: url.pathname,
-    params: { ...Object.fromEntries(url.searchParams), ...(isForm ? Object.fromEntries(new URLSearchParams(body.toString())) : {}) },
+    params: {
+      ...Object.fromEntries(url.searchParams),
+      ...(isForm ? Object.fromEntries(new URLSearchParams(body.toString())) : {}),
+    },
     headers: Object.fromEntries(headers),
     bodySha256: sha256(body),
     bodyBytes: body.length,
   });
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
-  const response = await handleGraphRequest(new Request(url, { method: req.method, headers, body: hasBody ? body : undefined }), sandbox);
+  const response = await handleGraphRequest(
+    new Request(url, { method: req.method, headers, body: hasBody ? body : undefined }),
+    sandbox,
+  );
   res.writeHead(response.status, Object.fromEntries(response.headers));
   res.end(Buffer.from(await response.arrayBuffer()));
 }
@@ -187,7 +205,15 @@ const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest(
 const auth = (key = ACME_KEY) => ({ authorization: `Bearer ${key}` });
 
 function upload(body: BodyInit, contentType: string, key = ACME_KEY): Promise<Response> {
-  return routes.uploads.POST(new Request("http://dispatch.test/api/uploads", { method: "POST", headers: { ...auth(key), "content-type": contentType }, body, duplex: "half" } as RequestInit), undefined);
+  return routes.uploads.POST(
+    new Request("http://dispatch.test/api/uploads", {
+      method: "POST",
+      headers: { ...auth(key), "content-type": contentType },
+      body,
+      duplex: "half",
+    } as RequestInit),
+    undefined,
+  );
 }
 
 async function uploadFile(file: string, key = ACME_KEY): Promise<{ upload_id: string; size: number }> {
@@ -198,7 +224,11 @@ async function uploadFile(file: string, key = ACME_KEY): Promise<{ upload_id: st
 
 async function create(body: Record<string, unknown>, key = ACME_KEY) {
   const response = await routes.reels.POST(
-    new Request("http://dispatch.test/api/reels", { method: "POST", headers: { ...auth(key), "content-type": "application/json" }, body: JSON.stringify(body) }),
+    new Request("http://dispatch.test/api/reels", {
+      method: "POST",
+      headers: { ...auth(key), "content-type": "application/json" },
+      body: JSON.stringify(body),
+    }),
     undefined,
   );
   return { status: response.status, response, body: (await response.clone().json()) as { publication_id: string } };
@@ -207,7 +237,10 @@ async function create(body: Record<string, unknown>, key = ACME_KEY) {
 async function settled(id: string, key = ACME_KEY): Promise<PublicationView> {
   return waitFor(
     async () => {
-      const response = await routes.reel.GET(new Request(`http://dispatch.test/api/reels/${id}`, { headers: auth(key) }), { params: Promise.resolve({ id }) });
+      const response = await routes.reel.GET(
+        new Request(`http://dispatch.test/api/reels/${id}`, { headers: auth(key) }),
+        { params: Promise.resolve({ id }) },
+      );
       const body = (await response.json()) as PublicationView;
       return ["PUBLISHED", "FAILED", "TIMED_OUT"].includes(body.status) ? body : undefined;
     },
@@ -215,8 +248,10 @@ async function settled(id: string, key = ACME_KEY): Promise<PublicationView> {
   );
 }
 
-const callsOf = (accountId: string, edge: string, method = "POST") => graphCalls.filter((c) => c.method === method && c.path === `/graph/v21.0/${accountId}/${edge}`);
-const uploadCalls = (containerId: string) => graphCalls.filter((c) => c.method === "POST" && c.path === `/graph/ig-api-upload/v21.0/${containerId}`);
+const callsOf = (accountId: string, edge: string, method = "POST") =>
+  graphCalls.filter((c) => c.method === method && c.path === `/graph/v21.0/${accountId}/${edge}`);
+const uploadCalls = (containerId: string) =>
+  graphCalls.filter((c) => c.method === "POST" && c.path === `/graph/ig-api-upload/v21.0/${containerId}`);
 const filesOf = async (tenant: string) => readdir(path.join(uploadsDir(DATA_DIR), tenant)).catch(() => [] as string[]);
 
 describe("POST /api/uploads", () => {
@@ -224,7 +259,12 @@ describe("POST /api/uploads", () => {
     const file = path.join(SAMPLES, "reel-valid.mp4");
     const answer = await uploadFile(file);
     expect(answer).toEqual({ upload_id: expect.stringMatching(/^[0-9a-f-]{36}$/), size: statSync(file).size });
-    expect(await readUpload(redis, answer.upload_id)).toMatchObject({ tenant_id: "acme", size: answer.size, mime: "video/mp4", publication_id: "" });
+    expect(await readUpload(redis, answer.upload_id)).toMatchObject({
+      tenant_id: "acme",
+      size: answer.size,
+      mime: "video/mp4",
+      publication_id: "",
+    });
   });
 
   it("takes the file out of a multipart form, streamed, byte for byte", async () => {
@@ -246,7 +286,10 @@ describe("POST /api/uploads", () => {
     await expectProblem(await upload("hello", "text/plain"), 415);
     const tooLarge = await expectProblem(await upload(new Uint8Array(UPLOAD_MAX_BYTES + 1), "video/mp4"), 413);
     expect(tooLarge.detail).toMatch(/over the .* upload limit/);
-    const notMp4 = await expectProblem(await upload(new TextEncoder().encode("<html>not a video</html>".repeat(100)), "video/mp4"), 422);
+    const notMp4 = await expectProblem(
+      await upload(new TextEncoder().encode("<html>not a video</html>".repeat(100)), "video/mp4"),
+      422,
+    );
     expect(notMp4.detail).toMatch(/not an MP4 or MOV video/);
     expect(await filesOf("acme")).toEqual(before);
   });
@@ -263,7 +306,9 @@ describe("POST /api/uploads", () => {
 
     const { body } = await create({ account_id: account.quota, upload_id: ids[0] }, QUOTA_KEY);
     expect((await settled(body.publication_id, QUOTA_KEY)).status).toBe("PUBLISHED");
-    await waitFor(async () => (await readUpload(redis, ids[0] ?? "")) === undefined, { what: "the published upload to be freed" });
+    await waitFor(async () => (await readUpload(redis, ids[0] ?? "")) === undefined, {
+      what: "the published upload to be freed",
+    });
     expect(await filesOf("quota")).toHaveLength(fits - 1);
     await uploadFile(file, QUOTA_KEY);
   });
@@ -273,7 +318,9 @@ describe("POST /api/uploads", () => {
 function browserForm(boundary: string, file: Uint8Array, field = "a caption"): Buffer {
   return Buffer.concat([
     Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="note"\r\n\r\n${field}\r\n`),
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="reel.mp4"\r\nContent-Type: video/mp4\r\n\r\n`),
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="reel.mp4"\r\nContent-Type: video/mp4\r\n\r\n`,
+    ),
     file,
     Buffer.from(`\r\n--${boundary}--\r\n`),
   ]);
@@ -296,7 +343,10 @@ describe("POST /api/uploads under abuse", () => {
   it("reads a browser's mixed-case multipart boundary as sent (Chromium's ----WebKitFormBoundary…)", async () => {
     const bytes = readFileSync(path.join(SAMPLES, "reel-valid.mp4"));
     const boundary = "----WebKitFormBoundaryAbCdEfGhIjKlMnOp";
-    const response = await upload(new Uint8Array(browserForm(boundary, bytes)), `multipart/form-data; boundary=${boundary}`);
+    const response = await upload(
+      new Uint8Array(browserForm(boundary, bytes)),
+      `multipart/form-data; boundary=${boundary}`,
+    );
     expect(response.status).toBe(201);
     const record = await readUpload(redis, ((await response.json()) as { upload_id: string }).upload_id);
     expect(sha256(readFileSync(path.join(uploadsDir(DATA_DIR), record?.file ?? "")))).toBe(sha256(bytes));
@@ -306,7 +356,13 @@ describe("POST /api/uploads under abuse", () => {
     const boundary = "----WebKitFormBoundaryZyXw";
     const noFile = chunkedBody(UPLOAD_MAX_BYTES * 20);
     const type = `multipart/form-data; boundary=${boundary}`;
-    await expectProblem(await upload(after(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="note"\r\n\r\n`), noFile.body), type), 413);
+    await expectProblem(
+      await upload(
+        after(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="note"\r\n\r\n`), noFile.body),
+        type,
+      ),
+      413,
+    );
     expect(noFile.pulled()).toBeLessThan(UPLOAD_MAX_BYTES * 2);
 
     const video = readFileSync(path.join(SAMPLES, "reel-valid.mp4"));
@@ -319,7 +375,9 @@ describe("POST /api/uploads under abuse", () => {
   it("refuses a malformed MP4 (a moov without mvhd) and a movie with no video track as 422s, keeping nothing", async () => {
     const before = await filesOf("burst");
     const malformed = await expectProblem(await upload(new Uint8Array(moovWithoutMvhd), "video/mp4", BURST_KEY), 422);
-    expect(malformed.detail).toBe("The file is not an MP4 or MOV video: the MP4/MOV structure is invalid: a required box is missing or malformed.");
+    expect(malformed.detail).toBe(
+      "The file is not an MP4 or MOV video: the MP4/MOV structure is invalid: a required box is missing or malformed.",
+    );
     const noVideo = await expectProblem(await upload(new Uint8Array(moovWithoutTracks()), "video/mp4", BURST_KEY), 422);
     expect(noVideo.detail).toBe("The file has no video track: a reel needs one.");
     expect(await filesOf("burst")).toEqual(before);
@@ -330,18 +388,25 @@ describe("POST /api/uploads under abuse", () => {
     const bytes = readFileSync(path.join(SAMPLES, "reel-valid.mp4"));
     let open!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));
-    const answers = Array.from({ length: 8 }, () => upload(streamOf([bytes.subarray(0, 100_000), bytes.subarray(100_000)], gate), "video/mp4", BURST_KEY));
+    const answers = Array.from({ length: 8 }, () =>
+      upload(streamOf([bytes.subarray(0, 100_000), bytes.subarray(100_000)], gate), "video/mp4", BURST_KEY),
+    );
     const settledAnswers = answers.map((answer) => answer.then((response) => response.status));
     const statuses: (number | undefined)[] = [];
     settledAnswers.forEach((status, i) => void status.then((s) => (statuses[i] = s)));
     // While every body is held mid-way, those the quota cannot take are already answered.
-    await waitFor(() => statuses.filter((s) => s === 413).length >= 4, { what: "the uploads past the quota to be refused mid-stream" });
+    await waitFor(() => statuses.filter((s) => s === 413).length >= 4, {
+      what: "the uploads past the quota to be refused mid-stream",
+    });
     expect(statuses.filter((s) => s !== undefined && s !== 413)).toEqual([]);
     open();
     const final = await Promise.all(settledAnswers);
     expect(final.filter((s) => s === 201).length).toBeGreaterThanOrEqual(2);
     expect(final.every((s) => s === 201 || s === 413)).toBe(true);
-    const stored = Object.values(await redis.hgetall(uploadKeys.tenant("burst"))).reduce((sum, size) => sum + Number(size), 0);
+    const stored = Object.values(await redis.hgetall(uploadKeys.tenant("burst"))).reduce(
+      (sum, size) => sum + Number(size),
+      0,
+    );
     expect(stored).toBe(final.filter((s) => s === 201).length * bytes.length);
     expect(stored).toBeLessThanOrEqual(UPLOAD_TENANT_QUOTA_BYTES);
     expect((await filesOf("burst")).filter((name) => name.endsWith(".part"))).toEqual([]);
@@ -378,7 +443,16 @@ describe("publishing an upload through Graph's resumable flow", () => {
     const p = await settled(answer.body.publication_id);
     expect(p.status).toBe("PUBLISHED");
     expect(p).toMatchObject({ upload_id, video_url: null, warnings: [] });
-    expect(p.steps.map((s) => s.step)).toEqual(["queued", "preflight", "creating", "created", "uploading", "uploaded", "publishing", "published"]);
+    expect(p.steps.map((s) => s.step)).toEqual([
+      "queued",
+      "preflight",
+      "creating",
+      "created",
+      "uploading",
+      "uploaded",
+      "publishing",
+      "published",
+    ]);
 
     const creates = callsOf(account.upload, "media");
     expect(creates).toHaveLength(1);
@@ -386,12 +460,20 @@ describe("publishing an upload through Graph's resumable flow", () => {
     expect(creates[0]?.params.video_url).toBeUndefined();
     const uploads = uploadCalls(p.container_id ?? "");
     expect(uploads).toHaveLength(1);
-    expect(uploads[0]?.headers).toMatchObject({ authorization: `OAuth ${token(account.upload)}`, offset: "0", file_size: String(bytes.length) });
+    expect(uploads[0]?.headers).toMatchObject({
+      authorization: `OAuth ${token(account.upload)}`,
+      offset: "0",
+      file_size: String(bytes.length),
+    });
     expect(uploads[0]).toMatchObject({ bodyBytes: bytes.length, bodySha256: sha256(bytes) });
     expect(callsOf(account.upload, "media_publish")).toHaveLength(1);
 
     // The reel Graph serves back is the uploaded file itself.
-    const media = await (await fetch(`${origin(graphServer)}/graph/v21.0/${p.post_id}?fields=media_url&access_token=${token(account.upload)}`)).json();
+    const media = await (
+      await fetch(
+        `${origin(graphServer)}/graph/v21.0/${p.post_id}?fields=media_url&access_token=${token(account.upload)}`,
+      )
+    ).json();
     const served = Buffer.from(await (await fetch(media.media_url)).arrayBuffer());
     expect(sha256(served)).toBe(sha256(bytes));
     // Published: the upload is freed.
@@ -405,7 +487,10 @@ describe("publishing an upload through Graph's resumable flow", () => {
     expect(status).toBe(202);
     expect(await readUpload(redis, upload_id)).toMatchObject({ publication_id: body.publication_id });
     const id = body.publication_id;
-    const cancelled = await routes.reel.DELETE(new Request(`http://dispatch.test/api/reels/${id}`, { method: "DELETE", headers: auth() }), { params: Promise.resolve({ id }) });
+    const cancelled = await routes.reel.DELETE(
+      new Request(`http://dispatch.test/api/reels/${id}`, { method: "DELETE", headers: auth() }),
+      { params: Promise.resolve({ id }) },
+    );
     expect(cancelled.status).toBe(200);
     expect(await readUpload(redis, upload_id)).toBeUndefined();
     expect((await filesOf("acme")).filter((name) => name.startsWith(upload_id))).toEqual([]);
@@ -413,7 +498,11 @@ describe("publishing an upload through Graph's resumable flow", () => {
 
   it("takes exactly one of video_url and upload_id, an upload of this tenant only, and each upload once", async () => {
     const { upload_id } = await uploadFile(path.join(SAMPLES, "reel-valid.mp4"));
-    const both = await create({ account_id: account.multipart, upload_id, video_url: `${origin(files)}/ranges/reel-valid.mp4` });
+    const both = await create({
+      account_id: account.multipart,
+      upload_id,
+      video_url: `${origin(files)}/ranges/reel-valid.mp4`,
+    });
     expect(both.status).toBe(422);
     expect((await create({ account_id: account.multipart })).status).toBe(422);
     const foreign = await create({ account_id: account.quota, upload_id }, QUOTA_KEY);
@@ -428,23 +517,39 @@ describe("publishing an upload through Graph's resumable flow", () => {
 
   it("answers at the sandbox's upload uri as Meta's rupload does: success, {debug_info} for a wrong token, missing headers and an upload cut short (resumed from its offset)", async () => {
     const base = `${origin(graphServer)}/graph/v21.0`;
-    const form = new URLSearchParams({ media_type: "REELS", upload_type: "resumable", access_token: token(account.multipart) });
-    const created = (await (await fetch(`${base}/${account.multipart}/media`, { method: "POST", body: form })).json()) as { id: string; uri: string };
+    const form = new URLSearchParams({
+      media_type: "REELS",
+      upload_type: "resumable",
+      access_token: token(account.multipart),
+    });
+    const created = (await (
+      await fetch(`${base}/${account.multipart}/media`, { method: "POST", body: form })
+    ).json()) as { id: string; uri: string };
     expect(created.uri).toBe(`${origin(graphServer)}/graph/ig-api-upload/v21.0/${created.id}`);
     const bytes = readFileSync(path.join(SAMPLES, "reel-valid.mp4"));
-    const send = (headers: Record<string, string>, body: Uint8Array = bytes) => fetch(created.uri, { method: "POST", headers, body: Uint8Array.from(body) });
+    const send = (headers: Record<string, string>, body: Uint8Array = bytes) =>
+      fetch(created.uri, { method: "POST", headers, body: Uint8Array.from(body) });
 
     const wrongToken = await send({ authorization: "OAuth not-a-token", offset: "0", file_size: String(bytes.length) });
     expect(wrongToken.status).toBe(401);
-    expect(await wrongToken.json()).toEqual({ debug_info: { retriable: false, type: "OAuthException", message: expect.stringMatching(/access token/) } });
+    expect(await wrongToken.json()).toEqual({
+      debug_info: { retriable: false, type: "OAuthException", message: expect.stringMatching(/access token/) },
+    });
     const noSize = await send({ authorization: `OAuth ${token(account.multipart)}`, offset: "0" });
     expect(noSize.status).toBe(400);
-    expect((await noSize.json()).debug_info).toMatchObject({ retriable: false, type: "ProcessingFailedError", message: expect.stringContaining("file_size") });
+    expect((await noSize.json()).debug_info).toMatchObject({
+      retriable: false,
+      type: "ProcessingFailedError",
+      message: expect.stringContaining("file_size"),
+    });
     // Cut short: the bytes that arrived are kept, and the upload goes on from there.
     const half = Math.floor(bytes.length / 2);
     const oauth = { authorization: `OAuth ${token(account.multipart)}`, file_size: String(bytes.length) };
     const cut = await send({ ...oauth, offset: "0" }, bytes.subarray(0, half));
-    expect((await cut.json()).debug_info).toMatchObject({ retriable: true, message: expect.stringContaining(`resume with offset ${half}`) });
+    expect((await cut.json()).debug_info).toMatchObject({
+      retriable: true,
+      message: expect.stringContaining(`resume with offset ${half}`),
+    });
     expect(cut.headers.get("x-business-use-case-usage")).toContain(account.multipart);
     const wrongOffset = await send({ ...oauth, offset: "5" }, bytes.subarray(5));
     expect((await wrongOffset.json()).debug_info.message).toContain(`resume at offset ${half}`);
@@ -453,7 +558,9 @@ describe("publishing an upload through Graph's resumable flow", () => {
     expect(await (await send({ ...oauth, offset: "0" })).json()).toEqual(UPLOAD_SUCCESS);
     const status = await waitFor(
       async () => {
-        const read = await (await fetch(`${base}/${created.id}?fields=status_code&access_token=${token(account.multipart)}`)).json();
+        const read = await (
+          await fetch(`${base}/${created.id}?fields=status_code&access_token=${token(account.multipart)}`)
+        ).json();
         return read.status_code === "IN_PROGRESS" ? undefined : read.status_code;
       },
       { what: "the uploaded container to be processed" },
@@ -467,7 +574,11 @@ describe("preflight against a Graph URL that is not the sandbox", () => {
     const answer = await create({ account_id: account.short, video_url: `${origin(files)}/ranges/reel-1s.mp4` });
     const p = await settled(answer.body.publication_id);
     expect(p.status).toBe("FAILED");
-    expect(p.error).toMatchObject({ code: REEL_SPEC_VIOLATION.code, subcode: REEL_SPEC_VIOLATION.subcode, classification: "fix-input" });
+    expect(p.error).toMatchObject({
+      code: REEL_SPEC_VIOLATION.code,
+      subcode: REEL_SPEC_VIOLATION.subcode,
+      classification: "fix-input",
+    });
     expect(p.error?.headline).toBe("The video is 1 s long; reels must be 3 s to 15 min.");
     expect(p.container_id).toBeNull();
     expect(p.steps.map((s) => s.step)).toEqual(["queued", "failed"]);
@@ -482,15 +593,21 @@ describe("preflight against a Graph URL that is not the sandbox", () => {
     expect(p.error?.headline).toBe("The video is 1 s long; reels must be 3 s to 15 min.");
     expect(callsOf(account.short, "media")).toHaveLength(0);
     // Kept a day for a retry, then it expires and the sweep takes the file.
-    const ttl = await waitFor(async () => {
-      const seconds = await redis.ttl(uploadKeys.upload(upload_id));
-      return seconds > 0 && seconds <= ENDED_UPLOAD_TTL_S ? seconds : undefined;
-    }, { what: "the failed publication's upload to expire within a day" });
+    const ttl = await waitFor(
+      async () => {
+        const seconds = await redis.ttl(uploadKeys.upload(upload_id));
+        return seconds > 0 && seconds <= ENDED_UPLOAD_TTL_S ? seconds : undefined;
+      },
+      { what: "the failed publication's upload to expire within a day" },
+    );
     expect(ttl).toBeGreaterThan(ENDED_UPLOAD_TTL_S - 60);
   });
 
   it("keeps the warnings (moov at the end, 64 kHz audio) on the publication, which still publishes", async () => {
-    const p = await settled((await create({ account_id: account.warn, video_url: `${origin(files)}/ranges/reel-moov-at-end.mp4` })).body.publication_id);
+    const p = await settled(
+      (await create({ account_id: account.warn, video_url: `${origin(files)}/ranges/reel-moov-at-end.mp4` })).body
+        .publication_id,
+    );
     expect(p.status).toBe("PUBLISHED");
     expect(p.warnings).toEqual([
       "the audio sample rate is 64000 Hz; Meta recommends at most 48 kHz",
@@ -502,18 +619,26 @@ describe("preflight against a Graph URL that is not the sandbox", () => {
   it("reads a large file's head and its moov at the end by range requests, not the whole file", async () => {
     const size = statSync(largeMoovAtEnd).size;
     const before = fileRequests.length;
-    const p = await settled((await create({ account_id: account.large, video_url: `${origin(files)}/ranges/large-moov-at-end.mp4` })).body.publication_id);
+    const p = await settled(
+      (await create({ account_id: account.large, video_url: `${origin(files)}/ranges/large-moov-at-end.mp4` })).body
+        .publication_id,
+    );
     // The sandbox refuses nothing here, but it does download the whole file itself; only the preflight's reads are ranged.
     const preflightReads = fileRequests.slice(before).filter((r) => r.range !== undefined);
     expect(preflightReads.length).toBeGreaterThanOrEqual(2);
     const read = preflightReads.reduce((sum, r) => sum + r.bytesSent, 0);
     expect(read).toBeLessThan(size / 4);
-    expect(p.warnings).toContain("the moov atom is after the media data; Meta recommends it at the front (ffmpeg -movflags +faststart)");
+    expect(p.warnings).toContain(
+      "the moov atom is after the media data; Meta recommends it at the front (ffmpeg -movflags +faststart)",
+    );
   });
 
   it("falls back to a bounded download on a server that ignores Range, and still refuses the 1 s video", async () => {
     const before = fileRequests.length;
-    const p = await settled((await create({ account_id: account.plain, video_url: `${origin(files)}/plain/reel-1s.mp4` })).body.publication_id);
+    const p = await settled(
+      (await create({ account_id: account.plain, video_url: `${origin(files)}/plain/reel-1s.mp4` })).body
+        .publication_id,
+    );
     expect(p.status).toBe("FAILED");
     expect(p.error?.headline).toBe("The video is 1 s long; reels must be 3 s to 15 min.");
     expect(fileRequests.slice(before).map((r) => r.path)).toEqual(["/plain/reel-1s.mp4", "/plain/reel-1s.mp4"]);

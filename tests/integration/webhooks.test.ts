@@ -113,12 +113,28 @@ const auth = (key = ACME) => ({ authorization: `Bearer ${key}` });
 const params = <T>(value: T) => ({ params: Promise.resolve(value) });
 
 const createWebhook = (body: unknown, key = ACME) =>
-  routes.webhooks.POST(new Request("http://x/v1/webhooks", { method: "POST", headers: { ...auth(key), "content-type": "application/json" }, body: JSON.stringify(body) }), undefined);
-const listWebhooks = (key = ACME) => routes.webhooks.GET(new Request("http://x/v1/webhooks", { headers: auth(key) }), undefined);
-const deleteWebhook = (id: string, key = ACME) => routes.webhook.DELETE(new Request(`http://x/v1/webhooks/${id}`, { method: "DELETE", headers: auth(key) }), params({ id }));
-const readDeliveries = (id: string, key = ACME) => routes.deliveries.GET(new Request(`http://x/v1/webhooks/${id}/deliveries`, { headers: auth(key) }), params({ id }));
+  routes.webhooks.POST(
+    new Request("http://x/v1/webhooks", {
+      method: "POST",
+      headers: { ...auth(key), "content-type": "application/json" },
+      body: JSON.stringify(body),
+    }),
+    undefined,
+  );
+const listWebhooks = (key = ACME) =>
+  routes.webhooks.GET(new Request("http://x/v1/webhooks", { headers: auth(key) }), undefined);
+const deleteWebhook = (id: string, key = ACME) =>
+  routes.webhook.DELETE(
+    new Request(`http://x/v1/webhooks/${id}`, { method: "DELETE", headers: auth(key) }),
+    params({ id }),
+  );
+const readDeliveries = (id: string, key = ACME) =>
+  routes.deliveries.GET(new Request(`http://x/v1/webhooks/${id}/deliveries`, { headers: auth(key) }), params({ id }));
 const resend = (id: string, delivery_id: string, key = ACME) =>
-  routes.resend.POST(new Request(`http://x/v1/webhooks/${id}/deliveries/${delivery_id}/resend`, { method: "POST", headers: auth(key) }), params({ id, delivery_id }));
+  routes.resend.POST(
+    new Request(`http://x/v1/webhooks/${id}/deliveries/${delivery_id}/resend`, { method: "POST", headers: auth(key) }),
+    params({ id, delivery_id }),
+  );
 
 async function newWebhook(url: string, events: string[] = ["job.completed"]) {
   const response = await createWebhook({ url, events });
@@ -128,7 +144,11 @@ async function newWebhook(url: string, events: string[] = ["job.completed"]) {
 
 async function submitJob(prompt: string): Promise<string> {
   const response = await routes.jobs.POST(
-    new Request("http://x/v1/jobs", { method: "POST", headers: { ...auth(), "content-type": "application/json" }, body: JSON.stringify({ tenant_id: "hookco", model_name: "local-ngram", prompt, max_tokens: 12 }) }),
+    new Request("http://x/v1/jobs", {
+      method: "POST",
+      headers: { ...auth(), "content-type": "application/json" },
+      body: JSON.stringify({ tenant_id: "hookco", model_name: "local-ngram", prompt, max_tokens: 12 }),
+    }),
     undefined,
   );
   expect(response.status).toBe(202);
@@ -149,22 +169,51 @@ describe("webhook deliveries from the worker", () => {
   it("delivers a job.completed signed as Standard Webhooks says, with the job as GET returns it", async () => {
     const receiver = await startReceiver([200]);
     const webhook = await newWebhook(receiver.url, ["job.completed", "job.failed"]);
-    expect(webhook).toEqual({ id: expect.stringMatching(/^wh_/), url: receiver.url, events: ["job.completed", "job.failed"], secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/), created_at: expect.any(String), status: "enabled", disabled_at: null, disabled_reason: null });
+    expect(webhook).toEqual({
+      id: expect.stringMatching(/^wh_/),
+      url: receiver.url,
+      events: ["job.completed", "job.failed"],
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+      created_at: expect.any(String),
+      status: "enabled",
+      disabled_at: null,
+      disabled_reason: null,
+    });
 
     const jobId = await submitJob("The worker reads the log");
     await waitFor(() => receiver.received.length >= 1, { timeoutMs: 90_000, what: "the delivery" });
     const [delivery] = receiver.received;
-    const headers = { "webhook-id": String(delivery.headers["webhook-id"]), "webhook-timestamp": String(delivery.headers["webhook-timestamp"]), "webhook-signature": String(delivery.headers["webhook-signature"]) };
+    const headers = {
+      "webhook-id": String(delivery.headers["webhook-id"]),
+      "webhook-timestamp": String(delivery.headers["webhook-timestamp"]),
+      "webhook-signature": String(delivery.headers["webhook-signature"]),
+    };
     expect(headers["webhook-signature"]).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
-    const payload = new Webhook(webhook.secret).verify(delivery.body, headers) as { type: string; timestamp: string; data: { job_id: string } };
-    expect(() => new Webhook(`whsec_${Buffer.alloc(32, 1).toString("base64")}`).verify(delivery.body, headers)).toThrow();
+    const payload = new Webhook(webhook.secret).verify(delivery.body, headers) as {
+      type: string;
+      timestamp: string;
+      data: { job_id: string };
+    };
+    expect(() =>
+      new Webhook(`whsec_${Buffer.alloc(32, 1).toString("base64")}`).verify(delivery.body, headers),
+    ).toThrow();
 
-    const job = await (await routes.job.GET(new Request(`http://x/jobs/${jobId}`, { headers: auth() }), params({ id: jobId }))).json();
+    const job = await (
+      await routes.job.GET(new Request(`http://x/jobs/${jobId}`, { headers: auth() }), params({ id: jobId }))
+    ).json();
     expect(job.status).toBe("COMPLETED");
     expect(payload).toEqual({ type: "job.completed", timestamp: job.completed_at, data: job });
 
     const [attempt] = await attemptsOf(webhook.id, 1);
-    expect(attempt).toEqual({ id: headers["webhook-id"], event_type: "job.completed", attempt: 1, status_code: 200, attempted_at: expect.any(String), delivered_at: expect.any(String), next_attempt_at: null });
+    expect(attempt).toEqual({
+      id: headers["webhook-id"],
+      event_type: "job.completed",
+      attempt: 1,
+      status_code: 200,
+      attempted_at: expect.any(String),
+      delivered_at: expect.any(String),
+      next_attempt_at: null,
+    });
     expect(receiver.received).toHaveLength(1);
   });
 
@@ -172,17 +221,44 @@ describe("webhook deliveries from the worker", () => {
     const receiver = await startReceiver([200]);
     const webhook = await newWebhook(receiver.url, ["reel.published"]);
     const account = { tenantId: "hookco", accountId: "17841400000000777", accessToken: "hookco-reel-token" };
-    const deps = { redis, producer: async () => ({ send: async () => [] }) as unknown as Producer, connected: new ConnectedAccounts(redis, randomBytes(32), [account]) };
-    const { publication } = await submitPublication(deps, "hookco", publicationInputSchema.parse({ account_id: account.accountId, video_url: "https://videos.test/hook.mp4", caption: "announced" }));
+    const deps = {
+      redis,
+      producer: async () => ({ send: async () => [] }) as unknown as Producer,
+      connected: new ConnectedAccounts(redis, randomBytes(32), [account]),
+    };
+    const { publication } = await submitPublication(
+      deps,
+      "hookco",
+      publicationInputSchema.parse({
+        account_id: account.accountId,
+        video_url: "https://videos.test/hook.mp4",
+        caption: "announced",
+      }),
+    );
     const id = publication.publication_id;
-    await appendEvent(redis, id, { status: "PUBLISHED", body: { kind: "step", step: { at: new Date().toISOString(), step: "published", detail: "out" } } });
+    await appendEvent(redis, id, {
+      status: "PUBLISHED",
+      body: { kind: "step", step: { at: new Date().toISOString(), step: "published", detail: "out" } },
+    });
     const { getServices } = await import("@/lib/web/services");
-    await announcePublication(await getServices().producer(), { publication_id: id, tenant_id: "hookco", kind: "settled", status: "PUBLISHED" });
+    await announcePublication(await getServices().producer(), {
+      publication_id: id,
+      tenant_id: "hookco",
+      kind: "settled",
+      status: "PUBLISHED",
+    });
 
     await waitFor(() => receiver.received.length >= 1, { timeoutMs: 90_000, what: "the reel delivery" });
     const [delivery] = receiver.received;
-    const headers = { "webhook-id": String(delivery.headers["webhook-id"]), "webhook-timestamp": String(delivery.headers["webhook-timestamp"]), "webhook-signature": String(delivery.headers["webhook-signature"]) };
-    const payload = new Webhook(webhook.secret).verify(delivery.body, headers) as { type: string; data: { publication_id: string; status: string; caption: string } };
+    const headers = {
+      "webhook-id": String(delivery.headers["webhook-id"]),
+      "webhook-timestamp": String(delivery.headers["webhook-timestamp"]),
+      "webhook-signature": String(delivery.headers["webhook-signature"]),
+    };
+    const payload = new Webhook(webhook.secret).verify(delivery.body, headers) as {
+      type: string;
+      data: { publication_id: string; status: string; caption: string };
+    };
     expect(payload.type).toBe("reel.published");
     expect(payload.data).toMatchObject({ publication_id: id, status: "PUBLISHED", caption: "announced" });
     // The tests below count this tenant's webhooks and reel.published deliveries: this one goes.
@@ -194,10 +270,18 @@ describe("webhook deliveries from the worker", () => {
     const webhook = await newWebhook(receiver.url);
     await submitJob("Try the receiver again");
     const attempts = await attemptsOf(webhook.id, 3);
-    expect(attempts.map((a) => [a.attempt, a.status_code])).toEqual([[3, 200], [2, 500], [1, 500]]);
+    expect(attempts.map((a) => [a.attempt, a.status_code])).toEqual([
+      [3, 200],
+      [2, 500],
+      [1, 500],
+    ]);
     expect(attempts[0]).toMatchObject({ delivered_at: expect.any(String), next_attempt_at: null });
     for (const failed of attempts.slice(1)) {
-      expect(failed).toMatchObject({ delivered_at: null, next_attempt_at: expect.any(String), error: "The endpoint answered HTTP 500" });
+      expect(failed).toMatchObject({
+        delivered_at: null,
+        next_attempt_at: expect.any(String),
+        error: "The endpoint answered HTTP 500",
+      });
       expect(Date.parse(failed.next_attempt_at as string)).toBeGreaterThan(Date.parse(failed.attempted_at as string));
     }
     expect(receiver.received).toHaveLength(3);
@@ -222,10 +306,23 @@ describe("the queue's guarantees", () => {
     await newWebhook(receiver.url, ["reel.published"]);
     // Far in the future, so the running worker's loop (which claims only what is due now) leaves it alone.
     const future = Date.now() + 3_600_000;
-    const [id] = await enqueueWebhookEvent(redis, { tenantId: "hookco", type: "reel.published", occurrence: "lease-test", at: new Date(), data: async () => ({ publication_id: "p1" }) }, new Date(future));
+    const [id] = await enqueueWebhookEvent(
+      redis,
+      {
+        tenantId: "hookco",
+        type: "reel.published",
+        occurrence: "lease-test",
+        at: new Date(),
+        data: async () => ({ publication_id: "p1" }),
+      },
+      new Date(future),
+    );
     expect(id).toMatch(/^msg_/);
     const claim = { id, tenantId: "hookco" };
-    const [first, second] = await Promise.all([claimDueDeliveries(redis, future, 10, 30_000), claimDueDeliveries(redis, future, 10, 30_000)]);
+    const [first, second] = await Promise.all([
+      claimDueDeliveries(redis, future, 10, 30_000),
+      claimDueDeliveries(redis, future, 10, 30_000),
+    ]);
     expect([first.claims, second.claims].filter((claims) => claims.some((c) => c.id === id))).toEqual([[claim]]);
     expect((await claimDueDeliveries(redis, future + 29_999, 10, 30_000)).claims).not.toContainEqual(claim);
     // The first claimer died; after the lease another claims it and delivers.
@@ -233,10 +330,17 @@ describe("the queue's guarantees", () => {
     expect(again.claims).toContainEqual(claim);
     const dispatcher = new Agent();
     try {
-      expect(await attemptDelivery({ redis, dispatcher, timeoutMs: 5000, retry }, claim, again.token)).toEqual({ outcome: "delivered", eventType: "reel.published" });
+      expect(await attemptDelivery({ redis, dispatcher, timeoutMs: 5000, retry }, claim, again.token)).toEqual({
+        outcome: "delivered",
+        eventType: "reel.published",
+      });
       expect(await redis.zscore(webhookKeys.due("hookco"), id)).toBeNull();
       // The first claimer comes back late: its attempt is logged, but it moves nothing (the delivery stays delivered, unqueued).
-      await attemptDelivery({ redis, dispatcher, timeoutMs: 5000, retry }, claim, first.claims.length > 0 ? first.token : second.token);
+      await attemptDelivery(
+        { redis, dispatcher, timeoutMs: 5000, retry },
+        claim,
+        first.claims.length > 0 ? first.token : second.token,
+      );
       expect(await redis.zscore(webhookKeys.due("hookco"), id)).toBeNull();
     } finally {
       await dispatcher.close();
@@ -253,7 +357,17 @@ describe("the queue's guarantees", () => {
     const deps = { redis, dispatcher: guarded, timeoutMs: 5000, retry, now: () => clock };
     try {
       for (const occurrence of ["one", "two"]) {
-        const [id] = await enqueueWebhookEvent(redis, { tenantId: "hookco", type: "reel.failed", occurrence, at: new Date(), data: async () => ({ publication_id: occurrence }) }, new Date(clock));
+        const [id] = await enqueueWebhookEvent(
+          redis,
+          {
+            tenantId: "hookco",
+            type: "reel.failed",
+            occurrence,
+            at: new Date(),
+            data: async () => ({ publication_id: occurrence }),
+          },
+          new Date(clock),
+        );
         const { claims, token } = await claimDueDeliveries(redis, clock, 100, 30_000);
         expect(claims).toContainEqual({ id, tenantId: "hookco" });
         clock += retry.windowMs;
@@ -269,9 +383,21 @@ describe("the queue's guarantees", () => {
       [null, "The URL does not lead to a public internet address", null],
     ]);
     const listed = (await (await listWebhooks()).json()).data.find((w: { id: string }) => w.id === webhook.id);
-    expect(listed).toMatchObject({ status: "disabled", disabled_at: expect.any(String), disabled_reason: expect.stringContaining("The URL does not lead to a public internet address") });
+    expect(listed).toMatchObject({
+      status: "disabled",
+      disabled_at: expect.any(String),
+      disabled_reason: expect.stringContaining("The URL does not lead to a public internet address"),
+    });
     // A disabled webhook gets no new deliveries.
-    expect(await enqueueWebhookEvent(redis, { tenantId: "hookco", type: "reel.failed", occurrence: "three", at: new Date(), data: async () => ({}) })).toEqual([]);
+    expect(
+      await enqueueWebhookEvent(redis, {
+        tenantId: "hookco",
+        type: "reel.failed",
+        occurrence: "three",
+        at: new Date(),
+        data: async () => ({}),
+      }),
+    ).toEqual([]);
     expect((await deleteWebhook(webhook.id)).status).toBe(204);
   });
 });
@@ -286,7 +412,15 @@ describe("the webhook routes", () => {
     const listed = await (await listWebhooks()).json();
     expect(listed.data.map((w: { id: string }) => w.id)).toEqual(made.map((w) => w.id));
     expect(JSON.stringify(listed)).not.toContain("whsec_");
-    expect(listed.data[0]).toEqual({ id: made[0].id, url: "https://hooks.example.com/0", events: ["reel.published"], created_at: made[0].created_at, status: "enabled", disabled_at: null, disabled_reason: null });
+    expect(listed.data[0]).toEqual({
+      id: made[0].id,
+      url: "https://hooks.example.com/0",
+      events: ["reel.published"],
+      created_at: made[0].created_at,
+      status: "enabled",
+      disabled_at: null,
+      disabled_reason: null,
+    });
     const gone = await deleteWebhook(made[0].id);
     expect(gone.status).toBe(204);
     await expectProblem(await deleteWebhook(made[0].id), 404);
@@ -297,7 +431,11 @@ describe("the webhook routes", () => {
   it.each([
     ["an ftp URL", { url: "ftp://hooks.example.com/x", events: ["job.completed"] }, "url"],
     ["a URL that is not one", { url: "not a url", events: ["job.completed"] }, "url"],
-    ["a URL over 2048 characters", { url: `https://hooks.example.com/${"a".repeat(2048)}`, events: ["job.completed"] }, "url"],
+    [
+      "a URL over 2048 characters",
+      { url: `https://hooks.example.com/${"a".repeat(2048)}`, events: ["job.completed"] },
+      "url",
+    ],
     ["credentials in the URL", { url: "https://user:pw@hooks.example.com/x", events: ["job.completed"] }, "url"],
     ["no events", { url: "https://hooks.example.com/x", events: [] }, "events"],
     ["an unknown event", { url: "https://hooks.example.com/x", events: ["job.exploded"] }, "events.0"],
@@ -329,7 +467,13 @@ describe("resending", () => {
   it("is rate-limited like submissions: past a minute's allowance, 429 with Retry-After", async () => {
     const receiver = await startReceiver([200]);
     const webhook = await newWebhook(receiver.url, ["reel.published"]);
-    const [id] = await enqueueWebhookEvent(redis, { tenantId: "hookco", type: "reel.published", occurrence: `resend-limit-${Date.now()}`, at: new Date(), data: async () => ({ publication_id: "p" }) });
+    const [id] = await enqueueWebhookEvent(redis, {
+      tenantId: "hookco",
+      type: "reel.published",
+      occurrence: `resend-limit-${Date.now()}`,
+      at: new Date(),
+      data: async () => ({ publication_id: "p" }),
+    });
     await attemptsOf(webhook.id, 1);
     const statuses: number[] = [];
     let retryAfter: string | null = null;

@@ -38,12 +38,15 @@ describe("worker recovery", () => {
   it("rejoins its group after SyncGroup fails with a non-retriable protocol error", async () => {
     // SyncGroup (API key 14) answers INVALID_REQUEST (42), as the mock was seen to do under load.
     await broker.pushErrors(14, 1, 42);
-    worker = spawnWorker({
-      REDIS_URL: inject("redisUrl"),
-      KAFKA_BROKERS: broker.bootstrap,
-      KAFKA_EMBEDDED: "true",
-      API_KEYS: "recovery:recovery-key-0123456789abcdef",
-    }, "worker-recovery");
+    worker = spawnWorker(
+      {
+        REDIS_URL: inject("redisUrl"),
+        KAFKA_BROKERS: broker.bootstrap,
+        KAFKA_EMBEDDED: "true",
+        API_KEYS: "recovery:recovery-key-0123456789abcdef",
+      },
+      "worker-recovery",
+    );
     const held = await waitFor(
       async () => {
         const raw = await redis.hget(WORKERS_KEY, "worker-recovery");
@@ -61,7 +64,10 @@ describe("worker recovery", () => {
     await worker?.exited;
     worker?.assertNoUncaught();
     worker = spawnWorker(workerEnv(), "worker-outage");
-    await waitFor(() => worker!.output().includes("generation consumer started"), { timeoutMs: 60_000, what: "the first consumer to start" });
+    await waitFor(() => worker!.output().includes("generation consumer started"), {
+      timeoutMs: 60_000,
+      what: "the first consumer to start",
+    });
     await broker.down();
     await new Promise((r) => setTimeout(r, 4000));
     await broker.up();
@@ -72,15 +78,32 @@ describe("worker recovery", () => {
     const { createKafka, createProducer } = await import("@/lib/kafka");
     const producer = createProducer(createKafka([broker.bootstrap], "recovery-test"));
     await producer.connect();
-    const input = { tenant_id: "recovery", model_name: "local-ngram", prompt: "one two three four five six seven eight nine ten", temperature: 0, max_tokens: 5 };
-    const { job } = await submitJob({ redis, producer: async () => producer, models: listModels(parseConfig(workerEnv())) }, "recovery", input);
+    const input = {
+      tenant_id: "recovery",
+      model_name: "local-ngram",
+      prompt: "one two three four five six seven eight nine ten",
+      temperature: 0,
+      max_tokens: 5,
+    };
+    const { job } = await submitJob(
+      { redis, producer: async () => producer, models: listModels(parseConfig(workerEnv())) },
+      "recovery",
+      input,
+    );
     await producer.disconnect();
-    await waitFor(async () => (await redis.hget(jobKeys.state(job.job_id), "status")) === "COMPLETED", { timeoutMs: 120_000, intervalMs: 200, what: "the job to complete" });
+    await waitFor(async () => (await redis.hget(jobKeys.state(job.job_id), "status")) === "COMPLETED", {
+      timeoutMs: 120_000,
+      intervalMs: 200,
+      what: "the job to complete",
+    });
     await waitFor(
       async () => {
         const raw = await redis.hget(WORKERS_KEY, "worker-outage");
         const assignments = raw ? JSON.parse(raw).assignments : {};
-        return assignments.reels?.length === TOPICS.reels.partitions && assignments.webhooks?.length === TOPICS.completed.partitions;
+        return (
+          assignments.reels?.length === TOPICS.reels.partitions &&
+          assignments.webhooks?.length === TOPICS.completed.partitions
+        );
       },
       { timeoutMs: 120_000, intervalMs: 200, what: "the reels and webhook-event consumers to join" },
     );

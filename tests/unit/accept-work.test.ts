@@ -18,7 +18,15 @@ const ACME = { tenantId: "acme", accountId: "17841400000000101", accessToken: "a
 let accounts: ConnectedAccounts | undefined;
 /** The account seeded over the real Redis, as REEL_ACCOUNTS seeds it in production. */
 const connected = () => (accounts ??= new ConnectedAccounts(redis(), randomBytes(32), [ACME]));
-const models = [{ id: "local-ngram", provider: "local" as const, version: "1", description: "", price: { input_per_million: 0, output_per_million: 0 } }];
+const models = [
+  {
+    id: "local-ngram",
+    provider: "local" as const,
+    version: "1",
+    description: "",
+    price: { input_per_million: 0, output_per_million: 0 },
+  },
+];
 
 /** A producer that records each produce request and answers as `ack` says. */
 function fakeProducer() {
@@ -48,7 +56,14 @@ const features: Feature[] = [
     topic: TOPICS.requests.name,
     newKey: () => randomUUID(),
     submit: async (p, key, body) => {
-      const { created, job } = await submitJob({ redis: redis(), producer: p.producer, models }, "acme", { tenant_id: "acme", model_name: "local-ngram", prompt: body, job_id: key, temperature: 0.2, max_tokens: 8 });
+      const { created, job } = await submitJob({ redis: redis(), producer: p.producer, models }, "acme", {
+        tenant_id: "acme",
+        model_name: "local-ngram",
+        prompt: body,
+        job_id: key,
+        temperature: 0.2,
+        max_tokens: 8,
+      });
       return { created, id: job.job_id };
     },
   },
@@ -57,14 +72,27 @@ const features: Feature[] = [
     topic: TOPICS.reels.name,
     newKey: () => `order-${randomUUID()}`,
     submit: async (p, key, body) => {
-      const input = publicationInputSchema.parse({ account_id: ACME.accountId, video_url: "https://videos.test/a.mp4", caption: body });
-      const { created, publication } = await submitPublication({ redis: redis(), producer: p.producer, connected: connected() }, "acme", input, { idempotencyKey: key });
+      const input = publicationInputSchema.parse({
+        account_id: ACME.accountId,
+        video_url: "https://videos.test/a.mp4",
+        caption: body,
+      });
+      const { created, publication } = await submitPublication(
+        { redis: redis(), producer: p.producer, connected: connected() },
+        "acme",
+        input,
+        { idempotencyKey: key },
+      );
       return { created, id: publication.publication_id };
     },
   },
 ];
 
-const apiError = (promise: Promise<unknown>) => promise.then(() => undefined, (e: unknown) => e as ApiError);
+const apiError = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (e: unknown) => e as ApiError,
+  );
 
 describe.each(features)("accepting work: $name", (feature) => {
   it("answers the same key and body again with the work, and 409 for another body; one produce", async () => {
@@ -74,7 +102,10 @@ describe.each(features)("accepting work: $name", (feature) => {
     const again = await feature.submit(p, key, "once");
     expect([first.created, again.created, again.id]).toEqual([true, false, first.id]);
     const other = await apiError(feature.submit(p, key, "twice"));
-    expect([other?.status, other?.message]).toEqual([409, expect.stringMatching(/already used by a different request/)]);
+    expect([other?.status, other?.message]).toEqual([
+      409,
+      expect.stringMatching(/already used by a different request/),
+    ]);
     expect(p.requests).toHaveLength(1);
   });
 
@@ -86,7 +117,10 @@ describe.each(features)("accepting work: $name", (feature) => {
     const first = feature.submit(p, key, "slow");
     await expect.poll(() => p.requests.length).toBe(1);
     const meanwhile = await apiError(feature.submit(p, key, "slow"));
-    expect([meanwhile?.status, meanwhile?.message]).toEqual([409, expect.stringMatching(/still being accepted; try again shortly/)]);
+    expect([meanwhile?.status, meanwhile?.message]).toEqual([
+      409,
+      expect.stringMatching(/still being accepted; try again shortly/),
+    ]);
     acknowledge();
     expect((await first).created).toBe(true);
     expect((await feature.submit(p, key, "slow")).created).toBe(false);

@@ -47,14 +47,23 @@ const setup = () => {
   const throttle = fakeThrottle();
   return { store, sessions, throttle, deps: { keys, sessions, throttle } };
 };
-const request = (headers: Record<string, string>, method = "GET") => new Request("http://dispatch.test/", { method, headers });
-const statusOf = async (promise: Promise<unknown>) => promise.then(() => 200, (error: ApiError) => error.status);
+const request = (headers: Record<string, string>, method = "GET") =>
+  new Request("http://dispatch.test/", { method, headers });
+const statusOf = async (promise: Promise<unknown>) =>
+  promise.then(
+    () => 200,
+    (error: ApiError) => error.status,
+  );
 
 describe("authentication", () => {
   it("maps a Bearer key to its tenant", async () => {
     const { deps } = setup();
-    expect(await authenticate(request({ authorization: "Bearer acme-key-0123456789abcdef" }), deps)).toEqual({ tenantId: "acme" });
-    expect(await authenticate(request({ authorization: "bearer globex-key-0123456789abcdef" }), deps)).toEqual({ tenantId: "globex" });
+    expect(await authenticate(request({ authorization: "Bearer acme-key-0123456789abcdef" }), deps)).toEqual({
+      tenantId: "acme",
+    });
+    expect(await authenticate(request({ authorization: "bearer globex-key-0123456789abcdef" }), deps)).toEqual({
+      tenantId: "globex",
+    });
   });
 
   it.each([
@@ -93,7 +102,8 @@ describe("throttling failed checks per client address", () => {
   it("answers 429 after too many failures from one address, even for a right key, and leaves other addresses alone", async () => {
     const { deps } = setup();
     const from = (address: string, key: string) => request({ authorization: `Bearer ${key}`, [PEER_HEADER]: address });
-    for (let i = 0; i < 3; i++) expect(await statusOf(authenticate(from("203.0.113.7", "wrong-0123456789abcdef"), deps))).toBe(401);
+    for (let i = 0; i < 3; i++)
+      expect(await statusOf(authenticate(from("203.0.113.7", "wrong-0123456789abcdef"), deps))).toBe(401);
     expect(await statusOf(authenticate(from("203.0.113.7", "wrong-0123456789abcdef"), deps))).toBe(429);
     expect(await statusOf(authenticate(from("203.0.113.7", "acme-key-0123456789abcdef"), deps))).toBe(429);
     expect(await statusOf(authenticate(from("198.51.100.1", "acme-key-0123456789abcdef"), deps))).toBe(200);
@@ -101,7 +111,11 @@ describe("throttling failed checks per client address", () => {
 
   it.each([
     ["the socket's peer", { [PEER_HEADER]: "203.0.113.7", "x-forwarded-for": "10.9.9.9" }, "203.0.113.7"],
-    ["what a local proxy appended", { [PEER_HEADER]: "127.0.0.1", "x-forwarded-for": "1.1.1.1, 203.0.113.7" }, "203.0.113.7"],
+    [
+      "what a local proxy appended",
+      { [PEER_HEADER]: "127.0.0.1", "x-forwarded-for": "1.1.1.1, 203.0.113.7" },
+      "203.0.113.7",
+    ],
     ["nothing for a local client without a proxy", { [PEER_HEADER]: "::ffff:127.0.0.1" }, undefined],
     ["no spoofed loopback", { [PEER_HEADER]: "203.0.113.7", "x-forwarded-for": "127.0.0.1" }, "203.0.113.7"],
   ])("counts %s", (_name, headers, address) => {
@@ -125,7 +139,11 @@ describe("cross-site requests with the session cookie", () => {
     expect(await statusOf(authenticate(request({ cookie, ...headers }, "POST"), deps))).toBe(status);
     // Reading is never refused, and a Bearer key is never checked for its origin.
     expect(await statusOf(authenticate(request({ cookie, ...headers }, "GET"), deps))).toBe(200);
-    expect(await statusOf(authenticate(request({ authorization: "Bearer acme-key-0123456789abcdef", ...headers }, "DELETE"), deps))).toBe(200);
+    expect(
+      await statusOf(
+        authenticate(request({ authorization: "Bearer acme-key-0123456789abcdef", ...headers }, "DELETE"), deps),
+      ),
+    ).toBe(200);
   });
 
   it("checks sign-in and sign-out the same way", () => {

@@ -14,7 +14,13 @@ describe("generation command schema", () => {
   });
 
   it("keeps what the client chose", () => {
-    const input = { ...valid, job_id: "0b0e7a39-5b1c-4c1d-9a57-3b2a7d1e0f00", temperature: 2, max_tokens: 32768, timestamp: "2026-01-01T00:00:00Z" };
+    const input = {
+      ...valid,
+      job_id: "0b0e7a39-5b1c-4c1d-9a57-3b2a7d1e0f00",
+      temperature: 2,
+      max_tokens: 32768,
+      timestamp: "2026-01-01T00:00:00Z",
+    };
     expect(completeCommand(schema.parse(input), new Date())).toEqual(input);
   });
 
@@ -57,7 +63,12 @@ describe("generation command schema", () => {
     ["max_tokens as a string", { ...valid, max_tokens: "10" }, "max_tokens", "Max tokens must be a whole number"],
     ["max_tokens out of range", { ...valid, max_tokens: 40000 }, "max_tokens", "Max tokens is between 1 and 32,768"],
     ["a missing model", { tenant_id: "acme", prompt: "p" }, "model_name", "Choose a model"],
-    ["a bad tenant_id", { ...valid, tenant_id: "a b" }, "tenant_id", "Tenant id is 1 to 128 letters, digits, dots, underscores or hyphens"],
+    [
+      "a bad tenant_id",
+      { ...valid, tenant_id: "a b" },
+      "tenant_id",
+      "Tenant id is 1 to 128 letters, digits, dots, underscores or hyphens",
+    ],
     ["a body that is no object", [], "", "The body must be a JSON object with the command's fields"],
   ])("says what is wrong with %s in people's words", (_name, body, path, message) => {
     const issues = schema.safeParse(body).error!.issues.map((i) => ({ path: i.path.join("."), message: i.message }));

@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "@/lib/config";
 
-const base = { REDIS_URL: "redis://127.0.0.1:6379", KAFKA_BROKERS: "a:9092, b:9092", API_KEYS: "acme:acme-key-0123456789abcdef" };
+const base = {
+  REDIS_URL: "redis://127.0.0.1:6379",
+  KAFKA_BROKERS: "a:9092, b:9092",
+  API_KEYS: "acme:acme-key-0123456789abcdef",
+};
 
 describe("configuration", () => {
   it("applies the defaults of the spec", () => {
@@ -14,7 +18,9 @@ describe("configuration", () => {
     expect(config.GRAPH_URL).toBe("http://127.0.0.1:3000/graph");
     expect(config.GRAPH_SANDBOX).toBe(true);
     expect(config.GRAPH_VERSION).toBe("v21.0");
-    expect([config.REEL_POLL_INTERVAL_MS, config.REEL_POLL_ATTEMPTS, config.SANDBOX_PROCESSING_MS]).toEqual([5000, 30, 3000]);
+    expect([config.REEL_POLL_INTERVAL_MS, config.REEL_POLL_ATTEMPTS, config.SANDBOX_PROCESSING_MS]).toEqual([
+      5000, 30, 3000,
+    ]);
     expect(config.LOCAL_MODEL_TOKENS_PER_SECOND).toBe(40);
     expect(config.MAX_PROMPT_CHARS).toBe(32768);
     expect(config.REEL_ACCOUNTS).toHaveLength(1);
@@ -23,7 +29,11 @@ describe("configuration", () => {
   });
 
   it("points at the real Graph API when GRAPH_URL says so", () => {
-    const config = parseConfig({ ...base, GRAPH_URL: "https://graph.facebook.com/", REEL_ACCOUNTS: "acme:17841400000000001:EAAB" });
+    const config = parseConfig({
+      ...base,
+      GRAPH_URL: "https://graph.facebook.com/",
+      REEL_ACCOUNTS: "acme:17841400000000001:EAAB",
+    });
     expect(config.GRAPH_URL).toBe("https://graph.facebook.com");
     expect(config.GRAPH_SANDBOX).toBe(false);
   });

@@ -36,34 +36,66 @@ describe("sealed tokens", () => {
 describe("ConnectedAccounts", () => {
   it("seeds REEL_ACCOUNTS, keeps tenants apart, and stores no token in the clear", async () => {
     const accounts = new ConnectedAccounts(redis(), key, [ACME, GLOBEX]);
-    expect((await accounts.list("acme")).map((a) => [a.accountId, a.status, a.accessToken, a.source])).toEqual([[ACME.accountId, "connected", ACME.accessToken, "config"]]);
+    expect((await accounts.list("acme")).map((a) => [a.accountId, a.status, a.accessToken, a.source])).toEqual([
+      [ACME.accountId, "connected", ACME.accessToken, "config"],
+    ]);
     expect(await accounts.find("globex", ACME.accountId)).toBeUndefined();
-    expect(JSON.stringify(await redis().hgetall(connectedAccountKeys.record(ACME.accountId)))).not.toContain(ACME.accessToken);
+    expect(JSON.stringify(await redis().hgetall(connectedAccountKeys.record(ACME.accountId)))).not.toContain(
+      ACME.accessToken,
+    );
     expect(await accounts.connect({ tenantId: "globex", accountId: ACME.accountId, accessToken: "x" })).toBe("taken");
   });
 
   it("marks needs_reconnect only for the token that was refused; a reconnect clears it", async () => {
     const accounts = new ConnectedAccounts(redis(), key, []);
-    const first = await accounts.connect({ tenantId: "acme", accountId: "17841400000000303", accessToken: "one-secret", label: "Brand" });
+    const first = await accounts.connect({
+      tenantId: "acme",
+      accountId: "17841400000000303",
+      accessToken: "one-secret",
+      label: "Brand",
+    });
     if (first === "taken") throw new Error("taken");
-    const second = await accounts.connect({ tenantId: "acme", accountId: "17841400000000303", accessToken: "two-secret" });
+    const second = await accounts.connect({
+      tenantId: "acme",
+      accountId: "17841400000000303",
+      accessToken: "two-secret",
+    });
     if (second === "taken") throw new Error("taken");
     expect(second.tokenVersion).toBe(first.tokenVersion + 1);
     expect(second.label).toBe("Brand");
     // A worker that used the first token is late: the account was reconnected since.
     expect(await accounts.markNeedsReconnect("17841400000000303", first.tokenVersion, refused)).toBe(false);
     expect(await accounts.markNeedsReconnect("17841400000000303", second.tokenVersion, refused)).toBe(true);
-    expect(await accounts.find("acme", "17841400000000303")).toMatchObject({ status: "needs_reconnect", error: { code: 190, subcode: 463 } });
-    const third = await accounts.connect({ tenantId: "acme", accountId: "17841400000000303", accessToken: "three-secret" });
+    expect(await accounts.find("acme", "17841400000000303")).toMatchObject({
+      status: "needs_reconnect",
+      error: { code: 190, subcode: 463 },
+    });
+    const third = await accounts.connect({
+      tenantId: "acme",
+      accountId: "17841400000000303",
+      accessToken: "three-secret",
+    });
     expect(third).toMatchObject({ status: "connected", error: null, accessToken: "three-secret" });
   });
 
   it("a token sealed under another key reads as needs_reconnect, and a seeded one is sealed again from the environment", async () => {
     const seededId = "17841400000000404";
-    await new ConnectedAccounts(redis(), randomBytes(32), [{ tenantId: "acme", accountId: seededId, accessToken: "seed-secret" }]).seeded();
-    await new ConnectedAccounts(redis(), randomBytes(32), []).connect({ tenantId: "acme", accountId: "17841400000000505", accessToken: "api-secret" });
-    const accounts = new ConnectedAccounts(redis(), key, [{ tenantId: "acme", accountId: seededId, accessToken: "seed-secret" }]);
+    await new ConnectedAccounts(redis(), randomBytes(32), [
+      { tenantId: "acme", accountId: seededId, accessToken: "seed-secret" },
+    ]).seeded();
+    await new ConnectedAccounts(redis(), randomBytes(32), []).connect({
+      tenantId: "acme",
+      accountId: "17841400000000505",
+      accessToken: "api-secret",
+    });
+    const accounts = new ConnectedAccounts(redis(), key, [
+      { tenantId: "acme", accountId: seededId, accessToken: "seed-secret" },
+    ]);
     expect(await accounts.find("acme", seededId)).toMatchObject({ status: "connected", accessToken: "seed-secret" });
-    expect(await accounts.find("acme", "17841400000000505")).toMatchObject({ status: "needs_reconnect", accessToken: undefined, error: { classification: "reconnect-account" } });
+    expect(await accounts.find("acme", "17841400000000505")).toMatchObject({
+      status: "needs_reconnect",
+      accessToken: undefined,
+      error: { classification: "reconnect-account" },
+    });
   });
 });

@@ -15,21 +15,34 @@ const ROOT = path.resolve(__dirname, "../..");
 const read = (file: string) => readFileSync(path.join(ROOT, file), "utf8");
 // merge: the `<<: *dispatch-env` keys, as compose reads them.
 const compose = parse(read("compose.yaml"), { merge: true });
-const pkg = JSON.parse(read("package.json")) as { scripts: Record<string, string>; dependencies: Record<string, string> };
+const pkg = JSON.parse(read("package.json")) as {
+  scripts: Record<string, string>;
+  dependencies: Record<string, string>;
+};
 const services = compose.services as Record<string, Record<string, unknown>>;
 const REQUIRED = ["REDIS_URL", "KAFKA_BROKERS", "API_KEYS"];
 // What an operator puts in .env for the ${NAME:?} variables.
-const OPERATOR_ENV: Record<string, string> = { API_KEYS: "acme:acme-key-0123456789abcdef", SESSION_SECRET: "s".repeat(40), ACCOUNTS_SECRET: "a".repeat(40) };
+const OPERATOR_ENV: Record<string, string> = {
+  API_KEYS: "acme:acme-key-0123456789abcdef",
+  SESSION_SECRET: "s".repeat(40),
+  ACCOUNTS_SECRET: "a".repeat(40),
+};
 
 /** Compose's interpolation, as `docker compose up` applies it with OPERATOR_ENV in .env. */
 function interpolate(value: unknown): string {
-  return String(value).replace(/\$\{([A-Z0-9_]+)(?::([-?])([^}]*))?\}/g, (_, name: string, kind?: string, rest = "") => {
-    if (name in OPERATOR_ENV) return OPERATOR_ENV[name];
-    if (kind === "?") throw new Error(`${name} is required (${rest}) and OPERATOR_ENV does not set it`);
-    return kind === "-" ? rest : "";
-  });
+  return String(value).replace(
+    /\$\{([A-Z0-9_]+)(?::([-?])([^}]*))?\}/g,
+    (_, name: string, kind?: string, rest = "") => {
+      if (name in OPERATOR_ENV) return OPERATOR_ENV[name];
+      if (kind === "?") throw new Error(`${name} is required (${rest}) and OPERATOR_ENV does not set it`);
+      return kind === "-" ? rest : "";
+    },
+  );
 }
-const environment = (service: string) => Object.fromEntries(Object.entries(services[service].environment as Record<string, unknown>).map(([k, v]) => [k, interpolate(v)]));
+const environment = (service: string) =>
+  Object.fromEntries(
+    Object.entries(services[service].environment as Record<string, unknown>).map(([k, v]) => [k, interpolate(v)]),
+  );
 const command = (service: string) => services[service].command as string[];
 
 describe("compose.yaml", () => {
@@ -42,8 +55,12 @@ describe("compose.yaml", () => {
   it("gives Dispatch's processes only variables of the config schema, the required ones set, and a configuration that parses", () => {
     for (const name of ["web", "worker"]) {
       const env = environment(name);
-      expect(Object.keys(env).filter((k) => !(CONFIG_VARIABLES as string[]).includes(k)), `${name}: variables lib/config.ts does not read`).toEqual([]);
-      for (const variable of [...REQUIRED, "SESSION_SECRET"]) expect(env[variable], `${name}: ${variable}`).toBeTruthy();
+      expect(
+        Object.keys(env).filter((k) => !(CONFIG_VARIABLES as string[]).includes(k)),
+        `${name}: variables lib/config.ts does not read`,
+      ).toEqual([]);
+      for (const variable of [...REQUIRED, "SESSION_SECRET"])
+        expect(env[variable], `${name}: ${variable}`).toBeTruthy();
       expect(() => parseConfig(env), name).not.toThrow();
       expect(parseConfig(env).KAFKA_BROKERS).toEqual(["kafka:9092"]);
       expect(parseConfig(env).REDIS_URL).toBe("redis://redis:6379/0");
@@ -63,12 +80,18 @@ describe("compose.yaml", () => {
 
   it("starts Dispatch after Redis is healthy and the topics exist, and checks every dependency it waits on", () => {
     for (const name of ["web", "worker"]) {
-      expect(services[name].depends_on).toMatchObject({ redis: { condition: "service_healthy" }, "kafka-init": { condition: "service_completed_successfully" } });
+      expect(services[name].depends_on).toMatchObject({
+        redis: { condition: "service_healthy" },
+        "kafka-init": { condition: "service_completed_successfully" },
+      });
     }
     for (const [name, service] of Object.entries(services)) {
-      for (const [dependency, { condition }] of Object.entries((service.depends_on ?? {}) as Record<string, { condition: string }>)) {
+      for (const [dependency, { condition }] of Object.entries(
+        (service.depends_on ?? {}) as Record<string, { condition: string }>,
+      )) {
         expect(services[dependency], `${name} depends on ${dependency}`).toBeDefined();
-        if (condition === "service_healthy") expect(services[dependency].healthcheck, `${dependency} needs a health check`).toBeDefined();
+        if (condition === "service_healthy")
+          expect(services[dependency].healthcheck, `${dependency} needs a health check`).toBeDefined();
       }
     }
     expect(services["kafka-init"].depends_on).toEqual({ kafka: { condition: "service_healthy" } });
@@ -97,8 +120,12 @@ describe("compose.yaml", () => {
 
   it("creates every topic of lib/topics.ts with its partition count and infinite retention", () => {
     const script = (services["kafka-init"].command as string[]).join("\n");
-    const created = [...script.matchAll(/--create --if-not-exists --topic (\S+) --partitions (\d+) --replication-factor (\d+)(.*)/g)];
-    expect(created.map(([, name, partitions]) => ({ name, partitions: Number(partitions) }))).toEqual(ALL_TOPICS.map((t) => ({ name: t.name, partitions: t.partitions })));
+    const created = [
+      ...script.matchAll(/--create --if-not-exists --topic (\S+) --partitions (\d+) --replication-factor (\d+)(.*)/g),
+    ];
+    expect(created.map(([, name, partitions]) => ({ name, partitions: Number(partitions) }))).toEqual(
+      ALL_TOPICS.map((t) => ({ name: t.name, partitions: t.partitions })),
+    );
     for (const [line, , , , rest] of created) expect(rest.trim(), line).toBe("--config retention.ms=-1");
   });
 });
@@ -115,21 +142,30 @@ function dockerfileStages(): Stage[] {
     if (!line || line.startsWith("#")) continue;
     const [instruction, ...rest] = line.split(/\s+/);
     const args = rest.join(" ");
-    if (instruction === "FROM") stages.push({ name: /\bAS\s+(\S+)$/i.exec(args)?.[1] ?? String(stages.length), lines: [] });
+    if (instruction === "FROM")
+      stages.push({ name: /\bAS\s+(\S+)$/i.exec(args)?.[1] ?? String(stages.length), lines: [] });
     stages.at(-1)?.lines.push({ instruction, args });
   }
   return stages;
 }
 function dockerfileCmd(): string[] {
-  const cmd = dockerfileStages().at(-1)!.lines.filter((l) => l.instruction === "CMD").at(-1)!;
+  const cmd = dockerfileStages()
+    .at(-1)!
+    .lines.filter((l) => l.instruction === "CMD")
+    .at(-1)!;
   return JSON.parse(cmd.args);
 }
 
 describe("Dockerfile", () => {
   const stages = dockerfileStages();
   const runtime = stages.at(-1)!;
-  const copies = (stage: Stage) => stage.lines.filter((l) => l.instruction === "COPY").map((l) => l.args.split(/\s+/).filter((a) => !a.startsWith("--")));
-  const ignored = read(".dockerignore").split("\n").filter((l) => l && !l.startsWith("#") && !l.startsWith("!"));
+  const copies = (stage: Stage) =>
+    stage.lines
+      .filter((l) => l.instruction === "COPY")
+      .map((l) => l.args.split(/\s+/).filter((a) => !a.startsWith("--")));
+  const ignored = read(".dockerignore")
+    .split("\n")
+    .filter((l) => l && !l.startsWith("#") && !l.startsWith("!"));
 
   it("builds in stages and runs as a user other than root", () => {
     expect(stages.length).toBeGreaterThanOrEqual(3);
@@ -142,15 +178,25 @@ describe("Dockerfile", () => {
     stages.forEach((stage, i) => {
       for (const line of stage.lines.filter((l) => l.instruction === "COPY")) {
         const from = /--from=(\S+)/.exec(line.args)?.[1];
-        if (from) expect(stages.slice(0, i).map((s) => s.name), line.args).toContain(from);
+        if (from)
+          expect(
+            stages.slice(0, i).map((s) => s.name),
+            line.args,
+          ).toContain(from);
       }
     });
     for (const stage of stages) {
       for (const line of stage.lines.filter((l) => l.instruction === "COPY" && !/--from=/.test(l.args))) {
-        const sources = line.args.split(/\s+/).filter((a) => !a.startsWith("--")).slice(0, -1);
+        const sources = line.args
+          .split(/\s+/)
+          .filter((a) => !a.startsWith("--"))
+          .slice(0, -1);
         for (const source of sources.filter((s) => s !== ".")) {
           expect(existsSync(path.join(ROOT, source)), `COPY ${source}`).toBe(true);
-          expect(ignored.some((pattern) => source === pattern || source.startsWith(`${pattern}/`)), `${source} is in .dockerignore`).toBe(false);
+          expect(
+            ignored.some((pattern) => source === pattern || source.startsWith(`${pattern}/`)),
+            `${source} is in .dockerignore`,
+          ).toBe(false);
         }
       }
     }
@@ -158,13 +204,18 @@ describe("Dockerfile", () => {
 
   it("builds with npm scripts that exist, as Next's standalone output", async () => {
     const runs = stages.flatMap((s) => s.lines.filter((l) => l.instruction === "RUN").map((l) => l.args));
-    for (const run of runs) for (const [, script] of run.matchAll(/npm run (\S+)/g)) expect(pkg.scripts, run).toHaveProperty(script);
-    const env = stages.flatMap((s) => s.lines.filter((l) => l.instruction === "ENV").flatMap((l) => l.args.split(/\s+/)));
+    for (const run of runs)
+      for (const [, script] of run.matchAll(/npm run (\S+)/g)) expect(pkg.scripts, run).toHaveProperty(script);
+    const env = stages.flatMap((s) =>
+      s.lines.filter((l) => l.instruction === "ENV").flatMap((l) => l.args.split(/\s+/)),
+    );
     expect(env).toContain("NEXT_OUTPUT=standalone");
     const original = process.env.NEXT_OUTPUT;
     process.env.NEXT_OUTPUT = "standalone";
     try {
-      const { default: nextConfig } = (await import(pathToFileURL(path.join(ROOT, "next.config.mjs")).href)) as { default: { output?: string } };
+      const { default: nextConfig } = (await import(pathToFileURL(path.join(ROOT, "next.config.mjs")).href)) as {
+        default: { output?: string };
+      };
       expect(nextConfig.output).toBe("standalone");
     } finally {
       if (original === undefined) delete process.env.NEXT_OUTPUT;
@@ -172,7 +223,13 @@ describe("Dockerfile", () => {
     }
     // Besides Next's own and the standalone server's HOSTNAME, the image sets only configuration variables.
     const names = env.map((pair) => pair.split("=")[0]);
-    expect(names.filter((n) => !(CONFIG_VARIABLES as string[]).includes(n) && !["NEXT_TELEMETRY_DISABLED", "NEXT_OUTPUT", "HOSTNAME"].includes(n))).toEqual([]);
+    expect(
+      names.filter(
+        (n) =>
+          !(CONFIG_VARIABLES as string[]).includes(n) &&
+          !["NEXT_TELEMETRY_DISABLED", "NEXT_OUTPUT", "HOSTNAME"].includes(n),
+      ),
+    ).toEqual([]);
   });
 
   it("runs the web server by default and holds what the worker's command needs", () => {
@@ -182,7 +239,17 @@ describe("Dockerfile", () => {
     expect(copied).toContainEqual(["/app/.next/static"]);
     const sources = copied.flat();
     // npm run worker: node --import tsx worker/index.ts, with lib/ and the docs local-ngram trains on.
-    for (const needed of ["package.json", "tsconfig.json", "lib", "worker", "docs", "README.md", "public", "/app/node_modules"]) expect(sources, needed).toContain(needed);
+    for (const needed of [
+      "package.json",
+      "tsconfig.json",
+      "lib",
+      "worker",
+      "docs",
+      "README.md",
+      "public",
+      "/app/node_modules",
+    ])
+      expect(sources, needed).toContain(needed);
     expect(pkg.dependencies).toHaveProperty("tsx");
     const prodDeps = stages.find((s) => s.lines.some((l) => l.instruction === "RUN" && l.args.includes("--omit=dev")));
     expect(copies(runtime).find((args) => args[0] === "/app/node_modules")).toBeDefined();

@@ -17,12 +17,19 @@ describe(".env.example", () => {
   it("lists every variable of the schema once, and nothing else", () => {
     const listed = settings.map((s) => s.name);
     expect(new Set(listed).size, "a variable is listed twice").toBe(listed.length);
-    expect(CONFIG_VARIABLES.filter((v) => !listed.includes(v)), "variables of lib/config.ts missing from .env.example: add each with its meaning and default").toEqual([]);
-    expect(listed.filter((v) => !(CONFIG_VARIABLES as string[]).includes(v)), "variables in .env.example that lib/config.ts does not read").toEqual([]);
+    expect(
+      CONFIG_VARIABLES.filter((v) => !listed.includes(v)),
+      "variables of lib/config.ts missing from .env.example: add each with its meaning and default",
+    ).toEqual([]);
+    expect(
+      listed.filter((v) => !(CONFIG_VARIABLES as string[]).includes(v)),
+      "variables in .env.example that lib/config.ts does not read",
+    ).toEqual([]);
   });
 
   it("says what each variable means, on the line above it", () => {
-    for (const { name, meaning } of settings) expect(meaning, name).toMatch(/^# [^A-Z\s]|^# [A-Z][a-z]|^# [A-Z]+[ ,:.]|^# [a-z]/);
+    for (const { name, meaning } of settings)
+      expect(meaning, name).toMatch(/^# [^A-Z\s]|^# [A-Z][a-z]|^# [A-Z]+[ ,:.]|^# [a-z]/);
   });
 
   it.each(settings)("shows $name's default, or nothing when it has none", ({ name, value }) => {

@@ -18,7 +18,10 @@ afterEach(() => {
 });
 
 it("fills unset variables from .env and .env.local, .env.local winning, the environment winning over both", () => {
-  writeFileSync(path.join(dir, ".env"), "DISPATCH_TEST_ONLY_ENV=from-env\nDISPATCH_TEST_BOTH=from-env\nDISPATCH_TEST_SHELL=from-env\n");
+  writeFileSync(
+    path.join(dir, ".env"),
+    "DISPATCH_TEST_ONLY_ENV=from-env\nDISPATCH_TEST_BOTH=from-env\nDISPATCH_TEST_SHELL=from-env\n",
+  );
   writeFileSync(path.join(dir, ".env.local"), "DISPATCH_TEST_BOTH=from-local\nDISPATCH_TEST_LOCAL_ONLY=from-local\n");
   process.env.DISPATCH_TEST_SHELL = "from-shell";
   // As npm start and the worker run: a production process (vitest's NODE_ENV=test skips .env.local, as Next does).

@@ -33,7 +33,9 @@ describe("problem+json", () => {
   });
 
   it("has one shape, with field errors for validation", async () => {
-    const response = problemResponse(new ApiError("validation", "bad", [{ path: "prompt", message: "must not be empty" }]));
+    const response = problemResponse(
+      new ApiError("validation", "bad", [{ path: "prompt", message: "must not be empty" }]),
+    );
     expect(response.headers.get("content-type")).toBe("application/problem+json");
     expect(await response.json()).toEqual({
       type: "/problems/validation",

@@ -31,14 +31,22 @@ describe("parseRange", () => {
 
 describe("fileResponse", () => {
   it("streams a range across chunk boundaries, byte for byte", async () => {
-    const response = fileResponse(new Request("http://x/f", { headers: { range: "bytes=1000-150000" } }), { path: file, size: bytes.length, headers: { etag: '"e"' } });
+    const response = fileResponse(new Request("http://x/f", { headers: { range: "bytes=1000-150000" } }), {
+      path: file,
+      size: bytes.length,
+      headers: { etag: '"e"' },
+    });
     expect(response.status).toBe(206);
     expect(response.headers.get("content-range")).toBe(`bytes 1000-150000/${bytes.length}`);
     expect(Buffer.from(await response.arrayBuffer()).equals(bytes.subarray(1000, 150_001))).toBe(true);
   });
 
   it("sends the whole file when If-Range names another version", async () => {
-    const response = fileResponse(new Request("http://x/f", { headers: { range: "bytes=0-9", "if-range": '"old"' } }), { path: file, size: bytes.length, headers: { etag: '"e"' } });
+    const response = fileResponse(new Request("http://x/f", { headers: { range: "bytes=0-9", "if-range": '"old"' } }), {
+      path: file,
+      size: bytes.length,
+      headers: { etag: '"e"' },
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get("content-length")).toBe(String(bytes.length));
     await response.body?.cancel();
@@ -47,7 +55,9 @@ describe("fileResponse", () => {
 
 describe("fileStream", () => {
   it("errors, rather than ending short, when the file is shorter than promised", async () => {
-    await expect(new Response(fileStream(file, 0, bytes.length + 10)).arrayBuffer()).rejects.toThrow(/ended at byte 200000/);
+    await expect(new Response(fileStream(file, 0, bytes.length + 10)).arrayBuffer()).rejects.toThrow(
+      /ended at byte 200000/,
+    );
   });
 
   it("errors when the file is missing, and a cancel before or during a read resolves", async () => {

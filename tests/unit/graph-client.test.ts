@@ -17,7 +17,12 @@ function fakeFetch(...answers: (Response | Error | (() => Promise<Response>))[])
   const seen: Seen[] = [];
   const fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const headers = new Headers(init?.headers);
-    seen.push({ url: new URL(String(input)), method: init?.method ?? "GET", contentType: headers.get("content-type"), body: String(init?.body ?? "") });
+    seen.push({
+      url: new URL(String(input)),
+      method: init?.method ?? "GET",
+      contentType: headers.get("content-type"),
+      body: String(init?.body ?? ""),
+    });
     const answer = answers.shift();
     if (!answer) throw new Error("no more answers");
     if (answer instanceof Error) throw answer;
@@ -29,13 +34,23 @@ function fakeFetch(...answers: (Response | Error | (() => Promise<Response>))[])
 const jsonAnswer = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
 
-const client = (fetch: typeof globalThis.fetch, timeoutMs?: number) => createGraphClient({ graphUrl: "https://graph.example.test/", version: "v21.0", fetch, timeoutMs });
+const client = (fetch: typeof globalThis.fetch, timeoutMs?: number) =>
+  createGraphClient({ graphUrl: "https://graph.example.test/", version: "v21.0", fetch, timeoutMs });
 
 describe("requests", () => {
   it("creates a container with a form-encoded POST, the token in the body and never in the URL", async () => {
     const { fetch, seen } = fakeFetch(jsonAnswer({ id: "17900000000000001" }));
-    const answer = await client(fetch).createContainer(ACCOUNT, { videoUrl: "https://cdn.example.test/a.mp4?x=1&y=2", caption: "Hi & bye #reel", shareToFeed: false });
-    expect(answer).toEqual({ id: "17900000000000001", uri: null, answer: { id: "17900000000000001" }, fbtraceId: null });
+    const answer = await client(fetch).createContainer(ACCOUNT, {
+      videoUrl: "https://cdn.example.test/a.mp4?x=1&y=2",
+      caption: "Hi & bye #reel",
+      shareToFeed: false,
+    });
+    expect(answer).toEqual({
+      id: "17900000000000001",
+      uri: null,
+      answer: { id: "17900000000000001" },
+      fbtraceId: null,
+    });
     const [request] = seen;
     expect(request.method).toBe("POST");
     expect(request.url.toString()).toBe(`https://graph.example.test/v21.0/${ACCOUNT.accountId}/media`);
@@ -62,13 +77,27 @@ describe("requests", () => {
     expect(await client(fetch).publishContainer(ACCOUNT, "17900000000000001")).toEqual({ id: "17800000000000009" });
     expect(seen[0].url.toString()).toBe(`https://graph.example.test/v21.0/${ACCOUNT.accountId}/media_publish`);
     expect(seen[0].url.search).toBe("");
-    expect(Object.fromEntries(new URLSearchParams(seen[0].body))).toEqual({ creation_id: "17900000000000001", access_token: TOKEN });
+    expect(Object.fromEntries(new URLSearchParams(seen[0].body))).toEqual({
+      creation_id: "17900000000000001",
+      access_token: TOKEN,
+    });
   });
 
   it("reads a container with a GET: fields and the token as query parameters", async () => {
-    const { fetch, seen } = fakeFetch(jsonAnswer({ id: "179", status_code: "IN_PROGRESS", status: "In Progress: Media is still being processed." }, 200, { "x-fb-trace-id": "TRACE1" }));
+    const { fetch, seen } = fakeFetch(
+      jsonAnswer(
+        { id: "179", status_code: "IN_PROGRESS", status: "In Progress: Media is still being processed." },
+        200,
+        { "x-fb-trace-id": "TRACE1" },
+      ),
+    );
     const status = await client(fetch).readContainer(ACCOUNT, "179");
-    expect(status).toEqual({ id: "179", statusCode: "IN_PROGRESS", status: "In Progress: Media is still being processed.", fbtraceId: "TRACE1" });
+    expect(status).toEqual({
+      id: "179",
+      statusCode: "IN_PROGRESS",
+      status: "In Progress: Media is still being processed.",
+      fbtraceId: "TRACE1",
+    });
     expect(seen[0].method).toBe("GET");
     expect(seen[0].url.pathname).toBe("/v21.0/179");
     expect(Object.fromEntries(seen[0].url.searchParams)).toEqual({ fields: "status_code,status", access_token: TOKEN });
@@ -85,7 +114,9 @@ describe("requests", () => {
 
   it("keeps a creation answer without an id whole", async () => {
     const { fetch } = fakeFetch(jsonAnswer({ success: true, uri: "https://rupload.example.test/x" }));
-    expect(await client(fetch).createContainer(ACCOUNT, { videoUrl: "https://v.test/a.mp4", shareToFeed: true })).toEqual({
+    expect(
+      await client(fetch).createContainer(ACCOUNT, { videoUrl: "https://v.test/a.mp4", shareToFeed: true }),
+    ).toEqual({
       id: null,
       uri: "https://rupload.example.test/x",
       answer: { success: true, uri: "https://rupload.example.test/x" },
@@ -94,9 +125,17 @@ describe("requests", () => {
   });
 
   it("creates a resumable container without a video_url and keeps its upload uri", async () => {
-    const { fetch, seen } = fakeFetch(jsonAnswer({ id: "17900000000000002", uri: "https://rupload.example.test/ig-api-upload/v21.0/17900000000000002" }));
+    const { fetch, seen } = fakeFetch(
+      jsonAnswer({
+        id: "17900000000000002",
+        uri: "https://rupload.example.test/ig-api-upload/v21.0/17900000000000002",
+      }),
+    );
     const answer = await client(fetch).createContainer(ACCOUNT, { resumable: true, shareToFeed: true });
-    expect(answer).toMatchObject({ id: "17900000000000002", uri: "https://rupload.example.test/ig-api-upload/v21.0/17900000000000002" });
+    expect(answer).toMatchObject({
+      id: "17900000000000002",
+      uri: "https://rupload.example.test/ig-api-upload/v21.0/17900000000000002",
+    });
     const params = new URLSearchParams(seen[0]?.body);
     expect(params.get("upload_type")).toBe("resumable");
     expect(params.has("video_url")).toBe(false);
@@ -104,13 +143,19 @@ describe("requests", () => {
 
   it("keeps a creation answer that is not JSON as text", async () => {
     const { fetch } = fakeFetch(new Response("<html>ok</html>", { status: 200 }));
-    expect((await client(fetch).createContainer(ACCOUNT, { videoUrl: "https://v.test/a.mp4", shareToFeed: true })).answer).toBe("<html>ok</html>");
+    expect(
+      (await client(fetch).createContainer(ACCOUNT, { videoUrl: "https://v.test/a.mp4", shareToFeed: true })).answer,
+    ).toBe("<html>ok</html>");
   });
 
   it("lists the account's media", async () => {
     const { fetch, seen } = fakeFetch(jsonAnswer({ data: [{ id: "178", caption: "a" }, { nope: 1 }], paging: {} }));
     expect(await client(fetch).listMedia(ACCOUNT, "id,caption", 10)).toEqual([{ id: "178", caption: "a" }]);
-    expect(Object.fromEntries(seen[0].url.searchParams)).toEqual({ fields: "id,caption", limit: "10", access_token: TOKEN });
+    expect(Object.fromEntries(seen[0].url.searchParams)).toEqual({
+      fields: "id,caption",
+      limit: "10",
+      access_token: TOKEN,
+    });
   });
 });
 
@@ -118,7 +163,16 @@ describe("errors", () => {
   it("parses Graph's error object into a GraphError", async () => {
     const { fetch } = fakeFetch(
       jsonAnswer(
-        { error: { message: "Error validating access token", type: "OAuthException", code: 190, error_subcode: 460, is_transient: false, fbtrace_id: "AbC123" } },
+        {
+          error: {
+            message: "Error validating access token",
+            type: "OAuthException",
+            code: 190,
+            error_subcode: 460,
+            is_transient: false,
+            fbtrace_id: "AbC123",
+          },
+        },
         400,
       ),
     );
@@ -127,13 +181,25 @@ describe("errors", () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(GraphError);
     const e = error as GraphError;
-    expect([e.code, e.subcode, e.message, e.fbtraceId, e.isTransient, e.status, e.type]).toEqual([190, 460, "Error validating access token", "AbC123", false, 400, "OAuthException"]);
+    expect([e.code, e.subcode, e.message, e.fbtraceId, e.isTransient, e.status, e.type]).toEqual([
+      190,
+      460,
+      "Error validating access token",
+      "AbC123",
+      false,
+      400,
+      "OAuthException",
+    ]);
     expect(e.action).toBe("reconnect-account");
     expect(isTransientGraphFailure(e)).toBe(false);
   });
 
   it("takes the trace id from the x-fb-trace-id header when the body has none, and codes sent as strings", async () => {
-    const { fetch } = fakeFetch(jsonAnswer({ error: { message: "Please reduce the amount of calls", code: "4" } }, 400, { "x-fb-trace-id": "HDR9" }));
+    const { fetch } = fakeFetch(
+      jsonAnswer({ error: { message: "Please reduce the amount of calls", code: "4" } }, 400, {
+        "x-fb-trace-id": "HDR9",
+      }),
+    );
     const e = (await client(fetch)
       .publishContainer(ACCOUNT, "179")
       .catch((x: unknown) => x)) as GraphError;
@@ -159,7 +225,9 @@ describe("errors", () => {
   });
 
   it("turns a network failure into a transient transport error whose message holds no token", async () => {
-    const refused = Object.assign(new TypeError("fetch failed"), { cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" }) });
+    const refused = Object.assign(new TypeError("fetch failed"), {
+      cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" }),
+    });
     const { fetch } = fakeFetch(refused);
     const e = (await client(fetch)
       .readContainer(ACCOUNT, "179")
@@ -173,7 +241,9 @@ describe("errors", () => {
 
   it("gives up on a Graph that does not answer in time", async () => {
     const hang = (_input: string | URL | Request, init?: RequestInit) =>
-      new Promise<Response>((_resolve, reject) => init?.signal?.addEventListener("abort", () => reject(init.signal!.reason)));
+      new Promise<Response>((_resolve, reject) =>
+        init?.signal?.addEventListener("abort", () => reject(init.signal!.reason)),
+      );
     const e = (await client(hang as typeof fetch, 30)
       .createContainer(ACCOUNT, { videoUrl: "https://v.test/a.mp4", shareToFeed: true })
       .catch((x: unknown) => x)) as GraphTransportError;
@@ -185,7 +255,9 @@ describe("errors", () => {
   it("passes the caller's abort through instead of calling it a Graph failure", async () => {
     const controller = new AbortController();
     const hang = (_input: string | URL | Request, init?: RequestInit) =>
-      new Promise<Response>((_resolve, reject) => init?.signal?.addEventListener("abort", () => reject(init.signal!.reason)));
+      new Promise<Response>((_resolve, reject) =>
+        init?.signal?.addEventListener("abort", () => reject(init.signal!.reason)),
+      );
     const pending = client(hang as typeof fetch).readContainer(ACCOUNT, "179", controller.signal);
     controller.abort(new Error("stopping"));
     await expect(pending).rejects.toThrow("stopping");
@@ -202,7 +274,8 @@ describe("errors", () => {
 });
 
 describe("isTransientGraphFailure", () => {
-  const graph = (code: number, subcode?: number, isTransient = false, status = 400) => new GraphError({ message: "x", code, subcode, isTransient, status });
+  const graph = (code: number, subcode?: number, isTransient = false, status = 400) =>
+    new GraphError({ message: "x", code, subcode, isTransient, status });
   it.each<[string, GraphError, boolean]>([
     ["is_transient on a code the table does not know", graph(1609005, undefined, true), true],
     ["no is_transient on a code the table does not know", graph(1609005, undefined, false), false],
@@ -237,16 +310,34 @@ describe("isTransientGraphFailure", () => {
 
 describe("quota and rate limits", () => {
   it("reads content_publishing_limit", async () => {
-    const { fetch, seen } = fakeFetch(jsonAnswer({ data: [{ quota_usage: 3, config: { quota_total: 100, quota_duration: 86400 } }] }));
-    expect(await client(fetch).readPublishingLimit(ACCOUNT)).toEqual({ quota_usage: 3, quota_total: 100, quota_duration: 86400 });
+    const { fetch, seen } = fakeFetch(
+      jsonAnswer({ data: [{ quota_usage: 3, config: { quota_total: 100, quota_duration: 86400 } }] }),
+    );
+    expect(await client(fetch).readPublishingLimit(ACCOUNT)).toEqual({
+      quota_usage: 3,
+      quota_total: 100,
+      quota_duration: 86400,
+    });
     expect(seen[0].url.pathname).toBe("/v21.0/17841400000000001/content_publishing_limit");
     expect(seen[0].url.searchParams.get("fields")).toBe("quota_usage,config");
   });
 
   it("a Graph error carries the usage headers of its answer: how long Graph says to back off", async () => {
-    const usage = { "17841400000000001": [{ type: "instagram", call_count: 100, total_cputime: 10, total_time: 10, estimated_time_to_regain_access: 3 }] };
-    const { fetch } = fakeFetch(jsonAnswer({ error: { message: "(#80002) Too many calls", type: "OAuthException", code: 80002, is_transient: true } }, 400, { "x-business-use-case-usage": JSON.stringify(usage) }));
-    const error = await client(fetch).createContainer(ACCOUNT, { videoUrl: "https://cdn.example.test/a.mp4", shareToFeed: true }).catch((e: unknown) => e);
+    const usage = {
+      "17841400000000001": [
+        { type: "instagram", call_count: 100, total_cputime: 10, total_time: 10, estimated_time_to_regain_access: 3 },
+      ],
+    };
+    const { fetch } = fakeFetch(
+      jsonAnswer(
+        { error: { message: "(#80002) Too many calls", type: "OAuthException", code: 80002, is_transient: true } },
+        400,
+        { "x-business-use-case-usage": JSON.stringify(usage) },
+      ),
+    );
+    const error = await client(fetch)
+      .createContainer(ACCOUNT, { videoUrl: "https://cdn.example.test/a.mp4", shareToFeed: true })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(GraphError);
     expect((error as GraphError).usage).toMatchObject({ percent: 100, regainAccessMs: 180_000 });
   });

@@ -82,7 +82,13 @@ describe("container ERROR statuses", () => {
 
 describe("GraphError", () => {
   it("serialises Graph's error object, with a trace id", () => {
-    const error = new GraphError({ code: 9007, subcode: 2207027, message: "Media ID is not available", userTitle: "Media Not Ready", userMessage: "Wait." });
+    const error = new GraphError({
+      code: 9007,
+      subcode: 2207027,
+      message: "Media ID is not available",
+      userTitle: "Media Not Ready",
+      userMessage: "Wait.",
+    });
     expect(error.toBody()).toEqual({
       error: {
         message: "Media ID is not available",
@@ -100,8 +106,18 @@ describe("GraphError", () => {
   });
 
   it("reads a Graph error response back, tolerating missing and stringly fields", () => {
-    const error = GraphError.fromResponse({ error: { message: "Invalid OAuth access token", code: "190", error_subcode: 460, fbtrace_id: "Abc" } }, 400);
-    expect(error).toMatchObject({ code: 190, subcode: 460, type: "OAuthException", status: 400, fbtraceId: "Abc", action: "reconnect-account" });
+    const error = GraphError.fromResponse(
+      { error: { message: "Invalid OAuth access token", code: "190", error_subcode: 460, fbtrace_id: "Abc" } },
+      400,
+    );
+    expect(error).toMatchObject({
+      code: 190,
+      subcode: 460,
+      type: "OAuthException",
+      status: 400,
+      fbtraceId: "Abc",
+      action: "reconnect-account",
+    });
     expect(GraphError.fromResponse({ id: "1" }, 200)).toBeUndefined();
   });
 

@@ -3,7 +3,12 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createGraphClient, type GraphClient } from "@/lib/reels/graph-client";
-import { graphFailureAction, isGraphFailure, isTransientGraphFailure, type GraphErrorAction } from "@/lib/reels/graph-error";
+import {
+  graphFailureAction,
+  isGraphFailure,
+  isTransientGraphFailure,
+  type GraphErrorAction,
+} from "@/lib/reels/graph-error";
 import type { GraphPacer } from "@/lib/reels/graph-pacing";
 import type { GraphUsage } from "@/lib/reels/graph-usage";
 
@@ -32,11 +37,22 @@ interface MetaAnswer {
 function metaError(
   code: number,
   message: string,
-  extra: { subcode?: number; type?: string; transient?: boolean; title?: string; userMessage?: string; status?: number } = {},
+  extra: {
+    subcode?: number;
+    type?: string;
+    transient?: boolean;
+    title?: string;
+    userMessage?: string;
+    status?: number;
+  } = {},
 ): MetaAnswer {
   return {
     status: extra.status ?? 400,
-    headers: { "content-type": "application/json; charset=UTF-8", "x-fb-trace-id": "A6LJylpZRKw2xKLFsAP-cJh", "www-authenticate": 'OAuth "Facebook Platform" "invalid_request"' },
+    headers: {
+      "content-type": "application/json; charset=UTF-8",
+      "x-fb-trace-id": "A6LJylpZRKw2xKLFsAP-cJh",
+      "www-authenticate": 'OAuth "Facebook Platform" "invalid_request"',
+    },
     body: {
       error: {
         message,
@@ -53,7 +69,8 @@ function metaError(
 }
 
 function replying(answer: MetaAnswer): typeof fetch {
-  return (async () => new Response(JSON.stringify(answer.body), { status: answer.status, headers: answer.headers })) as typeof fetch;
+  return (async () =>
+    new Response(JSON.stringify(answer.body), { status: answer.status, headers: answer.headers })) as typeof fetch;
 }
 
 const clientFor = (answer: MetaAnswer, pacer?: GraphPacer): GraphClient =>
@@ -62,14 +79,18 @@ const clientFor = (answer: MetaAnswer, pacer?: GraphPacer): GraphClient =>
 /** What the client makes of a refused status read (a GET), or of a refused publish (a POST). */
 async function refusal(answer: MetaAnswer, call: "read" | "publish" = "read"): Promise<unknown> {
   const client = clientFor(answer);
-  const pending = call === "read" ? client.readContainer(ACCOUNT, CONTAINER) : client.publishContainer(ACCOUNT, CONTAINER);
+  const pending =
+    call === "read" ? client.readContainer(ACCOUNT, CONTAINER) : client.publishContainer(ACCOUNT, CONTAINER);
   return pending.then(
     () => expect.unreachable("Meta's answer was an error"),
     (error: unknown) => error,
   );
 }
 
-async function decisionOf(answer: MetaAnswer, call: "read" | "publish" = "read"): Promise<{ action: GraphErrorAction; retried: boolean }> {
+async function decisionOf(
+  answer: MetaAnswer,
+  call: "read" | "publish" = "read",
+): Promise<{ action: GraphErrorAction; retried: boolean }> {
   const error = await refusal(answer, call);
   expect(isGraphFailure(error), String(error)).toBe(true);
   return { action: graphFailureAction(error as never), retried: isTransientGraphFailure(error) };
@@ -87,7 +108,10 @@ interface Row {
 const ROWS: Row[] = [
   {
     row: "1, 2 | temporary / service error | retry with backoff",
-    answers: [metaError(1, "An unknown error occurred", { transient: true }), metaError(2, "An unexpected error has occurred. Please retry your request later.", { transient: true })],
+    answers: [
+      metaError(1, "An unknown error occurred", { transient: true }),
+      metaError(2, "An unexpected error has occurred. Please retry your request later.", { transient: true }),
+    ],
     action: "retry",
   },
   {
@@ -97,7 +121,9 @@ const ROWS: Row[] = [
       metaError(17, "(#17) User request limit reached", { transient: true }),
       metaError(32, "(#32) Page request limit reached", { transient: true }),
       metaError(613, "(#613) Calls to this api have exceeded the rate limit.", { transient: true }),
-      metaError(80002, "(#80002) There have been too many calls to this Instagram account. Wait a bit and try again.", { transient: true }),
+      metaError(80002, "(#80002) There have been too many calls to this Instagram account. Wait a bit and try again.", {
+        transient: true,
+      }),
     ],
     action: "wait-rate-limit",
   },
@@ -110,47 +136,101 @@ const ROWS: Row[] = [
     ],
     action: "reconnect-account",
   },
-  { row: "100 | invalid parameter | fix the request", answers: [metaError(100, "(#100) The parameter video_url is required")], action: "fix-input", call: "publish" },
+  {
+    row: "100 | invalid parameter | fix the request",
+    answers: [metaError(100, "(#100) The parameter video_url is required")],
+    action: "fix-input",
+    call: "publish",
+  },
   {
     row: "190 (458, 459, 460, 463, 467) | access token invalid / expired / password changed | reconnect the account",
     answers: [
       metaError(190, "Invalid OAuth access token - Cannot parse access token"),
-      metaError(190, "Error validating access token: The user has not authorized application 1234567890.", { subcode: 458 }),
-      metaError(190, "Error validating access token: You cannot access the app till you log in to www.facebook.com and follow the instructions given.", { subcode: 459 }),
-      metaError(190, "Error validating access token: The session has been invalidated because the user changed their password or Facebook has changed the session for security reasons.", { subcode: 460 }),
-      metaError(190, "Error validating access token: Session has expired on Monday, 19-Jun-23 06:29:46 PDT. The current time is Tuesday, 04-Jul-23 02:11:32 PDT.", { subcode: 463 }),
-      metaError(190, "Error validating access token: The session is invalid because the user logged out.", { subcode: 467 }),
+      metaError(190, "Error validating access token: The user has not authorized application 1234567890.", {
+        subcode: 458,
+      }),
+      metaError(
+        190,
+        "Error validating access token: You cannot access the app till you log in to www.facebook.com and follow the instructions given.",
+        { subcode: 459 },
+      ),
+      metaError(
+        190,
+        "Error validating access token: The session has been invalidated because the user changed their password or Facebook has changed the session for security reasons.",
+        { subcode: 460 },
+      ),
+      metaError(
+        190,
+        "Error validating access token: Session has expired on Monday, 19-Jun-23 06:29:46 PDT. The current time is Tuesday, 04-Jul-23 02:11:32 PDT.",
+        { subcode: 463 },
+      ),
+      metaError(190, "Error validating access token: The session is invalid because the user logged out.", {
+        subcode: 467,
+      }),
     ],
     action: "reconnect-account",
   },
-  { row: "368 | blocked for policy | stop", answers: [metaError(368, "The action attempted has been deemed abusive or is otherwise disallowed")], action: "stop", call: "publish" },
+  {
+    row: "368 | blocked for policy | stop",
+    answers: [metaError(368, "The action attempted has been deemed abusive or is otherwise disallowed")],
+    action: "stop",
+    call: "publish",
+  },
   {
     row: "-1 / 2207001 | server error | retry",
-    answers: [metaError(-1, "An unexpected error has occurred. Please retry your request later.", { subcode: 2207001, title: "Instagram server error", userMessage: "Instagram server error. Try again." })],
+    answers: [
+      metaError(-1, "An unexpected error has occurred. Please retry your request later.", {
+        subcode: 2207001,
+        title: "Instagram server error",
+        userMessage: "Instagram server error. Try again.",
+      }),
+    ],
     action: "retry",
   },
   {
     row: "-1 / 2207032 | could not create the container | retry",
-    answers: [metaError(-1, "Create media fail, please try to re-create media", { subcode: 2207032, title: "Create media fail", userMessage: "Create media fail, please try to re-create media" })],
+    answers: [
+      metaError(-1, "Create media fail, please try to re-create media", {
+        subcode: 2207032,
+        title: "Create media fail",
+        userMessage: "Create media fail, please try to re-create media",
+      }),
+    ],
     action: "retry",
     call: "publish",
   },
   {
     row: "-1 / 2207053 | unknown upload error | new container",
-    answers: [metaError(-1, "unknown upload error", { subcode: 2207053, title: "Upload failed", userMessage: "unknown upload error" })],
+    answers: [
+      metaError(-1, "unknown upload error", {
+        subcode: 2207053,
+        title: "Upload failed",
+        userMessage: "unknown upload error",
+      }),
+    ],
     action: "new-container",
     call: "publish",
   },
   {
     row: "-2 / 2207003 | timed out downloading the media | retry",
-    answers: [metaError(-2, "It takes too long to download the media.", { subcode: 2207003, title: "Timeout", userMessage: "It takes too long to download the media." })],
+    answers: [
+      metaError(-2, "It takes too long to download the media.", {
+        subcode: 2207003,
+        title: "Timeout",
+        userMessage: "It takes too long to download the media.",
+      }),
+    ],
     action: "retry",
     call: "publish",
   },
   {
     row: "-2 / 2207020 | media expired | new container",
     answers: [
-      metaError(-2, "The media you are trying to access has expired. Please try to upload again.", { subcode: 2207020, title: "Media expired", userMessage: "The media you are trying to access has expired. Please try to upload again." }),
+      metaError(-2, "The media you are trying to access has expired. Please try to upload again.", {
+        subcode: 2207020,
+        title: "Media expired",
+        userMessage: "The media you are trying to access has expired. Please try to upload again.",
+      }),
     ],
     action: "new-container",
     call: "publish",
@@ -169,13 +249,25 @@ const ROWS: Row[] = [
   },
   {
     row: "24 / 2207006 | media not found | new container",
-    answers: [metaError(24, `The media with id ${CONTAINER} cannot be found`, { subcode: 2207006, title: "Media not found", userMessage: "The media was not found." })],
+    answers: [
+      metaError(24, `The media with id ${CONTAINER} cannot be found`, {
+        subcode: 2207006,
+        title: "Media not found",
+        userMessage: "The media was not found.",
+      }),
+    ],
     action: "new-container",
     call: "publish",
   },
   {
     row: "24 / 2207008 | temporary publish error | retry 1–2 times within 30 s – 2 min, then a new container",
-    answers: [metaError(24, "Media builder does not exist or has expired", { subcode: 2207008, title: "Media builder not found", userMessage: "Temporary error publishing a container. Try again." })],
+    answers: [
+      metaError(24, "Media builder does not exist or has expired", {
+        subcode: 2207008,
+        title: "Media builder not found",
+        userMessage: "Temporary error publishing a container. Try again.",
+      }),
+    ],
     action: "retry",
     call: "publish",
   },
@@ -193,7 +285,13 @@ const ROWS: Row[] = [
   },
   {
     row: "352 / 2207026 | unsupported video format | fix the video",
-    answers: [metaError(352, "The video format is not supported. Please check spec for supported video format", { subcode: 2207026, title: "Unsupported format", userMessage: "The video format is not supported." })],
+    answers: [
+      metaError(352, "The video format is not supported. Please check spec for supported video format", {
+        subcode: 2207026,
+        title: "Unsupported format",
+        userMessage: "The video format is not supported.",
+      }),
+    ],
     action: "fix-input",
     call: "publish",
   },
@@ -203,7 +301,8 @@ const ROWS: Row[] = [
       metaError(9004, "Only photo or video can be accepted as media type.", {
         subcode: 2207052,
         title: "Media download has failed. The media URI doesn't meet our requirements.",
-        userMessage: "The media could not be fetched from this URI: https://videos.example/reel.mp4. Please check the limitations in the developer documentation.",
+        userMessage:
+          "The media could not be fetched from this URI: https://videos.example/reel.mp4. Please check the limitations in the developer documentation.",
       }),
     ],
     action: "fix-input",
@@ -211,7 +310,13 @@ const ROWS: Row[] = [
   },
   {
     row: "9007 / 2207027 | media not ready for publishing | wait for FINISHED",
-    answers: [metaError(9007, "Media ID is not available", { subcode: 2207027, title: "Media Not Ready", userMessage: "The media is not ready for publishing, please wait for a moment" })],
+    answers: [
+      metaError(9007, "Media ID is not available", {
+        subcode: 2207027,
+        title: "Media Not Ready",
+        userMessage: "The media is not ready for publishing, please wait for a moment",
+      }),
+    ],
     action: "not-ready",
     call: "publish",
   },
@@ -225,7 +330,8 @@ describe("graph-reference.md's error table, row by row", () => {
       expect(decision.action, `${code}/${error_subcode ?? "-"}`).toBe(action);
       // Tried again in place only when the row says retry; a wait is a wait, whatever is_transient said.
       if (action === "retry") expect(decision.retried, `${code}/${error_subcode ?? "-"}`).toBe(true);
-      if (action !== "retry" && action !== "wait-rate-limit") expect(decision.retried, `${code}/${error_subcode ?? "-"}`).toBe(false);
+      if (action !== "retry" && action !== "wait-rate-limit")
+        expect(decision.retried, `${code}/${error_subcode ?? "-"}`).toBe(false);
     }
   });
 
@@ -245,42 +351,72 @@ describe("missing tokens, foreign objects, HTTP status", () => {
   it.each([
     ["GraphMethodException", "get", "read"],
     ["IGApiException", "post", "publish"],
-  ] as const)("an object the token cannot see is 100/33 %s: the request is wrong, the token is not", async (type, verb, call) => {
-    const message = `Unsupported ${verb} request. Object with ID '${CONTAINER}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`;
-    const error = await refusal(metaError(100, message, { subcode: 33, type }), call);
-    expect(error).toMatchObject({ code: 100, subcode: 33, type, message });
-    expect(graphFailureAction(error as never)).toBe("fix-input");
-    expect(isTransientGraphFailure(error)).toBe(false);
-  });
+  ] as const)(
+    "an object the token cannot see is 100/33 %s: the request is wrong, the token is not",
+    async (type, verb, call) => {
+      const message = `Unsupported ${verb} request. Object with ID '${CONTAINER}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`;
+      const error = await refusal(metaError(100, message, { subcode: 33, type }), call);
+      expect(error).toMatchObject({ code: 100, subcode: 33, type, message });
+      expect(graphFailureAction(error as never)).toBe("fix-input");
+      expect(isTransientGraphFailure(error)).toBe(false);
+    },
+  );
 
   it("an unknown edge (2500) and an unknown field (100) are requests to fix", async () => {
-    expect(await decisionOf(metaError(2500, `Unknown path components: /${ACCOUNT.accountId}/stories`))).toEqual({ action: "fix-input", retried: false });
-    expect(await decisionOf(metaError(100, "(#100) Tried accessing nonexisting field (bogus) on node type (ShadowIGMediaBuilder)"))).toEqual({ action: "fix-input", retried: false });
+    expect(await decisionOf(metaError(2500, `Unknown path components: /${ACCOUNT.accountId}/stories`))).toEqual({
+      action: "fix-input",
+      retried: false,
+    });
+    expect(
+      await decisionOf(
+        metaError(100, "(#100) Tried accessing nonexisting field (bogus) on node type (ShadowIGMediaBuilder)"),
+      ),
+    ).toEqual({ action: "fix-input", retried: false });
   });
 
   it("keeps 190/463's message as Meta words it, Pacific time and all", async () => {
-    const message = "Error validating access token: Session has expired on Monday, 19-Jun-23 06:29:46 PDT. The current time is Tuesday, 04-Jul-23 02:11:32 PDT.";
-    expect(await refusal(metaError(190, message, { subcode: 463 }))).toMatchObject({ code: 190, subcode: 463, message, action: "reconnect-account" });
+    const message =
+      "Error validating access token: Session has expired on Monday, 19-Jun-23 06:29:46 PDT. The current time is Tuesday, 04-Jul-23 02:11:32 PDT.";
+    expect(await refusal(metaError(190, message, { subcode: 463 }))).toMatchObject({
+      code: 190,
+      subcode: 463,
+      message,
+      action: "reconnect-account",
+    });
   });
 
   it("4/2207051 is a spam or abuse restriction: stop and tell the person, never a rate-limit wait", async () => {
-    const answer = metaError(4, "We restrict certain activity to protect our community. Tell us if you think we made a mistake.", {
-      subcode: 2207051,
-      transient: false,
-      title: "Action blocked",
-      userMessage: "We restrict certain activity to protect our community. Tell us if you think we made a mistake.",
-    });
+    const answer = metaError(
+      4,
+      "We restrict certain activity to protect our community. Tell us if you think we made a mistake.",
+      {
+        subcode: 2207051,
+        transient: false,
+        title: "Action blocked",
+        userMessage: "We restrict certain activity to protect our community. Tell us if you think we made a mistake.",
+      },
+    );
     expect(await decisionOf(answer, "publish")).toEqual({ action: "stop", retried: false });
   });
 
   it("decides retries from is_transient and the table, never from the HTTP status", async () => {
     // -1/2207001 comes with HTTP 400 and is retried all the same.
-    expect(await decisionOf(metaError(-1, "An unexpected error has occurred.", { subcode: 2207001, status: 400 }))).toEqual({ action: "retry", retried: true });
+    expect(
+      await decisionOf(metaError(-1, "An unexpected error has occurred.", { subcode: 2207001, status: 400 })),
+    ).toEqual({ action: "retry", retried: true });
     // A parameter error is not retried even if an HTTP 500 carried it.
-    expect(await decisionOf(metaError(100, "(#100) Invalid parameter", { status: 500 }))).toEqual({ action: "fix-input", retried: false });
+    expect(await decisionOf(metaError(100, "(#100) Invalid parameter", { status: 500 }))).toEqual({
+      action: "fix-input",
+      retried: false,
+    });
     // A code the table does not know: Graph's is_transient decides, whatever the status.
-    expect(await decisionOf(metaError(1609005, "Unknown error", { status: 500, transient: false }))).toMatchObject({ retried: false });
-    expect(await decisionOf(metaError(1609005, "Unknown error", { status: 400, transient: true }))).toEqual({ action: "retry", retried: true });
+    expect(await decisionOf(metaError(1609005, "Unknown error", { status: 500, transient: false }))).toMatchObject({
+      retried: false,
+    });
+    expect(await decisionOf(metaError(1609005, "Unknown error", { status: 400, transient: true }))).toEqual({
+      action: "retry",
+      retried: true,
+    });
   });
 });
 
@@ -305,26 +441,45 @@ describe("the resumable upload's own failures", () => {
       );
 
   it("reads {debug_info} (not a Graph error object): retriable → send again", async () => {
-    const error = await upload({ status: 500, body: { debug_info: { retriable: true, type: "ServiceUnavailableError", message: "Service temporarily unavailable" } } });
-    expect(error).toMatchObject({ retriable: true, type: "ServiceUnavailableError", message: "Service temporarily unavailable" });
+    const error = await upload({
+      status: 500,
+      body: {
+        debug_info: { retriable: true, type: "ServiceUnavailableError", message: "Service temporarily unavailable" },
+      },
+    });
+    expect(error).toMatchObject({
+      retriable: true,
+      type: "ServiceUnavailableError",
+      message: "Service temporarily unavailable",
+    });
     expect(graphFailureAction(error as never)).toBe("retry");
     expect(isTransientGraphFailure(error)).toBe(true);
   });
 
   it("a processing failure that is not retriable is not sent again: a new container", async () => {
-    const error = await upload({ status: 400, body: { debug_info: { retriable: false, type: "ProcessingFailedError", message: "Request processing failed" } } });
+    const error = await upload({
+      status: 400,
+      body: { debug_info: { retriable: false, type: "ProcessingFailedError", message: "Request processing failed" } },
+    });
     expect(graphFailureAction(error as never)).toBe("new-container");
     expect(isTransientGraphFailure(error)).toBe(false);
   });
 
   it("a refused token asks for the account to be reconnected", async () => {
-    const error = await upload({ status: 401, body: { debug_info: { retriable: false, type: "AuthorizationError", message: "Invalid OAuth access token." } } });
+    const error = await upload({
+      status: 401,
+      body: { debug_info: { retriable: false, type: "AuthorizationError", message: "Invalid OAuth access token." } },
+    });
     expect(graphFailureAction(error as never)).toBe("reconnect-account");
     expect(isTransientGraphFailure(error)).toBe(false);
   });
 
   it("answers success as Meta does", async () => {
-    await clientFor({ status: 200, body: { success: true, message: "Upload successful." } }).uploadVideo(ACCOUNT, uri, video);
+    await clientFor({ status: 200, body: { success: true, message: "Upload successful." } }).uploadVideo(
+      ACCOUNT,
+      uri,
+      video,
+    );
   });
 });
 
@@ -340,7 +495,9 @@ describe("the usage headers", () => {
       headers: {
         "x-app-usage": JSON.stringify({ call_count: 28, total_time: 25, total_cputime: 25 }),
         "x-business-use-case-usage": JSON.stringify({
-          [ACCOUNT.accountId]: [{ type: "instagram", call_count: 82, total_cputime: 4, total_time: 5, estimated_time_to_regain_access: 0 }],
+          [ACCOUNT.accountId]: [
+            { type: "instagram", call_count: 82, total_cputime: 4, total_time: 5, estimated_time_to_regain_access: 0 },
+          ],
         }),
       },
       body: { id: CONTAINER, status_code: "IN_PROGRESS", status: "In Progress: Media is still being processed." },
@@ -350,16 +507,29 @@ describe("the usage headers", () => {
     expect(seen).toEqual([
       {
         accountId: ACCOUNT.accountId,
-        usage: { percent: 82, regainAccessMs: 0, app: { percent: 28 }, accounts: { [ACCOUNT.accountId]: { percent: 82, regainAccessMs: 0 } } },
+        usage: {
+          percent: 82,
+          regainAccessMs: 0,
+          app: { percent: 28 },
+          accounts: { [ACCOUNT.accountId]: { percent: 82, regainAccessMs: 0 } },
+        },
       },
     ]);
   });
 
   it("estimated_time_to_regain_access is minutes", async () => {
-    const answer = metaError(80002, "(#80002) There have been too many calls to this Instagram account. Wait a bit and try again.", { transient: true });
+    const answer = metaError(
+      80002,
+      "(#80002) There have been too many calls to this Instagram account. Wait a bit and try again.",
+      { transient: true },
+    );
     answer.headers = {
       ...answer.headers,
-      "x-business-use-case-usage": JSON.stringify({ [ACCOUNT.accountId]: [{ type: "instagram", call_count: 100, total_cputime: 10, total_time: 12, estimated_time_to_regain_access: 7 }] }),
+      "x-business-use-case-usage": JSON.stringify({
+        [ACCOUNT.accountId]: [
+          { type: "instagram", call_count: 100, total_cputime: 10, total_time: 12, estimated_time_to_regain_access: 7 },
+        ],
+      }),
     };
     expect(await refusal(answer)).toMatchObject({ code: 80002, usage: { percent: 100, regainAccessMs: 7 * 60_000 } });
   });

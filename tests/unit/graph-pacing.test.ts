@@ -11,7 +11,10 @@ const newAccount = () => `178414${String(++next).padStart(11, "0")}`;
 
 function pacer(options: { spacingMs?: number; blockMs?: number } = {}) {
   const clock = { now: 1_900_000_000_000 };
-  return { clock, pacer: createGraphPacer(redis(), { spacingMs: 1000, blockMs: 60_000, ...options, now: () => clock.now }) };
+  return {
+    clock,
+    pacer: createGraphPacer(redis(), { spacingMs: 1000, blockMs: 60_000, ...options, now: () => clock.now }),
+  };
 }
 
 const usage = (accountId: string, percent: number, regainAccessMs = 0, app?: number): GraphUsage => ({
@@ -34,7 +37,11 @@ describe("the Graph pacer", () => {
     const id = newAccount();
     await p.after(id, usage(id, 90));
     // At 90 %: half of spacingMs between calls, each holding for the slot before it.
-    expect([await p.before(id), await p.before(id), await p.before(id)]).toEqual([{ holdMs: 0 }, { holdMs: 500 }, { holdMs: 1000 }]);
+    expect([await p.before(id), await p.before(id), await p.before(id)]).toEqual([
+      { holdMs: 0 },
+      { holdMs: 500 },
+      { holdMs: 1000 },
+    ]);
     const near = newAccount();
     await p.after(near, usage(near, 99));
     expect([await p.before(near), await p.before(near)]).toEqual([{ holdMs: 0 }, { holdMs: 950 }]);
@@ -76,10 +83,18 @@ describe("the Graph pacer", () => {
     const id = newAccount();
     const page = newAccount();
     try {
-      await p.after(id, { percent: 85, regainAccessMs: 0, app: { percent: 85 }, accounts: { [page]: { percent: 10, regainAccessMs: 0 } } });
+      await p.after(id, {
+        percent: 85,
+        regainAccessMs: 0,
+        app: { percent: 85 },
+        accounts: { [page]: { percent: 10, regainAccessMs: 0 } },
+      });
       // The app at 85 %: every account's calls are spaced.
       const other = newAccount();
-      expect([await p.before(other), (await p.before(other)) as { holdMs: number }]).toEqual([{ holdMs: 0 }, { holdMs: 250 }]);
+      expect([await p.before(other), (await p.before(other)) as { holdMs: number }]).toEqual([
+        { holdMs: 0 },
+        { holdMs: 250 },
+      ]);
       expect(await redis().hget(paceKeys.account(id), "percent")).toBe("10");
     } finally {
       await redis().del(paceKeys.app);

@@ -27,6 +27,11 @@ describe("Graph's rate-limit signals", () => {
   it("is undefined without the headers, and ignores ones that do not parse", () => {
     expect(readGraphUsage(new Headers())).toBeUndefined();
     expect(readGraphUsage(new Headers({ "x-app-usage": "not json" }))).toBeUndefined();
-    expect(readGraphUsage(new Headers({ "x-app-usage": JSON.stringify({ call_count: "n/a" }) }))).toEqual({ percent: 0, regainAccessMs: 0, app: { percent: 0 }, accounts: {} });
+    expect(readGraphUsage(new Headers({ "x-app-usage": JSON.stringify({ call_count: "n/a" }) }))).toEqual({
+      percent: 0,
+      regainAccessMs: 0,
+      app: { percent: 0 },
+      accounts: {},
+    });
   });
 });

@@ -45,19 +45,30 @@ function resolve(from: string, specifier: string): string {
   if (specifier.startsWith("@/")) base = specifier.slice(2);
   else if (specifier.startsWith(".")) base = path.join(path.dirname(from), specifier);
   else return specifier;
-  const found = ["", ".ts", ".tsx", "/index.ts"].map((ext) => base + ext).find((p) => existsSync(path.join(ROOT, p)) && statSync(path.join(ROOT, p)).isFile());
+  const found = ["", ".ts", ".tsx", "/index.ts"]
+    .map((ext) => base + ext)
+    .find((p) => existsSync(path.join(ROOT, p)) && statSync(path.join(ROOT, p)).isFile());
   return found ?? base;
 }
 
 const featureOf = (file: string) => FEATURES.find((f) => file.startsWith(`lib/${f}/`));
-const isRegistry = (file: string) => Object.keys(REGISTRIES).some((entry) => file === entry || (entry.endsWith("/") && file.startsWith(entry)));
+const isRegistry = (file: string) =>
+  Object.keys(REGISTRIES).some((entry) => file === entry || (entry.endsWith("/") && file.startsWith(entry)));
 const under = (file: string, ...dirs: string[]) => dirs.some((dir) => file.startsWith(dir));
 
-const FILES = [...sourceFiles("lib"), ...sourceFiles("app"), ...sourceFiles("worker"), ...sourceFiles("components"), "instrumentation.ts", "proxy.ts"];
+const FILES = [
+  ...sourceFiles("lib"),
+  ...sourceFiles("app"),
+  ...sourceFiles("worker"),
+  ...sourceFiles("components"),
+  "instrumentation.ts",
+  "proxy.ts",
+];
 const EDGES = FILES.flatMap((file) => importsOf(file).map((target) => ({ file, target })));
 
 /** Edges that break a rule, as "importer -> imported" lines, so a failure names every one. */
-const offending = (rule: (edge: { file: string; target: string }) => boolean) => EDGES.filter(rule).map(({ file, target }) => `${file} -> ${target}`);
+const offending = (rule: (edge: { file: string; target: string }) => boolean) =>
+  EDGES.filter(rule).map(({ file, target }) => `${file} -> ${target}`);
 
 describe("import boundaries", () => {
   it("reads the imports of every file", () => {
@@ -66,7 +77,11 @@ describe("import boundaries", () => {
   });
 
   it("keeps the sandbox a leaf: only its host, app/graph/, imports it", () => {
-    expect(offending(({ file, target }) => target.startsWith(SANDBOX) && !file.startsWith(SANDBOX) && !file.startsWith("app/graph/"))).toEqual([]);
+    expect(
+      offending(
+        ({ file, target }) => target.startsWith(SANDBOX) && !file.startsWith(SANDBOX) && !file.startsWith("app/graph/"),
+      ),
+    ).toEqual([]);
   });
 
   it("has no generic module importing a feature folder, except the registries", () => {
@@ -86,7 +101,9 @@ describe("import boundaries", () => {
   });
 
   it("lets jobs and reels reach webhooks only by their events on the log, never by a call", () => {
-    expect(offending(({ file, target }) => under(file, "lib/jobs/", "lib/reels/") && target.startsWith("lib/webhooks/"))).toEqual([]);
+    expect(
+      offending(({ file, target }) => under(file, "lib/jobs/", "lib/reels/") && target.startsWith("lib/webhooks/")),
+    ).toEqual([]);
   });
 
   it("names registries that exist", () => {

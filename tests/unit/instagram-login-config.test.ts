@@ -3,7 +3,12 @@ import { ConfigError, parseConfig } from "@/lib/config";
 
 /** Instagram Login's app and hosts: the sandbox's own with the sandbox, Meta's otherwise, each replaceable. */
 
-const base = { REDIS_URL: "redis://127.0.0.1:6379", KAFKA_BROKERS: "127.0.0.1:9092", API_KEYS: "demo:0123456789abcdef0123", PORT: "3100" };
+const base = {
+  REDIS_URL: "redis://127.0.0.1:6379",
+  KAFKA_BROKERS: "127.0.0.1:9092",
+  API_KEYS: "demo:0123456789abcdef0123",
+  PORT: "3100",
+};
 
 describe("INSTAGRAM_LOGIN", () => {
   it("with the sandbox: its own app, its dialog through PUBLIC_URL, its token and Graph hosts; nothing to set", () => {
@@ -26,7 +31,10 @@ describe("INSTAGRAM_LOGIN", () => {
       graphUrl: "https://graph.instagram.com",
       redirectUri: "https://dispatch.example.com/api/accounts/connect/instagram/callback",
     });
-    expect(parseConfig({ ...env, INSTAGRAM_APP_ID: "990602627938098", INSTAGRAM_APP_SECRET: "a-real-app-secret" }).INSTAGRAM_LOGIN.app).toEqual({ id: "990602627938098", secret: "a-real-app-secret" });
+    expect(
+      parseConfig({ ...env, INSTAGRAM_APP_ID: "990602627938098", INSTAGRAM_APP_SECRET: "a-real-app-secret" })
+        .INSTAGRAM_LOGIN.app,
+    ).toEqual({ id: "990602627938098", secret: "a-real-app-secret" });
   });
 
   it("an app id without its secret stops the start, naming the variable", () => {

@@ -11,9 +11,17 @@ function seeded(seed: number) {
   return () => (state = (state * 48271) % 2147483647) / 2147483647;
 }
 
-async function run(options: { prompt: string; temperature: number; maxTokens: number }, seed = 1, model = createLocalNgram({ corpus, tokensPerSecond: 1000, sleep: noWait, random: seeded(seed) })) {
+async function run(
+  options: { prompt: string; temperature: number; maxTokens: number },
+  seed = 1,
+  model = createLocalNgram({ corpus, tokensPerSecond: 1000, sleep: noWait, random: seeded(seed) }),
+) {
   const deltas: string[] = [];
-  for await (const chunk of model.generate({ model: "local-ngram", ...options, signal: new AbortController().signal }) as AsyncIterable<GenerationChunk>) {
+  for await (const chunk of model.generate({
+    model: "local-ngram",
+    ...options,
+    signal: new AbortController().signal,
+  }) as AsyncIterable<GenerationChunk>) {
     if ("delta" in chunk) deltas.push(chunk.delta);
   }
   return deltas;
@@ -44,18 +52,39 @@ describe("local-ngram", () => {
     const lastChunk = async (options: { prompt: string; temperature: number; maxTokens: number }) => {
       const model = createLocalNgram({ corpus, tokensPerSecond: 1000, sleep: noWait, random: seeded(1) });
       const chunks: GenerationChunk[] = [];
-      for await (const chunk of model.generate({ model: "local-ngram", ...options, signal: new AbortController().signal })) chunks.push(chunk);
+      for await (const chunk of model.generate({
+        model: "local-ngram",
+        ...options,
+        signal: new AbortController().signal,
+      }))
+        chunks.push(chunk);
       return chunks.at(-1);
     };
     expect(await lastChunk({ prompt: "The", temperature: 1.5, maxTokens: 5 })).toEqual({ finish_reason: "length" });
-    expect(await lastChunk({ prompt: "Clients read the", temperature: 0, maxTokens: 500 })).toEqual({ finish_reason: "stop" });
+    expect(await lastChunk({ prompt: "Clients read the", temperature: 0, maxTokens: 500 })).toEqual({
+      finish_reason: "stop",
+    });
   });
 
   it("never completes empty: over many prompts, seeds and temperatures on the shipped corpus", async () => {
     // A whole sentence as the prompt is where the corpus most often ends a paragraph.
-    const prompts = ["Write two sentences about lighthouses.", "Hello.", "What is Dispatch?", "The worker", "Summarise the README.", "ok", "1.", "Ctrl-C stops every process it started."];
+    const prompts = [
+      "Write two sentences about lighthouses.",
+      "Hello.",
+      "What is Dispatch?",
+      "The worker",
+      "Summarise the README.",
+      "ok",
+      "1.",
+      "Ctrl-C stops every process it started.",
+    ];
     let random = seeded(1);
-    const shipped = createLocalNgram({ corpus: readShippedCorpus(), tokensPerSecond: 1000, sleep: noWait, random: () => random() });
+    const shipped = createLocalNgram({
+      corpus: readShippedCorpus(),
+      tokensPerSecond: 1000,
+      sleep: noWait,
+      random: () => random(),
+    });
     const failures: string[] = [];
     for (const prompt of prompts) {
       for (const temperature of [0, 0.2, 0.7, 1.2]) {
@@ -64,7 +93,10 @@ describe("local-ngram", () => {
             random = seeded(seed * 7919);
             const text = (await run({ prompt, temperature, maxTokens }, seed, shipped)).join("");
             const tokens = countTokens(text);
-            if (!text.trim() || tokens < Math.min(maxTokens, MIN_TOKENS)) failures.push(`${JSON.stringify(prompt)} t=${temperature} max=${maxTokens} seed=${seed}: ${JSON.stringify(text)} (${tokens} tokens)`);
+            if (!text.trim() || tokens < Math.min(maxTokens, MIN_TOKENS))
+              failures.push(
+                `${JSON.stringify(prompt)} t=${temperature} max=${maxTokens} seed=${seed}: ${JSON.stringify(text)} (${tokens} tokens)`,
+              );
           }
         }
       }
@@ -86,7 +118,9 @@ describe("local-ngram", () => {
     const model = createLocalNgram({ corpus, tokensPerSecond: 1000, sleep: noWait });
     const controller = new AbortController();
     controller.abort(new Error("cancelled"));
-    const iterator = model.generate({ model: "local-ngram", prompt: "The", temperature: 1, maxTokens: 10, signal: controller.signal })[Symbol.asyncIterator]();
+    const iterator = model
+      .generate({ model: "local-ngram", prompt: "The", temperature: 1, maxTokens: 10, signal: controller.signal })
+      [Symbol.asyncIterator]();
     await expect(iterator.next()).rejects.toThrow("cancelled");
   });
 });

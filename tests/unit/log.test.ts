@@ -10,9 +10,17 @@ log("info", "job started", { job_id: "j1", api_key: "k-123", authorization: "Bea
 log("warn", "slow", { ms: 1200 });
 log("error", "failed", { error: "boom" });
 log("error", "thrown", { error: new TypeError("bad input") });`;
-  const child = spawnSync(process.execPath, ["--import", "tsx", "-e", script], { cwd: ROOT, env: { ...process.env, ...env }, encoding: "utf8" });
+  const child = spawnSync(process.execPath, ["--import", "tsx", "-e", script], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    encoding: "utf8",
+  });
   expect(child.stdout).toBe("");
-  return child.stderr.trim().split("\n").filter(Boolean).map((line) => JSON.parse(line));
+  return child.stderr
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
 }
 
 // Each case starts a Node process with tsx: seconds on a busy machine.
@@ -20,10 +28,28 @@ describe("the logger", { timeout: 60_000 }, () => {
   it("writes one JSON line per event on stderr, with time, level, component and message, and never a secret-looking field", () => {
     const lines = logsOf({ LOG_LEVEL: "info" });
     expect(lines).toEqual([
-      { time: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/), level: "info", component: "worker:w1", message: "job started", job_id: "j1", api_key: "[redacted]", authorization: "[redacted]" },
+      {
+        time: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
+        level: "info",
+        component: "worker:w1",
+        message: "job started",
+        job_id: "j1",
+        api_key: "[redacted]",
+        authorization: "[redacted]",
+      },
       { time: expect.any(String), level: "warn", component: "worker:w1", message: "slow", ms: 1200 },
       { time: expect.any(String), level: "error", component: "worker:w1", message: "failed", error: "boom" },
-      { time: expect.any(String), level: "error", component: "worker:w1", message: "thrown", error: { type: "TypeError", message: "bad input", stack: expect.stringMatching(/^TypeError: bad input\n\s+at /) } },
+      {
+        time: expect.any(String),
+        level: "error",
+        component: "worker:w1",
+        message: "thrown",
+        error: {
+          type: "TypeError",
+          message: "bad input",
+          stack: expect.stringMatching(/^TypeError: bad input\n\s+at /),
+        },
+      },
     ]);
     expect(JSON.stringify(lines)).not.toContain("k-123");
   });

@@ -23,13 +23,48 @@ describe("graphEndpoint", () => {
 describe("assertMetricsAccess", () => {
   const TOKEN = "metrics-token-0123456789";
   it.each([
-    { name: "the token", request: { authorization: `Bearer ${TOKEN}`, peer: "203.0.113.9", forwardedFor: null }, token: TOKEN, status: null },
-    { name: "a wrong token", request: { authorization: "Bearer metrics-token-01234567890", peer: "127.0.0.1", forwardedFor: null }, token: TOKEN, status: 401 },
-    { name: "no token sent", request: { authorization: null, peer: "127.0.0.1", forwardedFor: null }, token: TOKEN, status: 401 },
-    { name: "no token configured, loopback", request: { authorization: null, peer: "::ffff:127.0.0.1", forwardedFor: null }, token: undefined, status: null },
-    { name: "no token configured, a local proxy forwarding another machine", request: { authorization: null, peer: "127.0.0.1", forwardedFor: "198.51.100.4, 127.0.0.1" }, token: undefined, status: 403 },
-    { name: "no token configured, Next's own X-Forwarded-For", request: { authorization: null, peer: "127.0.0.1", forwardedFor: "127.0.0.1" }, token: undefined, status: null },
-    { name: "no token configured, another machine", request: { authorization: null, peer: "10.0.0.7", forwardedFor: null }, token: undefined, status: 403 },
+    {
+      name: "the token",
+      request: { authorization: `Bearer ${TOKEN}`, peer: "203.0.113.9", forwardedFor: null },
+      token: TOKEN,
+      status: null,
+    },
+    {
+      name: "a wrong token",
+      request: { authorization: "Bearer metrics-token-01234567890", peer: "127.0.0.1", forwardedFor: null },
+      token: TOKEN,
+      status: 401,
+    },
+    {
+      name: "no token sent",
+      request: { authorization: null, peer: "127.0.0.1", forwardedFor: null },
+      token: TOKEN,
+      status: 401,
+    },
+    {
+      name: "no token configured, loopback",
+      request: { authorization: null, peer: "::ffff:127.0.0.1", forwardedFor: null },
+      token: undefined,
+      status: null,
+    },
+    {
+      name: "no token configured, a local proxy forwarding another machine",
+      request: { authorization: null, peer: "127.0.0.1", forwardedFor: "198.51.100.4, 127.0.0.1" },
+      token: undefined,
+      status: 403,
+    },
+    {
+      name: "no token configured, Next's own X-Forwarded-For",
+      request: { authorization: null, peer: "127.0.0.1", forwardedFor: "127.0.0.1" },
+      token: undefined,
+      status: null,
+    },
+    {
+      name: "no token configured, another machine",
+      request: { authorization: null, peer: "10.0.0.7", forwardedFor: null },
+      token: undefined,
+      status: 403,
+    },
   ])("$name → $status", ({ request, token, status }) => {
     let thrown: unknown;
     try {

@@ -22,12 +22,19 @@ async function collect(body: ReadableStream<Uint8Array>, boundary: string): Prom
 
 async function encoded(form: FormData): Promise<{ bytes: Uint8Array; boundary: string }> {
   const response = new Response(form);
-  return { bytes: new Uint8Array(await response.arrayBuffer()), boundary: multipartBoundary(response.headers.get("content-type") ?? "") ?? "" };
+  return {
+    bytes: new Uint8Array(await response.arrayBuffer()),
+    boundary: multipartBoundary(response.headers.get("content-type") ?? "") ?? "",
+  };
 }
 
 describe("firstFilePart", () => {
   // Bytes that look like a boundary's start ("\r\n--") inside the file must not end it.
-  const file = Buffer.concat([Buffer.from("ftyp\r\n--not-the-boundary\r\n"), Buffer.alloc(5000, 7), Buffer.from("\r\n-")]);
+  const file = Buffer.concat([
+    Buffer.from("ftyp\r\n--not-the-boundary\r\n"),
+    Buffer.alloc(5000, 7),
+    Buffer.from("\r\n-"),
+  ]);
 
   for (const size of [1, 7, 64, 100_000]) {
     it(`yields exactly the file's bytes, after a text field, in chunks of ${size}`, async () => {
@@ -44,12 +51,16 @@ describe("firstFilePart", () => {
     const form = new FormData();
     form.set("caption", "no file here");
     const noFile = await encoded(form);
-    await expect(collect(streamOf(noFile.bytes, 16), noFile.boundary)).rejects.toSatisfy((e) => e instanceof ApiError && e.status === 422);
+    await expect(collect(streamOf(noFile.bytes, 16), noFile.boundary)).rejects.toSatisfy(
+      (e) => e instanceof ApiError && e.status === 422,
+    );
 
     const withFile = new FormData();
     withFile.set("video", new Blob([file]), "reel.mp4");
     const cut = await encoded(withFile);
-    await expect(collect(streamOf(cut.bytes.subarray(0, cut.bytes.length - 60), 64), cut.boundary)).rejects.toThrow(/ended inside the file/);
+    await expect(collect(streamOf(cut.bytes.subarray(0, cut.bytes.length - 60), 64), cut.boundary)).rejects.toThrow(
+      /ended inside the file/,
+    );
   });
 
   it("reads the boundary, quoted or not", () => {

@@ -20,7 +20,10 @@ function routeFiles(): { file: string; path: string }[] {
       const rel = `${dir}/${entry.name}`;
       if (entry.isDirectory()) walk(rel);
       else if (entry.name === "route.ts" && !rel.includes("[...") && !(rel in NOT_PUBLIC)) {
-        const segments = rel.split("/").slice(1, -1).map((s) => s.replace(/^\[(\w+)\]$/, "{$1}"));
+        const segments = rel
+          .split("/")
+          .slice(1, -1)
+          .map((s) => s.replace(/^\[(\w+)\]$/, "{$1}"));
         found.push({ file: rel, path: `/${segments.join("/")}` });
       }
     }
@@ -59,10 +62,13 @@ describe("the OpenAPI document", () => {
     for (const { file, path: route } of files) {
       const exported = (await import(path.join(ROOT, file))) as Record<string, unknown>;
       const methods = [];
-      for (const m of METHODS) if (typeof exported[m] === "function" && !(await answers405(exported[m]))) methods.push(m);
+      for (const m of METHODS)
+        if (typeof exported[m] === "function" && !(await answers405(exported[m]))) methods.push(m);
       expect(methods.length, file).toBeGreaterThan(0);
       for (const method of methods) {
-        const operation = (document.paths[route] as Record<string, { responses: Record<string, unknown> }> | undefined)?.[method.toLowerCase()];
+        const operation = (
+          document.paths[route] as Record<string, { responses: Record<string, unknown> }> | undefined
+        )?.[method.toLowerCase()];
         if (!operation) missing.push(`${method} ${route} (${file})`);
       }
     }
@@ -78,23 +84,36 @@ describe("the OpenAPI document", () => {
       const exported = file ? ((await import(path.join(ROOT, file))) as Record<string, unknown>) : {};
       for (const method of Object.keys(operations)) {
         const handler = exported[method.toUpperCase()];
-        if (typeof handler !== "function" || (await answers405(handler))) stale.push(`${method.toUpperCase()} ${route}`);
+        if (typeof handler !== "function" || (await answers405(handler)))
+          stale.push(`${method.toUpperCase()} ${route}`);
       }
     }
     expect(stale).toEqual([]);
   });
 
   it("describes errors as problem+json and the streams as text/event-stream", () => {
-    const submit = document.paths["/v1/jobs"].post as { responses: Record<string, { content: Record<string, unknown> }> };
+    const submit = document.paths["/v1/jobs"].post as {
+      responses: Record<string, { content: Record<string, unknown> }>;
+    };
     expect(Object.keys(submit.responses["422"].content)).toEqual(["application/problem+json"]);
-    const stream = document.paths["/v1/jobs/{id}/stream"].get as { responses: Record<string, { content: Record<string, unknown> }> };
+    const stream = document.paths["/v1/jobs/{id}/stream"].get as {
+      responses: Record<string, { content: Record<string, unknown> }>;
+    };
     expect(Object.keys(stream.responses["200"].content)).toEqual(["text/event-stream"]);
     // The request schema is the one the route validates with: strict, with its limits.
-    expect(document.components.schemas.JobCommand).toMatchObject({ additionalProperties: false, required: ["tenant_id", "model_name", "prompt"] });
+    expect(document.components.schemas.JobCommand).toMatchObject({
+      additionalProperties: false,
+      required: ["tenant_id", "model_name", "prompt"],
+    });
   });
 
   it("is served at GET /v1/openapi.json, with this deployment's prompt limit", async () => {
-    Object.assign(process.env, { REDIS_URL: "redis://127.0.0.1:1", KAFKA_BROKERS: "127.0.0.1:1", API_KEYS: "acme:acme-key-0123456789abcdef", MAX_PROMPT_CHARS: "1000" });
+    Object.assign(process.env, {
+      REDIS_URL: "redis://127.0.0.1:1",
+      KAFKA_BROKERS: "127.0.0.1:1",
+      API_KEYS: "acme:acme-key-0123456789abcdef",
+      MAX_PROMPT_CHARS: "1000",
+    });
     const response = await GET(new Request("http://dispatch.test/v1/openapi.json"), undefined);
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toBe("application/json");

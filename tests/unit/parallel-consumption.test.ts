@@ -7,13 +7,24 @@ import { PartitionWindow } from "@/lib/consume/partition-window";
 import { runUnderLease, takeLease, writeIfLeaseHeld } from "@/lib/lease";
 import { realRedisPerFile } from "./real-redis";
 
-const message = (offset: number, key = "t"): KafkaMessage => ({ offset: String(offset), key: Buffer.from(key), value: Buffer.from("{}"), timestamp: "0", attributes: 0, headers: {} }) as KafkaMessage;
+const message = (offset: number, key = "t"): KafkaMessage =>
+  ({
+    offset: String(offset),
+    key: Buffer.from(key),
+    value: Buffer.from("{}"),
+    timestamp: "0",
+    attributes: 0,
+    headers: {},
+  }) as KafkaMessage;
 const keyOf = (m: KafkaMessage) => m.key!.toString();
 
 describe("PartitionWindow", () => {
   it("commits only up to the lowest unsettled offset, whatever finishes first", () => {
     const window = new PartitionWindow("topic", 0);
-    const entries = window.add([10, 11, 12, 13].map((o) => message(o)), keyOf);
+    const entries = window.add(
+      [10, 11, 12, 13].map((o) => message(o)),
+      keyOf,
+    );
     expect(window.watermark).toBe(10n);
     window.settle(entries[2]);
     window.settle(entries[1]);
@@ -113,7 +124,12 @@ describe("on a real Redis", () => {
     const target = `target-${randomUUID()}`;
     expect(await writeIfLeaseHeld(redis(), key, "run-1", [["HSET", target, "by", "run-1"]])).toBe(true);
     expect(await takeLease(redis(), key, "run-2", 10_000)).toBe("");
-    expect(await writeIfLeaseHeld(redis(), key, "run-1", [["HSET", target, "by", "run-1-late"], ["EXPIRE", target, 60]])).toBe(false);
+    expect(
+      await writeIfLeaseHeld(redis(), key, "run-1", [
+        ["HSET", target, "by", "run-1-late"],
+        ["EXPIRE", target, 60],
+      ]),
+    ).toBe(false);
     expect(await redis().hget(target, "by")).toBe("run-1");
     expect(await redis().ttl(target)).toBe(-1);
     expect(await writeIfLeaseHeld(redis(), key, "run-2", [["HSET", target, "by", "run-2"]])).toBe(true);
@@ -125,7 +141,14 @@ describe("on a real Redis", () => {
     let done = false;
     expect(await takeLease(redis(), key, "first", 10_000)).toBe("");
     const second = runUnderLease(
-      { redis: redis(), key, owner: "second", ms: 10_000, heartbeat: async () => {}, shutdown: new AbortController().signal },
+      {
+        redis: redis(),
+        key,
+        owner: "second",
+        ms: 10_000,
+        heartbeat: async () => {},
+        shutdown: new AbortController().signal,
+      },
       { check: async () => (done ? "skipped" : undefined), run: async () => "ran" },
       "handed-back",
     );
@@ -138,10 +161,18 @@ describe("on a real Redis", () => {
   it("runUnderLease hands the work back when the worker stops mid-run", async () => {
     const shutdown = new AbortController();
     const outcome = runUnderLease(
-      { redis: redis(), key: `lease-${randomUUID()}`, owner: "run", ms: 10_000, heartbeat: async () => {}, shutdown: shutdown.signal },
+      {
+        redis: redis(),
+        key: `lease-${randomUUID()}`,
+        owner: "run",
+        ms: 10_000,
+        heartbeat: async () => {},
+        shutdown: shutdown.signal,
+      },
       {
         check: async () => undefined,
-        run: (signal) => new Promise<string>((_, reject) => signal.addEventListener("abort", () => reject(new Error("aborted")))),
+        run: (signal) =>
+          new Promise<string>((_, reject) => signal.addEventListener("abort", () => reject(new Error("aborted")))),
       },
       "handed-back",
     );

@@ -1,7 +1,13 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { MAX_PARSED_BOX_BYTES, probeVideo, probeVideoAt, VideoProbeError, type VideoProbe } from "@/lib/reels/probe-video";
+import {
+  MAX_PARSED_BOX_BYTES,
+  probeVideo,
+  probeVideoAt,
+  VideoProbeError,
+  type VideoProbe,
+} from "@/lib/reels/probe-video";
 import { checkReelSpec } from "@/lib/reels/reel-spec";
 import { ftyp, moovWithoutMvhd, moovWithoutTracks } from "../mp4-boxes";
 
@@ -34,14 +40,23 @@ describe("probeVideo on the committed samples", () => {
 
   it("reads the short reel: 1.5 s, refused for its duration only", async () => {
     const probe = await probeVideo(sample("reel-too-short.mp4"));
-    expect(probe).toMatchObject({ durationSeconds: 1.5, video: { codec: "avc1", width: 360, height: 640, fps: 30, frames: 45 } });
+    expect(probe).toMatchObject({
+      durationSeconds: 1.5,
+      video: { codec: "avc1", width: 360, height: 640, fps: 30, frames: 45 },
+    });
     expect(checkReelSpec(probe).problems).toEqual(["the video is 1.5 s long; reels must be 3 s to 15 min"]);
   });
 
   it("reads the unsupported reel: MPEG-4 Part 2 video, no audio, refused for its codec only", async () => {
     const probe = await probeVideo(sample("reel-unsupported.mp4"));
-    expect(probe).toMatchObject({ durationSeconds: 4, audio: null, video: { codec: "mp4v", width: 360, height: 640, fps: 30 } });
-    expect(checkReelSpec(probe).problems).toEqual(["the video codec is mp4v; reels need H.264 (avc1) or HEVC (hvc1/hev1)"]);
+    expect(probe).toMatchObject({
+      durationSeconds: 4,
+      audio: null,
+      video: { codec: "mp4v", width: 360, height: 640, fps: 30 },
+    });
+    expect(checkReelSpec(probe).problems).toEqual([
+      "the video codec is mp4v; reels need H.264 (avc1) or HEVC (hvc1/hev1)",
+    ]);
   });
 
   it.each([
@@ -60,7 +75,9 @@ describe("probeVideo on the committed samples", () => {
 
 describe("probeVideo on malformed and hostile files", () => {
   it("refuses a moov holding only a free box as invalid, not with mp4box's TypeError", async () => {
-    await expect(probeVideo(moovWithoutMvhd)).rejects.toThrow(new VideoProbeError("the MP4/MOV structure is invalid: a required box is missing or malformed"));
+    await expect(probeVideo(moovWithoutMvhd)).rejects.toThrow(
+      new VideoProbeError("the MP4/MOV structure is invalid: a required box is missing or malformed"),
+    );
   });
 
   it("reads a moov with only an mvhd as a movie without a video track", async () => {
@@ -71,7 +88,11 @@ describe("probeVideo on malformed and hostile files", () => {
 
   it("refuses a file declaring a moov over the cap before reading any of it", async () => {
     const moovBytes = 250 * 1024 * 1024;
-    const head = Buffer.concat([ftyp, Buffer.from([moovBytes >>> 24, (moovBytes >>> 16) & 0xff, (moovBytes >>> 8) & 0xff, moovBytes & 0xff]), Buffer.from("moov")]);
+    const head = Buffer.concat([
+      ftyp,
+      Buffer.from([moovBytes >>> 24, (moovBytes >>> 16) & 0xff, (moovBytes >>> 8) & 0xff, moovBytes & 0xff]),
+      Buffer.from("moov"),
+    ]);
     let bytesRead = 0;
     const readAt = async (position: number, length: number) => {
       const bytes = new Uint8Array(Math.max(0, Math.min(length, 16)));
@@ -79,7 +100,9 @@ describe("probeVideo on malformed and hostile files", () => {
       bytesRead += bytes.length;
       return bytes;
     };
-    await expect(probeVideoAt(ftyp.length + moovBytes, readAt)).rejects.toThrow(new VideoProbeError(`its moov box is 250 MB; at most ${MAX_PARSED_BOX_BYTES / 1024 / 1024} MB is read`));
+    await expect(probeVideoAt(ftyp.length + moovBytes, readAt)).rejects.toThrow(
+      new VideoProbeError(`its moov box is 250 MB; at most ${MAX_PARSED_BOX_BYTES / 1024 / 1024} MB is read`),
+    );
     expect(bytesRead).toBeLessThanOrEqual(64);
   });
 });
@@ -109,10 +132,22 @@ describe("checkReelSpec", () => {
     moovBeforeMdat: true,
     fragmented: false,
     editLists: "none",
-    video: { codec: "avc1", codecString: "avc1.640028", width: 1080, height: 1920, fps: 30, frames: 300, bitrate: 700_000, durationSeconds: 10 },
+    video: {
+      codec: "avc1",
+      codecString: "avc1.640028",
+      width: 1080,
+      height: 1920,
+      fps: 30,
+      frames: 300,
+      bitrate: 700_000,
+      durationSeconds: 10,
+    },
     audio: { codec: "mp4a", codecString: "mp4a.40.2", sampleRate: 48000, channels: 2, bitrate: 128_000 },
   };
-  const withVideo = (video: Partial<NonNullable<VideoProbe["video"]>>): VideoProbe => ({ ...valid, video: { ...valid.video!, ...video } });
+  const withVideo = (video: Partial<NonNullable<VideoProbe["video"]>>): VideoProbe => ({
+    ...valid,
+    video: { ...valid.video!, ...video },
+  });
 
   it.each<[string, VideoProbe, string | null]>([
     ["a 9:16 1080p H.264 reel", valid, null],
@@ -123,22 +158,46 @@ describe("checkReelSpec", () => {
     ["exactly 15 min", { ...valid, durationSeconds: 900 }, null],
     ["2.9 s", { ...valid, durationSeconds: 2.9 }, "the video is 2.9 s long; reels must be 3 s to 15 min"],
     ["15 min 1 s", { ...valid, durationSeconds: 901 }, "the video is 901 s long; reels must be 3 s to 15 min"],
-    ["VP9", withVideo({ codec: "vp09", codecString: "vp09.00.10.08" }), "the video codec is vp09.00.10.08; reels need H.264 (avc1) or HEVC (hvc1/hev1)"],
-    ["H.264 4:4:4", withVideo({ codecString: "avc1.f4000d" }), "the H.264 profile (avc1.f4000d) is not 4:2:0; reels need 4:2:0 chroma"],
-    ["2160 px wide", withVideo({ width: 2160, height: 3840 }), "the video is 2160 px wide; reels allow at most 1920 px"],
+    [
+      "VP9",
+      withVideo({ codec: "vp09", codecString: "vp09.00.10.08" }),
+      "the video codec is vp09.00.10.08; reels need H.264 (avc1) or HEVC (hvc1/hev1)",
+    ],
+    [
+      "H.264 4:4:4",
+      withVideo({ codecString: "avc1.f4000d" }),
+      "the H.264 profile (avc1.f4000d) is not 4:2:0; reels need 4:2:0 chroma",
+    ],
+    [
+      "2160 px wide",
+      withVideo({ width: 2160, height: 3840 }),
+      "the video is 2160 px wide; reels allow at most 1920 px",
+    ],
     ["22 fps", withVideo({ fps: 22 }), "the frame rate is 22 fps; reels need 23 to 60 fps"],
     ["120 fps", withVideo({ fps: 120 }), "the frame rate is 120 fps; reels need 23 to 60 fps"],
     ["23.976 fps", withVideo({ fps: 23.976 }), null],
     ["an 11:1 strip", withVideo({ width: 1100, height: 100 }), "the aspect ratio 1100:100 is outside 0.01:1 to 10:1"],
-    ["MP3 audio", { ...valid, audio: { ...valid.audio!, codecString: "mp4a.6B" } }, "the audio codec is mp4a.6B; reels need AAC audio (or no audio)"],
-    ["Opus audio", { ...valid, audio: { ...valid.audio!, codec: "Opus", codecString: "Opus" } }, "the audio codec is Opus; reels need AAC audio (or no audio)"],
+    [
+      "MP3 audio",
+      { ...valid, audio: { ...valid.audio!, codecString: "mp4a.6B" } },
+      "the audio codec is mp4a.6B; reels need AAC audio (or no audio)",
+    ],
+    [
+      "Opus audio",
+      { ...valid, audio: { ...valid.audio!, codec: "Opus", codecString: "Opus" } },
+      "the audio codec is Opus; reels need AAC audio (or no audio)",
+    ],
     ["no video track", { ...valid, video: null }, "the file has no video track"],
   ])("%s", (_name, probe, problem) => {
     expect(checkReelSpec(probe).problems).toEqual(problem ? [problem] : []);
   });
 
   it("warns, without refusing, about what Meta only recommends", () => {
-    const { problems, warnings } = checkReelSpec({ ...withVideo({ width: 1920, height: 1080, bitrate: 30_000_000 }), moovBeforeMdat: false, editLists: "complex" });
+    const { problems, warnings } = checkReelSpec({
+      ...withVideo({ width: 1920, height: 1080, bitrate: 30_000_000 }),
+      moovBeforeMdat: false,
+      editLists: "complex",
+    });
     expect(problems).toEqual([]);
     expect(warnings).toEqual([
       "the aspect ratio 1920:1080 is not the recommended 9:16",

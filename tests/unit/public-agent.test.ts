@@ -126,7 +126,9 @@ describe("createPublicAgent", () => {
   });
 
   it("lets everything through with allowPrivate", async () => {
-    const response = await fetch(`http://127.0.0.1:${port}/open`, { dispatcher: createPublicAgent({ allowPrivate: true }) });
+    const response = await fetch(`http://127.0.0.1:${port}/open`, {
+      dispatcher: createPublicAgent({ allowPrivate: true }),
+    });
     expect(response.status).toBe(200);
   });
 
@@ -134,7 +136,9 @@ describe("createPublicAgent", () => {
     dns.set("public.test", ["93.184.216.34", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"]);
     const lookup = publicOnlyLookup(resolverLookup(dns.resolver));
     const all = await new Promise<LookupAddress[]>((resolve, reject) =>
-      lookup("public.test", { all: true }, (error, addresses) => (error ? reject(error) : resolve(addresses as LookupAddress[]))),
+      lookup("public.test", { all: true }, (error, addresses) =>
+        error ? reject(error) : resolve(addresses as LookupAddress[]),
+      ),
     );
     expect(all).toEqual([
       { address: "93.184.216.34", family: 4 },

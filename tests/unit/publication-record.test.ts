@@ -2,7 +2,12 @@ import { randomBytes } from "node:crypto";
 import type { Producer } from "kafkajs";
 import { describe, expect, it } from "vitest";
 import { ConnectedAccounts } from "@/lib/accounts/connected-accounts";
-import { parsePublicationRecord, publicationKeys, readPublicationRecord, type PublicationHash } from "@/lib/reels/publication-record";
+import {
+  parsePublicationRecord,
+  publicationKeys,
+  readPublicationRecord,
+  type PublicationHash,
+} from "@/lib/reels/publication-record";
 import { publicationInputSchema } from "@/lib/reels/publication-input";
 import { readPublication } from "@/lib/reels/read-publication";
 import { submitPublication } from "@/lib/reels/submit-publication";
@@ -15,9 +20,11 @@ let accounts: ConnectedAccounts | undefined;
 const connected = () => (accounts ??= new ConnectedAccounts(redis(), randomBytes(32), [ACCOUNT]));
 const producer = async () => ({ send: async () => [] }) as unknown as Producer;
 const submit = (over: Record<string, unknown> = {}) =>
-  submitPublication({ redis: redis(), producer, connected: connected() }, ACCOUNT.tenantId, publicationInputSchema.parse({ account_id: ACCOUNT.accountId, video_url: "https://videos.test/r.mp4", ...over })).then(
-    (r) => r.publication.publication_id,
-  );
+  submitPublication(
+    { redis: redis(), producer, connected: connected() },
+    ACCOUNT.tenantId,
+    publicationInputSchema.parse({ account_id: ACCOUNT.accountId, video_url: "https://videos.test/r.mp4", ...over }),
+  ).then((r) => r.publication.publication_id);
 
 describe("the publication record", () => {
   it("parses what submit-publication's claim script writes, with the hash's strings as values", async () => {
@@ -40,16 +47,48 @@ describe("the publication record", () => {
 
   it("reads an error recorded before headline and remedy existed with its message and advice in their place", async () => {
     const id = await submit();
-    const old = { code: 100, subcode: null, message: "Invalid parameter", fbtrace_id: "T", classification: "fix-input", advice: "Fix the request." };
-    await redis().hset(publicationKeys.state(id), { status: "FAILED", error: JSON.stringify(old), warnings: JSON.stringify(["moov at the end"]) } satisfies PublicationHash);
-    expect((await readPublication(redis(), ACCOUNT.tenantId, id))?.error).toEqual({ ...old, headline: "Invalid parameter", remedy: "Fix the request." });
+    const old = {
+      code: 100,
+      subcode: null,
+      message: "Invalid parameter",
+      fbtrace_id: "T",
+      classification: "fix-input",
+      advice: "Fix the request.",
+    };
+    await redis().hset(publicationKeys.state(id), {
+      status: "FAILED",
+      error: JSON.stringify(old),
+      warnings: JSON.stringify(["moov at the end"]),
+    } satisfies PublicationHash);
+    expect((await readPublication(redis(), ACCOUNT.tenantId, id))?.error).toEqual({
+      ...old,
+      headline: "Invalid parameter",
+      remedy: "Fix the request.",
+    });
     expect((await readPublicationRecord(redis(), id))?.warnings).toEqual(["moov at the end"]);
   });
 
   it("is no record without an id or with a status it does not know", () => {
     expect(parsePublicationRecord({})).toBeUndefined();
-    expect(parsePublicationRecord({ publication_id: "p", tenant_id: "t", account_id: "a", status: "LOST", created_at: "2030-01-01T00:00:00Z" })).toBeUndefined();
-    expect(parsePublicationRecord({ publication_id: "p", tenant_id: "t", account_id: "a", status: "SCHEDULED", created_at: "2030-01-01T00:00:00Z", scheduled_reason: "quota" })).toMatchObject({
+    expect(
+      parsePublicationRecord({
+        publication_id: "p",
+        tenant_id: "t",
+        account_id: "a",
+        status: "LOST",
+        created_at: "2030-01-01T00:00:00Z",
+      }),
+    ).toBeUndefined();
+    expect(
+      parsePublicationRecord({
+        publication_id: "p",
+        tenant_id: "t",
+        account_id: "a",
+        status: "SCHEDULED",
+        created_at: "2030-01-01T00:00:00Z",
+        scheduled_reason: "quota",
+      }),
+    ).toMatchObject({
       status: "SCHEDULED",
       scheduled_reason: "quota",
     });

@@ -35,7 +35,10 @@ describe("replayDeltas hands a client its messages in batches", () => {
     const next = stream.next();
     publish("j", d(2, "b"), d(3, "c"), d(4, "d"), d(5, "", true), d(6, "after the end"));
     batches.push(((await next).value as StreamMessage[]).map((m) => m.seq));
-    expect(batches).toEqual([[1, 2], [3, 4, 5]]);
+    expect(batches).toEqual([
+      [1, 2],
+      [3, 4, 5],
+    ]);
     expect((await stream.next()).done).toBe(true);
     expect(hub.channelCount).toBe(0);
   });

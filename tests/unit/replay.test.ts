@@ -13,7 +13,12 @@ describe("what a returning stream client gets", () => {
     ["a client resumes after what it saw", firstTry, 2, [3]],
     ["a client that saw everything gets nothing stored", firstTry, 3, []],
     ["a new client skips an abandoned attempt", [...firstTry, reset(4), d(5, "x")], 0, [4, 5]],
-    ["a client in the middle of an abandoned attempt is told to start over", [...firstTry, reset(4), d(5, "x")], 2, [4, 5]],
+    [
+      "a client in the middle of an abandoned attempt is told to start over",
+      [...firstTry, reset(4), d(5, "x")],
+      2,
+      [4, 5],
+    ],
     ["a client past the restart resumes normally", [...firstTry, reset(4), d(5, "x"), d(6, "y")], 5, [6]],
   ])("%s", (_name, stored, after, seqs) => {
     expect(startAt(stored, after).map((m) => m.seq)).toEqual(seqs);

@@ -22,14 +22,17 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 describe("the request guard", () => {
-  it.each(["/jobs/%E0%A4%A", "/api/reels/%ZZ/events", "/v1/jobs/%"])("answers %s with a 400 problem before the app sees it", async (path) => {
-    const before = seen.length;
-    const response = await fetch(`${url}${path}`, { method: "POST", body: "x" });
-    expect(response.status).toBe(400);
-    expect(response.headers.get("content-type")).toBe("application/problem+json");
-    expect(await response.json()).toMatchObject({ status: 400, type: "/problems/bad-request" });
-    expect(seen.length).toBe(before);
-  });
+  it.each(["/jobs/%E0%A4%A", "/api/reels/%ZZ/events", "/v1/jobs/%"])(
+    "answers %s with a 400 problem before the app sees it",
+    async (path) => {
+      const before = seen.length;
+      const response = await fetch(`${url}${path}`, { method: "POST", body: "x" });
+      expect(response.status).toBe(400);
+      expect(response.headers.get("content-type")).toBe("application/problem+json");
+      expect(await response.json()).toMatchObject({ status: 400, type: "/problems/bad-request" });
+      expect(seen.length).toBe(before);
+    },
+  );
 
   it("answers a malformed Graph path in Graph's shape", async () => {
     const response = await fetch(`${url}/graph/v21.0/%E0%A4%A`);
@@ -49,13 +52,20 @@ describe("the request guard", () => {
     const { status, type, body } = await rawRequest("DELETE", "/api/session", headers);
     expect(status).toBe(400);
     expect(type).toBe("application/problem+json");
-    expect(JSON.parse(body)).toMatchObject({ status: 400, type: "/problems/bad-request", detail: "The Host header is malformed." });
+    expect(JSON.parse(body)).toMatchObject({
+      status: 400,
+      type: "/problems/bad-request",
+      detail: "The Host header is malformed.",
+    });
     expect(seen.length).toBe(before);
   });
 
   it("passes a well-formed Host on: a name, an address with a port, an IPv6 literal", async () => {
     for (const host of ["example.com", "127.0.0.1:3000", "[::1]:3000", "Dashboard.Example"]) {
-      const { status, body } = await rawRequest("GET", "/api/session", { host, "x-forwarded-host": "proxy.example, other.example:8443" });
+      const { status, body } = await rawRequest("GET", "/api/session", {
+        host,
+        "x-forwarded-host": "proxy.example, other.example:8443",
+      });
       expect([status, body], host).toEqual([200, "handled"]);
     }
   });
@@ -68,13 +78,19 @@ describe("the request guard", () => {
 });
 
 /** A request with headers fetch() would not send as given (Host above all). */
-function rawRequest(method: string, path: string, headers: Record<string, string>): Promise<{ status: number; type: string | undefined; body: string }> {
+function rawRequest(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; type: string | undefined; body: string }> {
   return new Promise((resolve, reject) => {
     const request = http.request(`${url}${path}`, { method, headers }, (response) => {
       let body = "";
       response.setEncoding("utf8");
       response.on("data", (chunk: string) => (body += chunk));
-      response.on("end", () => resolve({ status: response.statusCode ?? 0, type: response.headers["content-type"], body }));
+      response.on("end", () =>
+        resolve({ status: response.statusCode ?? 0, type: response.headers["content-type"], body }),
+      );
     });
     request.on("error", reject);
     request.end();

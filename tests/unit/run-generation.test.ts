@@ -15,29 +15,56 @@ import { realRedisPerFile } from "./real-redis";
 /** runGeneration on a real Redis: one run per job whatever delivers it, final writes under the lease, DLQ and audit once. */
 const sent: ProducerRecord[] = [];
 const producer = { send: async (record: ProducerRecord) => void sent.push(record) } as unknown as Producer;
-const config = parseConfig({ REDIS_URL: "redis://127.0.0.1:1", KAFKA_BROKERS: "127.0.0.1:1", API_KEYS: "t:t-key-0123456789abcdef", LOCAL_MODEL_TOKENS_PER_SECOND: "200" });
+const config = parseConfig({
+  REDIS_URL: "redis://127.0.0.1:1",
+  KAFKA_BROKERS: "127.0.0.1:1",
+  API_KEYS: "t:t-key-0123456789abcdef",
+  LOCAL_MODEL_TOKENS_PER_SECOND: "200",
+});
 const CYCLE = "one two three four five six seven eight nine ten ".repeat(3).trim();
 
 const redis = realRedisPerFile();
 
 function deps(): GenerationDeps {
-  return { redis: redis(), producer, log: () => {}, workerId: "one-worker", models: listModels(config), providerFor: createProviders(config), running: new Map() };
+  return {
+    redis: redis(),
+    producer,
+    log: () => {},
+    workerId: "one-worker",
+    models: listModels(config),
+    providerFor: createProviders(config),
+    running: new Map(),
+  };
 }
 
 async function newJob() {
-  const { job } = await submitJob({ redis: redis(), producer: async () => producer, models: listModels(config) }, "t", { tenant_id: "t", model_name: "local-ngram", prompt: CYCLE, temperature: 0, max_tokens: 20 });
+  const { job } = await submitJob({ redis: redis(), producer: async () => producer, models: listModels(config) }, "t", {
+    tenant_id: "t",
+    model_name: "local-ngram",
+    prompt: CYCLE,
+    temperature: 0,
+    max_tokens: 20,
+  });
   const command = JSON.parse(sent.at(-1)!.messages[0].value as string);
   return { id: job.job_id, command };
 }
 
 const auditOf = (id: string) =>
-  sent.filter((r) => r.topic === TOPICS.completed.name).map((r) => JSON.parse(r.messages[0].value as string)).find((e) => e.job_id === id);
-const audits = (id: string) => sent.filter((r) => r.topic === TOPICS.completed.name && JSON.parse(r.messages[0].value as string).job_id === id).length;
+  sent
+    .filter((r) => r.topic === TOPICS.completed.name)
+    .map((r) => JSON.parse(r.messages[0].value as string))
+    .find((e) => e.job_id === id);
+const audits = (id: string) =>
+  sent.filter((r) => r.topic === TOPICS.completed.name && JSON.parse(r.messages[0].value as string).job_id === id)
+    .length;
 const control = (runId: string) => ({ heartbeat: async () => {}, shutdown: new AbortController().signal, runId });
 
 it("runs a job once when one process gets it twice", async () => {
   const { id, command } = await newJob();
-  const outcomes = await Promise.all([runGeneration(deps(), command, control("one-worker:generation:1")), runGeneration(deps(), command, control("one-worker:generation:2"))]);
+  const outcomes = await Promise.all([
+    runGeneration(deps(), command, control("one-worker:generation:1")),
+    runGeneration(deps(), command, control("one-worker:generation:2")),
+  ]);
   expect(outcomes.sort()).toEqual(["finished", "skipped"]);
   expect(await redis().hget(jobKeys.state(id), "attempts")).toBe("1");
   expect(audits(id)).toBe(1);
@@ -47,7 +74,10 @@ it("drops the final write of a run whose lease another run took", async () => {
   const { id, command } = await newJob();
   const first = runGeneration({ ...deps(), leaseMs: 60_000 }, command, control("run-a"));
   // Once run-a holds the lease and generates (a fixed wait raced its taking the lease on a busy machine).
-  await waitFor(async () => (await redis().hget(jobKeys.state(id), "run_id")) === "run-a", { intervalMs: 5, what: "run-a to start generating" });
+  await waitFor(async () => (await redis().hget(jobKeys.state(id), "run_id")) === "run-a", {
+    intervalMs: 5,
+    what: "run-a to start generating",
+  });
   // The lease moves to another run (as after a long pause of the first worker).
   await redis().set(jobKeys.lease(id), "run-b", "PX", 60_000);
   expect(await takeLease(redis(), jobKeys.lease(id), "run-a", 60_000)).toBe("run-b");
@@ -72,7 +102,9 @@ it("copies a FAILED job to the DLQ once even when the first DLQ write is refused
   await expect(runGeneration({ ...deps(), producer: flaky }, unknown, control("run-1"))).rejects.toThrow("broker away");
   // The consumer tries the message again: the job is final, only what is missing is done.
   expect(await runGeneration({ ...deps(), producer: flaky }, unknown, control("run-2"))).toBe("skipped");
-  expect(sent.filter((r) => r.topic === TOPICS.dlq.name && JSON.parse(r.messages[0].value as string).job_id === id)).toHaveLength(1);
+  expect(
+    sent.filter((r) => r.topic === TOPICS.dlq.name && JSON.parse(r.messages[0].value as string).job_id === id),
+  ).toHaveLength(1);
   expect(audits(id)).toBe(1);
   expect(await redis().hget(jobKeys.state(id), "status")).toBe("FAILED");
 });
@@ -86,11 +118,22 @@ it("records why generation stopped in the state, the final stream message and th
   const cases: [string, GenerationChunk[], string][] = [
     ["the provider's own word", [{ delta: "cut" }, { finish_reason: "length" }], "length"],
     ["a natural end when the provider is silent and under max_tokens", [{ delta: "short" }], "stop"],
-    ["max_tokens reached when the provider is silent and produced that many", [{ delta: "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty" }], "length"],
+    [
+      "max_tokens reached when the provider is silent and produced that many",
+      [
+        {
+          delta:
+            "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty",
+        },
+      ],
+      "length",
+    ],
   ];
   for (const [, chunks, expected] of cases) {
     const { id, command } = await newJob();
-    expect(await runGeneration({ ...deps(), providerFor: () => says(chunks) }, command, control("run-1"))).toBe("finished");
+    expect(await runGeneration({ ...deps(), providerFor: () => says(chunks) }, command, control("run-1"))).toBe(
+      "finished",
+    );
     const state = await redis().hgetall(jobKeys.state(id));
     expect([state.status, state.finish_reason]).toEqual(["COMPLETED", expected]);
     const final = JSON.parse((await redis().lrange(jobKeys.events(id), -1, -1))[0]);

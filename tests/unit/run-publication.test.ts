@@ -41,7 +41,12 @@ const connected = () => (accounts ??= new ConnectedAccounts(redis(), randomBytes
 type Step<T> = T | Error | (() => T | Promise<T>);
 
 /** A Graph whose answers are scripted per method, in order; a call past the script fails the test. */
-function scriptedGraph(script: { create?: Step<CreateContainerAnswer>[]; read?: Step<ContainerStatus>[]; publish?: Step<{ id: string }>[]; media?: MediaItem[] }) {
+function scriptedGraph(script: {
+  create?: Step<CreateContainerAnswer>[];
+  read?: Step<ContainerStatus>[];
+  publish?: Step<{ id: string }>[];
+  media?: MediaItem[];
+}) {
   const calls = { create: 0, read: 0, publish: 0, readMedia: 0, listMedia: 0 };
   const take = async <T>(queue: Step<T>[] | undefined, name: keyof typeof calls): Promise<T> => {
     calls[name]++;
@@ -71,10 +76,21 @@ function scriptedGraph(script: { create?: Step<CreateContainerAnswer>[]; read?: 
   return { graph, calls };
 }
 
-const created = (id: string | null = CONTAINER, answer: unknown = { id }): CreateContainerAnswer => ({ id, uri: null, answer, fbtraceId: "TRACE-C" });
-const status = (statusCode: string, text: string | null = null): ContainerStatus => ({ id: CONTAINER, statusCode, status: text, fbtraceId: "TRACE-S" });
+const created = (id: string | null = CONTAINER, answer: unknown = { id }): CreateContainerAnswer => ({
+  id,
+  uri: null,
+  answer,
+  fbtraceId: "TRACE-C",
+});
+const status = (statusCode: string, text: string | null = null): ContainerStatus => ({
+  id: CONTAINER,
+  statusCode,
+  status: text,
+  fbtraceId: "TRACE-S",
+});
 const times = <T>(n: number, value: T): T[] => Array.from({ length: n }, () => value);
-const graphError = (code: number, subcode?: number, message = "Graph said no") => new GraphError({ message, code, subcode, fbtraceId: "TRACE-E" });
+const graphError = (code: number, subcode?: number, message = "Graph said no") =>
+  new GraphError({ message, code, subcode, fbtraceId: "TRACE-E" });
 
 interface Harness {
   deps: PublicationDeps;
@@ -125,17 +141,30 @@ const fakeProducer = async () =>
     },
   }) as unknown as Producer;
 
-async function newPublication(h: Harness, input: Partial<{ caption: string; publish_at: string; account_id: string; upload_id: string }> = {}): Promise<string> {
+async function newPublication(
+  h: Harness,
+  input: Partial<{ caption: string; publish_at: string; account_id: string; upload_id: string }> = {},
+): Promise<string> {
   const source = input.upload_id ? { upload_id: input.upload_id } : { video_url: "https://videos.test/reel.mp4" };
   const { publication } = await submitPublication(
     { redis: redis(), producer: fakeProducer, connected: connected(), now: () => new Date(h.clock.now) },
     TENANT,
-    { account_id: input.account_id ?? ACCOUNT.accountId, ...source, caption: input.caption ?? `caption ${randomUUID()}`, share_to_feed: true, publish_at: input.publish_at },
+    {
+      account_id: input.account_id ?? ACCOUNT.accountId,
+      ...source,
+      caption: input.caption ?? `caption ${randomUUID()}`,
+      share_to_feed: true,
+      publish_at: input.publish_at,
+    },
   );
   return publication.publication_id;
 }
 
-const control = (shutdown = new AbortController().signal) => ({ heartbeat: async () => {}, shutdown, runId: randomUUID() });
+const control = (shutdown = new AbortController().signal) => ({
+  heartbeat: async () => {},
+  shutdown,
+  runId: randomUUID(),
+});
 const read = async (id: string) => (await readPublication(redis(), TENANT, id)) as PublicationView;
 const stepNames = (p: PublicationView) => p.steps.map((s) => s.step);
 
@@ -153,7 +182,11 @@ describe("a publication's announcements", () => {
     const id = await newPublication(h);
     const mine = () => announced.filter((a) => a.value.publication_id === id);
     expect(await runPublication(h.deps, id, control())).toBe("published");
-    const settled = { topic: "reels.publication.events", key: TENANT, value: { publication_id: id, tenant_id: TENANT, kind: "settled", status: "PUBLISHED" } };
+    const settled = {
+      topic: "reels.publication.events",
+      key: TENANT,
+      value: { publication_id: id, tenant_id: TENANT, kind: "settled", status: "PUBLISHED" },
+    };
     expect(mine()).toEqual([settled]);
     expect(await runPublication(h.deps, id, control())).toBe("skipped");
     expect(mine()).toEqual([settled, settled]);
@@ -172,7 +205,11 @@ describe("runPublication", () => {
   const cases: FlowCase[] = [
     {
       name: "FINISHED after polling → published once, every poll recorded",
-      script: { create: [created()], read: [status("IN_PROGRESS"), status("IN_PROGRESS"), status("FINISHED", "Finished: Media has been uploaded.")], publish: [{ id: POST }] },
+      script: {
+        create: [created()],
+        read: [status("IN_PROGRESS"), status("IN_PROGRESS"), status("FINISHED", "Finished: Media has been uploaded.")],
+        publish: [{ id: POST }],
+      },
       outcome: "published",
       expect: (p, calls, h) => {
         expect(p.status).toBe("PUBLISHED");
@@ -203,38 +240,74 @@ describe("runPublication", () => {
       expect: (p, calls) => {
         expect(p.status).toBe("FAILED");
         expect(p.container_id).toBeNull();
-        expect(p.error).toMatchObject({ code: null, classification: "stop", fbtrace_id: "TRACE-C", response: { success: true, note: "no id here" } });
+        expect(p.error).toMatchObject({
+          code: null,
+          classification: "stop",
+          fbtrace_id: "TRACE-C",
+          response: { success: true, note: "no id here" },
+        });
         expect(calls).toMatchObject({ create: 1, read: 0, publish: 0 });
       },
     },
     {
       name: "an access token echoed in Graph's answer never reaches the publication",
-      script: { create: [created(null, { paging: { next: `https://graph.test/v21.0/x/media?access_token=${ACCOUNT.accessToken}` } })] },
+      script: {
+        create: [
+          created(null, { paging: { next: `https://graph.test/v21.0/x/media?access_token=${ACCOUNT.accessToken}` } }),
+        ],
+      },
       outcome: "failed",
       expect: (p) => {
         expect(JSON.stringify(p)).not.toContain(ACCOUNT.accessToken);
-        expect(p.error?.response).toEqual({ paging: { next: "https://graph.test/v21.0/x/media?access_token=[redacted]" } });
+        expect(p.error?.response).toEqual({
+          paging: { next: "https://graph.test/v21.0/x/media?access_token=[redacted]" },
+        });
       },
     },
     {
       name: "ERROR 2207026 → FAILED, fix-input, no publish call",
-      script: { create: [created()], read: [status("IN_PROGRESS"), status("ERROR", "Error: unsupported video format (2207026)")] },
+      script: {
+        create: [created()],
+        read: [status("IN_PROGRESS"), status("ERROR", "Error: unsupported video format (2207026)")],
+      },
       outcome: "failed",
       expect: (p, calls) => {
         expect(p.status).toBe("FAILED");
         expect(p.last_status_code).toBe("ERROR");
-        expect(p.error).toMatchObject({ code: 352, subcode: 2207026, message: "Error: unsupported video format (2207026)", fbtrace_id: "TRACE-S", classification: "fix-input" });
+        expect(p.error).toMatchObject({
+          code: 352,
+          subcode: 2207026,
+          message: "Error: unsupported video format (2207026)",
+          fbtrace_id: "TRACE-S",
+          classification: "fix-input",
+        });
         expect(p.error?.advice).toMatch(/video/);
-        expect(p.error).toMatchObject({ headline: "The video's format is not supported for reels.", remedy: p.error?.advice });
+        expect(p.error).toMatchObject({
+          headline: "The video's format is not supported for reels.",
+          remedy: p.error?.advice,
+        });
         expect(calls.publish).toBe(0);
       },
     },
     {
       name: "ERROR whose status says what the probe found → that finding is the headline",
-      script: { create: [created()], read: [status("ERROR", "Error: unsupported video format: the video is 1.5 s long; reels must be 3 s to 15 min (2207026)")] },
+      script: {
+        create: [created()],
+        read: [
+          status(
+            "ERROR",
+            "Error: unsupported video format: the video is 1.5 s long; reels must be 3 s to 15 min (2207026)",
+          ),
+        ],
+      },
       outcome: "failed",
       expect: (p) => {
-        expect(p.error).toMatchObject({ code: 352, subcode: 2207026, headline: "The video is 1.5 s long; reels must be 3 s to 15 min.", remedy: "The video does not meet the reel specification; fix the video." });
+        expect(p.error).toMatchObject({
+          code: 352,
+          subcode: 2207026,
+          headline: "The video is 1.5 s long; reels must be 3 s to 15 min.",
+          remedy: "The video does not meet the reel specification; fix the video.",
+        });
       },
     },
     {
@@ -262,7 +335,11 @@ describe("runPublication", () => {
       name: "transient errors at every step are retried with exponential backoff",
       script: {
         create: [graphError(2, undefined, "Service temporarily unavailable"), graphError(-1, 2207032), created()],
-        read: [new GraphTransportError("GET /179 failed: ECONNRESET", null, true), status("FINISHED"), status("FINISHED")],
+        read: [
+          new GraphTransportError("GET /179 failed: ECONNRESET", null, true),
+          status("FINISHED"),
+          status("FINISHED"),
+        ],
         publish: [graphError(24, 2207008, "temporary publish error"), { id: POST }],
       },
       outcome: "published",
@@ -287,7 +364,11 @@ describe("runPublication", () => {
     },
     {
       name: "a publish refused as not ready (9007/2207027) goes back to polling",
-      script: { create: [created()], read: [status("FINISHED"), status("FINISHED")], publish: [graphError(9007, 2207027, "Media ID is not available"), { id: POST }] },
+      script: {
+        create: [created()],
+        read: [status("FINISHED"), status("FINISHED")],
+        publish: [graphError(9007, 2207027, "Media ID is not available"), { id: POST }],
+      },
       outcome: "published",
       expect: (p, calls) => {
         expect(calls.publish).toBe(2);
@@ -299,7 +380,9 @@ describe("runPublication", () => {
       script: {
         create: [created()],
         read: [status("FINISHED"), status("PUBLISHED")],
-        publish: [new GraphTransportError("POST /x/media_publish answered HTTP 500 without a Graph error object", 500, true)],
+        publish: [
+          new GraphTransportError("POST /x/media_publish answered HTTP 500 without a Graph error object", 500, true),
+        ],
       },
       outcome: "published",
       expect: (p, calls) => {
@@ -311,10 +394,19 @@ describe("runPublication", () => {
     },
     {
       name: "the publishing limit at publish (9/2207042) → SCHEDULED for the quota window, not FAILED",
-      script: { create: [created()], read: [status("FINISHED")], publish: [graphError(9, 2207042, "Application request limit reached")] },
+      script: {
+        create: [created()],
+        read: [status("FINISHED")],
+        publish: [graphError(9, 2207042, "Application request limit reached")],
+      },
       outcome: "deferred",
       expect: (p) => {
-        expect(p).toMatchObject({ status: "SCHEDULED", scheduled_reason: "quota", error: null, container_id: CONTAINER });
+        expect(p).toMatchObject({
+          status: "SCHEDULED",
+          scheduled_reason: "quota",
+          error: null,
+          container_id: CONTAINER,
+        });
         expect(Date.parse(p.publish_at ?? "")).toBeGreaterThan(Date.now());
       },
     },
@@ -323,12 +415,24 @@ describe("runPublication", () => {
       script: {
         create: [created()],
         read: [status("FINISHED")],
-        publish: [new GraphError({ code: 4, subcode: 2207051, message: "We restrict certain activity to protect our community. Tell us if you think we made a mistake.", fbtraceId: "TRACE-E" })],
+        publish: [
+          new GraphError({
+            code: 4,
+            subcode: 2207051,
+            message: "We restrict certain activity to protect our community. Tell us if you think we made a mistake.",
+            fbtraceId: "TRACE-E",
+          }),
+        ],
       },
       outcome: "failed",
       expect: (p, calls, h) => {
         expect(p).toMatchObject({ status: "FAILED", scheduled_reason: null });
-        expect(p.error).toMatchObject({ code: 4, subcode: 2207051, classification: "stop", headline: "Instagram restricted the account's publishing as suspected spam or abuse." });
+        expect(p.error).toMatchObject({
+          code: 4,
+          subcode: 2207051,
+          classification: "stop",
+          headline: "Instagram restricted the account's publishing as suspected spam or abuse.",
+        });
         expect(p.error?.remedy).toMatch(/^Not a rate limit: do not try again/);
         expect(calls.publish).toBe(1);
         expect(h.sleeps.filter((ms) => ms >= 100)).toEqual([]);
@@ -365,10 +469,26 @@ describe("runPublication", () => {
     expect(await runPublication(h.deps, id, control())).toBe("deferred");
     const account = await connected().find(TENANT, REFUSED.accountId);
     expect(account?.status).toBe("needs_reconnect");
-    expect(account?.error).toMatchObject({ code: 190, subcode: 460, message: "Error validating access token", fbtrace_id: "TRACE-E", classification: "reconnect-account" });
-    expect(account?.error).toMatchObject({ headline: "The account's access token is invalid, expired or revoked.", remedy: "The access token is invalid, expired or revoked; reconnect the account." });
-    expect(await read(id)).toMatchObject({ status: "SCHEDULED", scheduled_reason: "needs_reconnect", publish_at: null, error: null });
-    expect(announced.filter((a) => a.value.publication_id === id).map((a) => a.value)).toEqual([{ publication_id: id, tenant_id: TENANT, kind: "needs_reconnect", status: "SCHEDULED" }]);
+    expect(account?.error).toMatchObject({
+      code: 190,
+      subcode: 460,
+      message: "Error validating access token",
+      fbtrace_id: "TRACE-E",
+      classification: "reconnect-account",
+    });
+    expect(account?.error).toMatchObject({
+      headline: "The account's access token is invalid, expired or revoked.",
+      remedy: "The access token is invalid, expired or revoked; reconnect the account.",
+    });
+    expect(await read(id)).toMatchObject({
+      status: "SCHEDULED",
+      scheduled_reason: "needs_reconnect",
+      publish_at: null,
+      error: null,
+    });
+    expect(announced.filter((a) => a.value.publication_id === id).map((a) => a.value)).toEqual([
+      { publication_id: id, tenant_id: TENANT, kind: "needs_reconnect", status: "SCHEDULED" },
+    ]);
     expect(calls.create).toBe(1);
     expect(h.sleeps).toEqual([]);
   });
@@ -379,9 +499,24 @@ describe("runPublication", () => {
       const uploadId = randomUUID();
       await mkdir(path.join(dataDir, "uploads", TENANT), { recursive: true });
       await writeFile(path.join(dataDir, "uploads", TENANT, `${uploadId}.mp4`), Buffer.alloc(64));
-      await recordUpload(redis(), { upload_id: uploadId, tenant_id: TENANT, size: 64, mime: "video/mp4", file: `${TENANT}/${uploadId}.mp4`, created_at: new Date().toISOString() }, 1e9);
+      await recordUpload(
+        redis(),
+        {
+          upload_id: uploadId,
+          tenant_id: TENANT,
+          size: 64,
+          mime: "video/mp4",
+          file: `${TENANT}/${uploadId}.mp4`,
+          created_at: new Date().toISOString(),
+        },
+        1e9,
+      );
       const uri = `https://rupload.test/ig-api-upload/v21.0/${CONTAINER}`;
-      const { graph, calls } = scriptedGraph({ create: [{ ...created(), uri }], read: [status("FINISHED")], publish: [{ id: POST }] });
+      const { graph, calls } = scriptedGraph({
+        create: [{ ...created(), uri }],
+        read: [status("FINISHED")],
+        publish: [{ id: POST }],
+      });
       const uploads: (GraphUploadError | undefined)[] = [
         new GraphUploadError("Invalid OAuth access token.", "OAuthException", false, 401),
         new GraphUploadError("Service temporarily unavailable", "ServiceUnavailableError", true, 503),
@@ -398,9 +533,19 @@ describe("runPublication", () => {
       const id = await newPublication(h, { account_id: UPLOADER.accountId, upload_id: uploadId });
 
       expect(await runPublication(h.deps, id, control())).toBe("deferred");
-      expect(await read(id)).toMatchObject({ status: "SCHEDULED", scheduled_reason: "needs_reconnect", container_id: CONTAINER });
+      expect(await read(id)).toMatchObject({
+        status: "SCHEDULED",
+        scheduled_reason: "needs_reconnect",
+        container_id: CONTAINER,
+      });
       const account = await connected().find(TENANT, UPLOADER.accountId);
-      expect(account).toMatchObject({ status: "needs_reconnect", error: { classification: "reconnect-account", message: "The upload failed: OAuthException: Invalid OAuth access token." } });
+      expect(account).toMatchObject({
+        status: "needs_reconnect",
+        error: {
+          classification: "reconnect-account",
+          message: "The upload failed: OAuthException: Invalid OAuth access token.",
+        },
+      });
 
       await connected().connect({ tenantId: TENANT, accountId: UPLOADER.accountId, accessToken: "TOKEN-uploader-new" });
       await releaseWaitingPublications(redis(), UPLOADER.accountId, h.clock.now);
@@ -416,8 +561,15 @@ describe("runPublication", () => {
   });
 
   it("a rate limit makes the publication wait with a jittered, doubling backoff (or Graph's estimate), then it goes on", async () => {
-    const limited = (regainAccessMs = 0) => Object.assign(graphError(4, undefined, "(#4) Application request limit reached"), { usage: { percent: 100, regainAccessMs } });
-    const { graph, calls } = scriptedGraph({ create: [limited(), limited(), limited(600_000), created()], read: [status("FINISHED")], publish: [{ id: "POST-RL" }] });
+    const limited = (regainAccessMs = 0) =>
+      Object.assign(graphError(4, undefined, "(#4) Application request limit reached"), {
+        usage: { percent: 100, regainAccessMs },
+      });
+    const { graph, calls } = scriptedGraph({
+      create: [limited(), limited(), limited(600_000), created()],
+      read: [status("FINISHED")],
+      publish: [{ id: "POST-RL" }],
+    });
     const h = harness(graph, { rateLimit: { baseMs: 10_000, maxMs: 100_000 } });
     const id = await newPublication(h);
     const waits: number[] = [];
@@ -447,7 +599,11 @@ describe("runPublication", () => {
   });
 
   it("a slow container is watched once per watch interval, with no worker held, and published once it settles", async () => {
-    const { graph, calls } = scriptedGraph({ create: [created()], read: [...times(5, status("IN_PROGRESS")), status("IN_PROGRESS"), status("FINISHED")], publish: [{ id: POST }] });
+    const { graph, calls } = scriptedGraph({
+      create: [created()],
+      read: [...times(5, status("IN_PROGRESS")), status("IN_PROGRESS"), status("FINISHED")],
+      publish: [{ id: POST }],
+    });
     const h = harness(graph, { watchIntervalMs: 60_000 });
     const id = await newPublication(h);
     expect(await runPublication(h.deps, id, control())).toBe("deferred");
@@ -458,7 +614,9 @@ describe("runPublication", () => {
     expect(h.sleeps.filter((ms) => ms >= 60_000)).toEqual([]);
     let p = await read(id);
     expect(p.status).toBe("PROCESSING");
-    expect(p.steps.at(-1)?.detail).toMatch(/^Still IN_PROGRESS after 5 polls 50 ms apart; reading it once every 60 s until it settles or its 24 h life ends at /);
+    expect(p.steps.at(-1)?.detail).toMatch(
+      /^Still IN_PROGRESS after 5 polls 50 ms apart; reading it once every 60 s until it settles or its 24 h life ends at /,
+    );
 
     // A message that comes early (a repeat) reads nothing and defers to the same time.
     h.clock.now += 30_000;
@@ -496,46 +654,87 @@ describe("runPublication", () => {
     expect(p.steps.at(-1)?.detail).toMatch(/still not FINISHED when its 24 h life ended/);
     expect(calls).toMatchObject({ read: 6, publish: 0 });
     // Resuming it would only read an expired container.
-    await expect(resumePublication({ redis: redis(), producer: fakeProducer, now: () => h.clock.now }, TENANT, id)).rejects.toMatchObject({ code: "conflict" });
+    await expect(
+      resumePublication({ redis: redis(), producer: fakeProducer, now: () => h.clock.now }, TENANT, id),
+    ).rejects.toMatchObject({ code: "conflict" });
     expect(await runPublication(h.deps, id, control())).toBe("skipped");
   });
 
   it("Graph failing on every read while the container is watched: read again a watch interval later, not TIMED_OUT", async () => {
     const flaky = () => new GraphTransportError("GET /179 failed: ECONNRESET", null, true);
-    const { graph, calls } = scriptedGraph({ create: [created()], read: [status("IN_PROGRESS"), ...times(4, flaky()), status("FINISHED")], publish: [{ id: POST }] });
+    const { graph, calls } = scriptedGraph({
+      create: [created()],
+      read: [status("IN_PROGRESS"), ...times(4, flaky()), status("FINISHED")],
+      publish: [{ id: POST }],
+    });
     const h = harness(graph, { watchIntervalMs: 60_000 });
     const id = await newPublication(h);
     expect(await runPublication(h.deps, id, control())).toBe("deferred");
     const p = await read(id);
     expect(p.status).toBe("PROCESSING");
-    expect(p.steps.at(-1)).toMatchObject({ step: "read_failed", detail: expect.stringMatching(/^Graph kept failing while the container was read \(GET \/179 failed: ECONNRESET\); reading it again at /) });
+    expect(p.steps.at(-1)).toMatchObject({
+      step: "read_failed",
+      detail: expect.stringMatching(
+        /^Graph kept failing while the container was read \(GET \/179 failed: ECONNRESET\); reading it again at /,
+      ),
+    });
     h.clock.now += 60_000;
     expect(await runPublication(h.deps, id, control())).toBe("published");
     expect(calls.read).toBe(6);
   });
 
   it("a TIMED_OUT publication whose container lives (recorded by an earlier version) is resumed with a fresh budget and published", async () => {
-    const { graph, calls } = scriptedGraph({ create: [created()], read: [...times(5, status("IN_PROGRESS")), status("IN_PROGRESS"), status("FINISHED")], publish: [{ id: POST }] });
+    const { graph, calls } = scriptedGraph({
+      create: [created()],
+      read: [...times(5, status("IN_PROGRESS")), status("IN_PROGRESS"), status("FINISHED")],
+      publish: [{ id: POST }],
+    });
     const h = harness(graph);
     const id = await newPublication(h);
     expect(await runPublication(h.deps, id, control())).toBe("deferred");
-    await appendEvent(redis(), id, { status: "TIMED_OUT", body: { kind: "step", step: { at: new Date(h.clock.now).toISOString(), step: "timed_out", detail: "as an earlier version did" } }, fields: { active_run: "" } });
+    await appendEvent(redis(), id, {
+      status: "TIMED_OUT",
+      body: {
+        kind: "step",
+        step: { at: new Date(h.clock.now).toISOString(), step: "timed_out", detail: "as an earlier version did" },
+      },
+      fields: { active_run: "" },
+    });
     expect(await runPublication(h.deps, id, control())).toBe("skipped"); // a repeat message does not poll on its own
 
     sentMessages.length = 0;
-    const resumed = await resumePublication({ redis: redis(), producer: fakeProducer, now: () => h.clock.now }, TENANT, id);
+    const resumed = await resumePublication(
+      { redis: redis(), producer: fakeProducer, now: () => h.clock.now },
+      TENANT,
+      id,
+    );
     expect(resumed?.status).toBe("PROCESSING");
     expect(sentMessages).toHaveLength(1);
     expect(sentMessages[0].key).toBe(ACCOUNT.accountId);
-    expect(JSON.parse(sentMessages[0].value)).toEqual({ publication_id: id, tenant_id: TENANT, account_id: ACCOUNT.accountId });
-    await expect(resumePublication({ redis: redis(), producer: fakeProducer, now: () => h.clock.now }, TENANT, id)).rejects.toMatchObject({ code: "conflict" });
+    expect(JSON.parse(sentMessages[0].value)).toEqual({
+      publication_id: id,
+      tenant_id: TENANT,
+      account_id: ACCOUNT.accountId,
+    });
+    await expect(
+      resumePublication({ redis: redis(), producer: fakeProducer, now: () => h.clock.now }, TENANT, id),
+    ).rejects.toMatchObject({ code: "conflict" });
 
     // The resume's fresh round reads at once, at the poll interval, not a watch interval later.
     expect(await runPublication(h.deps, id, control())).toBe("published");
     const p = await read(id);
     expect(p.status).toBe("PUBLISHED");
     expect(p.polls.map((x) => x.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7]);
-    expect(stepNames(p)).toEqual(["queued", "creating", "created", "watching", "timed_out", "resumed", "publishing", "published"]);
+    expect(stepNames(p)).toEqual([
+      "queued",
+      "creating",
+      "created",
+      "watching",
+      "timed_out",
+      "resumed",
+      "publishing",
+      "published",
+    ]);
     expect(calls).toMatchObject({ create: 1, publish: 1 });
   });
 
@@ -598,10 +797,19 @@ describe("runPublication", () => {
   });
 
   it("waits for a lease held by a worker that died, then resumes with the existing container", async () => {
-    const { graph, calls } = scriptedGraph({ create: [created()], read: [status("FINISHED")], publish: [{ id: POST }] });
+    const { graph, calls } = scriptedGraph({
+      create: [created()],
+      read: [status("FINISHED")],
+      publish: [{ id: POST }],
+    });
     const h = harness(graph, { leaseMs: 300, sleep: undefined, now: undefined });
     const id = await newPublication(h);
-    await redis().hset(publicationKeys.state(id), { status: "PROCESSING", container_id: CONTAINER, container_created_at: new Date().toISOString(), active_run: "dead-worker" });
+    await redis().hset(publicationKeys.state(id), {
+      status: "PROCESSING",
+      container_id: CONTAINER,
+      container_created_at: new Date().toISOString(),
+      active_run: "dead-worker",
+    });
     await redis().set(publicationKeys.lease(id), "dead-worker", "PX", 300);
     const started = Date.now();
     expect(await runPublication(h.deps, id, control())).toBe("published");
@@ -643,7 +851,8 @@ describe("runPublication", () => {
     return new Proxy(redis(), {
       get(target, prop, receiver) {
         const value = Reflect.get(target, prop, receiver);
-        if (prop !== "hset" || typeof value !== "function") return typeof value === "function" ? value.bind(target) : value;
+        if (prop !== "hset" || typeof value !== "function")
+          return typeof value === "function" ? value.bind(target) : value;
         return async (...args: unknown[]) => {
           const result = await value.apply(target, args);
           if (!done && args[1] === "active_run") {
@@ -661,7 +870,10 @@ describe("runPublication", () => {
     const h = harness(graph);
     const id = await newPublication(h);
     let answer: PublicationView | undefined;
-    const deps = { ...h.deps, redis: interleaved(async () => (answer = await cancelPublication({ redis: redis() }, TENANT, id))) };
+    const deps = {
+      ...h.deps,
+      redis: interleaved(async () => (answer = await cancelPublication({ redis: redis() }, TENANT, id))),
+    };
     expect(await runPublication(deps, id, control())).toBe("skipped");
     expect(answer?.status).toBe("CANCELLED");
     expect(calls).toMatchObject({ create: 0, read: 0, publish: 0 });
@@ -670,30 +882,61 @@ describe("runPublication", () => {
   });
 
   it("refuses to cancel once the container is being created, and to change a publication that is not SCHEDULED", async () => {
-    const h = harness(scriptedGraph({ create: [created()], read: [status("FINISHED")], publish: [{ id: POST }] }).graph);
+    const h = harness(
+      scriptedGraph({ create: [created()], read: [status("FINISHED")], publish: [{ id: POST }] }).graph,
+    );
     const id = await newPublication(h);
     expect(await runPublication(h.deps, id, control())).toBe("published");
-    await expect(cancelPublication({ redis: redis() }, TENANT, id)).rejects.toMatchObject({ status: 409, message: expect.stringContaining("PUBLISHED") });
-    await expect(updatePublication({ redis: redis() }, TENANT, id, { caption: "new" })).rejects.toMatchObject({ status: 409 });
+    await expect(cancelPublication({ redis: redis() }, TENANT, id)).rejects.toMatchObject({
+      status: 409,
+      message: expect.stringContaining("PUBLISHED"),
+    });
+    await expect(updatePublication({ redis: redis() }, TENANT, id, { caption: "new" })).rejects.toMatchObject({
+      status: 409,
+    });
     await expect(cancelPublication({ redis: redis() }, "globex", id)).rejects.toMatchObject({ status: 404 });
   });
 
   it("a reschedule that lands between the worker's read of a due publication and its move to QUEUED wins: the run defers to the new time", async () => {
-    const { graph, calls } = scriptedGraph({ create: [created()], read: [status("FINISHED")], publish: [{ id: POST }] });
+    const { graph, calls } = scriptedGraph({
+      create: [created()],
+      read: [status("FINISHED")],
+      publish: [{ id: POST }],
+    });
     const h = harness(graph);
-    const id = await newPublication(h, { publish_at: new Date(h.clock.now + 60_000).toISOString(), caption: "old caption" });
+    const id = await newPublication(h, {
+      publish_at: new Date(h.clock.now + 60_000).toISOString(),
+      caption: "old caption",
+    });
     h.clock.now += 60_000;
     const later = new Date(h.clock.now + 3600_000);
-    const reschedule = () => updatePublication({ redis: redis(), now: () => new Date(h.clock.now) }, TENANT, id, { publish_at: later.toISOString(), caption: "new caption" });
+    const reschedule = () =>
+      updatePublication({ redis: redis(), now: () => new Date(h.clock.now) }, TENANT, id, {
+        publish_at: later.toISOString(),
+        caption: "new caption",
+      });
     expect(await runPublication({ ...h.deps, redis: interleaved(reschedule) }, id, control())).toBe("deferred");
     expect(calls.create).toBe(0);
     const p = await read(id);
-    expect([p.status, p.publish_at, p.caption, stepNames(p)]).toEqual(["SCHEDULED", later.toISOString(), "new caption", ["scheduled", "updated"]]);
+    expect([p.status, p.publish_at, p.caption, stepNames(p)]).toEqual([
+      "SCHEDULED",
+      later.toISOString(),
+      "new caption",
+      ["scheduled", "updated"],
+    ]);
     expect(await redis().zscore(publicationKeys.scheduled, id)).toBe(String(later.getTime()));
 
     h.clock.now = later.getTime();
     expect(await runPublication(h.deps, id, control())).toBe("published");
-    expect(stepNames(await read(id))).toEqual(["scheduled", "updated", "due", "creating", "created", "publishing", "published"]);
+    expect(stepNames(await read(id))).toEqual([
+      "scheduled",
+      "updated",
+      "due",
+      "creating",
+      "created",
+      "publishing",
+      "published",
+    ]);
   });
 
   it("skips a message for a publication that was never recorded", async () => {

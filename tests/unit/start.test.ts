@@ -11,11 +11,21 @@ const dataDir = mkdtempSync(path.join(tmpdir(), "dispatch-start-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 /** `npm start` without setup.sh: node --import tsx scripts/start.ts, killed with its group if it hangs. */
-function start(env: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; output: string; ms: number }> {
+function start(
+  env: Record<string, string>,
+  timeoutMs: number,
+): Promise<{ code: number | null; output: string; ms: number }> {
   const began = Date.now();
   const child = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
     cwd: ROOT,
-    env: { NODE_ENV: "production", PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, API_KEYS: "acme:acme-key-0123456789abcdef", ...env },
+    env: {
+      NODE_ENV: "production",
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATA_DIR: dataDir,
+      API_KEYS: "acme:acme-key-0123456789abcdef",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
@@ -45,28 +55,46 @@ describe("npm start", () => {
     ["HOST", { HOST: "not a host" }],
     // Read by the workers alone: it must stop the start as well.
     ["WORKER_CONCURRENCY", { WORKER_CONCURRENCY: "0" }],
-  ])("stops at once with a non-zero exit naming %s when it is bad", async (name, env) => {
-    const result = await start(env, 20_000);
-    expect(result.code, result.output).not.toBe(0);
-    expect(result.code, result.output).not.toBeNull();
-    expect(result.ms).toBeLessThan(15_000);
-    expect(result.output).toContain(name);
-    expect(result.output).not.toMatch(/building the web app|ready/);
-  }, 30_000);
+  ])(
+    "stops at once with a non-zero exit naming %s when it is bad",
+    async (name, env) => {
+      const result = await start(env, 20_000);
+      expect(result.code, result.output).not.toBe(0);
+      expect(result.code, result.output).not.toBeNull();
+      expect(result.ms).toBeLessThan(15_000);
+      expect(result.output).toContain(name);
+      expect(result.output).not.toMatch(/building the web app|ready/);
+    },
+    30_000,
+  );
 
   it("fails the start as soon as a worker exits during it, not at the health deadline", async () => {
     const exited = { exitCode: 1, signalCode: null } as unknown as ChildProcess;
     const alive = { exitCode: null, signalCode: null } as unknown as ChildProcess;
     const fake = (name: string, child: ChildProcess) => ({ name, child }) as ManagedProcess;
     const began = Date.now();
-    await expect(waitForHealth("http://127.0.0.1:9", fake("web", alive), 60_000, 1, [fake("worker-1", exited)])).rejects.toThrow(/worker-1 exited during start-up/);
+    await expect(
+      waitForHealth("http://127.0.0.1:9", fake("web", alive), 60_000, 1, [fake("worker-1", exited)]),
+    ).rejects.toThrow(/worker-1 exited during start-up/);
     expect(Date.now() - began).toBeLessThan(5_000);
   });
 });
 
 describe("the start banner", () => {
   const stack = (keys: string, generated: boolean, host = "127.0.0.1") =>
-    ({ url: "http://127.0.0.1:3000", host, apiKey: keys.split(",")[0].split(":")[1], apiKeyGenerated: generated, env: { API_KEYS: keys, DATA_DIR: "/srv/.data", REDIS_URL: "redis://:hunter2hunter2@redis:6379/0", KAFKA_BROKERS: "k:9092" }, workers: [] }) as unknown as Stack;
+    ({
+      url: "http://127.0.0.1:3000",
+      host,
+      apiKey: keys.split(",")[0].split(":")[1],
+      apiKeyGenerated: generated,
+      env: {
+        API_KEYS: keys,
+        DATA_DIR: "/srv/.data",
+        REDIS_URL: "redis://:hunter2hunter2@redis:6379/0",
+        KAFKA_BROKERS: "k:9092",
+      },
+      workers: [],
+    }) as unknown as Stack;
 
   it("shows a key Dispatch generated", () => {
     const text = startBanner(stack("demo:dk_generated0123456789", true));

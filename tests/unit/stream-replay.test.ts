@@ -28,8 +28,13 @@ function setup(stored: string[]) {
 }
 
 const d = (seq: number, delta: string, is_final = false): StreamMessage => ({ seq, delta, is_final });
-const ev = (seq: number, status: string): PublicationEvent => ({ seq, kind: "step", status, step: { name: "create" } }) as unknown as PublicationEvent;
-const within = <T>(promise: Promise<T>, ms = 1000) => Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still open after ${ms} ms`)), ms))]);
+const ev = (seq: number, status: string): PublicationEvent =>
+  ({ seq, kind: "step", status, step: { name: "create" } }) as unknown as PublicationEvent;
+const within = <T>(promise: Promise<T>, ms = 1000) =>
+  Promise.race([
+    promise,
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still open after ${ms} ms`)), ms)),
+  ]);
 
 describe("a stream of something already finished", () => {
   it("closes at once for a job client whose Last-Event-ID is at or past the final seq", async () => {
@@ -42,7 +47,9 @@ describe("a stream of something already finished", () => {
   });
 
   it("closes at once for a settled publication, and goes on past an earlier TIMED_OUT that a resume moved on from", async () => {
-    const { hub, redis, stored } = setup([ev(1, "CREATING"), ev(2, "TIMED_OUT"), ev(3, "PROCESSING")].map((e) => JSON.stringify(e)));
+    const { hub, redis, stored } = setup(
+      [ev(1, "CREATING"), ev(2, "TIMED_OUT"), ev(3, "PROCESSING")].map((e) => JSON.stringify(e)),
+    );
     const open = replayPublicationEvents({ redis, hub }, "p", 0, new AbortController().signal);
     expect(((await open.next()).value as PublicationEvent[]).map((e) => e.seq)).toEqual([1, 2, 3]);
     void open.return(undefined);

@@ -15,7 +15,10 @@ function fakeRedis(options: { failExec?: boolean } = {}) {
       const multi = {
         rpush: (key: string, ...values: string[]) => (commands.push(["rpush", key, ...values]), multi),
         publish: (channel: string, message: string) => (commands.push(["publish", channel, message]), multi),
-        eval: (_script: string, _keys: number, key: string, ttl: number) => (commands.push(["eval", key, String(ttl)]), multi),
+        eval: (_script: string, _keys: number, key: string, ttl: number) => (
+          commands.push(["eval", key, String(ttl)]),
+          multi
+        ),
         async exec() {
           if (options.failExec) throw new Error("Connection is closed.");
           execs.push(commands);
@@ -60,7 +63,13 @@ describe("StreamWriter", () => {
     const writer = await StreamWriter.open(redis, "job-1");
     await writer.reset(2);
     expect(writer.written).toBe(3);
-    expect(JSON.parse(lists.get(jobKeys.events("job-1"))![2])).toEqual({ seq: 3, delta: "", is_final: false, reset: true, attempt: 2 });
+    expect(JSON.parse(lists.get(jobKeys.events("job-1"))![2])).toEqual({
+      seq: 3,
+      delta: "",
+      is_final: false,
+      reset: true,
+      attempt: 2,
+    });
   });
 
   it("sends the deltas of streams written in the same turn as one MULTI, each stream's in order", async () => {

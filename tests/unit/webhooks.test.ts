@@ -25,13 +25,24 @@ import { createWebhook } from "@/lib/webhooks/store";
 import { waitFor } from "../helpers";
 import { realRedisPerFile } from "./real-redis";
 
-const base = { REDIS_URL: "redis://127.0.0.1:6379", KAFKA_BROKERS: "a:9092", API_KEYS: "acme:acme-key-0123456789abcdef" };
+const base = {
+  REDIS_URL: "redis://127.0.0.1:6379",
+  KAFKA_BROKERS: "a:9092",
+  API_KEYS: "acme:acme-key-0123456789abcdef",
+};
 const defaults = parseConfig(base);
-const policy = { baseMs: defaults.WEBHOOK_RETRY_BASE_MS, maxMs: defaults.WEBHOOK_RETRY_MAX_MS, windowMs: defaults.WEBHOOK_RETRY_WINDOW_MS };
+const policy = {
+  baseMs: defaults.WEBHOOK_RETRY_BASE_MS,
+  maxMs: defaults.WEBHOOK_RETRY_MAX_MS,
+  windowMs: defaults.WEBHOOK_RETRY_WINDOW_MS,
+};
 
 describe("webhook retries", () => {
   it("double the wait after each failure, with jitter in the upper half, up to the cap", () => {
-    const waits = [1, 2, 3, 4].map((attempt) => [nextAttemptAt(policy, attempt, 0, 0, () => 0), nextAttemptAt(policy, attempt, 0, 0, () => 1)]);
+    const waits = [1, 2, 3, 4].map((attempt) => [
+      nextAttemptAt(policy, attempt, 0, 0, () => 0),
+      nextAttemptAt(policy, attempt, 0, 0, () => 1),
+    ]);
     expect(waits).toEqual([
       [5_000, 10_000],
       [10_000, 20_000],
@@ -46,7 +57,12 @@ describe("webhook retries", () => {
     // The quickest schedule (no jitter added) still spans the window before giving up.
     let now = 0;
     let attempt = 1;
-    for (let next = nextAttemptAt(policy, attempt, 0, now, () => 0); next !== null; next = nextAttemptAt(policy, ++attempt, 0, now, () => 0)) now = next;
+    for (
+      let next = nextAttemptAt(policy, attempt, 0, now, () => 0);
+      next !== null;
+      next = nextAttemptAt(policy, ++attempt, 0, now, () => 0)
+    )
+      now = next;
     expect(now).toBeGreaterThanOrEqual(24 * 3_600_000);
     expect(attempt).toBeLessThan(60);
   });
@@ -54,7 +70,13 @@ describe("webhook retries", () => {
 
 describe("webhook configuration", () => {
   it("has defaults", () => {
-    expect([defaults.WEBHOOKS_PER_TENANT, defaults.WEBHOOK_TIMEOUT_MS, defaults.WEBHOOK_RETRY_BASE_MS, defaults.WEBHOOK_RETRY_MAX_MS, defaults.WEBHOOK_RETRY_WINDOW_MS]).toEqual([10, 10_000, 10_000, 3_600_000, 86_400_000]);
+    expect([
+      defaults.WEBHOOKS_PER_TENANT,
+      defaults.WEBHOOK_TIMEOUT_MS,
+      defaults.WEBHOOK_RETRY_BASE_MS,
+      defaults.WEBHOOK_RETRY_MAX_MS,
+      defaults.WEBHOOK_RETRY_WINDOW_MS,
+    ]).toEqual([10, 10_000, 10_000, 3_600_000, 86_400_000]);
     expect(defaults.ALLOW_PRIVATE_URLS).toBe(false);
     expect(parseConfig({ ...base, ALLOW_PRIVATE_URLS: "true" }).ALLOW_PRIVATE_URLS).toBe(true);
     expect(() => parseConfig({ ...base, WEBHOOK_TIMEOUT_MS: "0" })).toThrow(/WEBHOOK_TIMEOUT_MS/);
@@ -65,16 +87,23 @@ describe("the webhook input", () => {
   const strict = webhookInputSchema({ allowPrivate: false });
   const open = webhookInputSchema({ allowPrivate: true });
 
-  it.each(["http://127.0.0.1:8080/hook", "http://localhost/hook", "http://[::1]/hook", "http://10.0.0.7/hook", "http://169.254.169.254/latest", "http://192.168.1.2/", "http://[::ffff:127.0.0.1]/"])(
-    "refuses %s unless private addresses are allowed",
-    (url) => {
-      expect(strict.safeParse({ url, events: ["job.completed"] }).success).toBe(false);
-      expect(open.safeParse({ url, events: ["job.completed"] }).success).toBe(true);
-    },
-  );
+  it.each([
+    "http://127.0.0.1:8080/hook",
+    "http://localhost/hook",
+    "http://[::1]/hook",
+    "http://10.0.0.7/hook",
+    "http://169.254.169.254/latest",
+    "http://192.168.1.2/",
+    "http://[::ffff:127.0.0.1]/",
+  ])("refuses %s unless private addresses are allowed", (url) => {
+    expect(strict.safeParse({ url, events: ["job.completed"] }).success).toBe(false);
+    expect(open.safeParse({ url, events: ["job.completed"] }).success).toBe(true);
+  });
 
   it("takes public http and https URLs, and keeps each event once, in the declared order", () => {
-    expect(strict.parse({ url: "https://hooks.example.com/x", events: ["reel.failed", "job.completed", "reel.failed"] })).toEqual({ url: "https://hooks.example.com/x", events: ["job.completed", "reel.failed"] });
+    expect(
+      strict.parse({ url: "https://hooks.example.com/x", events: ["reel.failed", "job.completed", "reel.failed"] }),
+    ).toEqual({ url: "https://hooks.example.com/x", events: ["job.completed", "reel.failed"] });
     expect(strict.safeParse({ url: "http://93.184.216.34/x", events: [...WEBHOOK_EVENT_TYPES] }).success).toBe(true);
   });
 });
@@ -89,11 +118,21 @@ describe("queuing an event", () => {
     await createWebhook(redis(), "acme", input, 10, new Date("2026-01-03T00:00:00Z"));
     await createWebhook(redis(), "globex", input, 10, new Date("2026-01-01T00:00:00Z"));
     let reads = 0;
-    const event = { tenantId: "acme", type: "job.completed" as const, occurrence: "job:1", at: new Date("2026-01-02T00:00:00Z"), data: async () => (++reads, { job_id: "1" }) };
+    const event = {
+      tenantId: "acme",
+      type: "job.completed" as const,
+      occurrence: "job:1",
+      at: new Date("2026-01-02T00:00:00Z"),
+      data: async () => (++reads, { job_id: "1" }),
+    };
     const ids = await enqueueWebhookEvent(redis(), event);
     expect(ids).toHaveLength(1);
     expect(await redis().hget(webhookKeys.delivery(ids[0]), "webhook_id")).toBe(early.id);
-    expect(JSON.parse((await redis().hget(webhookKeys.delivery(ids[0]), "body"))!)).toEqual({ type: "job.completed", timestamp: "2026-01-02T00:00:00.000Z", data: { job_id: "1" } });
+    expect(JSON.parse((await redis().hget(webhookKeys.delivery(ids[0]), "body"))!)).toEqual({
+      type: "job.completed",
+      timestamp: "2026-01-02T00:00:00.000Z",
+      data: { job_id: "1" },
+    });
     expect(await redis().zscore(webhookKeys.due("acme"), ids[0])).not.toBeNull();
     // The same occurrence again (a redelivered audit message): no second delivery.
     expect(await enqueueWebhookEvent(redis(), event)).toEqual([]);
@@ -110,7 +149,17 @@ describe("resending a delivery", () => {
   it("makes a pending delivery due now without restarting its retry window; one that ended gets a fresh window", async () => {
     const webhook = await createWebhook(redis(), "acme", input, 10, new Date("2026-01-01T00:00:00Z"));
     const queued = new Date("2026-01-02T00:00:00Z");
-    const [id] = await enqueueWebhookEvent(redis(), { tenantId: "acme", type: "job.completed", occurrence: "job:resend", at: queued, data: async () => ({ job_id: "r" }) }, queued);
+    const [id] = await enqueueWebhookEvent(
+      redis(),
+      {
+        tenantId: "acme",
+        type: "job.completed",
+        occurrence: "job:resend",
+        at: queued,
+        data: async () => ({ job_id: "r" }),
+      },
+      queued,
+    );
     const later = queued.getTime() + 5 * 3_600_000;
     for (let i = 1; i <= 3; i++) {
       expect(await resendDelivery(redis(), "acme", webhook.id, id, later + i)).toEqual({ id, status: "pending" });
@@ -144,19 +193,33 @@ describe("delivery fairness", () => {
     return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, seen: () => seen, server };
   }
 
-  const event = (tenantId: string, occurrence: string) => ({ tenantId, type: "job.completed" as const, occurrence, at: new Date(), data: async () => ({ job_id: occurrence }) });
+  const event = (tenantId: string, occurrence: string) => ({
+    tenantId,
+    type: "job.completed" as const,
+    occurrence,
+    at: new Date(),
+    data: async () => ({ job_id: occurrence }),
+  });
 
   it("a tenant whose 9 endpoints hang holds at most its share of attempts: another tenant's delivery goes out meanwhile", async () => {
     const hanging = await endpoint(false);
     const fine = await endpoint(true);
     const before = new Date(Date.now() - 60_000);
-    for (let i = 0; i < 9; i++) await createWebhook(redis(), "floodco", { url: `${hanging.url}/${i}`, events: ["job.completed"] }, 10, before);
+    for (let i = 0; i < 9; i++)
+      await createWebhook(redis(), "floodco", { url: `${hanging.url}/${i}`, events: ["job.completed"] }, 10, before);
     await createWebhook(redis(), "calmco", { url: fine.url, events: ["job.completed"] }, 10, before);
     for (let job = 0; job < 30; job++) await enqueueWebhookEvent(redis(), event("floodco", `flood-${job}`));
     await enqueueWebhookEvent(redis(), event("calmco", "calm-1"));
 
     const dispatcher = new Agent();
-    const loop = startDeliveryLoop({ redis: redis(), dispatcher, log: () => {}, timeoutMs: 50_000, retry: { baseMs: 60_000, maxMs: 60_000, windowMs: 3_600_000 }, concurrency: 16 });
+    const loop = startDeliveryLoop({
+      redis: redis(),
+      dispatcher,
+      log: () => {},
+      timeoutMs: 50_000,
+      retry: { baseMs: 60_000, maxMs: 60_000, windowMs: 3_600_000 },
+      concurrency: 16,
+    });
     try {
       await waitFor(() => fine.seen() === 1, { what: "the calm tenant's delivery" });
       // The flood's attempts all hang: only its cap of them ever started, whatever the worker's free slots.
@@ -174,13 +237,30 @@ describe("delivery fairness", () => {
     const now = Date.now() + 10 * 3_600_000;
     const at = (minutes: number) => new Date(now - minutes * 60_000);
     const created = new Date(Date.now() - 60_000);
-    await createWebhook(redis(), "turn-a", { url: "https://hooks.example.com/a", events: ["job.completed"] }, 10, created);
-    await createWebhook(redis(), "turn-b", { url: "https://hooks.example.com/b", events: ["job.completed"] }, 10, created);
+    await createWebhook(
+      redis(),
+      "turn-a",
+      { url: "https://hooks.example.com/a", events: ["job.completed"] },
+      10,
+      created,
+    );
+    await createWebhook(
+      redis(),
+      "turn-b",
+      { url: "https://hooks.example.com/b", events: ["job.completed"] },
+      10,
+      created,
+    );
     for (let i = 0; i < 6; i++) await enqueueWebhookEvent(redis(), event("turn-a", `a-${i}`), at(50 - i));
     await enqueueWebhookEvent(redis(), event("turn-b", "b-0"), at(10));
     // Other tests' tenants may have deliveries due by then too: only these two are looked at.
-    const ours = (claims: DeliveryClaim[]) => claims.filter((c) => c.tenantId.startsWith("turn-")).map((c) => c.tenantId);
-    expect(ours((await claimDueDeliveries(redis(), now, 10, 30_000, 2)).claims)).toEqual(["turn-a", "turn-b", "turn-a"]);
+    const ours = (claims: DeliveryClaim[]) =>
+      claims.filter((c) => c.tenantId.startsWith("turn-")).map((c) => c.tenantId);
+    expect(ours((await claimDueDeliveries(redis(), now, 10, 30_000, 2)).claims)).toEqual([
+      "turn-a",
+      "turn-b",
+      "turn-a",
+    ]);
     expect(ours((await claimDueDeliveries(redis(), now, 10, 30_000, 2)).claims)).toEqual([]);
   });
 
@@ -188,24 +268,42 @@ describe("delivery fairness", () => {
     const id = "msg_legacy0000000000000000000000000";
     await redis().hset(webhookKeys.delivery(id), { id, tenant_id: "legacyco", state: "pending" });
     await redis().zadd(webhookKeys.legacyDue, 1, id);
-    expect((await claimDueDeliveries(redis(), Date.now(), 100, 30_000)).claims).toContainEqual({ id, tenantId: "legacyco" });
+    expect((await claimDueDeliveries(redis(), Date.now(), 100, 30_000)).claims).toContainEqual({
+      id,
+      tenantId: "legacyco",
+    });
     expect(await redis().zcard(webhookKeys.legacyDue)).toBe(0);
     expect(await redis().zscore(webhookKeys.due("legacyco"), id)).not.toBeNull();
   });
 
   it("bounds a tenant's pending deliveries: past the bound an event is not queued, and the attempt log says why", async () => {
-    const webhook = await createWebhook(redis(), "boundco", { url: "https://hooks.example.com/bound", events: ["job.completed"] }, 10, new Date(Date.now() - 60_000));
+    const webhook = await createWebhook(
+      redis(),
+      "boundco",
+      { url: "https://hooks.example.com/bound", events: ["job.completed"] },
+      10,
+      new Date(Date.now() - 60_000),
+    );
     const created: string[] = [];
-    for (let i = 0; i < 5; i++) created.push(...(await enqueueWebhookEvent(redis(), event("boundco", `bound-${i}`), new Date(), 3)));
+    for (let i = 0; i < 5; i++)
+      created.push(...(await enqueueWebhookEvent(redis(), event("boundco", `bound-${i}`), new Date(), 3)));
     expect(created).toHaveLength(3);
     expect(await redis().zcard(webhookKeys.due("boundco"))).toBe(3);
     const log = (await redis().lrange(webhookKeys.attempts(webhook.id), 0, -1)).map((line) => JSON.parse(line));
     expect(log).toHaveLength(2);
-    expect(log[0]).toMatchObject({ attempt: 0, status_code: null, error: "Not sent: this tenant already had 3 deliveries waiting (its endpoints are slow or failing)" });
+    expect(log[0]).toMatchObject({
+      attempt: 0,
+      status_code: null,
+      error: "Not sent: this tenant already had 3 deliveries waiting (its endpoints are slow or failing)",
+    });
   });
 });
 /** The announcement the publishing flow produces after a write (lib/reels/publish/announce.ts). */
-const settledAnnouncement = (tenantId: string, id: string, status: PublicationAnnouncement["status"]): PublicationAnnouncement => ({ publication_id: id, tenant_id: tenantId, kind: "settled", status });
+const settledAnnouncement = (
+  tenantId: string,
+  id: string,
+  status: PublicationAnnouncement["status"],
+): PublicationAnnouncement => ({ publication_id: id, tenant_id: tenantId, kind: "settled", status });
 
 describe("a publication's final write", () => {
   const redis = realRedisPerFile();
@@ -216,12 +314,33 @@ describe("a publication's final write", () => {
   const connected = () => (accounts ??= new ConnectedAccounts(redis(), randomBytes(32), [account, waiting]));
 
   it("queues reel.published with the publication as GET returns it, once per write; a timed-out one asks for attention", async () => {
-    const webhook = await createWebhook(redis(), "reelco", { url: "https://hooks.example.com/r", events: ["reel.published", "reel.needs_attention"] }, 10, new Date(Date.now() - 60_000));
-    const deps = { redis: redis(), producer: async () => ({ send: async () => [] }) as unknown as Producer, connected: connected() };
-    const { publication } = await submitPublication(deps, "reelco", publicationInputSchema.parse({ account_id: account.accountId, video_url: "https://videos.test/a.mp4", caption: "hi" }));
+    const webhook = await createWebhook(
+      redis(),
+      "reelco",
+      { url: "https://hooks.example.com/r", events: ["reel.published", "reel.needs_attention"] },
+      10,
+      new Date(Date.now() - 60_000),
+    );
+    const deps = {
+      redis: redis(),
+      producer: async () => ({ send: async () => [] }) as unknown as Producer,
+      connected: connected(),
+    };
+    const { publication } = await submitPublication(
+      deps,
+      "reelco",
+      publicationInputSchema.parse({
+        account_id: account.accountId,
+        video_url: "https://videos.test/a.mp4",
+        caption: "hi",
+      }),
+    );
     const id = publication.publication_id;
     const settle = async (status: "TIMED_OUT" | "PUBLISHED") => {
-      await appendEvent(redis(), id, { status, body: { kind: "step", step: { at: new Date().toISOString(), step: status.toLowerCase(), detail: status } } });
+      await appendEvent(redis(), id, {
+        status,
+        body: { kind: "step", step: { at: new Date().toISOString(), step: status.toLowerCase(), detail: status } },
+      });
       await enqueuePublicationEvent(redis(), settledAnnouncement("reelco", id, status));
     };
     const queued = async () => {
@@ -235,46 +354,115 @@ describe("a publication's final write", () => {
     const events = await queued();
     expect(events.map((e) => e.type).sort()).toEqual(["reel.needs_attention", "reel.published"]);
     const published = events.find((e) => e.type === "reel.published");
-    expect(published.data).toMatchObject({ publication_id: id, tenant_id: "reelco", status: "PUBLISHED", caption: "hi" });
+    expect(published.data).toMatchObject({
+      publication_id: id,
+      tenant_id: "reelco",
+      status: "PUBLISHED",
+      caption: "hi",
+    });
     expect(published.timestamp).toBe(published.data.updated_at);
-    expect(await redis().hget(webhookKeys.delivery((await redis().zrange(webhookKeys.due("reelco"), 0, -1))[0]), "webhook_id")).toBe(webhook.id);
+    expect(
+      await redis().hget(
+        webhookKeys.delivery((await redis().zrange(webhookKeys.due("reelco"), 0, -1))[0]),
+        "webhook_id",
+      ),
+    ).toBe(webhook.id);
   });
 
   it("a publication waiting for its account to be reconnected asks for attention, once per wait", async () => {
-    await createWebhook(redis(), "waitco", { url: "https://hooks.example.com/n", events: ["reel.needs_attention"] }, 10, new Date(Date.now() - 60_000));
-    const deps = { redis: redis(), producer: async () => ({ send: async () => [] }) as unknown as Producer, connected: connected() };
-    const { publication } = await submitPublication(deps, "waitco", publicationInputSchema.parse({ account_id: "17841400000000910", video_url: "https://videos.test/b.mp4" }));
+    await createWebhook(
+      redis(),
+      "waitco",
+      { url: "https://hooks.example.com/n", events: ["reel.needs_attention"] },
+      10,
+      new Date(Date.now() - 60_000),
+    );
+    const deps = {
+      redis: redis(),
+      producer: async () => ({ send: async () => [] }) as unknown as Producer,
+      connected: connected(),
+    };
+    const { publication } = await submitPublication(
+      deps,
+      "waitco",
+      publicationInputSchema.parse({ account_id: "17841400000000910", video_url: "https://videos.test/b.mp4" }),
+    );
     const id = publication.publication_id;
-    const waits: PublicationAnnouncement = { publication_id: id, tenant_id: "waitco", kind: "needs_reconnect", status: "SCHEDULED" };
+    const waits: PublicationAnnouncement = {
+      publication_id: id,
+      tenant_id: "waitco",
+      kind: "needs_reconnect",
+      status: "SCHEDULED",
+    };
     await enqueuePublicationEvent(redis(), waits); // not waiting: nothing
-    await appendEvent(redis(), id, { status: "SCHEDULED", body: { kind: "step", step: { at: new Date().toISOString(), step: "waiting", detail: "token refused" } }, fields: { scheduled_reason: "needs_reconnect" } });
+    await appendEvent(redis(), id, {
+      status: "SCHEDULED",
+      body: { kind: "step", step: { at: new Date().toISOString(), step: "waiting", detail: "token refused" } },
+      fields: { scheduled_reason: "needs_reconnect" },
+    });
     await enqueuePublicationEvent(redis(), waits);
     await enqueuePublicationEvent(redis(), waits);
     const ids = await redis().zrange(webhookKeys.due("waitco"), 0, -1);
-    const bodies = (await Promise.all(ids.map((d) => redis().hget(webhookKeys.delivery(d), "body")))).filter((b): b is string => !!b && b.includes(id)).map((b) => JSON.parse(b));
+    const bodies = (await Promise.all(ids.map((d) => redis().hget(webhookKeys.delivery(d), "body"))))
+      .filter((b): b is string => !!b && b.includes(id))
+      .map((b) => JSON.parse(b));
     expect(bodies.map((b) => [b.type, b.data.scheduled_reason])).toEqual([["reel.needs_attention", "needs_reconnect"]]);
   });
 
   it("is announced again by a redelivered message that finds the publication settled (the run that wrote it died first), and queued once", async () => {
-    await createWebhook(redis(), "reelco", { url: "https://hooks.example.com/r2", events: ["reel.failed"] }, 10, new Date(Date.now() - 60_000));
-    const deps = { redis: redis(), producer: async () => ({ send: async () => [] }) as unknown as Producer, connected: connected() };
-    const { publication } = await submitPublication(deps, "reelco", publicationInputSchema.parse({ account_id: account.accountId, video_url: "https://videos.test/b.mp4" }));
+    await createWebhook(
+      redis(),
+      "reelco",
+      { url: "https://hooks.example.com/r2", events: ["reel.failed"] },
+      10,
+      new Date(Date.now() - 60_000),
+    );
+    const deps = {
+      redis: redis(),
+      producer: async () => ({ send: async () => [] }) as unknown as Producer,
+      connected: connected(),
+    };
+    const { publication } = await submitPublication(
+      deps,
+      "reelco",
+      publicationInputSchema.parse({ account_id: account.accountId, video_url: "https://videos.test/b.mp4" }),
+    );
     const id = publication.publication_id;
-    await appendEvent(redis(), id, { status: "FAILED", body: { kind: "step", step: { at: new Date().toISOString(), step: "failed", detail: "x" } } });
+    await appendEvent(redis(), id, {
+      status: "FAILED",
+      body: { kind: "step", step: { at: new Date().toISOString(), step: "failed", detail: "x" } },
+    });
     const announced: PublicationAnnouncement[] = [];
-    const producer = { send: async ({ messages }: { messages: { value: string }[] }) => void announced.push(...messages.map((m) => JSON.parse(m.value))) } as unknown as Producer;
+    const producer = {
+      send: async ({ messages }: { messages: { value: string }[] }) =>
+        void announced.push(...messages.map((m) => JSON.parse(m.value))),
+    } as unknown as Producer;
     const run = () =>
       runPublication(
-        { redis: redis(), producer, graph: {} as GraphClient, connected: connected(), log: () => {}, workerId: "w", pollIntervalMs: 10, pollAttempts: 1 },
+        {
+          redis: redis(),
+          producer,
+          graph: {} as GraphClient,
+          connected: connected(),
+          log: () => {},
+          workerId: "w",
+          pollIntervalMs: 10,
+          pollAttempts: 1,
+        },
         id,
         { heartbeat: async () => {}, shutdown: new AbortController().signal, runId: `run-${Math.random()}` },
       );
     expect(await run()).toBe("skipped");
     expect(await run()).toBe("skipped");
-    expect(announced).toEqual([settledAnnouncement("reelco", id, "FAILED"), settledAnnouncement("reelco", id, "FAILED")]);
+    expect(announced).toEqual([
+      settledAnnouncement("reelco", id, "FAILED"),
+      settledAnnouncement("reelco", id, "FAILED"),
+    ]);
     for (const announcement of announced) await enqueuePublicationEvent(redis(), announcement);
     const ids = await redis().zrange(webhookKeys.due("reelco"), 0, -1);
-    const bodies = (await Promise.all(ids.map((d) => redis().hget(webhookKeys.delivery(d), "body")))).filter((b) => b?.includes(id)).map((b) => JSON.parse(b!));
+    const bodies = (await Promise.all(ids.map((d) => redis().hget(webhookKeys.delivery(d), "body"))))
+      .filter((b) => b?.includes(id))
+      .map((b) => JSON.parse(b!));
     expect(bodies.map((b) => [b.type, b.data.status])).toEqual([["reel.failed", "FAILED"]]);
   });
 });

@@ -4,7 +4,12 @@ import { connectAccount, connectAccountSchema } from "@/lib/accounts/connect-acc
 
 export const dynamic = "force-dynamic";
 
-const depsOf = ({ redis, accounts, graph, config }: import("@/lib/web/services").Services) => ({ redis, accounts, graph, sandbox: config.GRAPH_SANDBOX });
+const depsOf = ({ redis, accounts, graph, config }: import("@/lib/web/services").Services) => ({
+  redis,
+  accounts,
+  graph,
+  sandbox: config.GRAPH_SANDBOX,
+});
 
 /** The tenant's publishing accounts: status, username and quota, never their tokens. */
 export const GET = withTenant(async (request: Request, { services, tenantId }) => {

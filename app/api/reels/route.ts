@@ -7,20 +7,21 @@ import { traced } from "@/lib/tracing";
 
 export const dynamic = "force-dynamic";
 
-export const POST = withTenant(traced("POST /api/reels", async (request: Request, { services, tenantId }) => {
-  const input = await readJsonBody(request, publicationInputSchema);
-  await enforceRateLimit(services.redis, tenantId, "submit", services.config.RATE_LIMIT_PER_MINUTE);
-  const { created, publication } = await submitPublication(
-    { redis: services.redis, producer: services.producer, connected: services.accounts },
-    tenantId,
-    input,
-    { idempotencyKey: request.headers.get("idempotency-key") },
-  );
-  const location = `/api/reels/${publication.publication_id}`;
-  if (!created) return json(publication, 200, { location });
-  return json({ publication_id: publication.publication_id, status: publication.status }, 202, { location });
-}));
-
+export const POST = withTenant(
+  traced("POST /api/reels", async (request: Request, { services, tenantId }) => {
+    const input = await readJsonBody(request, publicationInputSchema);
+    await enforceRateLimit(services.redis, tenantId, "submit", services.config.RATE_LIMIT_PER_MINUTE);
+    const { created, publication } = await submitPublication(
+      { redis: services.redis, producer: services.producer, connected: services.accounts },
+      tenantId,
+      input,
+      { idempotencyKey: request.headers.get("idempotency-key") },
+    );
+    const location = `/api/reels/${publication.publication_id}`;
+    if (!created) return json(publication, 200, { location });
+    return json({ publication_id: publication.publication_id, status: publication.status }, 202, { location });
+  }),
+);
 
 export const GET = withTenant(async (request: Request, { services, tenantId }) => {
   const query = parseWith(pageQuerySchema, Object.fromEntries(new URL(request.url).searchParams));

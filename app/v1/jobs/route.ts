@@ -10,20 +10,30 @@ import { traced } from "@/lib/tracing";
 
 export const dynamic = "force-dynamic";
 
-export const POST = withTenant(traced("POST /v1/jobs", async (request: Request, { services, tenantId }) => {
-  const input = await readJsonBody(request, commandInputSchema(services.config.MAX_PROMPT_CHARS));
-  await enforceRateLimit(services.redis, tenantId, "submit", services.config.RATE_LIMIT_PER_MINUTE);
-  const result = await submitJob({ redis: services.redis, producer: services.producer, models: listModels(services.config) }, tenantId, input);
-  const { job } = result;
-  if (!result.created) return json(job, 200, { location: `/jobs/${job.job_id}` });
-  recordJobSubmitted({ model: job.model_name, tenantId });
-  return json({ job_id: job.job_id, status: job.status, stream_url: job.stream_url }, 202, { location: `/jobs/${job.job_id}` });
-}));
-
+export const POST = withTenant(
+  traced("POST /v1/jobs", async (request: Request, { services, tenantId }) => {
+    const input = await readJsonBody(request, commandInputSchema(services.config.MAX_PROMPT_CHARS));
+    await enforceRateLimit(services.redis, tenantId, "submit", services.config.RATE_LIMIT_PER_MINUTE);
+    const result = await submitJob(
+      { redis: services.redis, producer: services.producer, models: listModels(services.config) },
+      tenantId,
+      input,
+    );
+    const { job } = result;
+    if (!result.created) return json(job, 200, { location: `/jobs/${job.job_id}` });
+    recordJobSubmitted({ model: job.model_name, tenantId });
+    return json({ job_id: job.job_id, status: job.status, stream_url: job.stream_url }, 202, {
+      location: `/jobs/${job.job_id}`,
+    });
+  }),
+);
 
 export const GET = withTenant(async (request: Request, { services, tenantId }) => {
   const query = parseWith(pageQuerySchema, Object.fromEntries(new URL(request.url).searchParams));
-  const [page, running] = await Promise.all([listJobs(services.redis, tenantId, query), readTenantLoad(services.redis, tenantId, services.config.TENANT_CONCURRENCY)]);
+  const [page, running] = await Promise.all([
+    listJobs(services.redis, tenantId, query),
+    readTenantLoad(services.redis, tenantId, services.config.TENANT_CONCURRENCY),
+  ]);
   return json({ ...page, running });
 });
 

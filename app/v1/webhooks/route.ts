@@ -10,6 +10,8 @@ export const POST = withTenant(async (request: Request, { services, tenantId }) 
   return json(webhook, 201, { location: `/v1/webhooks/${webhook.id}` });
 });
 
-export const GET = withTenant(async (_request: Request, { services, tenantId }) => json(await listWebhooks(services.redis, tenantId)));
+export const GET = withTenant(async (_request: Request, { services, tenantId }) =>
+  json(await listWebhooks(services.redis, tenantId)),
+);
 
 export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET, POST });

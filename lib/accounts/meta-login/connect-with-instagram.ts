@@ -5,7 +5,13 @@ import type { Log } from "../../log";
 import type { Redis } from "../../redis";
 import type { ConnectedAccounts } from "../connected-accounts";
 import { releaseWaitingPublications } from "../../reels/release-waiting-publications";
-import { exchangeCode, exchangeForLongLivedToken, MetaLoginError, readInstagramProfile, type LoginClientDeps } from "./instagram-login-client";
+import {
+  exchangeCode,
+  exchangeForLongLivedToken,
+  MetaLoginError,
+  readInstagramProfile,
+  type LoginClientDeps,
+} from "./instagram-login-client";
 import { createLoginState, takeLoginState } from "./login-state";
 
 /**
@@ -41,32 +47,57 @@ export const instagramCallbackSchema = z.object({
 });
 export type InstagramCallback = z.infer<typeof instagramCallbackSchema>;
 
-export type LoginOutcome = { kind: "connected"; accountId: string; username: string | null } | { kind: "refused"; title: string; detail: string };
+export type LoginOutcome =
+  | { kind: "connected"; accountId: string; username: string | null }
+  | { kind: "refused"; title: string; detail: string };
 
 export async function startInstagramLogin(deps: InstagramLoginDeps, caller: LoginCaller): Promise<string> {
   const app = appOf(deps.login);
-  const state = await createLoginState(deps.redis, { ...caller, provider: "instagram" }, deps.stateTtlS, (deps.now ?? Date.now)());
+  const state = await createLoginState(
+    deps.redis,
+    { ...caller, provider: "instagram" },
+    deps.stateTtlS,
+    (deps.now ?? Date.now)(),
+  );
   const dialog = new URL(deps.login.dialogUrl);
-  dialog.search = new URLSearchParams({ client_id: app.id, redirect_uri: deps.login.redirectUri, response_type: "code", scope: INSTAGRAM_SCOPES.join(","), state }).toString();
+  dialog.search = new URLSearchParams({
+    client_id: app.id,
+    redirect_uri: deps.login.redirectUri,
+    response_type: "code",
+    scope: INSTAGRAM_SCOPES.join(","),
+    state,
+  }).toString();
   return dialog.toString();
 }
 
 const STATE_REFUSALS = {
   unknown: "This connection was not started here, or too long ago. Start again from the Accounts page.",
   replayed: "This connection link was already used. Start again from the Accounts page.",
-  expired: "The connection took too long (it must finish within a few minutes of leaving for Instagram). Start again from the Accounts page.",
+  expired:
+    "The connection took too long (it must finish within a few minutes of leaving for Instagram). Start again from the Accounts page.",
   "other-session": "This connection was started in another session. Start again from the Accounts page.",
 } as const;
 
-export async function finishInstagramLogin(deps: InstagramLoginDeps, caller: LoginCaller, callback: InstagramCallback): Promise<LoginOutcome> {
+export async function finishInstagramLogin(
+  deps: InstagramLoginDeps,
+  caller: LoginCaller,
+  callback: InstagramCallback,
+): Promise<LoginOutcome> {
   const now = (deps.now ?? Date.now)();
-  const taken = callback.state ? await takeLoginState(deps.redis, callback.state, caller, now) : ({ ok: false, reason: "unknown" } as const);
+  const taken = callback.state
+    ? await takeLoginState(deps.redis, callback.state, caller, now)
+    : ({ ok: false, reason: "unknown" } as const);
   if (!taken.ok) return { kind: "refused", title: "Nothing was connected", detail: STATE_REFUSALS[taken.reason] };
   if (callback.error) {
     const cancelled = callback.error === "access_denied";
-    return { kind: "refused", title: cancelled ? "You cancelled at Instagram" : "Instagram did not connect the account", detail: cancelled ? "Nothing was connected." : `Instagram said: ${callback.error_description ?? callback.error}` };
+    return {
+      kind: "refused",
+      title: cancelled ? "You cancelled at Instagram" : "Instagram did not connect the account",
+      detail: cancelled ? "Nothing was connected." : `Instagram said: ${callback.error_description ?? callback.error}`,
+    };
   }
-  if (!callback.code) return { kind: "refused", title: "Nothing was connected", detail: "Instagram sent no authorization code." };
+  if (!callback.code)
+    return { kind: "refused", title: "Nothing was connected", detail: "Instagram sent no authorization code." };
   try {
     return await connectWithCode(deps, caller, callback.code.replace(/#_$/, ""), now);
   } catch (error) {
@@ -76,7 +107,12 @@ export async function finishInstagramLogin(deps: InstagramLoginDeps, caller: Log
   }
 }
 
-async function connectWithCode(deps: InstagramLoginDeps, caller: LoginCaller, code: string, now: number): Promise<LoginOutcome> {
+async function connectWithCode(
+  deps: InstagramLoginDeps,
+  caller: LoginCaller,
+  code: string,
+  now: number,
+): Promise<LoginOutcome> {
   const login = { ...deps.login, app: appOf(deps.login) };
   const shortLived = await exchangeCode(deps, login, code);
   const longLived = await exchangeForLongLivedToken(deps, login, shortLived);
@@ -90,13 +126,22 @@ async function connectWithCode(deps: InstagramLoginDeps, caller: LoginCaller, co
     graphUrl: deps.login.graphUrl,
     login: "instagram",
   });
-  if (account === "taken") return { kind: "refused", title: "Nothing was connected", detail: "Another tenant has connected this Instagram account." };
+  if (account === "taken")
+    return {
+      kind: "refused",
+      title: "Nothing was connected",
+      detail: "Another tenant has connected this Instagram account.",
+    };
   if (profile.username) await deps.accounts.rememberUsername(profile.userId, profile.username);
   await releaseWaitingPublications(deps.redis, profile.userId, now);
   return { kind: "connected", accountId: profile.userId, username: profile.username };
 }
 
 function appOf(login: InstagramLoginConfig): { id: string; secret: string } {
-  if (!login.app) throw new ApiError("unavailable", "Instagram Login is not configured: set INSTAGRAM_APP_ID and INSTAGRAM_APP_SECRET (and PUBLIC_URL).");
+  if (!login.app)
+    throw new ApiError(
+      "unavailable",
+      "Instagram Login is not configured: set INSTAGRAM_APP_ID and INSTAGRAM_APP_SECRET (and PUBLIC_URL).",
+    );
   return login.app;
 }

@@ -30,7 +30,9 @@ export interface InstagramProfile {
   username: string | null;
 }
 
-type Endpoints = Pick<InstagramLoginConfig, "tokenUrl" | "graphUrl" | "redirectUri"> & { app: { id: string; secret: string } };
+type Endpoints = Pick<InstagramLoginConfig, "tokenUrl" | "graphUrl" | "redirectUri"> & {
+  app: { id: string; secret: string };
+};
 export interface LoginClientDeps {
   fetch: typeof fetch;
   version: string;
@@ -38,35 +40,77 @@ export interface LoginClientDeps {
 }
 
 export async function exchangeCode(deps: LoginClientDeps, login: Endpoints, code: string): Promise<string> {
-  const form = new URLSearchParams({ client_id: login.app.id, client_secret: login.app.secret, grant_type: "authorization_code", redirect_uri: login.redirectUri, code });
-  const body = await callMeta(deps, "exchange the code", `${login.tokenUrl}/oauth/access_token`, { method: "POST", body: form });
+  const form = new URLSearchParams({
+    client_id: login.app.id,
+    client_secret: login.app.secret,
+    grant_type: "authorization_code",
+    redirect_uri: login.redirectUri,
+    code,
+  });
+  const body = await callMeta(deps, "exchange the code", `${login.tokenUrl}/oauth/access_token`, {
+    method: "POST",
+    body: form,
+  });
   // Meta's newer pages show {data: [{access_token, user_id, permissions}]}; Instagram answers it flat.
   const entry = Array.isArray(body.data) && isRecord(body.data[0]) ? body.data[0] : body;
-  if (typeof entry.access_token !== "string" || !entry.access_token) throw new MetaLoginError("Instagram answered the code exchange without an access token.", null);
+  if (typeof entry.access_token !== "string" || !entry.access_token)
+    throw new MetaLoginError("Instagram answered the code exchange without an access token.", null);
   return entry.access_token;
 }
 
-export async function exchangeForLongLivedToken(deps: LoginClientDeps, login: Endpoints, shortLived: string): Promise<LongLivedToken> {
-  const query = new URLSearchParams({ grant_type: "ig_exchange_token", client_secret: login.app.secret, access_token: shortLived });
-  const body = await callMeta(deps, "get a long-lived token", `${login.graphUrl}/access_token?${query}`, { method: "GET" });
-  if (typeof body.access_token !== "string" || typeof body.expires_in !== "number") throw new MetaLoginError("Instagram answered the long-lived token exchange without a token or its expiry.", null);
+export async function exchangeForLongLivedToken(
+  deps: LoginClientDeps,
+  login: Endpoints,
+  shortLived: string,
+): Promise<LongLivedToken> {
+  const query = new URLSearchParams({
+    grant_type: "ig_exchange_token",
+    client_secret: login.app.secret,
+    access_token: shortLived,
+  });
+  const body = await callMeta(deps, "get a long-lived token", `${login.graphUrl}/access_token?${query}`, {
+    method: "GET",
+  });
+  if (typeof body.access_token !== "string" || typeof body.expires_in !== "number")
+    throw new MetaLoginError("Instagram answered the long-lived token exchange without a token or its expiry.", null);
   return { accessToken: body.access_token, expiresIn: body.expires_in };
 }
 
-export async function readInstagramProfile(deps: LoginClientDeps, login: Endpoints, accessToken: string): Promise<InstagramProfile> {
+export async function readInstagramProfile(
+  deps: LoginClientDeps,
+  login: Endpoints,
+  accessToken: string,
+): Promise<InstagramProfile> {
   const query = new URLSearchParams({ fields: "user_id,username", access_token: accessToken });
-  const body = await callMeta(deps, "read the account", `${login.graphUrl}/${deps.version}/me?${query}`, { method: "GET" });
+  const body = await callMeta(deps, "read the account", `${login.graphUrl}/${deps.version}/me?${query}`, {
+    method: "GET",
+  });
   // user_id, not id: id is the app-scoped user, user_id the professional account that publishes.
-  const userId = typeof body.user_id === "string" ? body.user_id : typeof body.user_id === "number" && Number.isSafeInteger(body.user_id) ? String(body.user_id) : null;
-  if (!userId || !/^[0-9A-Za-z_-]{1,64}$/.test(userId)) throw new MetaLoginError("Instagram did not say which account the token belongs to.", null);
+  const userId =
+    typeof body.user_id === "string"
+      ? body.user_id
+      : typeof body.user_id === "number" && Number.isSafeInteger(body.user_id)
+        ? String(body.user_id)
+        : null;
+  if (!userId || !/^[0-9A-Za-z_-]{1,64}$/.test(userId))
+    throw new MetaLoginError("Instagram did not say which account the token belongs to.", null);
   return { userId, username: typeof body.username === "string" ? body.username : null };
 }
 
 /** One call; Meta's error (either shape: Graph's {error:{message}} or Instagram's {error_message}) becomes a MetaLoginError. */
-async function callMeta(deps: LoginClientDeps, what: string, url: string, init: RequestInit): Promise<Record<string, unknown>> {
+async function callMeta(
+  deps: LoginClientDeps,
+  what: string,
+  url: string,
+  init: RequestInit,
+): Promise<Record<string, unknown>> {
   let response: Response;
   try {
-    response = await deps.fetch(url, { ...init, signal: AbortSignal.timeout(deps.timeoutMs ?? 10_000), redirect: "error" });
+    response = await deps.fetch(url, {
+      ...init,
+      signal: AbortSignal.timeout(deps.timeoutMs ?? 10_000),
+      redirect: "error",
+    });
   } catch (error) {
     throw new MetaLoginError(`Instagram could not be reached to ${what}.`, null, { cause: error });
   }
@@ -75,11 +119,23 @@ async function callMeta(deps: LoginClientDeps, what: string, url: string, init: 
   try {
     body = JSON.parse(text);
   } catch {
-    throw new MetaLoginError(`Instagram answered "${what}" with something that is not JSON (HTTP ${response.status}).`, null);
+    throw new MetaLoginError(
+      `Instagram answered "${what}" with something that is not JSON (HTTP ${response.status}).`,
+      null,
+    );
   }
   const record = isRecord(body) ? body : {};
-  const metaMessage = isRecord(record.error) && typeof record.error.message === "string" ? record.error.message : typeof record.error_message === "string" ? record.error_message : null;
-  if (!response.ok || metaMessage) throw new MetaLoginError(`Instagram refused to ${what}${metaMessage ? `: ${metaMessage}` : ` (HTTP ${response.status})`}.`, metaMessage);
+  const metaMessage =
+    isRecord(record.error) && typeof record.error.message === "string"
+      ? record.error.message
+      : typeof record.error_message === "string"
+        ? record.error_message
+        : null;
+  if (!response.ok || metaMessage)
+    throw new MetaLoginError(
+      `Instagram refused to ${what}${metaMessage ? `: ${metaMessage}` : ` (HTTP ${response.status})`}.`,
+      metaMessage,
+    );
   return record;
 }
 

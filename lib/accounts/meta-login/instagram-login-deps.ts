@@ -2,7 +2,9 @@ import type { Services } from "../../web/services";
 import type { InstagramLoginDeps } from "./connect-with-instagram";
 
 /** The login's clients from the web server's services. */
-export function instagramLoginDeps(services: Pick<Services, "redis" | "accounts" | "config" | "log">): InstagramLoginDeps {
+export function instagramLoginDeps(
+  services: Pick<Services, "redis" | "accounts" | "config" | "log">,
+): InstagramLoginDeps {
   return {
     redis: services.redis,
     accounts: services.accounts,

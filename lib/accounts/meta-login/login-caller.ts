@@ -8,6 +8,7 @@ import { bindingOf } from "./login-state";
  * same one, so a link lured into another person's browser connects nothing.
  */
 export function loginCallerOf(request: Request, tenantId: string): LoginCaller {
-  const credential = readCookie(request.headers.get("cookie"), SESSION_COOKIE) ?? request.headers.get("authorization") ?? "";
+  const credential =
+    readCookie(request.headers.get("cookie"), SESSION_COOKIE) ?? request.headers.get("authorization") ?? "";
   return { tenantId, binding: bindingOf(credential) };
 }

@@ -6,7 +6,10 @@ export function loginOutcomeResponse(outcome: LoginOutcome, accountsPath = "/das
   if (outcome.kind === "connected") {
     // A fragment of our own: without one the browser keeps Instagram's #_ across the redirect.
     const id = encodeURIComponent(outcome.accountId);
-    return new Response(null, { status: 303, headers: { location: `${accountsPath}?connected=${id}#account-${id}`, "cache-control": "no-store" } });
+    return new Response(null, {
+      status: 303,
+      headers: { location: `${accountsPath}?connected=${id}#account-${id}`, "cache-control": "no-store" },
+    });
   }
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -15,5 +18,8 @@ export function loginOutcomeResponse(outcome: LoginOutcome, accountsPath = "/das
 <body><main><h1>${escapeHtml(outcome.title)}</h1>
 <p data-testid="login-outcome">${escapeHtml(outcome.detail)}</p>
 <p><a href="${escapeHtml(accountsPath)}">Back to Accounts</a></p></main></body></html>`;
-  return new Response(html, { status: 400, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" } });
+  return new Response(html, {
+    status: 400,
+    headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" },
+  });
 }

@@ -17,7 +17,8 @@ export interface LoginStateRecord {
   expiresAt: number;
 }
 
-export type TakenState = { ok: true; record: LoginStateRecord } | { ok: false; reason: "unknown" | "replayed" | "expired" | "other-session" };
+export type TakenState =
+  { ok: true; record: LoginStateRecord } | { ok: false; reason: "unknown" | "replayed" | "expired" | "other-session" };
 
 const stateKey = (state: string) => `meta-login:state:${state}`;
 const KEPT_AFTER_S = 3600;
@@ -27,7 +28,12 @@ export function bindingOf(credential: string): string {
   return createHash("sha256").update(`meta-login-binding:${credential}`).digest("hex");
 }
 
-export async function createLoginState(redis: Redis, input: Omit<LoginStateRecord, "expiresAt">, ttlS: number, now: number): Promise<string> {
+export async function createLoginState(
+  redis: Redis,
+  input: Omit<LoginStateRecord, "expiresAt">,
+  ttlS: number,
+  now: number,
+): Promise<string> {
   const state = randomBytes(24).toString("base64url");
   const record: LoginStateRecord = { ...input, expiresAt: now + ttlS * 1000 };
   await redis.set(stateKey(state), JSON.stringify(record), "EX", ttlS + KEPT_AFTER_S, "NX");
@@ -45,13 +51,20 @@ return record`;
  * Takes the state for one callback: a second callback with it is `replayed` even when the first
  * failed, so a stolen or repeated redirect never connects anything.
  */
-export async function takeLoginState(redis: Redis, state: string, expected: { tenantId: string; binding: string }, now: number): Promise<TakenState> {
+export async function takeLoginState(
+  redis: Redis,
+  state: string,
+  expected: { tenantId: string; binding: string },
+  now: number,
+): Promise<TakenState> {
   if (!/^[A-Za-z0-9_-]{16,64}$/.test(state)) return { ok: false, reason: "unknown" };
-  const answer = (await redis.eval(TAKE, 2, stateKey(state), `${stateKey(state)}:used`, String(KEPT_AFTER_S * 2))) as string | null;
+  const answer = (await redis.eval(TAKE, 2, stateKey(state), `${stateKey(state)}:used`, String(KEPT_AFTER_S * 2))) as
+    string | null;
   if (answer === null) return { ok: false, reason: "unknown" };
   if (answer === "used") return { ok: false, reason: "replayed" };
   const record = JSON.parse(answer) as LoginStateRecord;
-  if (record.tenantId !== expected.tenantId || !sameDigest(record.binding, expected.binding)) return { ok: false, reason: "other-session" };
+  if (record.tenantId !== expected.tenantId || !sameDigest(record.binding, expected.binding))
+    return { ok: false, reason: "other-session" };
   if (now >= record.expiresAt) return { ok: false, reason: "expired" };
   return { ok: true, record };
 }

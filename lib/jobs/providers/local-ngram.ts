@@ -154,7 +154,13 @@ const visible = (token: number) => {
 };
 
 /** The next token, backing off from trigrams to bigrams to unigrams, among the `allowed` ones when given. */
-function nextToken(context: number[], tables: NgramTable[], temperature: number, random: () => number, allowed?: (token: number) => boolean): number {
+function nextToken(
+  context: number[],
+  tables: NgramTable[],
+  temperature: number,
+  random: () => number,
+  allowed?: (token: number) => boolean,
+): number {
   const narrow = (counts: Counts | undefined): Counts | undefined => {
     if (!counts || !allowed) return counts;
     const kept: Counts = new Map([...counts].filter(([token]) => allowed(token)));
@@ -170,5 +176,9 @@ function nextToken(context: number[], tables: NgramTable[], temperature: number,
     const found = tables.map((t) => narrow(t.bigrams.get(context[n - 1]))).filter((c): c is Counts => !!c);
     if (found.length) return sampleToken(found, temperature, random);
   }
-  return sampleToken(tables.map((t) => narrow(t.unigrams)).filter((c): c is Counts => !!c), temperature, random);
+  return sampleToken(
+    tables.map((t) => narrow(t.unigrams)).filter((c): c is Counts => !!c),
+    temperature,
+    random,
+  );
 }

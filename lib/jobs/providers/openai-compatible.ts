@@ -10,7 +10,8 @@ export interface OpenAICompatibleOptions {
   fetch?: typeof fetch;
 }
 
-const other = (param: MaxTokensParam): MaxTokensParam => (param === "max_tokens" ? "max_completion_tokens" : "max_tokens");
+const other = (param: MaxTokensParam): MaxTokensParam =>
+  param === "max_tokens" ? "max_completion_tokens" : "max_tokens";
 
 /**
  * OpenAI answers a model that refuses a field with 400 `{"error": {"code": "unsupported_parameter",
@@ -19,7 +20,8 @@ const other = (param: MaxTokensParam): MaxTokensParam => (param === "max_tokens"
  */
 function refusesParam(error: unknown, param: MaxTokensParam): boolean {
   if (!(error instanceof OpenAI.APIError) || error.status !== 400) return false;
-  if (error.param === param) return error.code === "unsupported_parameter" || error.code === undefined || error.code === null;
+  if (error.param === param)
+    return error.code === "unsupported_parameter" || error.code === undefined || error.code === null;
   return error.code === "unsupported_parameter" && error.message.includes(`'${param}'`);
 }
 
@@ -29,7 +31,13 @@ function refusesParam(error: unknown, param: MaxTokensParam): boolean {
  * A model that refuses the token-cap field gets the other one, once, and keeps getting it.
  */
 export function createOpenAICompatible(options: OpenAICompatibleOptions): Provider {
-  const client = new OpenAI({ baseURL: options.baseURL, apiKey: options.apiKey || "not-needed", maxRetries: 2, timeout: 120_000, fetch: options.fetch });
+  const client = new OpenAI({
+    baseURL: options.baseURL,
+    apiKey: options.apiKey || "not-needed",
+    maxRetries: 2,
+    timeout: 120_000,
+    fetch: options.fetch,
+  });
   const configured = options.maxTokensParam ?? "max_tokens";
   // Learned per model: one provider may serve models of both generations.
   const learned = new Map<string, MaxTokensParam>();
@@ -61,7 +69,14 @@ export function createOpenAICompatible(options: OpenAICompatibleOptions): Provid
         }
       } catch (error) {
         // 4xx other than 408/429 will not get better by retrying the same request.
-        if (error instanceof OpenAI.APIError && error.status && error.status >= 400 && error.status < 500 && error.status !== 408 && error.status !== 429) {
+        if (
+          error instanceof OpenAI.APIError &&
+          error.status &&
+          error.status >= 400 &&
+          error.status < 500 &&
+          error.status !== 408 &&
+          error.status !== 429
+        ) {
           throw new PermanentProviderError(`the model server refused the request (${error.status}): ${error.message}`);
         }
         throw error;
@@ -72,7 +87,10 @@ export function createOpenAICompatible(options: OpenAICompatibleOptions): Provid
         // Anything but "length" (a content filter, a tool call) still ended the text on the model's side.
         const finish = chunk.choices[0]?.finish_reason;
         if (finish) yield { finish_reason: finish === "length" ? "length" : "stop" };
-        if (chunk.usage) yield { usage: { prompt_tokens: chunk.usage.prompt_tokens, completion_tokens: chunk.usage.completion_tokens } };
+        if (chunk.usage)
+          yield {
+            usage: { prompt_tokens: chunk.usage.prompt_tokens, completion_tokens: chunk.usage.completion_tokens },
+          };
       }
     },
   };

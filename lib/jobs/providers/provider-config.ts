@@ -16,11 +16,18 @@ export const SHORT_FORM_PROVIDER = "default";
 
 const providerEntry = z
   .object({
-    name: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, "a provider's name is 1–64 letters, digits, dots, dashes or underscores"),
-    base_url: z.url({ protocol: /^https?$/, message: "base_url must be the server's OpenAI-compatible base URL, e.g. http://localhost:8000/v1" }),
+    name: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]{1,64}$/, "a provider's name is 1–64 letters, digits, dots, dashes or underscores"),
+    base_url: z.url({
+      protocol: /^https?$/,
+      message: "base_url must be the server's OpenAI-compatible base URL, e.g. http://localhost:8000/v1",
+    }),
     api_key: z.string().min(1).optional(),
     models: z.array(z.string().min(1, "a model name is not empty")).min(1, "list the model names this provider serves"),
-    max_tokens_param: z.enum(MAX_TOKENS_PARAMS, { message: 'max_tokens_param is "max_tokens" or "max_completion_tokens"' }).optional(),
+    max_tokens_param: z
+      .enum(MAX_TOKENS_PARAMS, { message: 'max_tokens_param is "max_tokens" or "max_completion_tokens"' })
+      .optional(),
   })
   .strict();
 
@@ -66,7 +73,12 @@ export function defaultMaxTokensParam(baseUrl: string): MaxTokensParam {
 }
 
 /** The JSON of a variable or of the file its *_FILE twin names; undefined when neither is set. */
-function readJsonSetting(name: string, value: string | undefined, file: string | undefined, readFile: ReadFile): unknown {
+function readJsonSetting(
+  name: string,
+  value: string | undefined,
+  file: string | undefined,
+  readFile: ReadFile,
+): unknown {
   if (value !== undefined && file !== undefined) throw new SettingError(name, `set ${name} or ${name}_FILE, not both`);
   if (value === undefined && file === undefined) return undefined;
   let text = value;
@@ -75,7 +87,10 @@ function readJsonSetting(name: string, value: string | undefined, file: string |
     try {
       text = readFile(file);
     } catch (error) {
-      throw new SettingError(`${name}_FILE`, `cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
+      throw new SettingError(
+        `${name}_FILE`,
+        `cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
   }
   try {
@@ -102,16 +117,26 @@ export interface ProviderSettings {
  * Every configured provider: LLM_PROVIDERS' entries, then the short form as provider "default".
  * A model name routes to one provider, so a name listed twice (or the built-in model's) is refused.
  */
-export function resolveProviders(settings: ProviderSettings, reservedModels: string[], readFile: ReadFile): ProviderConfig[] {
+export function resolveProviders(
+  settings: ProviderSettings,
+  reservedModels: string[],
+  readFile: ReadFile,
+): ProviderConfig[] {
   const raw = readJsonSetting("LLM_PROVIDERS", settings.LLM_PROVIDERS, settings.LLM_PROVIDERS_FILE, readFile);
   const providers: ProviderConfig[] = [];
   if (raw !== undefined) {
     const parsed = z.array(providerEntry).safeParse(raw);
-    if (!parsed.success) throw new SettingError("LLM_PROVIDERS", `expected [{name, base_url, api_key?, models: [...], max_tokens_param?}]; ${firstIssue(parsed.error)}`);
-    for (const entry of parsed.data) providers.push({ ...entry, max_tokens_param: entry.max_tokens_param ?? defaultMaxTokensParam(entry.base_url) });
+    if (!parsed.success)
+      throw new SettingError(
+        "LLM_PROVIDERS",
+        `expected [{name, base_url, api_key?, models: [...], max_tokens_param?}]; ${firstIssue(parsed.error)}`,
+      );
+    for (const entry of parsed.data)
+      providers.push({ ...entry, max_tokens_param: entry.max_tokens_param ?? defaultMaxTokensParam(entry.base_url) });
   }
   if (settings.LLM_BASE_URL) {
-    if (settings.LLM_MODELS.length === 0) throw new SettingError("LLM_MODELS", "list the model names LLM_BASE_URL serves (comma separated)");
+    if (settings.LLM_MODELS.length === 0)
+      throw new SettingError("LLM_MODELS", "list the model names LLM_BASE_URL serves (comma separated)");
     providers.push({
       name: SHORT_FORM_PROVIDER,
       base_url: settings.LLM_BASE_URL,
@@ -123,13 +148,20 @@ export function resolveProviders(settings: ProviderSettings, reservedModels: str
   const names = new Set<string>();
   const owner = new Map<string, string>(reservedModels.map((m) => [m, "the built-in model"]));
   for (const provider of providers) {
-    if (names.has(provider.name)) throw new SettingError("LLM_PROVIDERS", `two providers are named "${provider.name}"${provider.name === SHORT_FORM_PROVIDER ? " (LLM_BASE_URL's provider is named default)" : ""}`);
+    if (names.has(provider.name))
+      throw new SettingError(
+        "LLM_PROVIDERS",
+        `two providers are named "${provider.name}"${provider.name === SHORT_FORM_PROVIDER ? " (LLM_BASE_URL's provider is named default)" : ""}`,
+      );
     names.add(provider.name);
     for (const model of provider.models) {
       const taken = owner.get(model);
       if (taken) {
         const by = taken === "the built-in model" ? taken : `provider "${taken}"`;
-        throw new SettingError("LLM_PROVIDERS", `model "${model}" is served by both ${by} and provider "${provider.name}"; a model name must route to one provider`);
+        throw new SettingError(
+          "LLM_PROVIDERS",
+          `model "${model}" is served by both ${by} and provider "${provider.name}"; a model name must route to one provider`,
+        );
       }
       owner.set(model, provider.name);
     }
@@ -138,10 +170,17 @@ export function resolveProviders(settings: ProviderSettings, reservedModels: str
 }
 
 /** MODEL_PRICES (or MODEL_PRICES_FILE): USD per million prompt and completion tokens, by model name. */
-export function resolvePrices(settings: { MODEL_PRICES?: string; MODEL_PRICES_FILE?: string }, readFile: ReadFile): ModelPrices {
+export function resolvePrices(
+  settings: { MODEL_PRICES?: string; MODEL_PRICES_FILE?: string },
+  readFile: ReadFile,
+): ModelPrices {
   const raw = readJsonSetting("MODEL_PRICES", settings.MODEL_PRICES, settings.MODEL_PRICES_FILE, readFile);
   if (raw === undefined) return {};
   const parsed = prices.safeParse(raw);
-  if (!parsed.success) throw new SettingError("MODEL_PRICES", `expected {"<model>": {"input_per_million": 0.15, "output_per_million": 0.6}}; ${firstIssue(parsed.error)}`);
+  if (!parsed.success)
+    throw new SettingError(
+      "MODEL_PRICES",
+      `expected {"<model>": {"input_per_million": 0.15, "output_per_million": 0.6}}; ${firstIssue(parsed.error)}`,
+    );
   return parsed.data;
 }

@@ -10,7 +10,10 @@ export interface GenerationRequest {
   signal: AbortSignal;
 }
 
-export type GenerationChunk = { delta: string } | { usage: { prompt_tokens: number; completion_tokens: number } } | { finish_reason: "stop" | "length" };
+export type GenerationChunk =
+  | { delta: string }
+  | { usage: { prompt_tokens: number; completion_tokens: number } }
+  | { finish_reason: "stop" | "length" };
 
 export interface ModelInfo {
   id: string;

@@ -8,5 +8,9 @@ import type { PublicationAnnouncement } from "../publication-announcement";
  * announcement makes no second webhook delivery: deliveries are named by the occurrence).
  */
 export async function announcePublication(producer: Producer, announcement: PublicationAnnouncement): Promise<void> {
-  await producer.send({ topic: TOPICS.reelEvents.name, acks: -1, messages: [{ key: announcement.tenant_id, value: JSON.stringify(announcement) }] });
+  await producer.send({
+    topic: TOPICS.reelEvents.name,
+    acks: -1,
+    messages: [{ key: announcement.tenant_id, value: JSON.stringify(announcement) }],
+  });
 }

@@ -28,11 +28,20 @@ export async function locateVideo(run: PublicationRun): Promise<StepResult> {
 /** Probes the video before any container exists: a spec violation fails at once with Graph's code; warnings are kept on the publication. */
 export async function preflight(run: PublicationRun): Promise<StepResult> {
   if (!run.deps.preflight) return next("quota");
-  const result = await run.deps.preflight(run.upload ? { file: run.upload.path } : { url: run.record.video_url }, run.signal);
+  const result = await run.deps.preflight(
+    run.upload ? { file: run.upload.path } : { url: run.record.video_url },
+    run.signal,
+  );
   if (result.problems.length > 0) return failWith(preflightError(result.problems));
   const { warnings } = result;
   const detail = `Checked the video before creating a container: ${result.summary}.${warnings.length ? ` Warnings: ${warnings.join("; ")}.` : ""}`;
-  await run.step(run.status, "preflight", detail, warnings.length ? { warnings: JSON.stringify(warnings) } : {}, warnings.length ? { warnings } : undefined);
+  await run.step(
+    run.status,
+    "preflight",
+    detail,
+    warnings.length ? { warnings: JSON.stringify(warnings) } : {},
+    warnings.length ? { warnings } : undefined,
+  );
   return next("quota");
 }
 
@@ -50,14 +59,30 @@ export async function checkQuota(run: PublicationRun): Promise<StepResult> {
   await cacheQuota(run.deps.redis, run.account.accountId, limit);
   if (limit.quota_total === null || limit.quota_usage < limit.quota_total) return next("create");
   const window = Math.round((limit.quota_duration ?? 86400) / 3600);
-  return waitFor({ reason: "quota", why: `The account published ${limit.quota_usage} of its ${limit.quota_total} posts in the moving ${window} h`, quotaDurationS: limit.quota_duration });
+  return waitFor({
+    reason: "quota",
+    why: `The account published ${limit.quota_usage} of its ${limit.quota_total} posts in the moving ${window} h`,
+    quotaDurationS: limit.quota_duration,
+  });
 }
 
 export async function createContainer(run: PublicationRun): Promise<StepResult> {
   const { record, upload } = run;
-  await run.step("CREATING", "creating", upload ? `Creating a resumable REELS container for the uploaded video (${upload.size} bytes).` : `Creating a REELS container from ${record.video_url}.`);
-  const input = { ...(upload ? { resumable: true } : { videoUrl: record.video_url }), caption: record.caption || undefined, shareToFeed: record.share_to_feed };
-  const attempt = await withRetries(run, "Creating the container", () => run.deps.graph.createContainer(run.account, input, run.signal));
+  await run.step(
+    "CREATING",
+    "creating",
+    upload
+      ? `Creating a resumable REELS container for the uploaded video (${upload.size} bytes).`
+      : `Creating a REELS container from ${record.video_url}.`,
+  );
+  const input = {
+    ...(upload ? { resumable: true } : { videoUrl: record.video_url }),
+    caption: record.caption || undefined,
+    shareToFeed: record.share_to_feed,
+  };
+  const attempt = await withRetries(run, "Creating the container", () =>
+    run.deps.graph.createContainer(run.account, input, run.signal),
+  );
   if (!attempt.ok) return waitOrFail(attempt.error);
   const answer = attempt.value;
   if (!answer.id) return failWith(noContainerIdError(answer));
@@ -66,8 +91,14 @@ export async function createContainer(run: PublicationRun): Promise<StepResult> 
   run.uploadUri = answer.uri ?? "";
   // Its 24 h life counts from now (publish-steps.ts watches it no longer).
   run.record.container_created_at = run.iso();
-  const detail = upload ? `Container ${answer.id} created for a resumable upload.` : `Container ${answer.id} created; Graph is processing the video.`;
-  const fields = { container_id: answer.id, container_created_at: run.record.container_created_at, ...(upload ? { upload_uri: run.uploadUri } : {}) };
+  const detail = upload
+    ? `Container ${answer.id} created for a resumable upload.`
+    : `Container ${answer.id} created; Graph is processing the video.`;
+  const fields = {
+    container_id: answer.id,
+    container_created_at: run.record.container_created_at,
+    ...(upload ? { upload_uri: run.uploadUri } : {}),
+  };
   await run.step("PROCESSING", "created", detail, fields, { container_id: answer.id });
   return next(upload ? "upload" : "poll");
 }
@@ -81,7 +112,9 @@ export async function createContainer(run: PublicationRun): Promise<StepResult> 
 export async function sendUpload(run: PublicationRun): Promise<StepResult> {
   const upload = run.upload!;
   await run.step("PROCESSING", "uploading", `Uploading ${upload.size} bytes to the container's upload address.`);
-  const attempt = await withRetries(run, "Uploading the video", () => run.deps.graph.uploadVideo(run.account, run.uploadUri, upload, run.signal));
+  const attempt = await withRetries(run, "Uploading the video", () =>
+    run.deps.graph.uploadVideo(run.account, run.uploadUri, upload, run.signal),
+  );
   if (!attempt.ok) return waitOrFail(attempt.error);
   await run.step("PROCESSING", "uploaded", "Upload complete; Graph is processing the video.", { upload_done: "1" });
   return next("poll");

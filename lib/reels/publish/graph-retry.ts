@@ -35,15 +35,20 @@ export function graphFailureOf(run: PublicationRun, error: unknown): GraphFailur
 }
 
 export async function withRetries<T>(run: PublicationRun, what: string, call: () => Promise<T>): Promise<Attempt<T>> {
-  for (let failures = 0; ; ) {
+  for (let failures = 0; ;) {
     try {
       return { ok: true, value: await call() };
     } catch (thrown) {
       const error = graphFailureOf(run, thrown);
-      if (waitsInstead(error) || !isTransientGraphFailure(error) || failures >= run.retry.retries) return { ok: false, error };
+      if (waitsInstead(error) || !isTransientGraphFailure(error) || failures >= run.retry.retries)
+        return { ok: false, error };
       failures++;
       const delay = backoff(run.retry, failures);
-      await run.step(run.status, "retrying", `${what} failed (${describeFailure(error)}); try ${failures + 1} of ${run.retry.retries + 1} in ${delay} ms.`);
+      await run.step(
+        run.status,
+        "retrying",
+        `${what} failed (${describeFailure(error)}); try ${failures + 1} of ${run.retry.retries + 1} in ${delay} ms.`,
+      );
       await run.sleep(delay, run.signal);
     }
   }

@@ -97,11 +97,22 @@ export class PublicationRun {
     return new Date(this.now()).toISOString();
   }
 
-  step(status: PublicationStatus, step: string, detail: string, fields: PublicationHash = {}, changes?: PublicationChanges): Promise<void> {
+  step(
+    status: PublicationStatus,
+    step: string,
+    detail: string,
+    fields: PublicationHash = {},
+    changes?: PublicationChanges,
+  ): Promise<void> {
     return this.write({ kind: "step", step: { at: this.iso(), step, detail } }, status, fields, changes);
   }
 
-  async write(body: EventBody, status: PublicationStatus, fields: PublicationHash, changes?: PublicationChanges): Promise<void> {
+  async write(
+    body: EventBody,
+    status: PublicationStatus,
+    fields: PublicationHash,
+    changes?: PublicationChanges,
+  ): Promise<void> {
     // A worker that lost its lease must not write: the one that holds it now owns the timeline.
     if (this.signal.aborted) throw this.signal.reason;
     const seq = await appendEvent(this.deps.redis, this.id, { status, body, fields, changes });
@@ -109,7 +120,11 @@ export class PublicationRun {
     this.status = status;
   }
 
-  async published(postId: string | null, permalink: string | null | undefined, detail: string): Promise<PublicationOutcome> {
+  async published(
+    postId: string | null,
+    permalink: string | null | undefined,
+    detail: string,
+  ): Promise<PublicationOutcome> {
     let link = permalink ?? null;
     if (postId && permalink === undefined) {
       try {
@@ -119,7 +134,13 @@ export class PublicationRun {
         if (this.signal.aborted) throw this.signal.reason ?? error;
       }
     }
-    await this.step("PUBLISHED", "published", detail, { post_id: postId ?? "", permalink: link ?? "", active_run: "" }, { post_id: postId ?? undefined, permalink: link });
+    await this.step(
+      "PUBLISHED",
+      "published",
+      detail,
+      { post_id: postId ?? "", permalink: link ?? "", active_run: "" },
+      { post_id: postId ?? undefined, permalink: link },
+    );
     await recordPublished(this.deps.redis, this.account.accountId, this.id, this.now());
     return "published";
   }
@@ -127,13 +148,25 @@ export class PublicationRun {
   async fail(raw: PublicationError): Promise<PublicationOutcome> {
     const error = this.withoutToken(raw);
     const code = error.code === null ? "" : ` (${error.code}${error.subcode ? `/${error.subcode}` : ""})`;
-    await this.step("FAILED", "failed", `${error.message}${code} — ${error.advice}`, { error: JSON.stringify(error), active_run: "" }, { error });
+    await this.step(
+      "FAILED",
+      "failed",
+      `${error.message}${code} — ${error.advice}`,
+      { error: JSON.stringify(error), active_run: "" },
+      { error },
+    );
     return "failed";
   }
 
   async timedOut(detail: string, raw: PublicationError | null): Promise<PublicationOutcome> {
     const error = raw && this.withoutToken(raw);
-    await this.step("TIMED_OUT", "timed_out", detail, { error: error ? JSON.stringify(error) : "", active_run: "" }, { error });
+    await this.step(
+      "TIMED_OUT",
+      "timed_out",
+      detail,
+      { error: error ? JSON.stringify(error) : "", active_run: "" },
+      { error },
+    );
     return "timed-out";
   }
 
@@ -141,12 +174,21 @@ export class PublicationRun {
   withoutToken(error: PublicationError): PublicationError {
     const token = this.account?.accessToken;
     const text = JSON.stringify(error);
-    return token && text.includes(token) ? (JSON.parse(text.split(token).join("[redacted]")) as PublicationError) : error;
+    return token && text.includes(token)
+      ? (JSON.parse(text.split(token).join("[redacted]")) as PublicationError)
+      : error;
   }
 
   /** The broker had the message but the submitter never finished (it died, or is slow): show the publication, as the submitter would have. */
   async makeVisible(): Promise<void> {
     const createdAt = Date.parse(this.record.created_at) || this.now();
-    await revealWork(this.deps.redis.multi(), PUBLICATION_WORK, this.record.tenant_id, this.id, createdAt, this.now()).exec();
+    await revealWork(
+      this.deps.redis.multi(),
+      PUBLICATION_WORK,
+      this.record.tenant_id,
+      this.id,
+      createdAt,
+      this.now(),
+    ).exec();
   }
 }

@@ -55,9 +55,14 @@ export async function checkContainer(run: PublicationRun): Promise<StepResult> {
     // PROCESSING (also after a crash in PUBLISHING): every way on reads the container before any publish.
     const at = Math.min(run.now() + run.watchIntervalMs, containerExpiresAt(run));
     run.watchAt = at;
-    await run.step("PROCESSING", "read_failed", `Graph kept failing while the container was read (${describeFailure(attempt.error)}); reading it again at ${new Date(at).toISOString()}.`, {
-      watch_at: new Date(at).toISOString(),
-    });
+    await run.step(
+      "PROCESSING",
+      "read_failed",
+      `Graph kept failing while the container was read (${describeFailure(attempt.error)}); reading it again at ${new Date(at).toISOString()}.`,
+      {
+        watch_at: new Date(at).toISOString(),
+      },
+    );
     return waitFor({ reason: "watch", at });
   }
   const read = attempt.value;
@@ -75,8 +80,14 @@ export async function checkContainer(run: PublicationRun): Promise<StepResult> {
       if (run.pollCount - run.record.poll_round_start === run.deps.pollAttempts) {
         const { pollAttempts, pollIntervalMs } = run.deps;
         const expiresAt = containerExpiresAt(run);
-        const until = Number.isFinite(expiresAt) ? ` or its 24 h life ends at ${new Date(expiresAt).toISOString()}` : "";
-        await run.step("PROCESSING", "watching", `Still ${read.statusCode ?? "not FINISHED"} after ${pollAttempts} polls ${pollIntervalMs} ms apart; reading it once every ${Math.round(run.watchIntervalMs / 1000)} s until it settles${until}.`);
+        const until = Number.isFinite(expiresAt)
+          ? ` or its 24 h life ends at ${new Date(expiresAt).toISOString()}`
+          : "";
+        await run.step(
+          "PROCESSING",
+          "watching",
+          `Still ${read.statusCode ?? "not FINISHED"} after ${pollAttempts} polls ${pollIntervalMs} ms apart; reading it once every ${Math.round(run.watchIntervalMs / 1000)} s until it settles${until}.`,
+        );
       }
       return next("poll");
   }
@@ -84,7 +95,9 @@ export async function checkContainer(run: PublicationRun): Promise<StepResult> {
 
 /** A status read through withRetries, written as a poll; past the round's first polls it also says when the next read may come (watch_at). */
 async function readContainer(run: PublicationRun): Promise<Attempt<ContainerStatus>> {
-  const attempt = await withRetries(run, "Reading the container's status", () => run.deps.graph.readContainer(run.account, run.containerId, run.signal));
+  const attempt = await withRetries(run, "Reading the container's status", () =>
+    run.deps.graph.readContainer(run.account, run.containerId, run.signal),
+  );
   if (!attempt.ok) return attempt;
   const read = attempt.value;
   run.pollCount++;
@@ -97,7 +110,15 @@ async function readContainer(run: PublicationRun): Promise<Attempt<ContainerStat
     fields.watch_at = new Date(run.watchAt).toISOString();
   }
   await run.write(
-    { kind: "poll", poll: { attempt: run.pollCount, at: new Date(at).toISOString(), status_code: read.statusCode, status: read.status } },
+    {
+      kind: "poll",
+      poll: {
+        attempt: run.pollCount,
+        at: new Date(at).toISOString(),
+        status_code: read.statusCode,
+        status: read.status,
+      },
+    },
     run.status,
     fields,
     { last_status_code: statusCode },
@@ -115,13 +136,22 @@ export async function publishContainer(run: PublicationRun): Promise<StepResult>
     const error = graphFailureOf(run, thrown);
     if (error instanceof GraphError && error.action === "not-ready") {
       // Not FINISHED after all (or already published): the next poll says which.
-      await run.step("PROCESSING", "not_ready", `Graph refused to publish: ${error.message} (${error.code}/${error.subcode ?? "-"}); polling again.`);
+      await run.step(
+        "PROCESSING",
+        "not_ready",
+        `Graph refused to publish: ${error.message} (${error.code}/${error.subcode ?? "-"}); polling again.`,
+      );
       return next("poll");
     }
-    if (waitsInstead(error) || !isTransientGraphFailure(error) || run.publishFailures >= run.retry.retries) return waitOrFail(error);
+    if (waitsInstead(error) || !isTransientGraphFailure(error) || run.publishFailures >= run.retry.retries)
+      return waitOrFail(error);
     run.publishFailures++;
     const delay = backoff(run.retry, run.publishFailures);
-    await run.step("PUBLISHING", "retrying", `Publishing failed (${describeFailure(error)}); reading the container again in ${delay} ms before another try.`);
+    await run.step(
+      "PUBLISHING",
+      "retrying",
+      `Publishing failed (${describeFailure(error)}); reading the container again in ${delay} ms before another try.`,
+    );
     await run.sleep(delay, run.signal);
     return next("check");
   }

@@ -8,7 +8,12 @@ import type { PublicationOutcome, PublicationRun } from "./publication-run";
  */
 export async function alreadyPublished(run: PublicationRun): Promise<PublicationOutcome> {
   const known = await run.deps.redis.hget(publicationKeys.state(run.id), "post_id");
-  if (known) return run.published(known, undefined, `The container was already published as post ${known}; not publishing again.`);
+  if (known)
+    return run.published(
+      known,
+      undefined,
+      `The container was already published as post ${known}; not publishing again.`,
+    );
   const post = await findPost(run);
   const detail = post
     ? `The container was already published (an earlier answer was lost); found post ${post.id}. Not publishing again.`
@@ -23,7 +28,9 @@ async function findPost(run: PublicationRun): Promise<{ id: string; permalink: s
     const since = Date.parse(run.record.container_created_at) - 60_000;
     const caption = run.record.caption.trim();
     const matches = media
-      .filter((m) => (m.caption ?? "").trim() === caption && (Number.isNaN(since) || parseGraphTime(m.timestamp) >= since))
+      .filter(
+        (m) => (m.caption ?? "").trim() === caption && (Number.isNaN(since) || parseGraphTime(m.timestamp) >= since),
+      )
       .sort((a, b) => parseGraphTime(a.timestamp) - parseGraphTime(b.timestamp));
     const first = matches[0];
     return first ? { id: first.id, permalink: first.permalink ?? null } : undefined;

@@ -16,8 +16,18 @@ import { waitOrFail, waitsInstead } from "./waits";
  * not: the scheduler enqueues it again then; no slot is held meanwhile (a message that arrives
  * early, e.g. a repeat, never reads a watched container sooner than its watch interval).
  */
-export async function deferIfNotDue(redis: Redis, id: string, record: PublicationRecord, now: number): Promise<"deferred" | undefined> {
-  const due = record.status === "SCHEDULED" ? Date.parse(record.publish_at) : record.status === "PROCESSING" ? Date.parse(record.watch_at) : Number.NaN;
+export async function deferIfNotDue(
+  redis: Redis,
+  id: string,
+  record: PublicationRecord,
+  now: number,
+): Promise<"deferred" | undefined> {
+  const due =
+    record.status === "SCHEDULED"
+      ? Date.parse(record.publish_at)
+      : record.status === "PROCESSING"
+        ? Date.parse(record.watch_at)
+        : Number.NaN;
   if (!(due > now)) return undefined;
   // LT: a read older than a reschedule may only make the wake-up earlier (the run defers again then), never later.
   await redis.zadd(publicationKeys.scheduled, "LT", due, id);
@@ -47,7 +57,8 @@ export async function resolveAccount(run: PublicationRun): Promise<StepResult> {
   const account = await run.deps.connected.find(record.tenant_id, record.account_id);
   if (!account) return failWith(accountMissingError(record.account_id));
   run.tokenVersion = account.tokenVersion;
-  if (account.status === "needs_reconnect" || !account.accessToken) return waitFor({ reason: "needs_reconnect", why: account.error?.headline ?? "Graph refused its token" });
+  if (account.status === "needs_reconnect" || !account.accessToken)
+    return waitFor({ reason: "needs_reconnect", why: account.error?.headline ?? "Graph refused its token" });
   run.account = { accountId: account.accountId, accessToken: account.accessToken };
   return next("start");
 }
@@ -83,7 +94,9 @@ export async function start(run: PublicationRun): Promise<StepResult> {
  */
 export async function checkEarlierContainer(run: PublicationRun): Promise<StepResult> {
   const containerId = run.record.retry_of_container;
-  const attempt = await withRetries(run, "Reading the earlier container", () => run.deps.graph.readContainer(run.account, containerId, run.signal));
+  const attempt = await withRetries(run, "Reading the earlier container", () =>
+    run.deps.graph.readContainer(run.account, containerId, run.signal),
+  );
   if (!attempt.ok) {
     if (waitsInstead(attempt.error)) return waitOrFail(attempt.error);
     if (!isTransientGraphFailure(attempt.error)) return next("video");

@@ -3,11 +3,28 @@ import type { PublicationError } from "../publication";
 import type { PublicationOutcome } from "./publication-run";
 
 /** The steps of the flow, in the order a publication usually takes them (run-publication.ts maps each to its function). */
-export type StepName = "load" | "account" | "start" | "earlier-container" | "video" | "preflight" | "quota" | "create" | "upload" | "poll" | "watch" | "check" | "publish";
+export type StepName =
+  | "load"
+  | "account"
+  | "start"
+  | "earlier-container"
+  | "video"
+  | "preflight"
+  | "quota"
+  | "create"
+  | "upload"
+  | "poll"
+  | "watch"
+  | "check"
+  | "publish";
 
 /** Why a publication waits instead of failing or holding a worker: SCHEDULED with that reason, or PROCESSING while a slow container is watched (see waits.ts). */
 export type Wait =
-  | { reason: "needs_reconnect"; why: string; /** Graph's refusal of this run's token: the account is marked with it first. */ refused?: PublicationError }
+  | {
+      reason: "needs_reconnect";
+      why: string;
+      /** Graph's refusal of this run's token: the account is marked with it first. */ refused?: PublicationError;
+    }
   | { reason: "quota"; why: string; quotaDurationS: number | null }
   | { reason: "rate_limited"; error: GraphError | GraphPaused }
   /** Not SCHEDULED: a container still IN_PROGRESS after the first polls, read again at `at` (REEL_WATCH_INTERVAL_MS) with no worker held meanwhile. */

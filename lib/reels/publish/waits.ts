@@ -36,8 +36,14 @@ export function waitsInstead(error: GraphFailure): boolean {
 export function waitOrFail(error: GraphFailure): StepResult {
   if (!waitsInstead(error)) return failWith(errorOf(error));
   const action = graphFailureAction(error);
-  if (action === "wait-quota" && error instanceof GraphError) return waitFor({ reason: "quota", why: `Graph refused: ${error.message} (${error.code}/${error.subcode ?? "-"})`, quotaDurationS: null });
-  if (action === "reconnect-account") return waitFor({ reason: "needs_reconnect", why: describeFailure(error), refused: errorOf(error) });
+  if (action === "wait-quota" && error instanceof GraphError)
+    return waitFor({
+      reason: "quota",
+      why: `Graph refused: ${error.message} (${error.code}/${error.subcode ?? "-"})`,
+      quotaDurationS: null,
+    });
+  if (action === "reconnect-account")
+    return waitFor({ reason: "needs_reconnect", why: describeFailure(error), refused: errorOf(error) });
   if (error instanceof GraphError || error instanceof GraphPaused) return waitFor({ reason: "rate_limited", error });
   return failWith(errorOf(error));
 }
@@ -56,33 +62,72 @@ export function waitUntil(run: PublicationRun, wait: Wait): Promise<PublicationO
 }
 
 /** Waits, SCHEDULED with its reason, until `until` (the scheduler brings it back) or, with null, until someone acts. */
-async function scheduleWait(run: PublicationRun, reason: ScheduledReason, until: number | null, detail: string): Promise<PublicationOutcome> {
+async function scheduleWait(
+  run: PublicationRun,
+  reason: ScheduledReason,
+  until: number | null,
+  detail: string,
+): Promise<PublicationOutcome> {
   const publishAt = until === null ? "" : new Date(until).toISOString();
-  const fields = { publish_at: publishAt, scheduled_reason: reason, poll_round_start: String(run.pollCount), active_run: "" };
+  const fields = {
+    publish_at: publishAt,
+    scheduled_reason: reason,
+    poll_round_start: String(run.pollCount),
+    active_run: "",
+  };
   await run.step("SCHEDULED", "waiting", detail, fields, { publish_at: publishAt || null, scheduled_reason: reason });
   if (until !== null) await run.deps.redis.zadd(publicationKeys.scheduled, until, run.id);
   return "deferred";
 }
 
-async function waitForReconnect(run: PublicationRun, why: string, refused: PublicationError | undefined): Promise<PublicationOutcome> {
+async function waitForReconnect(
+  run: PublicationRun,
+  why: string,
+  refused: PublicationError | undefined,
+): Promise<PublicationOutcome> {
   const { redis, connected, log } = run.deps;
   const { account_id: accountId, tenant_id: tenantId } = run.record;
   if (refused) await connected.markNeedsReconnect(run.account.accountId, run.tokenVersion, run.withoutToken(refused));
-  const outcome = await scheduleWait(run, "needs_reconnect", null, `The account needs reconnecting (${why}); the publication waits and goes on once it is connected again.`);
+  const outcome = await scheduleWait(
+    run,
+    "needs_reconnect",
+    null,
+    `The account needs reconnecting (${why}); the publication waits and goes on once it is connected again.`,
+  );
   await redis.sadd(connectedAccountKeys.waiting(accountId), run.id);
   // Reconnected between the refusal and the line above: its release may have missed this one.
   const now = await connected.find(tenantId, accountId);
-  if (now?.status === "connected" && now.tokenVersion !== run.tokenVersion) await releaseWaitingPublications(redis, accountId, run.now());
+  if (now?.status === "connected" && now.tokenVersion !== run.tokenVersion)
+    await releaseWaitingPublications(redis, accountId, run.now());
   // Only the owner's notice is lost if the broker is away: the wait itself is written and goes on.
-  await announcePublication(run.deps.producer, { publication_id: run.id, tenant_id: tenantId, kind: "needs_reconnect", status: "SCHEDULED" }).catch((error) =>
+  await announcePublication(run.deps.producer, {
+    publication_id: run.id,
+    tenant_id: tenantId,
+    kind: "needs_reconnect",
+    status: "SCHEDULED",
+  }).catch((error) =>
     log("warn", "could not announce that the publication waits for a reconnect", { publication_id: run.id, error }),
   );
   return outcome;
 }
 
-async function waitForQuota(run: PublicationRun, why: string, quotaDurationS: number | null): Promise<PublicationOutcome> {
-  const until = await nextQuotaSlotAt(run.deps.redis, run.record.account_id, (quotaDurationS ?? 86400) * 1000, run.now());
-  return scheduleWait(run, "quota", until, `${why}; waiting until the window frees a slot at ${new Date(until).toISOString()}.`);
+async function waitForQuota(
+  run: PublicationRun,
+  why: string,
+  quotaDurationS: number | null,
+): Promise<PublicationOutcome> {
+  const until = await nextQuotaSlotAt(
+    run.deps.redis,
+    run.record.account_id,
+    (quotaDurationS ?? 86400) * 1000,
+    run.now(),
+  );
+  return scheduleWait(
+    run,
+    "quota",
+    until,
+    `${why}; waiting until the window frees a slot at ${new Date(until).toISOString()}.`,
+  );
 }
 
 async function waitForRateLimit(run: PublicationRun, error: GraphError | GraphPaused): Promise<PublicationOutcome> {
@@ -90,7 +135,12 @@ async function waitForRateLimit(run: PublicationRun, error: GraphError | GraphPa
     // Held back before the call: Graph said when access comes back; a few seconds' jitter keeps the accounts apart.
     const until = Math.max(error.until, run.now() + 1000) + Math.round(Math.random() * 5000);
     const whose = error.scope === "app" ? "the app's" : "the account's";
-    return scheduleWait(run, "rate_limited", until, `Graph's usage headers put ${whose} calls at the limit; waiting until ${new Date(until).toISOString()} before calling again.`);
+    return scheduleWait(
+      run,
+      "rate_limited",
+      until,
+      `Graph's usage headers put ${whose} calls at the limit; waiting until ${new Date(until).toISOString()} before calling again.`,
+    );
   }
   const waits = run.record.rate_limited_waits + 1;
   await run.deps.redis.hset(publicationKeys.state(run.id), "rate_limited_waits", String(waits));
@@ -99,7 +149,12 @@ async function waitForRateLimit(run: PublicationRun, error: GraphError | GraphPa
   const ceiling = backoff(policy, waits);
   // Equal jitter: accounts refused together do not all come back in the same second.
   const delay = Math.max(error.usage?.regainAccessMs ?? 0, Math.round(ceiling / 2 + Math.random() * (ceiling / 2)));
-  return scheduleWait(run, "rate_limited", run.now() + delay, `Graph asked to slow down (${describeFailure(error)}); trying again in ${Math.round(delay / 1000)} s.`);
+  return scheduleWait(
+    run,
+    "rate_limited",
+    run.now() + delay,
+    `Graph asked to slow down (${describeFailure(error)}); trying again in ${Math.round(delay / 1000)} s.`,
+  );
 }
 
 /**
@@ -107,6 +162,10 @@ async function waitForRateLimit(run: PublicationRun, error: GraphError | GraphPa
  * holds it, and the scheduler brings it back at `at` for its next status read (publish-steps.ts).
  */
 async function watchLater(run: PublicationRun, at: number): Promise<PublicationOutcome> {
-  await run.deps.redis.multi().hset(publicationKeys.state(run.id), "active_run", "").zadd(publicationKeys.scheduled, at, run.id).exec();
+  await run.deps.redis
+    .multi()
+    .hset(publicationKeys.state(run.id), "active_run", "")
+    .zadd(publicationKeys.scheduled, at, run.id)
+    .exec();
   return "deferred";
 }

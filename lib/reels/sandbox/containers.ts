@@ -2,7 +2,13 @@ import { z } from "zod";
 import { GraphError } from "../graph-error";
 import { limitsOf } from "./deps";
 import { authorize, graphJson, parseParams, pickFields, requestedFields, type GraphCall } from "./graph-request";
-import { FINISHED_STATUS, IN_PROGRESS_STATUS, newAttemptOwner, resumeIfStale, startProcessing } from "./process-container";
+import {
+  FINISHED_STATUS,
+  IN_PROGRESS_STATUS,
+  newAttemptOwner,
+  resumeIfStale,
+  startProcessing,
+} from "./process-container";
 import { sweepVideoFilesNowAndThen } from "./resume-processing";
 import { containerUploadUri } from "./upload-container";
 import { insertContainer, newGraphId, visibleStatusCode, type ContainerRecord } from "./store";
@@ -10,8 +16,6 @@ import { processingMsOf } from "./sandbox-accounts";
 import { CAPTION_LIMITS, countCaption } from "../status";
 
 /** `POST /{ig-user-id}/media` and `GET /{container-id}` for reels. */
-
-
 
 function isHttpUrl(value: string): boolean {
   try {
@@ -41,51 +45,75 @@ const booleanParam = (name: string) =>
     .transform((v) => (v === "true" || v === "1" ? "true" : "false"));
 
 /** Create parameters as Graph reads them: strings, unknown ones ignored. */
-export const createContainerParams = z.object({
-  media_type: z
-    .string(required("media_type"))
-    .superRefine((value, ctx) => {
-      if (value === "VIDEO") ctx.addIssue({ code: "custom", message: "The VIDEO media type is no longer supported for publishing. Use media_type=REELS" });
-      else if (value !== "REELS") ctx.addIssue({ code: "custom", message: `Param media_type must be REELS: this sandbox publishes reels only (got "${value.slice(0, 40)}")` });
+export const createContainerParams = z
+  .object({
+    media_type: z.string(required("media_type")).superRefine((value, ctx) => {
+      if (value === "VIDEO")
+        ctx.addIssue({
+          code: "custom",
+          message: "The VIDEO media type is no longer supported for publishing. Use media_type=REELS",
+        });
+      else if (value !== "REELS")
+        ctx.addIssue({
+          code: "custom",
+          message: `Param media_type must be REELS: this sandbox publishes reels only (got "${value.slice(0, 40)}")`,
+        });
     }),
-  video_url: z
-    .string()
-    .min(1, required("video_url").error)
-    .max(4096, "Param video_url is too long")
-    .refine(isHttpUrl, "Param video_url must be a valid http or https URL")
-    .refine(hasNoCredentials, "Param video_url must not contain a user name or password")
-    .optional(),
-  caption: z
-    .string()
-    .default("")
-    .superRefine((caption, ctx) => {
-      const { chars, hashtags, mentions } = countCaption(caption);
-      if (chars > CAPTION_LIMITS.maxChars) ctx.addIssue({ code: "custom", message: `Param caption must be at most ${CAPTION_LIMITS.maxChars} characters long (it has ${chars})` });
-      if (hashtags > CAPTION_LIMITS.maxHashtags) ctx.addIssue({ code: "custom", message: `Param caption may contain at most ${CAPTION_LIMITS.maxHashtags} hashtags (it has ${hashtags})` });
-      if (mentions > CAPTION_LIMITS.maxMentions) ctx.addIssue({ code: "custom", message: `Param caption may contain at most ${CAPTION_LIMITS.maxMentions} @-mentions (it has ${mentions})` });
-    }),
-  share_to_feed: booleanParam("share_to_feed").default("true"),
-  cover_url: z.string().refine(isHttpUrl, "Param cover_url must be a valid http or https URL").optional(),
-  thumb_offset: z.string().regex(/^\d{1,9}$/, "Param thumb_offset must be a non-negative integer (milliseconds)").optional(),
-  audio_name: z.string().max(100, "Param audio_name must be at most 100 characters long").optional(),
-  collaborators: z
-    .string()
-    .refine((v) => {
-      try {
-        const list: unknown = JSON.parse(v);
-        return Array.isArray(list) && list.length <= 3 && list.every((u) => typeof u === "string");
-      } catch {
-        return false;
-      }
-    }, "Param collaborators must be a JSON array of at most 3 user names")
-    .optional(),
-  location_id: z.string().regex(/^\d+$/, "Param location_id must be a page id").optional(),
-  user_tags: z.string().optional(),
-  upload_type: z.enum(["resumable"], "Param upload_type must be resumable").optional(),
-}).superRefine((params, ctx) => {
-  // A resumable container gets its bytes at the upload endpoint (uri); any other needs a video_url.
-  if (params.upload_type === undefined && params.video_url === undefined) ctx.addIssue({ code: "custom", message: required("video_url").error });
-});
+    video_url: z
+      .string()
+      .min(1, required("video_url").error)
+      .max(4096, "Param video_url is too long")
+      .refine(isHttpUrl, "Param video_url must be a valid http or https URL")
+      .refine(hasNoCredentials, "Param video_url must not contain a user name or password")
+      .optional(),
+    caption: z
+      .string()
+      .default("")
+      .superRefine((caption, ctx) => {
+        const { chars, hashtags, mentions } = countCaption(caption);
+        if (chars > CAPTION_LIMITS.maxChars)
+          ctx.addIssue({
+            code: "custom",
+            message: `Param caption must be at most ${CAPTION_LIMITS.maxChars} characters long (it has ${chars})`,
+          });
+        if (hashtags > CAPTION_LIMITS.maxHashtags)
+          ctx.addIssue({
+            code: "custom",
+            message: `Param caption may contain at most ${CAPTION_LIMITS.maxHashtags} hashtags (it has ${hashtags})`,
+          });
+        if (mentions > CAPTION_LIMITS.maxMentions)
+          ctx.addIssue({
+            code: "custom",
+            message: `Param caption may contain at most ${CAPTION_LIMITS.maxMentions} @-mentions (it has ${mentions})`,
+          });
+      }),
+    share_to_feed: booleanParam("share_to_feed").default("true"),
+    cover_url: z.string().refine(isHttpUrl, "Param cover_url must be a valid http or https URL").optional(),
+    thumb_offset: z
+      .string()
+      .regex(/^\d{1,9}$/, "Param thumb_offset must be a non-negative integer (milliseconds)")
+      .optional(),
+    audio_name: z.string().max(100, "Param audio_name must be at most 100 characters long").optional(),
+    collaborators: z
+      .string()
+      .refine((v) => {
+        try {
+          const list: unknown = JSON.parse(v);
+          return Array.isArray(list) && list.length <= 3 && list.every((u) => typeof u === "string");
+        } catch {
+          return false;
+        }
+      }, "Param collaborators must be a JSON array of at most 3 user names")
+      .optional(),
+    location_id: z.string().regex(/^\d+$/, "Param location_id must be a page id").optional(),
+    user_tags: z.string().optional(),
+    upload_type: z.enum(["resumable"], "Param upload_type must be resumable").optional(),
+  })
+  .superRefine((params, ctx) => {
+    // A resumable container gets its bytes at the upload endpoint (uri); any other needs a video_url.
+    if (params.upload_type === undefined && params.video_url === undefined)
+      ctx.addIssue({ code: "custom", message: required("video_url").error });
+  });
 
 export async function createContainer(call: GraphCall, accountId: string): Promise<Response> {
   authorize(call, accountId, accountId);
@@ -128,7 +156,11 @@ export async function createContainer(call: GraphCall, accountId: string): Promi
     if (outcome === "created") {
       if (!resumable) startProcessing(deps, id, owner);
       sweepVideoFilesNowAndThen(deps);
-      deps.log("info", "sandbox container created", { container_id: id, account_id: accountId, upload_type: input.upload_type });
+      deps.log("info", "sandbox container created", {
+        container_id: id,
+        account_id: accountId,
+        upload_type: input.upload_type,
+      });
       return graphJson(resumable ? { id, uri: containerUploadUri(call, id) } : { id });
     }
   }
@@ -154,7 +186,10 @@ export async function readContainer(call: GraphCall, stored: ContainerRecord): P
     id: container.id,
     status_code: statusCode,
     status: statusCode === "ERROR" ? container.status : STATUS_TEXT[statusCode],
-    copyright_check_status: { status: statusCode === "IN_PROGRESS" ? "in_progress" : "completed", matches_found: false },
+    copyright_check_status: {
+      status: statusCode === "IN_PROGRESS" ? "in_progress" : "completed",
+      matches_found: false,
+    },
   };
   return graphJson(pickFields(values, fields));
 }

@@ -7,7 +7,18 @@ import type { Redis } from "../../redis";
 /** What the sandbox needs from its host process: clients and a clock, passed in so tests use real or fake ones. */
 export interface SandboxDeps {
   redis: Redis;
-  config: Pick<Config, "GRAPH_VERSION" | "REEL_ACCOUNTS" | "SANDBOX_PROCESSING_MS" | "SANDBOX_PUBLISH_LIMIT" | "ALLOW_PRIVATE_URLS" | "PORT" | "DATA_DIR" | "SANDBOX_ADMIN_TOKEN" | "INSTAGRAM_LOGIN">;
+  config: Pick<
+    Config,
+    | "GRAPH_VERSION"
+    | "REEL_ACCOUNTS"
+    | "SANDBOX_PROCESSING_MS"
+    | "SANDBOX_PUBLISH_LIMIT"
+    | "ALLOW_PRIVATE_URLS"
+    | "PORT"
+    | "DATA_DIR"
+    | "SANDBOX_ADMIN_TOKEN"
+    | "INSTAGRAM_LOGIN"
+  >;
   /** Milliseconds since the epoch. Container ages, expiry and quotas follow this clock. */
   now: () => number;
   log: Log;

@@ -33,7 +33,8 @@ export async function readGraphParams(request: Request): Promise<Record<string, 
       const parsed: unknown = JSON.parse(new TextDecoder().decode(body));
       if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) {
         for (const [key, value] of Object.entries(parsed)) {
-          if (value !== null && value !== undefined) params[key] = typeof value === "string" ? value : JSON.stringify(value);
+          if (value !== null && value !== undefined)
+            params[key] = typeof value === "string" ? value : JSON.stringify(value);
         }
       }
     } else {
@@ -51,7 +52,8 @@ async function readGraphBody(request: Request): Promise<Uint8Array<ArrayBuffer>>
   try {
     return (await readBody(request)) as Uint8Array<ArrayBuffer>;
   } catch (error) {
-    if (error instanceof ApiError && error.code === "too-large") throw new GraphError({ code: 100, message: "(#100) The request body is too large", status: 413 });
+    if (error instanceof ApiError && error.code === "too-large")
+      throw new GraphError({ code: 100, message: "(#100) The request body is too large", status: 413 });
     throw error;
   }
 }
@@ -85,7 +87,12 @@ export async function requireValidToken(call: GraphCall): Promise<string> {
 }
 
 /** `fields=a,b,owner{id}` → ["a", "b", "owner"]; `fallback` when absent. */
-export function requestedFields(call: GraphCall, allowed: readonly string[], nodeType: string, fallback: readonly string[] = ["id"]): string[] {
+export function requestedFields(
+  call: GraphCall,
+  allowed: readonly string[],
+  nodeType: string,
+  fallback: readonly string[] = ["id"],
+): string[] {
   const raw = call.params.fields;
   if (!raw) return [...fallback];
   const fields = raw
@@ -127,7 +134,8 @@ export function graphJson(body: unknown, status = 200, headers: Record<string, s
 export function graphErrorResponse(error: GraphError): Response {
   const headers: Record<string, string> = { "x-fb-trace-id": error.fbtraceId };
   const challenge = error.code === 190 ? "invalid_token" : error.code === 104 ? "invalid_request" : undefined;
-  if (challenge) headers["www-authenticate"] = `OAuth "Facebook Platform" "${challenge}" "${error.message.replace(/"/g, "'")}"`;
+  if (challenge)
+    headers["www-authenticate"] = `OAuth "Facebook Platform" "${challenge}" "${error.message.replace(/"/g, "'")}"`;
   return graphJson(error.toBody(), error.status, headers);
 }
 

@@ -5,7 +5,16 @@ import { readBody } from "../../web/http";
 import { fromThisMachine, OWN_FETCHER_HEADER } from "../../net/this-machine";
 import { PEER_HEADER } from "../../web/request-guard";
 import type { SandboxDeps } from "./deps";
-import { createSandboxAccount, FAULT_KINDS, findSandboxAccount, queueFault, setProcessingMs, setPublishLimit, setTokenState, TOKEN_STATES } from "./sandbox-accounts";
+import {
+  createSandboxAccount,
+  FAULT_KINDS,
+  findSandboxAccount,
+  queueFault,
+  setProcessingMs,
+  setPublishLimit,
+  setTokenState,
+  TOKEN_STATES,
+} from "./sandbox-accounts";
 import { setContainerProcessingMs } from "./store";
 import { setUsage } from "./usage-headers";
 
@@ -28,41 +37,72 @@ import { setUsage } from "./usage-headers";
 export const CONTROL_SEGMENT = "_sandbox";
 
 const createAccountBody = z.strictObject({
-  username: z.string().regex(/^[A-Za-z0-9._]{1,30}$/, "A username is 1-30 letters, digits, dots or underscores").optional(),
+  username: z
+    .string()
+    .regex(/^[A-Za-z0-9._]{1,30}$/, "A username is 1-30 letters, digits, dots or underscores")
+    .optional(),
 });
-const tokenBody = z.strictObject({ state: z.enum(TOKEN_STATES, { error: `State is one of ${TOKEN_STATES.join(", ")}` }) });
+const tokenBody = z.strictObject({
+  state: z.enum(TOKEN_STATES, { error: `State is one of ${TOKEN_STATES.join(", ")}` }),
+});
 const faultBody = z.strictObject({
   on: z.enum(FAULT_KINDS, { error: `On is one of ${FAULT_KINDS.join(", ")}` }),
   code: z.number({ error: "Code is Graph's error code, a whole number" }).int(),
   error_subcode: z.number().int().optional(),
   count: z.number({ error: "Count is how many calls fail, from 1 to 1000" }).int().min(1).max(1000),
 });
-const quotaBody = z.strictObject({ quota_total: z.number({ error: "Quota total is a whole number from 0 to 10000" }).int().min(0).max(10_000) });
-const percent = (name: string) => z.number({ error: `${name} is a share in percent, from 0 to 1000` }).min(0).max(1000).optional();
-const usageFigures = { call_count: percent("Call count"), total_cputime: percent("Total CPU time"), total_time: percent("Total time") };
+const quotaBody = z.strictObject({
+  quota_total: z.number({ error: "Quota total is a whole number from 0 to 10000" }).int().min(0).max(10_000),
+});
+const percent = (name: string) =>
+  z
+    .number({ error: `${name} is a share in percent, from 0 to 1000` })
+    .min(0)
+    .max(1000)
+    .optional();
+const usageFigures = {
+  call_count: percent("Call count"),
+  total_cputime: percent("Total CPU time"),
+  total_time: percent("Total time"),
+};
 const usageBody = z.strictObject({
   ...usageFigures,
-  estimated_time_to_regain_access: z.number({ error: "Estimated time to regain access is whole minutes, from 0 to 1440" }).int().min(0).max(1440).optional(),
+  estimated_time_to_regain_access: z
+    .number({ error: "Estimated time to regain access is whole minutes, from 0 to 1440" })
+    .int()
+    .min(0)
+    .max(1440)
+    .optional(),
   app: z.strictObject(usageFigures).optional(),
 });
 const processingBody = z.strictObject({
-  processing_ms: z.number({ error: "Processing ms is a whole number of milliseconds, from 0 to 86400000, or null" }).int().min(0).max(86_400_000).nullable(),
+  processing_ms: z
+    .number({ error: "Processing ms is a whole number of milliseconds, from 0 to 86400000, or null" })
+    .int()
+    .min(0)
+    .max(86_400_000)
+    .nullable(),
 });
 
 export async function handleControlRequest(request: Request, deps: SandboxDeps, path: string[]): Promise<Response> {
   try {
     if (!mayControl(request, deps.config.SANDBOX_ADMIN_TOKEN)) {
-      throw new ApiError("forbidden", "The sandbox's control surface answers only on this machine, or with Authorization: Bearer $SANDBOX_ADMIN_TOKEN.");
+      throw new ApiError(
+        "forbidden",
+        "The sandbox's control surface answers only on this machine, or with Authorization: Bearer $SANDBOX_ADMIN_TOKEN.",
+      );
     }
     const method = request.method.toUpperCase();
     const [collection, accountId, action, ...extra] = path;
     if (collection === "containers" && accountId !== undefined && action === "processing" && extra.length === 0) {
       allow(method, "PUT");
       const { processing_ms } = await readJson(request, processingBody);
-      if (!(await setContainerProcessingMs(deps.redis, accountId, processing_ms))) throw new ApiError("not-found", `The sandbox has no container ${accountId}.`);
+      if (!(await setContainerProcessingMs(deps.redis, accountId, processing_ms)))
+        throw new ApiError("not-found", `The sandbox has no container ${accountId}.`);
       return reply({ container_id: accountId, processing_ms });
     }
-    if (collection !== "accounts" || extra.length > 0) throw new ApiError("not-found", "No such control; see README's rehearsal section.");
+    if (collection !== "accounts" || extra.length > 0)
+      throw new ApiError("not-found", "No such control; see README's rehearsal section.");
     if (accountId === undefined) {
       allow(method, "POST");
       const body = await readJson(request, createAccountBody);
@@ -106,7 +146,10 @@ export async function handleControlRequest(request: Request, deps: SandboxDeps, 
   } catch (error) {
     const { problem, headers } = toProblem(error);
     if (problem.status >= 500) deps.log("error", "sandbox control request failed", { error });
-    return new Response(JSON.stringify(problem), { status: problem.status, headers: { "content-type": "application/problem+json", "cache-control": "no-store", ...headers } });
+    return new Response(JSON.stringify(problem), {
+      status: problem.status,
+      headers: { "content-type": "application/problem+json", "cache-control": "no-store", ...headers },
+    });
   }
 }
 
@@ -124,7 +167,8 @@ function mayControl(request: Request, adminToken: string | undefined): boolean {
 }
 
 function allow(method: string, expected: string): void {
-  if (method !== expected) throw new ApiError("method-not-allowed", `This control answers ${expected}.`, undefined, { Allow: expected });
+  if (method !== expected)
+    throw new ApiError("method-not-allowed", `This control answers ${expected}.`, undefined, { Allow: expected });
 }
 
 async function readJson<S extends z.ZodType>(request: Request, schema: S): Promise<z.infer<S>> {
@@ -143,7 +187,10 @@ async function readJson<S extends z.ZodType>(request: Request, schema: S): Promi
 }
 
 function reply(body: unknown, status = 200): Response {
-  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", "cache-control": "no-store" } });
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json", "cache-control": "no-store" },
+  });
 }
 
 function digest(value: string): Buffer {

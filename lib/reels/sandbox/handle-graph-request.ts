@@ -51,7 +51,11 @@ export interface GraphRouteOptions {
 export const SUPPORTED_GRAPH_VERSIONS = ["v19.0", "v20.0", "v21.0", "v22.0", "v23.0", "v24.0", "v25.0"] as const;
 const OLDEST_LIVE_MAJOR = 19;
 
-export async function handleGraphRequest(request: Request, deps: SandboxDeps, options: GraphRouteOptions = {}): Promise<Response> {
+export async function handleGraphRequest(
+  request: Request,
+  deps: SandboxDeps,
+  options: GraphRouteOptions = {},
+): Promise<Response> {
   const basePath = (options.basePath ?? "/graph").replace(/\/+$/, "");
   const url = new URL(request.url);
   const method = request.method.toUpperCase();
@@ -65,22 +69,38 @@ export async function handleGraphRequest(request: Request, deps: SandboxDeps, op
     const login = await handleLoginRequest(request, deps, [first, ...path]);
     if (login) return login;
     const readOnly = method === "GET" || method === "HEAD";
-    if (first === "media-files" && path.length === 1 && readOnly) return await serveMediaFile(deps, request, path[0] ?? "");
-    if (first === "reel" && path.length === 1 && readOnly) return await renderPermalinkPage(deps, baseUrl, path[0] ?? "");
+    if (first === "media-files" && path.length === 1 && readOnly)
+      return await serveMediaFile(deps, request, path[0] ?? "");
+    if (first === "reel" && path.length === 1 && readOnly)
+      return await renderPermalinkPage(deps, baseUrl, path[0] ?? "");
     const [version = "", containerId = ""] = path;
-    if (first === "ig-api-upload" && path.length === 2 && method === "POST" && isSupportedVersion(version, deps.config.GRAPH_VERSION)) {
+    if (
+      first === "ig-api-upload" &&
+      path.length === 2 &&
+      method === "POST" &&
+      isSupportedVersion(version, deps.config.GRAPH_VERSION)
+    ) {
       return await receiveContainerUpload(deps, request, version, containerId);
     }
     if (!isSupportedVersion(first, deps.config.GRAPH_VERSION)) throw unknownPath(`/${rest}`);
     if (!readOnly && method !== "POST") throw unsupportedRequest(method, path[0] ?? first);
 
-    const call: GraphCall = { deps, request, method: readOnly ? "GET" : method, params: await readGraphParams(request), baseUrl, version: first };
+    const call: GraphCall = {
+      deps,
+      request,
+      method: readOnly ? "GET" : method,
+      params: await readGraphParams(request),
+      baseUrl,
+      version: first,
+    };
     const response = await route(call, path);
     return method === "HEAD" ? new Response(null, { status: response.status, headers: response.headers }) : response;
   } catch (error) {
     if (error instanceof GraphError) return graphErrorResponse(error);
     deps.log("error", "sandbox request failed", { method, path: url.pathname, error });
-    return graphErrorResponse(new GraphError({ code: 1, message: "An unknown error has occurred.", isTransient: true }));
+    return graphErrorResponse(
+      new GraphError({ code: 1, message: "An unknown error has occurred.", isTransient: true }),
+    );
   }
 }
 
@@ -135,7 +155,10 @@ async function answerFor(call: GraphCall, id: string, edge: string | undefined):
 }
 
 /** The calls the control surface can make fail, by their names there. */
-const FAULT_OF_EDGE: Record<string, FaultKind | undefined> = { "POST media": "media", "POST media_publish": "media_publish" };
+const FAULT_OF_EDGE: Record<string, FaultKind | undefined> = {
+  "POST media": "media",
+  "POST media_publish": "media_publish",
+};
 
 async function readNode(call: GraphCall, id: string): Promise<Response> {
   if (call.method !== "GET") throw unsupportedRequest(call.method, id);
@@ -156,7 +179,8 @@ async function readNode(call: GraphCall, id: string): Promise<Response> {
 
 /** The origin the caller used (frameworks may rewrite request.url's host), so handed-out URLs work for it. */
 function requestOrigin(request: Request, url: URL): string {
-  const host = request.headers.get("x-forwarded-host")?.split(",")[0]?.trim() || request.headers.get("host") || url.host;
+  const host =
+    request.headers.get("x-forwarded-host")?.split(",")[0]?.trim() || request.headers.get("host") || url.host;
   const proto = request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim() || url.protocol.replace(/:$/, "");
   return /^[A-Za-z0-9.:[\]-]+$/.test(host) && /^https?$/.test(proto) ? `${proto}://${host}` : url.origin;
 }

@@ -63,13 +63,16 @@ export async function listMedia(call: GraphCall, accountId: string): Promise<Res
   authorize(call, accountId, accountId);
   const fields = requestedFields(call, MEDIA_FIELDS, "ShadowIGMedia");
   const limit = call.params.limit ? Number(call.params.limit) : 25;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidParameter("Param limit must be an integer from 1 to 100");
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+    throw invalidParameter("Param limit must be an integer from 1 to 100");
   const offset = call.params.after ? decodeCursor(call.params.after) : 0;
   const { redis } = call.deps;
   const ids = await redis.zrevrange(keys.accountPublished(accountId), offset, offset + limit);
   const page = ids.slice(0, limit);
   const records = await Promise.all(page.map((id) => readMediaRecord(redis, id)));
-  const data = records.filter((m): m is MediaRecord => m !== undefined).map((m) => pickFields(mediaValues(call.deps, call.baseUrl, m), fields));
+  const data = records
+    .filter((m): m is MediaRecord => m !== undefined)
+    .map((m) => pickFields(mediaValues(call.deps, call.baseUrl, m), fields));
   const body: Record<string, unknown> = { data };
   if (page.length > 0) {
     const after = encodeCursor(offset + page.length);
@@ -89,8 +92,15 @@ export async function listMedia(call: GraphCall, accountId: string): Promise<Res
 export async function readAccount(call: GraphCall, account: SandboxAccount): Promise<Response> {
   authorize(call, account.accountId, account.accountId);
   const fields = requestedFields(call, ["id", "username", "name", "media_count"], "ShadowIGUser");
-  const mediaCount = fields.includes("media_count") ? await call.deps.redis.zcard(keys.accountPublished(account.accountId)) : undefined;
-  return graphJson(pickFields({ id: account.accountId, username: account.username, name: account.name, media_count: mediaCount }, fields));
+  const mediaCount = fields.includes("media_count")
+    ? await call.deps.redis.zcard(keys.accountPublished(account.accountId))
+    : undefined;
+  return graphJson(
+    pickFields(
+      { id: account.accountId, username: account.username, name: account.name, media_count: mediaCount },
+      fields,
+    ),
+  );
 }
 
 function encodeCursor(offset: number): string {
@@ -112,7 +122,8 @@ export async function serveMediaFile(deps: SandboxDeps, request: Request, fileNa
   const media = match?.[1] ? await readMediaRecord(deps.redis, match[1]) : undefined;
   const filePath = media ? videoPath(deps, media.file) : undefined;
   const info = filePath ? await stat(filePath).catch(() => undefined) : undefined;
-  if (!media || !filePath || !info?.isFile()) return new Response("Not found", { status: 404, headers: { "content-type": "text/plain" } });
+  if (!media || !filePath || !info?.isFile())
+    return new Response("Not found", { status: 404, headers: { "content-type": "text/plain" } });
 
   return fileResponse(request, {
     path: filePath,
@@ -139,5 +150,7 @@ export async function renderPermalinkPage(deps: SandboxDeps, baseUrl: string, sh
 main{max-width:420px;width:100%;padding:16px}video{width:100%;max-height:80vh;border-radius:12px;background:#000}p{white-space:pre-wrap}</style></head>
 <body><main><video src="${escapeHtml(String(values.media_url))}" controls playsinline loop autoplay muted></video>
 <p>${escapeHtml(media.caption)}</p><small>${escapeHtml(String(values.username ?? ""))} · ${escapeHtml(String(values.timestamp))} · published to the Dispatch Graph sandbox</small></main></body></html>`;
-  return new Response(html, { headers: { "content-type": "text/html; charset=utf-8", "cache-control": "public, max-age=300" } });
+  return new Response(html, {
+    headers: { "content-type": "text/html; charset=utf-8", "cache-control": "public, max-age=300" },
+  });
 }

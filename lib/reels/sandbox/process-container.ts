@@ -9,7 +9,16 @@ import { checkReelSpec, REEL_SPEC_VIOLATION } from "../reel-spec";
 import { limitsOf, type SandboxDeps } from "./deps";
 import { downloadVideo } from "../../net/fetch-video";
 import { VideoFetchError } from "../../net/guarded-fetch";
-import { awaitingUpload, beat, claimStaleContainer, finishProcessing, readContainerRecord, videoPath, visibleStatusCode, type ContainerRecord } from "./store";
+import {
+  awaitingUpload,
+  beat,
+  claimStaleContainer,
+  finishProcessing,
+  readContainerRecord,
+  videoPath,
+  visibleStatusCode,
+  type ContainerRecord,
+} from "./store";
 import { accountVideoPath, downloadSlots, keepVideo } from "./video-store";
 import { removeFile } from "../../remove-file";
 
@@ -60,10 +69,14 @@ export async function settleSandboxProcessing(deps: SandboxDeps): Promise<void> 
  * Takes over an IN_PROGRESS container whose processor stopped beating, and answers the record a
  * reader should see. Cheap when there is nothing to do: a Redis call only for stale containers.
  */
-export async function resumeIfStale(deps: SandboxDeps, container: ContainerRecord): Promise<{ container: ContainerRecord; resumed: boolean }> {
+export async function resumeIfStale(
+  deps: SandboxDeps,
+  container: ContainerRecord,
+): Promise<{ container: ContainerRecord; resumed: boolean }> {
   const now = deps.now();
   const limits = limitsOf(deps);
-  if (visibleStatusCode(container, now) !== "IN_PROGRESS" || container.heartbeat_at > now - limits.staleAfterMs) return { container, resumed: false };
+  if (visibleStatusCode(container, now) !== "IN_PROGRESS" || container.heartbeat_at > now - limits.staleAfterMs)
+    return { container, resumed: false };
   // A resumable container has nothing to process until its bytes (or a file_url) arrive.
   if (awaitingUpload(container)) return { container, resumed: false };
   const owner = newAttemptOwner();
@@ -75,7 +88,10 @@ export async function resumeIfStale(deps: SandboxDeps, container: ContainerRecor
     gaveUpStatus: GAVE_UP_STATUS,
   });
   if (claim === "claimed") {
-    deps.log("warn", "sandbox container resumed after its processor stopped", { container_id: container.id, attempt: container.attempts + 1 });
+    deps.log("warn", "sandbox container resumed after its processor stopped", {
+      container_id: container.id,
+      attempt: container.attempts + 1,
+    });
     startProcessing(deps, container.id, owner);
   }
   const current = (await readContainerRecord(deps.redis, container.id)) ?? container;
@@ -112,7 +128,11 @@ export async function processContainer(deps: SandboxDeps, containerId: string, o
   }
   clearInterval(heartbeat);
 
-  const saved = await finishProcessing(deps.redis, containerId, owner, { ...outcome.fields, owner: "", settled_at: deps.now() });
+  const saved = await finishProcessing(deps.redis, containerId, owner, {
+    ...outcome.fields,
+    owner: "",
+    settled_at: deps.now(),
+  });
   if (!saved && outcome.file) await removeFile(videoPath(deps, outcome.file));
   if (saved) {
     deps.log("info", "sandbox container processed", {
@@ -130,7 +150,12 @@ export async function processContainer(deps: SandboxDeps, containerId: string, o
  * surface, even while it processes) or SANDBOX_PROCESSING_MS. Read again each second, so a
  * rehearsal can make a running container slow (or quick) without restarting anything.
  */
-async function waitProcessingTime(deps: SandboxDeps, containerId: string, started: number, signal: AbortSignal): Promise<void> {
+async function waitProcessingTime(
+  deps: SandboxDeps,
+  containerId: string,
+  started: number,
+  signal: AbortSignal,
+): Promise<void> {
   for (;;) {
     const own = (await readContainerRecord(deps.redis, containerId))?.processing_ms;
     const remaining = (own ?? deps.config.SANDBOX_PROCESSING_MS) - (performance.now() - started);
@@ -150,13 +175,22 @@ function fetcherOf(deps: SandboxDeps): Dispatcher {
   if (deps.dispatcher) return deps.dispatcher;
   let agent = fetchers.get(deps);
   if (!agent) {
-    agent = createPublicAgent({ allowPrivate: deps.config.ALLOW_PRIVATE_URLS, ownPort: deps.config.PORT, lookup: deps.lookup });
+    agent = createPublicAgent({
+      allowPrivate: deps.config.ALLOW_PRIVATE_URLS,
+      ownPort: deps.config.PORT,
+      lookup: deps.lookup,
+    });
     fetchers.set(deps, agent);
   }
   return agent;
 }
 
-async function fetchAndCheck(deps: SandboxDeps, container: ContainerRecord, part: string, signal: AbortSignal): Promise<Outcome> {
+async function fetchAndCheck(
+  deps: SandboxDeps,
+  container: ContainerRecord,
+  part: string,
+  signal: AbortSignal,
+): Promise<Outcome> {
   const limits = limitsOf(deps);
   const uploaded = container.upload_file ? videoPath(deps, container.upload_file) : undefined;
   const release = uploaded ? () => {} : await downloadSlots(deps).acquire(signal);
@@ -215,7 +249,11 @@ async function fetchAndCheck(deps: SandboxDeps, container: ContainerRecord, part
 }
 
 function specViolation(reason: string): Outcome["fields"] {
-  return errorFields(REEL_SPEC_VIOLATION.code, REEL_SPEC_VIOLATION.subcode, `${REEL_SPEC_VIOLATION.meaning}: ${reason}`);
+  return errorFields(
+    REEL_SPEC_VIOLATION.code,
+    REEL_SPEC_VIOLATION.subcode,
+    `${REEL_SPEC_VIOLATION.meaning}: ${reason}`,
+  );
 }
 
 /** Graph's ERROR status names the subcode in parentheses; the code is kept for the sandbox's own use. */

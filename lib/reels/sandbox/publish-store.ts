@@ -70,7 +70,12 @@ export async function publishContainerRecord(
 }
 
 /** Posts published in the moving 24 h window ending now, or since `sinceMs` when that is later. */
-export async function countPublishedSince(redis: Redis, accountId: string, now: number, sinceMs?: number): Promise<number> {
+export async function countPublishedSince(
+  redis: Redis,
+  accountId: string,
+  now: number,
+  sinceMs?: number,
+): Promise<number> {
   const windowStart = now - DAY_MS;
   const from = sinceMs !== undefined && sinceMs > windowStart ? `${sinceMs}` : `(${windowStart}`;
   return redis.zcount(keys.accountPublished(accountId), from, "+inf");

@@ -20,10 +20,20 @@ export async function publishContainer(call: GraphCall, accountId: string): Prom
   const { creation_id: containerId } = parseParams(publishParams, call.params);
   const { deps } = call;
   const quota = await publishLimitOf(deps, accountId);
-  const result = await publishContainerRecord(deps.redis, { containerId, accountId, now: deps.now(), quota, mediaTtlMs: limitsOf(deps).mediaTtlMs });
+  const result = await publishContainerRecord(deps.redis, {
+    containerId,
+    accountId,
+    now: deps.now(),
+    quota,
+    mediaTtlMs: limitsOf(deps).mediaTtlMs,
+  });
   switch (result.kind) {
     case "published-now":
-      deps.log("info", "sandbox container published", { container_id: containerId, media_id: result.mediaId, account_id: accountId });
+      deps.log("info", "sandbox container published", {
+        container_id: containerId,
+        media_id: result.mediaId,
+        account_id: accountId,
+      });
       return graphJson({ id: result.mediaId });
     case "published":
       throw notReady("The media has already been published.");
@@ -31,7 +41,9 @@ export async function publishContainer(call: GraphCall, accountId: string): Prom
       const stored = await readContainerRecord(deps.redis, containerId);
       // Touching a container whose processor died revives it, as a status read would.
       const container = stored ? (await resumeIfStale(deps, stored)).container : undefined;
-      throw notReady(container?.status_code === "ERROR" ? "The media failed processing; create a new container." : undefined);
+      throw notReady(
+        container?.status_code === "ERROR" ? "The media failed processing; create a new container." : undefined,
+      );
     }
     case "expired":
       throw new GraphError({
@@ -62,7 +74,13 @@ export async function publishContainer(call: GraphCall, accountId: string): Prom
 }
 
 function notReady(userMessage = "The media is not ready for publishing, please wait for a moment."): GraphError {
-  return new GraphError({ code: 9007, subcode: 2207027, message: "Media ID is not available", userTitle: "Media Not Ready", userMessage });
+  return new GraphError({
+    code: 9007,
+    subcode: 2207027,
+    message: "Media ID is not available",
+    userTitle: "Media Not Ready",
+    userMessage,
+  });
 }
 
 const LIMIT_FIELDS = ["quota_usage", "config"] as const;
@@ -84,9 +102,15 @@ export async function readPublishingLimit(call: GraphCall, accountId: string): P
   const fields = requestedFields(call, LIMIT_FIELDS, "ContentPublishingLimitResponse", ["quota_usage"]);
   const { since } = parseParams(limitParams, call.params);
   const { deps } = call;
-  const usage = await countPublishedSince(deps.redis, accountId, deps.now(), since === undefined ? undefined : since * 1000);
+  const usage = await countPublishedSince(
+    deps.redis,
+    accountId,
+    deps.now(),
+    since === undefined ? undefined : since * 1000,
+  );
   const entry: Record<string, unknown> = {};
   if (fields.includes("quota_usage")) entry.quota_usage = usage;
-  if (fields.includes("config")) entry.config = { quota_total: await publishLimitOf(deps, accountId), quota_duration: DAY_MS / 1000 };
+  if (fields.includes("config"))
+    entry.config = { quota_total: await publishLimitOf(deps, accountId), quota_duration: DAY_MS / 1000 };
   return graphJson({ data: [entry] });
 }

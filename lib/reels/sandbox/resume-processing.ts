@@ -15,7 +15,10 @@ const lastSweep = new WeakMap<SandboxDeps, number>();
  * process, and removes video files nothing refers to. Containers still beating (a restart faster
  * than the stale window) are looked at once more when that window has passed.
  */
-export async function resumeSandboxProcessing(deps: SandboxDeps, options: { recheck?: boolean } = {}): Promise<{ resumed: number; waiting: number }> {
+export async function resumeSandboxProcessing(
+  deps: SandboxDeps,
+  options: { recheck?: boolean } = {},
+): Promise<{ resumed: number; waiting: number }> {
   let resumed = 0;
   let waiting = 0;
   for (const id of await deps.redis.smembers(keys.processing)) {
@@ -67,7 +70,8 @@ export async function sweepVideoFiles(deps: SandboxDeps): Promise<number> {
     const status = container ? visibleStatusCode(container, deps.now()) : undefined;
     const inUse =
       container !== undefined &&
-      ((status === "IN_PROGRESS" && container.owner === owner) || ((status === "FINISHED" || status === "PUBLISHED") && container.file === file));
+      ((status === "IN_PROGRESS" && container.owner === owner) ||
+        ((status === "FINISHED" || status === "PUBLISHED") && container.file === file));
     if (inUse) continue;
     const info = await stat(path.join(root, file)).catch(() => undefined);
     if (!info || Date.now() - info.mtimeMs < FILE_GRACE_MS) continue;
@@ -82,7 +86,9 @@ async function listVideoFiles(root: string): Promise<string[]> {
   const files: string[] = [];
   for (const entry of await readdir(root, { withFileTypes: true }).catch(() => [])) {
     if (entry.isFile()) files.push(entry.name);
-    else if (entry.isDirectory()) for (const name of await readdir(path.join(root, entry.name)).catch(() => [] as string[])) files.push(`${entry.name}/${name}`);
+    else if (entry.isDirectory())
+      for (const name of await readdir(path.join(root, entry.name)).catch(() => [] as string[]))
+        files.push(`${entry.name}/${name}`);
   }
   return files;
 }

@@ -47,11 +47,16 @@ export async function findSandboxAccount(deps: SandboxDeps, accountId: string): 
   if (configured) return { accountId, username: usernameOf(configured), name: `Sandbox (${configured.tenantId})` };
   if (!/^\d{6,20}$/.test(accountId)) return undefined;
   const profile = await deps.redis.hgetall(accountKeys.profile(accountId));
-  return profile.username ? { accountId, username: profile.username, name: profile.name || profile.username } : undefined;
+  return profile.username
+    ? { accountId, username: profile.username, name: profile.name || profile.username }
+    : undefined;
 }
 
 /** A new account with a valid token, as `POST /graph/_sandbox/accounts` makes it. */
-export async function createSandboxAccount(deps: SandboxDeps, username?: string): Promise<{ account_id: string; access_token: string }> {
+export async function createSandboxAccount(
+  deps: SandboxDeps,
+  username?: string,
+): Promise<{ account_id: string; access_token: string }> {
   const accountId = newGraphId("178");
   const name = username ?? `sandbox_${accountId.slice(-6)}`;
   await deps.redis
@@ -77,12 +82,27 @@ export async function listSandboxAccounts(deps: SandboxDeps, limit = 50): Promis
  * A new valid token for the account, which becomes its current one; `expiresAt` (ms) makes it
  * expire by itself, as Meta's short-lived (1 h) and long-lived (60 days) tokens do.
  */
-export async function issueToken(deps: SandboxDeps, accountId: string, expiresAt?: number, kind: "short" | "long" = "long"): Promise<string> {
+export async function issueToken(
+  deps: SandboxDeps,
+  accountId: string,
+  expiresAt?: number,
+  kind: "short" | "long" = "long",
+): Promise<string> {
   const token = `IGSANDBOX${randomBytes(24).toString("base64url")}`;
   const digest = digestOf(token);
   await deps.redis
     .multi()
-    .hset(accountKeys.token(digest), "account_id", accountId, "state", "valid", "kind", kind, "expires_at", expiresAt === undefined ? "" : String(expiresAt))
+    .hset(
+      accountKeys.token(digest),
+      "account_id",
+      accountId,
+      "state",
+      "valid",
+      "kind",
+      kind,
+      "expires_at",
+      expiresAt === undefined ? "" : String(expiresAt),
+    )
     .expire(accountKeys.token(digest), ACCOUNT_TTL_S)
     .hset(accountKeys.profile(accountId), "token_digest", digest)
     .expire(accountKeys.profile(accountId), ACCOUNT_TTL_S)
@@ -94,7 +114,11 @@ export async function issueToken(deps: SandboxDeps, accountId: string, expiresAt
  * Expires or revokes the account's current token (every call with it then answers 190), or issues
  * a new valid one; the old token stays dead either way.
  */
-export async function setTokenState(deps: SandboxDeps, account: SandboxAccount, state: TokenState): Promise<{ access_token?: string }> {
+export async function setTokenState(
+  deps: SandboxDeps,
+  account: SandboxAccount,
+  state: TokenState,
+): Promise<{ access_token?: string }> {
   const profile = await deps.redis.hgetall(accountKeys.profile(account.accountId));
   const configured = deps.config.REEL_ACCOUNTS.find((a) => a.accountId === account.accountId);
   const current = profile.token_digest || (configured ? digestOf(configured.accessToken) : undefined);
@@ -109,18 +133,33 @@ export async function setTokenState(deps: SandboxDeps, account: SandboxAccount, 
 }
 
 async function markToken(deps: SandboxDeps, accountId: string, digest: string, state: TokenState): Promise<void> {
-  const fields = state === "expired" ? { account_id: accountId, state, expired_at: String(deps.now()) } : { account_id: accountId, state };
-  await deps.redis.multi().hset(accountKeys.token(digest), fields).expire(accountKeys.token(digest), ACCOUNT_TTL_S).exec();
+  const fields =
+    state === "expired"
+      ? { account_id: accountId, state, expired_at: String(deps.now()) }
+      : { account_id: accountId, state };
+  await deps.redis
+    .multi()
+    .hset(accountKeys.token(digest), fields)
+    .expire(accountKeys.token(digest), ACCOUNT_TTL_S)
+    .exec();
 }
 
 /** The account a token belongs to, whether it still works (and since when it does not), and its kind; undefined for a token the sandbox never issued. */
-export async function resolveToken(deps: SandboxDeps, token: string): Promise<{ accountId: string; state: TokenState; expiredAt?: number; kind: "short" | "long" } | undefined> {
+export async function resolveToken(
+  deps: SandboxDeps,
+  token: string,
+): Promise<{ accountId: string; state: TokenState; expiredAt?: number; kind: "short" | "long" } | undefined> {
   const stored = await deps.redis.hgetall(accountKeys.token(digestOf(token)));
   if (stored.account_id) {
     const lapsed = !!stored.expires_at && Number(stored.expires_at) <= deps.now();
     const state = lapsed && (stored.state || "valid") === "valid" ? "expired" : (stored.state as TokenState) || "valid";
     const expiredAt = stored.expired_at ? Number(stored.expired_at) : lapsed ? Number(stored.expires_at) : undefined;
-    return { accountId: stored.account_id, state, kind: stored.kind === "short" ? "short" : "long", ...(expiredAt !== undefined ? { expiredAt } : {}) };
+    return {
+      accountId: stored.account_id,
+      state,
+      kind: stored.kind === "short" ? "short" : "long",
+      ...(expiredAt !== undefined ? { expiredAt } : {}),
+    };
   }
   const configured = accountForToken(deps.config.REEL_ACCOUNTS, token);
   return configured ? { accountId: configured.accountId, state: "valid", kind: "long" } : undefined;
@@ -150,14 +189,23 @@ export function deadTokenError(state: Exclude<TokenState, "valid">, now: number,
   return new GraphError({
     code: 190,
     subcode: 460,
-    message: "Error validating access token: The session has been invalidated because the user changed their password or Facebook has changed the session for security reasons.",
+    message:
+      "Error validating access token: The session has been invalidated because the user changed their password or Facebook has changed the session for security reasons.",
   });
 }
 
 /** The next `count` calls of that kind answer this error; a new fault for the same kind replaces the old one. */
-export async function queueFault(deps: SandboxDeps, accountId: string, fault: { on: FaultKind; code: number; error_subcode?: number; count: number }): Promise<void> {
+export async function queueFault(
+  deps: SandboxDeps,
+  accountId: string,
+  fault: { on: FaultKind; code: number; error_subcode?: number; count: number },
+): Promise<void> {
   const key = accountKeys.fault(accountId, fault.on);
-  const fields = { code: String(fault.code), error_subcode: fault.error_subcode === undefined ? "" : String(fault.error_subcode), count: String(fault.count) };
+  const fields = {
+    code: String(fault.code),
+    error_subcode: fault.error_subcode === undefined ? "" : String(fault.error_subcode),
+    count: String(fault.count),
+  };
   await deps.redis.multi().del(key).hset(key, fields).expire(key, ACCOUNT_TTL_S).exec();
 }
 
@@ -174,7 +222,11 @@ redis.call('HINCRBY', KEYS[1], 'count', -1)
 return redis.call('HMGET', KEYS[1], 'code', 'error_subcode')`;
 
 /** The Graph error this call answers with, when a fault is queued for its account and kind. */
-export async function takeFault(deps: SandboxDeps, accountId: string, kind: FaultKind): Promise<GraphError | undefined> {
+export async function takeFault(
+  deps: SandboxDeps,
+  accountId: string,
+  kind: FaultKind,
+): Promise<GraphError | undefined> {
   const taken = (await deps.redis.eval(TAKE_FAULT, 1, accountKeys.fault(accountId, kind))) as [string, string] | null;
   if (!taken) return undefined;
   const code = Number(taken[0]);
@@ -184,11 +236,18 @@ export async function takeFault(deps: SandboxDeps, accountId: string, kind: Faul
   if (meta) return new GraphError({ code, subcode, ...meta });
   const info = describeGraphError(code, subcode);
   // is_transient as Meta sets it: the table's word for the code (GraphError's default).
-  return new GraphError({ code, subcode, message: `(#${code}) ${info.meaning[0]!.toUpperCase()}${info.meaning.slice(1)} (a fault queued through the sandbox's control surface)` });
+  return new GraphError({
+    code,
+    subcode,
+    message: `(#${code}) ${info.meaning[0]!.toUpperCase()}${info.meaning.slice(1)} (a fault queued through the sandbox's control surface)`,
+  });
 }
 
 /** Meta's own words for the errors a rehearsal queues most, so a queued fault reads like the real one. */
-const META_MESSAGES: Record<string, (now: number) => { message: string; userTitle?: string; userMessage?: string; type?: string }> = {
+const META_MESSAGES: Record<
+  string,
+  (now: number) => { message: string; userTitle?: string; userMessage?: string; type?: string }
+> = {
   "190/463": (now) => ({ message: deadTokenError("expired", now, now - 60 * 60_000).message }),
   "190/460": (now) => ({ message: deadTokenError("revoked", now).message }),
   "104/": () => ({ message: "An access token is required to request this resource." }),
@@ -196,17 +255,32 @@ const META_MESSAGES: Record<string, (now: number) => { message: string; userTitl
   "4/2207051": () => ({
     message: "We restrict certain activity to protect our community. Tell us if you think we made a mistake.",
     userTitle: "Action blocked",
-    userMessage: "The publishing action is suspected to be spam. We restrict certain activity to protect our community.",
+    userMessage:
+      "The publishing action is suspected to be spam. We restrict certain activity to protect our community.",
   }),
-  "80002/": () => ({ message: "(#80002) There have been too many calls to this Instagram account. Wait a bit and try again." }),
+  "80002/": () => ({
+    message: "(#80002) There have been too many calls to this Instagram account. Wait a bit and try again.",
+  }),
   "9/2207042": () => ({
     message: "You reached maximum number of posts that is allowed to be published by Content Publishing API.",
     userTitle: "Max. number of posts reached",
     userMessage: "You reached maximum number of posts that is allowed to be published by Content Publishing API.",
   }),
-  "9007/2207027": () => ({ message: "Media ID is not available", userTitle: "Media Not Ready", userMessage: "The media is not ready for publishing, please wait for a moment" }),
-  "-1/2207001": () => ({ message: "An unexpected error has occurred. Please retry your request later.", userTitle: "Instagram server error", userMessage: "Instagram server error. Try again." }),
-  "24/2207008": () => ({ message: "Media builder does not exist or has expired", userTitle: "Media builder not found", userMessage: "Temporary error publishing a container. Try again." }),
+  "9007/2207027": () => ({
+    message: "Media ID is not available",
+    userTitle: "Media Not Ready",
+    userMessage: "The media is not ready for publishing, please wait for a moment",
+  }),
+  "-1/2207001": () => ({
+    message: "An unexpected error has occurred. Please retry your request later.",
+    userTitle: "Instagram server error",
+    userMessage: "Instagram server error. Try again.",
+  }),
+  "24/2207008": () => ({
+    message: "Media builder does not exist or has expired",
+    userTitle: "Media builder not found",
+    userMessage: "Temporary error publishing a container. Try again.",
+  }),
 };
 
 /** The account's moving-24 h publishing limit: its own when set through the control surface, else SANDBOX_PUBLISH_LIMIT. */
@@ -216,7 +290,11 @@ export async function publishLimitOf(deps: SandboxDeps, accountId: string): Prom
 }
 
 export async function setPublishLimit(deps: SandboxDeps, accountId: string, quotaTotal: number): Promise<void> {
-  await deps.redis.multi().hset(accountKeys.profile(accountId), "quota_total", String(quotaTotal)).expire(accountKeys.profile(accountId), ACCOUNT_TTL_S).exec();
+  await deps.redis
+    .multi()
+    .hset(accountKeys.profile(accountId), "quota_total", String(quotaTotal))
+    .expire(accountKeys.profile(accountId), ACCOUNT_TTL_S)
+    .exec();
 }
 
 const PACIFIC = new Intl.DateTimeFormat("en-US", {
@@ -245,7 +323,11 @@ export async function processingMsOf(deps: SandboxDeps, accountId: string): Prom
 }
 
 /** Sets (null: clears) the processing time of the account's containers created from now on. */
-export async function setProcessingMs(deps: SandboxDeps, accountId: string, processingMs: number | null): Promise<void> {
+export async function setProcessingMs(
+  deps: SandboxDeps,
+  accountId: string,
+  processingMs: number | null,
+): Promise<void> {
   const key = accountKeys.profile(accountId);
   if (processingMs === null) await deps.redis.hdel(key, "processing_ms");
   else await deps.redis.multi().hset(key, "processing_ms", String(processingMs)).expire(key, ACCOUNT_TTL_S).exec();

@@ -240,8 +240,25 @@ redis.call('SADD', KEYS[2], ARGV[3])
 return 1`;
 
 /** Hands a resumable container its bytes (`upload_file`) or its `video_url` and makes `owner` its processor; false if it already has one. */
-export async function startUploadedContainer(redis: Redis, id: string, owner: string, now: number, fields: { upload_file?: string; video_url?: string }): Promise<boolean> {
-  return (await redis.eval(START_UPLOADED, 2, keys.container(id), keys.processing, owner, now, id, ...toHashArgs(fields))) === 1;
+export async function startUploadedContainer(
+  redis: Redis,
+  id: string,
+  owner: string,
+  now: number,
+  fields: { upload_file?: string; video_url?: string },
+): Promise<boolean> {
+  return (
+    (await redis.eval(
+      START_UPLOADED,
+      2,
+      keys.container(id),
+      keys.processing,
+      owner,
+      now,
+      id,
+      ...toHashArgs(fields),
+    )) === 1
+  );
 }
 
 const SET_PROCESSING = `
@@ -250,7 +267,13 @@ if ARGV[1] == '' then redis.call('HDEL', KEYS[1], 'processing_ms') else redis.ca
 return 1`;
 
 /** Sets (null: clears) how long an existing container's processing takes at least; false when there is no such container. */
-export async function setContainerProcessingMs(redis: Redis, id: string, processingMs: number | null): Promise<boolean> {
+export async function setContainerProcessingMs(
+  redis: Redis,
+  id: string,
+  processingMs: number | null,
+): Promise<boolean> {
   if (!isGraphId(id)) return false;
-  return (await redis.eval(SET_PROCESSING, 1, keys.container(id), processingMs === null ? "" : String(processingMs))) === 1;
+  return (
+    (await redis.eval(SET_PROCESSING, 1, keys.container(id), processingMs === null ? "" : String(processingMs))) === 1
+  );
 }

@@ -5,7 +5,14 @@ import { GraphError, isTransientGraphFailure } from "../graph-error";
 import { isRateLimitCode } from "../graph-usage";
 import { limitsOf, type SandboxDeps } from "./deps";
 import { formatBytes } from "../../net/fetch-video";
-import { authorize, graphJson, invalidParameter, requireValidToken, unsupportedRequest, type GraphCall } from "./graph-request";
+import {
+  authorize,
+  graphJson,
+  invalidParameter,
+  requireValidToken,
+  unsupportedRequest,
+  type GraphCall,
+} from "./graph-request";
 import { takeFault } from "./sandbox-accounts";
 import { newAttemptOwner, startProcessing } from "./process-container";
 import { awaitingUpload, readContainerRecord, startUploadedContainer, videoPath } from "./store";
@@ -39,10 +46,16 @@ function uploadFile(accountId: string, containerId: string): string {
   return accountVideoPath(accountId, `${containerId}-00.part`);
 }
 
-export async function receiveContainerUpload(deps: SandboxDeps, request: Request, version: string, containerId: string): Promise<Response> {
+export async function receiveContainerUpload(
+  deps: SandboxDeps,
+  request: Request,
+  version: string,
+  containerId: string,
+): Promise<Response> {
   let accountId: string | undefined;
   let throttled: number | undefined;
-  const answer = async (response: Response) => (accountId ? withUsageHeaders(deps, response, accountId, throttled) : response);
+  const answer = async (response: Response) =>
+    accountId ? withUsageHeaders(deps, response, accountId, throttled) : response;
   try {
     const container = await readContainerRecord(deps.redis, containerId);
     if (!container) throw unsupportedRequest("POST", containerId);
@@ -60,7 +73,8 @@ export async function receiveContainerUpload(deps: SandboxDeps, request: Request
       throttled = isRateLimitCode(fault.code, fault.subcode) ? fault.code : undefined;
       throw fault;
     }
-    if (container.upload_type !== "resumable") throw invalidParameter("The container was not created with upload_type=resumable");
+    if (container.upload_type !== "resumable")
+      throw invalidParameter("The container was not created with upload_type=resumable");
     // Everything arrived already (a retry after a lost answer): the same answer again.
     if (!awaitingUpload(container)) {
       // The rest is not wanted; a cancel that fails means the stream is closed already.
@@ -79,19 +93,30 @@ export async function receiveContainerUpload(deps: SandboxDeps, request: Request
     const offset = headerInteger(request, "offset");
     const maxBytes = limitsOf(deps).maxVideoBytes;
     if (fileSize < 1) throw invalidParameter("The file_size header must be the video's size in bytes");
-    if (fileSize > maxBytes) throw invalidParameter(`The file is ${formatBytes(fileSize)}; the largest video accepted is ${formatBytes(maxBytes)}`);
+    if (fileSize > maxBytes)
+      throw invalidParameter(
+        `The file is ${formatBytes(fileSize)}; the largest video accepted is ${formatBytes(maxBytes)}`,
+      );
     const file = uploadFile(container.account_id, containerId);
     const full = videoPath(deps, file);
     await mkdir(path.dirname(full), { recursive: true });
     const received = (await stat(full).catch(() => undefined))?.size ?? 0;
-    if (offset !== received && offset !== 0) throw invalidParameter(`The offset header is ${offset}, but ${received} bytes were received; resume at offset ${received}`);
+    if (offset !== received && offset !== 0)
+      throw invalidParameter(
+        `The offset header is ${offset}, but ${received} bytes were received; resume at offset ${received}`,
+      );
     if (!request.body) throw invalidParameter("The request has no body: send the video's bytes, or a file_url header");
 
     await appendBody(full, request.body, offset, fileSize);
     const total = (await stat(full)).size;
-    if (total < fileSize) throw new UploadFailure(`The upload stopped at byte ${total} of ${fileSize}; resume with offset ${total}`, true);
+    if (total < fileSize)
+      throw new UploadFailure(`The upload stopped at byte ${total} of ${fileSize}; resume with offset ${total}`, true);
     await begin(deps, containerId, { upload_file: file });
-    deps.log("info", "sandbox container upload received", { container_id: containerId, account_id: container.account_id, bytes: fileSize });
+    deps.log("info", "sandbox container upload received", {
+      container_id: containerId,
+      account_id: container.account_id,
+      bytes: fileSize,
+    });
     return answer(graphJson(UPLOAD_SUCCESS));
   } catch (error) {
     if (error instanceof GraphError) return answer(debugInfoResponse(uploadFailureOf(error)));
@@ -101,7 +126,12 @@ export async function receiveContainerUpload(deps: SandboxDeps, request: Request
 }
 
 /** Writes the body at `offset` of the file; a body longer than the rest removes what arrived, a broken connection keeps it. */
-async function appendBody(full: string, body: ReadableStream<Uint8Array>, offset: number, fileSize: number): Promise<void> {
+async function appendBody(
+  full: string,
+  body: ReadableStream<Uint8Array>,
+  offset: number,
+  fileSize: number,
+): Promise<void> {
   const tooLong = () => invalidParameter(`The body is longer than file_size (${fileSize}) minus offset (${offset})`);
   const writing = await open(full, offset === 0 ? "w" : "a");
   try {
@@ -138,16 +168,25 @@ function uploadFailureOf(error: GraphError): UploadFailure {
 }
 
 function debugInfoResponse(failure: UploadFailure): Response {
-  return graphJson({ debug_info: { retriable: failure.retriable, type: failure.type, message: failure.message } }, failure.status);
+  return graphJson(
+    { debug_info: { retriable: failure.retriable, type: failure.type, message: failure.message } },
+    failure.status,
+  );
 }
 
-async function begin(deps: SandboxDeps, containerId: string, fields: { upload_file?: string; video_url?: string }): Promise<void> {
+async function begin(
+  deps: SandboxDeps,
+  containerId: string,
+  fields: { upload_file?: string; video_url?: string },
+): Promise<void> {
   const owner = newAttemptOwner();
-  if (await startUploadedContainer(deps.redis, containerId, owner, deps.now(), fields)) startProcessing(deps, containerId, owner);
+  if (await startUploadedContainer(deps.redis, containerId, owner, deps.now(), fields))
+    startProcessing(deps, containerId, owner);
 }
 
 function headerInteger(request: Request, name: string): number {
   const value = request.headers.get(name);
-  if (value === null || !/^\d{1,15}$/.test(value.trim())) throw invalidParameter(`The ${name} header is required: a whole number of bytes`);
+  if (value === null || !/^\d{1,15}$/.test(value.trim()))
+    throw invalidParameter(`The ${name} header is required: a whole number of bytes`);
   return Number(value.trim());
 }

@@ -47,7 +47,8 @@ export interface SetUsage {
 export async function setUsage(deps: SandboxDeps, accountId: string, usage: SetUsage): Promise<void> {
   const { app, ...account } = usage;
   const multi = deps.redis.multi().del(usageKeys.account(accountId));
-  if (Object.keys(account).length > 0) multi.hset(usageKeys.account(accountId), toStrings(account)).expire(usageKeys.account(accountId), USAGE_TTL_S);
+  if (Object.keys(account).length > 0)
+    multi.hset(usageKeys.account(accountId), toStrings(account)).expire(usageKeys.account(accountId), USAGE_TTL_S);
   if (app !== undefined || Object.keys(usage).length === 0) multi.del(usageKeys.app);
   if (app && Object.keys(app).length > 0) multi.hset(usageKeys.app, toStrings(app)).expire(usageKeys.app, USAGE_TTL_S);
   await multi.exec();
@@ -62,15 +63,31 @@ interface Reported {
  * What the headers of this account's next answer say: the set figures, or its calls this hour;
  * a rate-limit refusal reports its own budget (the app's for code 4, the account's otherwise) used up.
  */
-async function reported(deps: SandboxDeps, accountId: string, counted: number, throttledCode: number | undefined): Promise<Reported> {
-  const [setAccount, setApp] = await Promise.all([deps.redis.hgetall(usageKeys.account(accountId)), deps.redis.hgetall(usageKeys.app)]);
-  const share = (percent: number) => ({ call_count: percent, total_cputime: Math.floor(percent / 2), total_time: Math.floor(percent / 2) });
+async function reported(
+  deps: SandboxDeps,
+  accountId: string,
+  counted: number,
+  throttledCode: number | undefined,
+): Promise<Reported> {
+  const [setAccount, setApp] = await Promise.all([
+    deps.redis.hgetall(usageKeys.account(accountId)),
+    deps.redis.hgetall(usageKeys.app),
+  ]);
+  const share = (percent: number) => ({
+    call_count: percent,
+    total_cputime: Math.floor(percent / 2),
+    total_time: Math.floor(percent / 2),
+  });
   const percent = Math.min(99, Math.floor((counted * 100) / CALLS_PER_HOUR));
   const appThrottled = throttledCode === 4;
   const accountThrottled = throttledCode !== undefined && !appThrottled;
   return {
     app: { ...share(appThrottled ? 100 : percent), ...figures(setApp) },
-    account: { ...share(accountThrottled ? 100 : percent), estimated_time_to_regain_access: accountThrottled ? 1 : 0, ...figures(setAccount) },
+    account: {
+      ...share(accountThrottled ? 100 : percent),
+      estimated_time_to_regain_access: accountThrottled ? 1 : 0,
+      ...figures(setAccount),
+    },
   };
 }
 
@@ -79,12 +96,20 @@ async function reported(deps: SandboxDeps, accountId: string, counted: number, t
  * limit; undefined when calls go through.
  */
 export async function throttleFor(deps: SandboxDeps, accountId: string): Promise<GraphError | undefined> {
-  const [account, app] = await Promise.all([deps.redis.hgetall(usageKeys.account(accountId)), deps.redis.hgetall(usageKeys.app)]);
+  const [account, app] = await Promise.all([
+    deps.redis.hgetall(usageKeys.account(accountId)),
+    deps.redis.hgetall(usageKeys.app),
+  ]);
   const a = figures(account);
   if (Number(a.estimated_time_to_regain_access ?? 0) > 0 || atLimit(a)) {
-    return new GraphError({ code: 80002, message: "(#80002) There have been too many calls to this Instagram account. Wait a bit and try again.", isTransient: true });
+    return new GraphError({
+      code: 80002,
+      message: "(#80002) There have been too many calls to this Instagram account. Wait a bit and try again.",
+      isTransient: true,
+    });
   }
-  if (atLimit(figures(app))) return new GraphError({ code: 4, message: "(#4) Application request limit reached", isTransient: true });
+  if (atLimit(figures(app)))
+    return new GraphError({ code: 4, message: "(#4) Application request limit reached", isTransient: true });
   return undefined;
 }
 
@@ -93,13 +118,23 @@ export async function throttleFor(deps: SandboxDeps, accountId: string): Promise
  * figures); a rate-limit refusal (its code in `throttledCode`) reports the limit used up, with a
  * minute to wait (Meta's estimates are whole minutes).
  */
-export async function withUsageHeaders(deps: SandboxDeps, response: Response, accountId: string, throttledCode?: number): Promise<Response> {
+export async function withUsageHeaders(
+  deps: SandboxDeps,
+  response: Response,
+  accountId: string,
+  throttledCode?: number,
+): Promise<Response> {
   const hour = Math.floor(deps.now() / HOUR_MS);
   const key = callsKey(accountId, hour);
-  const [[, calls]] = ((await deps.redis.multi().incr(key).expire(key, 3600).exec()) ?? [[null, 0]]) as [[unknown, number]];
+  const [[, calls]] = ((await deps.redis.multi().incr(key).expire(key, 3600).exec()) ?? [[null, 0]]) as [
+    [unknown, number],
+  ];
   const { app, account } = await reported(deps, accountId, Number(calls), throttledCode);
   response.headers.set("x-app-usage", JSON.stringify(app));
-  response.headers.set("x-business-use-case-usage", JSON.stringify({ [accountId]: [{ type: "instagram", ...account }] }));
+  response.headers.set(
+    "x-business-use-case-usage",
+    JSON.stringify({ [accountId]: [{ type: "instagram", ...account }] }),
+  );
   return response;
 }
 

@@ -35,7 +35,12 @@ const keeping = new WeakMap<SandboxDeps, Promise<unknown>>();
  * Moves a checked download to its kept name if the account and the store have room for it.
  * One at a time per process, so two videos cannot both take the last room.
  */
-export async function keepVideo(deps: SandboxDeps, accountId: string, part: string, file: string): Promise<{ kept: true } | { kept: false; reason: string }> {
+export async function keepVideo(
+  deps: SandboxDeps,
+  accountId: string,
+  part: string,
+  file: string,
+): Promise<{ kept: true } | { kept: false; reason: string }> {
   const previous = keeping.get(deps) ?? Promise.resolve();
   // Keeps run one after another whatever became of the one before: its own caller saw its failure.
   const attempt = previous.catch(() => {}).then(() => keepNow(deps, accountId, part, file));
@@ -43,16 +48,27 @@ export async function keepVideo(deps: SandboxDeps, accountId: string, part: stri
   return attempt;
 }
 
-async function keepNow(deps: SandboxDeps, accountId: string, part: string, file: string): Promise<{ kept: true } | { kept: false; reason: string }> {
+async function keepNow(
+  deps: SandboxDeps,
+  accountId: string,
+  part: string,
+  file: string,
+): Promise<{ kept: true } | { kept: false; reason: string }> {
   const limits = limitsOf(deps);
   const root = videosDir(deps);
   const size = (await stat(part)).size;
   const account = await keptBytes(path.join(root, accountId));
   if (account + size > limits.maxAccountBytes) {
-    return { kept: false, reason: `the account's kept videos would exceed the sandbox's ${formatBytes(limits.maxAccountBytes)} per account; published reels are kept ${Math.round(limits.mediaTtlMs / 86_400_000)} days` };
+    return {
+      kept: false,
+      reason: `the account's kept videos would exceed the sandbox's ${formatBytes(limits.maxAccountBytes)} per account; published reels are kept ${Math.round(limits.mediaTtlMs / 86_400_000)} days`,
+    };
   }
   if ((await keptBytes(root)) + size > limits.maxStoreBytes) {
-    return { kept: false, reason: `the sandbox's video store is full (${formatBytes(limits.maxStoreBytes)}); try again later` };
+    return {
+      kept: false,
+      reason: `the sandbox's video store is full (${formatBytes(limits.maxStoreBytes)}); try again later`,
+    };
   }
   await rename(part, path.join(root, file));
   return { kept: true };
@@ -88,7 +104,8 @@ class Slots {
       if (released) return;
       released = true;
       const next = this.waiting.shift();
-      if (next) next(); // the slot passes on without being freed
+      if (next)
+        next(); // the slot passes on without being freed
       else this.active--;
     };
   }

@@ -31,12 +31,25 @@ export interface BenchContext {
 
 export const auth = (tenant: Tenant) => ({ authorization: `Bearer ${tenant.key}` });
 
-export async function postJson(ctx: BenchContext, path: string, tenant: Tenant, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(`${ctx.url}${path}`, { method: "POST", headers: { ...auth(tenant), "content-type": "application/json" }, body: JSON.stringify(body) });
+export async function postJson(
+  ctx: BenchContext,
+  path: string,
+  tenant: Tenant,
+  body: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`${ctx.url}${path}`, {
+    method: "POST",
+    headers: { ...auth(tenant), "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-export async function getJson<T = Record<string, unknown>>(ctx: BenchContext, path: string, tenant: Tenant): Promise<T> {
+export async function getJson<T = Record<string, unknown>>(
+  ctx: BenchContext,
+  path: string,
+  tenant: Tenant,
+): Promise<T> {
   const response = await fetch(`${ctx.url}${path}`, { headers: auth(tenant) });
   if (!response.ok) throw new Error(`GET ${path}: ${response.status} ${await response.text()}`);
   return (await response.json()) as T;
@@ -65,14 +78,20 @@ export interface WorkerSet {
 }
 
 /** Starts `count` worker processes through the stack (as npm start does) with extra env. */
-export function startWorkers(ctx: BenchContext, count: number, env: Record<string, string> = {}, consumers = ["generation"]): WorkerSet {
+export function startWorkers(
+  ctx: BenchContext,
+  count: number,
+  env: Record<string, string> = {},
+  consumers = ["generation"],
+): WorkerSet {
   const spawnedAt = performance.now();
   const workers = Array.from({ length: count }, () => ctx.stack.startWorker(env));
   const ids = new Set(workers.map((w) => w.name));
   const ready = (async () => {
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
-      for (const w of workers) if (w.child.exitCode !== null) throw new Error(`${w.name} exited with code ${w.child.exitCode}`);
+      for (const w of workers)
+        if (w.child.exitCode !== null) throw new Error(`${w.name} exited with code ${w.child.exitCode}`);
       const beats = Object.entries(await ctx.redis.hgetall("workers:seen"))
         .filter(([id]) => ids.has(id))
         .map(([, raw]) => JSON.parse(raw) as { at: number; assignments: Record<string, number[]> });

@@ -32,7 +32,9 @@ export async function load(opts: LoadOptions): Promise<LoadResult> {
   // autocannon ends a run of a fixed amount on its next one-second tick, so its duration is whole
   // seconds; the rate is counted here, from the start to the last response.
   let lastResponse = 0;
-  const templates: autocannon.Request[] = opts.requests ?? [{ method: opts.method ?? "GET", headers: opts.headers, body: opts.body }];
+  const templates: autocannon.Request[] = opts.requests ?? [
+    { method: opts.method ?? "GET", headers: opts.headers, body: opts.body },
+  ];
   const requests = templates.map((template): autocannon.Request => ({
     ...template,
     onResponse: (status, body, context, headers) => {
@@ -50,7 +52,9 @@ export async function load(opts: LoadOptions): Promise<LoadResult> {
   });
   const seconds = ((lastResponse || performance.now()) - started) / 1000;
   const count = result["1xx"] + result["2xx"] + result["3xx"] + result["4xx"] + result["5xx"];
-  const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, s.count ?? 0]));
+  const statusCodes = Object.fromEntries(
+    Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, s.count ?? 0]),
+  );
   return {
     requests: count,
     seconds,

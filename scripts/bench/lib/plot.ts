@@ -6,7 +6,10 @@ export interface Series {
 
 const COLORS = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c"];
 
-export function lineChartSvg(series: Series[], opts: { title: string; xLabel: string; yLabel: string; width?: number; height?: number }): string {
+export function lineChartSvg(
+  series: Series[],
+  opts: { title: string; xLabel: string; yLabel: string; width?: number; height?: number },
+): string {
   const width = opts.width ?? 720;
   const height = opts.height ?? 360;
   const m = { left: 70, right: 150, top: 40, bottom: 50 };
@@ -23,18 +26,32 @@ export function lineChartSvg(series: Series[], opts: { title: string; xLabel: st
   ];
   for (const t of ticks(yMax)) {
     out.push(`<line x1="${m.left}" x2="${width - m.right}" y1="${py(t)}" y2="${py(t)}" stroke="#e5e7eb"/>`);
-    out.push(`<text x="${m.left - 8}" y="${py(t) + 4}" text-anchor="end">${Math.round(t).toLocaleString("en-US")}</text>`);
+    out.push(
+      `<text x="${m.left - 8}" y="${py(t) + 4}" text-anchor="end">${Math.round(t).toLocaleString("en-US")}</text>`,
+    );
   }
-  for (const t of ticks(xMax)) out.push(`<text x="${px(t)}" y="${height - m.bottom + 18}" text-anchor="middle">${+t.toFixed(1)}</text>`);
+  for (const t of ticks(xMax))
+    out.push(`<text x="${px(t)}" y="${height - m.bottom + 18}" text-anchor="middle">${+t.toFixed(1)}</text>`);
   out.push(`<line x1="${m.left}" x2="${m.left}" y1="${m.top}" y2="${height - m.bottom}" stroke="#111"/>`);
-  out.push(`<line x1="${m.left}" x2="${width - m.right}" y1="${height - m.bottom}" y2="${height - m.bottom}" stroke="#111"/>`);
-  out.push(`<text x="${(m.left + width - m.right) / 2}" y="${height - 12}" text-anchor="middle">${escape(opts.xLabel)}</text>`);
-  out.push(`<text transform="translate(18 ${(m.top + height - m.bottom) / 2}) rotate(-90)" text-anchor="middle">${escape(opts.yLabel)}</text>`);
+  out.push(
+    `<line x1="${m.left}" x2="${width - m.right}" y1="${height - m.bottom}" y2="${height - m.bottom}" stroke="#111"/>`,
+  );
+  out.push(
+    `<text x="${(m.left + width - m.right) / 2}" y="${height - 12}" text-anchor="middle">${escape(opts.xLabel)}</text>`,
+  );
+  out.push(
+    `<text transform="translate(18 ${(m.top + height - m.bottom) / 2}) rotate(-90)" text-anchor="middle">${escape(opts.yLabel)}</text>`,
+  );
   series.forEach((s, i) => {
     const color = COLORS[i % COLORS.length];
-    const d = s.points.filter((p) => Number.isFinite(p.y)).map((p, k) => `${k ? "L" : "M"}${px(p.x).toFixed(1)},${py(p.y).toFixed(1)}`).join(" ");
+    const d = s.points
+      .filter((p) => Number.isFinite(p.y))
+      .map((p, k) => `${k ? "L" : "M"}${px(p.x).toFixed(1)},${py(p.y).toFixed(1)}`)
+      .join(" ");
     out.push(`<path d="${d}" fill="none" stroke="${color}" stroke-width="2"/>`);
-    out.push(`<line x1="${width - m.right + 15}" x2="${width - m.right + 35}" y1="${m.top + 10 + i * 20}" y2="${m.top + 10 + i * 20}" stroke="${color}" stroke-width="3"/>`);
+    out.push(
+      `<line x1="${width - m.right + 15}" x2="${width - m.right + 35}" y1="${m.top + 10 + i * 20}" y2="${m.top + 10 + i * 20}" stroke="${color}" stroke-width="3"/>`,
+    );
     out.push(`<text x="${width - m.right + 40}" y="${m.top + 14 + i * 20}">${escape(s.label)}</text>`);
   });
   out.push("</svg>");

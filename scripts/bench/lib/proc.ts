@@ -92,7 +92,15 @@ export function watchProcesses(named: Record<string, number | undefined>): { sto
       clearInterval(timer);
       sample();
       const wall = performance.now() - started;
-      return Object.fromEntries(entries.map(([name]) => [name, { cpuPct: wall > 0 ? ((cpuLast.get(name)! - cpu0.get(name)!) / wall) * 100 : NaN, peakRssMb: peak.get(name)! }]));
+      return Object.fromEntries(
+        entries.map(([name]) => [
+          name,
+          {
+            cpuPct: wall > 0 ? ((cpuLast.get(name)! - cpu0.get(name)!) / wall) * 100 : NaN,
+            peakRssMb: peak.get(name)!,
+          },
+        ]),
+      );
     },
   };
 }

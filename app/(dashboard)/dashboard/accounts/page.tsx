@@ -19,20 +19,29 @@ export default function AccountsPage() {
         <AccountList />
         <div className="space-y-6">
           <Card>
-            <CardHeader title="Connect Instagram" description="Log in at Instagram and allow Dispatch to publish: it keeps a long-lived token, encrypted, and shows when it expires." />
+            <CardHeader
+              title="Connect Instagram"
+              description="Log in at Instagram and allow Dispatch to publish: it keeps a long-lived token, encrypted, and shows when it expires."
+            />
             <CardBody>
               {/* A full navigation, not <Link>: the route redirects to Instagram's dialog, which sends the browser back here. A form would not do: CSP's form-action would refuse the redirect to Instagram. */}
               {/* eslint-disable-next-line @next/next/no-html-link-for-pages -- an API route that redirects off-site, not a page */}
               <a
                 href="/api/accounts/connect/instagram"
-                className={cx("inline-flex h-11 items-center rounded-lg bg-zinc-900 px-4 text-sm font-medium text-white hover:bg-zinc-700 sm:h-10 dark:bg-white dark:text-zinc-900 dark:hover:bg-zinc-200", focusRing)}
+                className={cx(
+                  "inline-flex h-11 items-center rounded-lg bg-zinc-900 px-4 text-sm font-medium text-white hover:bg-zinc-700 sm:h-10 dark:bg-white dark:text-zinc-900 dark:hover:bg-zinc-200",
+                  focusRing,
+                )}
               >
                 Connect Instagram
               </a>
             </CardBody>
           </Card>
           <Card>
-            <CardHeader title="Connect an account" description="Advanced: paste an access token. Dispatch checks it with Graph, then keeps it encrypted. It is never shown again." />
+            <CardHeader
+              title="Connect an account"
+              description="Advanced: paste an access token. Dispatch checks it with Graph, then keeps it encrypted. It is never shown again."
+            />
             <CardBody>
               <ConnectAccountForm />
             </CardBody>

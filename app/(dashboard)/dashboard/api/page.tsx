@@ -9,7 +9,10 @@ const DOCUMENT_URL = "/v1/openapi.json";
 export default function ApiReferencePage() {
   return (
     <>
-      <PageHeader title="API reference" description={`Every endpoint with its request and response schemas, read from ${DOCUMENT_URL}.`} />
+      <PageHeader
+        title="API reference"
+        description={`Every endpoint with its request and response schemas, read from ${DOCUMENT_URL}.`}
+      />
       <ApiReference documentUrl={DOCUMENT_URL} scriptUrl="/reference/scalar.js" />
     </>
   );

@@ -11,7 +11,10 @@ export default async function JobsPage() {
   const tenant = (await sessionTenant()) ?? "";
   return (
     <>
-      <PageHeader title="Generation jobs" description="Submit a prompt; a worker picks it up from the log and streams tokens back as they are generated." />
+      <PageHeader
+        title="Generation jobs"
+        description="Submit a prompt; a worker picks it up from the log and streams tokens back as they are generated."
+      />
       <div className="grid grid-cols-1 items-start gap-6 lg:grid-cols-[minmax(0,3fr)_minmax(0,2fr)]">
         <Card>
           <CardHeader title="New job" />

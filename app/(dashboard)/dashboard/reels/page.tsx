@@ -10,7 +10,10 @@ export const metadata: Metadata = { title: "Reels" };
 export default function ReelsPage() {
   return (
     <>
-      <PageHeader title="Reels" description="Publish a video as a reel: a container is created from its URL, polled until processing is done, then published. It runs on the server; you can close this tab." />
+      <PageHeader
+        title="Reels"
+        description="Publish a video as a reel: a container is created from its URL, polled until processing is done, then published. It runs on the server; you can close this tab."
+      />
       <div className="space-y-6">
         <div className="grid grid-cols-1 items-start gap-6 lg:grid-cols-[minmax(0,3fr)_minmax(0,2fr)]">
           <Card>

@@ -7,7 +7,10 @@ export const metadata: Metadata = { title: "System" };
 export default function SystemPage() {
   return (
     <>
-      <PageHeader title="System" description="Redis, the Kafka broker, the workers and how far behind they are — refreshed live." />
+      <PageHeader
+        title="System"
+        description="Redis, the Kafka broker, the workers and how far behind they are — refreshed live."
+      />
       <SystemStatusView />
     </>
   );

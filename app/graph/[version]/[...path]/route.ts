@@ -13,7 +13,8 @@ export const dynamic = "force-dynamic";
 function answer(request: Request): Promise<Response> | Response {
   const { config } = getServices();
   // With the real Graph API configured the sandbox is not an open fetcher.
-  if (!config.GRAPH_SANDBOX) return new Response("The Graph sandbox is off: GRAPH_URL points elsewhere.", { status: 404 });
+  if (!config.GRAPH_SANDBOX)
+    return new Response("The Graph sandbox is off: GRAPH_URL points elsewhere.", { status: 404 });
   return handleGraphRequest(request, getSandbox());
 }
 

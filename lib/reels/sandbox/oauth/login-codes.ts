@@ -23,7 +23,17 @@ export async function issueLoginCode(deps: SandboxDeps, grant: Omit<LoginCode, "
   // Kept past its life so a late exchange is told "expired" rather than "not found".
   await deps.redis
     .multi()
-    .hset(key, "app_id", grant.appId, "redirect_uri", grant.redirectUri, "account_id", grant.accountId, "issued_at", String(deps.now()))
+    .hset(
+      key,
+      "app_id",
+      grant.appId,
+      "redirect_uri",
+      grant.redirectUri,
+      "account_id",
+      grant.accountId,
+      "issued_at",
+      String(deps.now()),
+    )
     .pexpire(key, CODE_LIFETIME_MS * 2)
     .exec();
   return code;
@@ -47,5 +57,10 @@ export async function redeemLoginCode(deps: SandboxDeps, code: string): Promise<
   for (let i = 0; i + 1 < answer.length; i += 2) fields[answer[i]!] = answer[i + 1]!;
   const issuedAt = Number(fields.issued_at);
   if (deps.now() - issuedAt > CODE_LIFETIME_MS) return "expired";
-  return { appId: fields.app_id ?? "", redirectUri: fields.redirect_uri ?? "", accountId: fields.account_id ?? "", issuedAt };
+  return {
+    appId: fields.app_id ?? "",
+    redirectUri: fields.redirect_uri ?? "",
+    accountId: fields.account_id ?? "",
+    issuedAt,
+  };
 }

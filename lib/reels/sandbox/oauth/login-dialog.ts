@@ -40,25 +40,39 @@ export async function answerLoginDialog(request: Request, deps: SandboxDeps): Pr
   } else {
     const accountId = form.get("account_id") ?? "";
     const accounts = await listSandboxAccounts(deps);
-    if (!accounts.some((a) => a.accountId === accountId)) return page("Error", `<p role="alert">Pick an account to continue.</p>`, 400);
-    back.searchParams.set("code", await issueLoginCode(deps, { appId: dialog.clientId, redirectUri: dialog.redirectUri, accountId }));
+    if (!accounts.some((a) => a.accountId === accountId))
+      return page("Error", `<p role="alert">Pick an account to continue.</p>`, 400);
+    back.searchParams.set(
+      "code",
+      await issueLoginCode(deps, { appId: dialog.clientId, redirectUri: dialog.redirectUri, accountId }),
+    );
   }
   if (dialog.state) back.searchParams.set("state", dialog.state);
   // Instagram appends #_ to the redirect; clients must not take it for part of the code.
-  return new Response(null, { status: 302, headers: { location: `${back.toString()}#_`, "cache-control": "no-store" } });
+  return new Response(null, {
+    status: 302,
+    headers: { location: `${back.toString()}#_`, "cache-control": "no-store" },
+  });
 }
 
 function dialogRequestOf(params: URLSearchParams): DialogRequest {
-  return { clientId: params.get("client_id") ?? "", redirectUri: params.get("redirect_uri") ?? "", scope: params.get("scope") ?? "", state: params.get("state") ?? "" };
+  return {
+    clientId: params.get("client_id") ?? "",
+    redirectUri: params.get("redirect_uri") ?? "",
+    scope: params.get("scope") ?? "",
+    state: params.get("state") ?? "",
+  };
 }
 
 /** Instagram's dialog refuses an unknown app or a redirect_uri the app did not register, before anyone logs in. */
 function refusal(deps: SandboxDeps, dialog: DialogRequest, responseType: string | null): string | undefined {
   const login = deps.config.INSTAGRAM_LOGIN;
   if (!login.app || dialog.clientId !== login.app.id) return "Invalid platform app";
-  if (dialog.redirectUri !== login.redirectUri) return "Invalid redirect_uri: it is not one of the app's valid OAuth redirect URIs.";
+  if (dialog.redirectUri !== login.redirectUri)
+    return "Invalid redirect_uri: it is not one of the app's valid OAuth redirect URIs.";
   if (responseType !== "code") return "Invalid response_type: only code is supported.";
-  if (!dialog.scope.split(/[ ,]+/).includes("instagram_business_basic")) return "Invalid scope: instagram_business_basic is required.";
+  if (!dialog.scope.split(/[ ,]+/).includes("instagram_business_basic"))
+    return "Invalid scope: instagram_business_basic is required.";
   return undefined;
 }
 
@@ -66,7 +80,10 @@ async function consentForm(deps: SandboxDeps, dialog: DialogRequest): Promise<st
   const accounts = await listSandboxAccounts(deps);
   const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
   const choices = accounts
-    .map((a, i) => `<label><input type="radio" name="account_id" value="${escapeHtml(a.accountId)}"${i === 0 ? " checked" : ""}> @${escapeHtml(a.username)}</label>`)
+    .map(
+      (a, i) =>
+        `<label><input type="radio" name="account_id" value="${escapeHtml(a.accountId)}"${i === 0 ? " checked" : ""}> @${escapeHtml(a.username)}</label>`,
+    )
     .join("\n");
   return `<p>The app <strong>${escapeHtml(dialog.clientId)}</strong> asks for: ${escapeHtml(dialog.scope)}.</p>
 <form method="post" aria-label="Instagram consent">
@@ -86,5 +103,8 @@ function page(title: string, body: string, status = 200): Response {
 <body><main><h1>${escapeHtml(title)}</h1>
 ${body}
 <p><small>The Dispatch Graph sandbox standing in for Instagram's login.</small></p></main></body></html>`;
-  return new Response(html, { status, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" } });
+  return new Response(html, {
+    status,
+    headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" },
+  });
 }

@@ -23,8 +23,16 @@ function oauthError(message: string): Response {
 
 export async function exchangeLoginCode(deps: SandboxDeps, params: Record<string, string>): Promise<Response> {
   const app = deps.config.INSTAGRAM_LOGIN.app;
-  if (!params.client_id || !params.client_secret || !params.code || !params.redirect_uri || params.grant_type !== "authorization_code") {
-    return oauthError("You must provide a client_id, client_secret, grant_type=authorization_code, redirect_uri and code");
+  if (
+    !params.client_id ||
+    !params.client_secret ||
+    !params.code ||
+    !params.redirect_uri ||
+    params.grant_type !== "authorization_code"
+  ) {
+    return oauthError(
+      "You must provide a client_id, client_secret, grant_type=authorization_code, redirect_uri and code",
+    );
   }
   if (!app || params.client_id !== app.id) return oauthError("Invalid platform app");
   if (params.client_secret !== app.secret) return oauthError("Error validating client secret.");
@@ -34,24 +42,41 @@ export async function exchangeLoginCode(deps: SandboxDeps, params: Record<string
   if (redeemed === "used") return oauthError("This authorization code has been used");
   if (redeemed === "expired") return oauthError("This authorization code has expired");
   if (redeemed.appId !== params.client_id) return oauthError("Matching code was not found or was already used.");
-  if (redeemed.redirectUri !== params.redirect_uri) return oauthError("Error validating verification code. Please make sure your redirect_uri is identical to the one you used in the OAuth dialog request");
+  if (redeemed.redirectUri !== params.redirect_uri)
+    return oauthError(
+      "Error validating verification code. Please make sure your redirect_uri is identical to the one you used in the OAuth dialog request",
+    );
   const accessToken = await issueToken(deps, redeemed.accountId, deps.now() + SHORT_LIVED_MS, "short");
   const userId = appScopedIdOf(redeemed.accountId);
   // Instagram writes user_id as a JSON number even past 2^53: written as text here to keep every digit.
   const body = `{"access_token":${JSON.stringify(accessToken)},"user_id":${userId},"permissions":["instagram_business_basic","instagram_business_content_publish"]}`;
-  return new Response(body, { status: 200, headers: { "content-type": "application/json; charset=UTF-8", "cache-control": "no-store" } });
+  return new Response(body, {
+    status: 200,
+    headers: { "content-type": "application/json; charset=UTF-8", "cache-control": "no-store" },
+  });
 }
 
 export async function exchangeForLongLived(deps: SandboxDeps, params: Record<string, string>): Promise<Response> {
   const app = deps.config.INSTAGRAM_LOGIN.app;
   try {
-    if (params.grant_type !== "ig_exchange_token") throw new GraphError({ code: 100, message: "(#100) Invalid grant_type: expected ig_exchange_token", isTransient: false });
-    if (!app || params.client_secret !== app.secret) throw new GraphError({ code: 101, message: "Error validating client secret.", isTransient: false });
+    if (params.grant_type !== "ig_exchange_token")
+      throw new GraphError({
+        code: 100,
+        message: "(#100) Invalid grant_type: expected ig_exchange_token",
+        isTransient: false,
+      });
+    if (!app || params.client_secret !== app.secret)
+      throw new GraphError({ code: 101, message: "Error validating client secret.", isTransient: false });
     if (!params.access_token) throw missingToken();
     const resolved = await resolveToken(deps, params.access_token);
     if (!resolved) throw invalidToken();
     if (resolved.state !== "valid") throw deadTokenError(resolved.state, deps.now());
-    if (resolved.kind !== "short") throw new GraphError({ code: 100, message: "(#100) Only a short-lived token can be exchanged for a long-lived one", isTransient: false });
+    if (resolved.kind !== "short")
+      throw new GraphError({
+        code: 100,
+        message: "(#100) Only a short-lived token can be exchanged for a long-lived one",
+        isTransient: false,
+      });
     const accessToken = await issueToken(deps, resolved.accountId, deps.now() + LONG_LIVED_S * 1000, "long");
     return graphJson({ access_token: accessToken, token_type: "bearer", expires_in: LONG_LIVED_S });
   } catch (error) {
@@ -64,14 +89,29 @@ export async function exchangeForLongLived(deps: SandboxDeps, params: Record<str
 export async function readMe(call: GraphCall): Promise<Response> {
   const account = call.caller ? await findSandboxAccount(call.deps, call.caller) : undefined;
   if (!account) throw invalidToken();
-  const values: Record<string, string> = { user_id: account.accountId, username: account.username, name: account.name, account_type: "BUSINESS", id: appScopedIdOf(account.accountId) };
-  const fields = (call.params.fields || "id").split(",").map((f) => f.trim()).filter(Boolean);
+  const values: Record<string, string> = {
+    user_id: account.accountId,
+    username: account.username,
+    name: account.name,
+    account_type: "BUSINESS",
+    id: appScopedIdOf(account.accountId),
+  };
+  const fields = (call.params.fields || "id")
+    .split(",")
+    .map((f) => f.trim())
+    .filter(Boolean);
   const unknown = fields.find((f) => !(f in values));
-  if (unknown) throw new GraphError({ code: 100, message: `(#100) Tried accessing nonexisting field (${unknown}) on node type (User)` });
+  if (unknown)
+    throw new GraphError({
+      code: 100,
+      message: `(#100) Tried accessing nonexisting field (${unknown}) on node type (User)`,
+    });
   return graphJson(Object.fromEntries([...fields, "id"].map((f) => [f, values[f]])));
 }
 
 /** Instagram Login's app-scoped user id: another number than the account's, so a client that mixes them up fails here too. */
 function appScopedIdOf(accountId: string): string {
-  return `2${BigInt(`0x${createHash("sha256").update(`app-scoped:${accountId}`).digest("hex").slice(0, 13)}`).toString().padStart(16, "0")}`;
+  return `2${BigInt(`0x${createHash("sha256").update(`app-scoped:${accountId}`).digest("hex").slice(0, 13)}`)
+    .toString()
+    .padStart(16, "0")}`;
 }

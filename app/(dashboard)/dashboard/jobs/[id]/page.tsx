@@ -27,7 +27,10 @@ export default async function JobPage({ params }: { params: Promise<{ id: string
   if (!job) notFound();
   return (
     <>
-      <Link href="/dashboard/jobs" className="mb-3 inline-flex min-h-11 items-center gap-1 text-sm text-zinc-600 hover:text-zinc-900 sm:min-h-0 dark:text-zinc-400 dark:hover:text-white">
+      <Link
+        href="/dashboard/jobs"
+        className="mb-3 inline-flex min-h-11 items-center gap-1 text-sm text-zinc-600 hover:text-zinc-900 sm:min-h-0 dark:text-zinc-400 dark:hover:text-white"
+      >
         <span aria-hidden="true">←</span> Jobs
       </Link>
       <PageHeader title="Job" />

@@ -26,10 +26,16 @@ export default async function PublicationPage({ params }: { params: Promise<{ id
   if (!publication) notFound();
   return (
     <>
-      <Link href="/dashboard/reels" className="mb-3 inline-flex min-h-11 items-center gap-1 text-sm text-zinc-600 hover:text-zinc-900 sm:min-h-0 dark:text-zinc-400 dark:hover:text-white">
+      <Link
+        href="/dashboard/reels"
+        className="mb-3 inline-flex min-h-11 items-center gap-1 text-sm text-zinc-600 hover:text-zinc-900 sm:min-h-0 dark:text-zinc-400 dark:hover:text-white"
+      >
         <span aria-hidden="true">←</span> Reels
       </Link>
-      <PageHeader title="Publication" description={<span className="font-mono text-xs">{publication.publication_id}</span>} />
+      <PageHeader
+        title="Publication"
+        description={<span className="font-mono text-xs">{publication.publication_id}</span>}
+      />
       <PublicationLive publicationId={publication.publication_id} initial={publication} />
     </>
   );

@@ -4,8 +4,11 @@ import { cancelResponse } from "@/lib/responses/manage-response";
 
 export const dynamic = "force-dynamic";
 
-export const POST = withTenant(async (request: Request, { services, tenantId }, { params }: { params: Promise<{ id: string }> }) => {
-  return json((await cancelResponse(services, tenantId, (await params).id, request.signal)).response);
-}, openAIErrorResponse);
+export const POST = withTenant(
+  async (request: Request, { services, tenantId }, { params }: { params: Promise<{ id: string }> }) => {
+    return json((await cancelResponse(services, tenantId, (await params).id, request.signal)).response);
+  },
+  openAIErrorResponse,
+);
 
 export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods({ POST }, openAIErrorResponse);
