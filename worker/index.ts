@@ -29,7 +29,7 @@ async function main() {
   configureMetrics(config);
   const workerId = config.WORKER_ID ?? `${hostname()}-${process.pid}`;
   const log = createLog(`worker:${workerId}`);
-  const redis = observeRedis(createRedis(config.REDIS_URL));
+  const redis = observeRedis(createRedis(config.REDIS_URL), config);
   redis.on("error", () => {});
   const kafka = createKafka(config.KAFKA_BROKERS, `dispatch-worker-${workerId}`, { requestTimeout: 30_000 });
   await ensureTopics(kafka, log);
