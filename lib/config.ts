@@ -165,6 +165,8 @@ const envSchema = z.object({
   METRICS_TOKEN: z.string().min(16, "METRICS_TOKEN must be at least 16 characters").optional(),
   /** Tenants that get their own `tenant` label value on job metrics, per process (the first seen); the rest are "other". 0: no tenant label values. */
   METRICS_TENANT_LABELS: z.coerce.number().int().min(0).max(1000).default(DEFAULT_METRICS_TENANT_LABELS),
+  /** Times every Redis command (`redis_round_trip_seconds`); off by default, it costs a worker about a tenth of its CPU per job. */
+  METRICS_REDIS_COMMANDS: boolean.default(false),
   /** Where traces go (OTLP over HTTP, e.g. http://collector:4318); unset: no traces are recorded. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z
     .string()

@@ -1,10 +1,10 @@
 import { SpanStatusCode } from "@opentelemetry/api";
 import type { Admin, Consumer, Producer } from "kafkajs";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import { DEFAULT_METRICS_TENANT_LABELS } from "./config";
+import { DEFAULT_METRICS_TENANT_LABELS, type Config } from "./config";
 import type { ConsumerStats } from "./consume/parallel-consumer";
 import type { Redis } from "./redis";
-import { clientSpan } from "./tracing";
+import { clientSpan, tracingStarted } from "./tracing";
 import type { WorkerPresence } from "./worker/presence";
 
 /**
@@ -275,9 +275,13 @@ export function recordWebhookDelivery(event: string, outcome: string): void {
 /**
  * Times every command of this client from send to answer (a pipeline's commands each count), and
  * traces the commands sent on their own within a traced job (a pipeline's or a MULTI's, the
- * batched deltas, are left out: one span per token would drown the trace).
+ * batched deltas, are left out: one span per token would drown the trace). Only when asked
+ * (`METRICS_REDIS_COMMANDS`) or while traces are recorded (startTracing ran first): the timer, the
+ * promise callbacks and the span check on every command were about a tenth of a worker's CPU per
+ * job (issue 24).
  */
-export function observeRedis(redis: Redis): Redis {
+export function observeRedis(redis: Redis, config: Pick<Config, "METRICS_REDIS_COMMANDS">): Redis {
+  if (!config.METRICS_REDIS_COMMANDS && !tracingStarted()) return redis;
   const histogram = getMetrics().redisRoundTrip;
   const send = redis.sendCommand.bind(redis);
   redis.sendCommand = (command, stream) => {

@@ -52,6 +52,11 @@ export async function startTracing(options: TracingOptions): Promise<NodeTracerP
   return provider;
 }
 
+/** True once startTracing registered a provider: spans are recorded. */
+export function tracingStarted(): boolean {
+  return holder.__dispatchTracing !== undefined;
+}
+
 /** Flushes and stops the provider (a worker's SIGTERM). */
 export async function stopTracing(): Promise<void> {
   const provider = holder.__dispatchTracing;

@@ -31,7 +31,7 @@ async function main() {
   configureMetrics(config);
   const workerId = config.WORKER_ID ?? `${hostname()}-${process.pid}`;
   const log = createLog(`worker:${workerId}`);
-  const redis = observeRedis(createRedis(config.REDIS_URL));
+  const redis = observeRedis(createRedis(config.REDIS_URL), config);
   // ioredis reconnects by itself; the commands that need Redis fail and say so.
   redis.on("error", () => {});
   const kafka = createKafka(config.KAFKA_BROKERS, `dispatch-worker-${workerId}`, { requestTimeout: 30_000 });

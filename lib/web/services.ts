@@ -53,7 +53,7 @@ function createServices(config: Config): Services {
   const log = createLog("web");
   const kafka = createKafka(config.KAFKA_BROKERS, "dispatch-web");
   configureMetrics(config);
-  const redis = observeRedis(createWebRedis(config.REDIS_URL));
+  const redis = observeRedis(createWebRedis(config.REDIS_URL), config);
   redis.on("error", () => {}); // reconnection is automatic; failures surface on the commands that need Redis
   let topicsChecked = false;
   let hub: StreamHub | undefined;

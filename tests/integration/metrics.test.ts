@@ -37,6 +37,7 @@ beforeAll(async () => {
     KAFKA_EMBEDDED: "true",
     API_KEYS: `${TENANT}:${KEY}`,
     METRICS_TOKEN: TOKEN,
+    METRICS_REDIS_COMMANDS: "true",
     LOCAL_MODEL_TOKENS_PER_SECOND: "400",
   };
   Object.assign(process.env, env);

@@ -43,7 +43,7 @@ beforeAll(async () => {
   const { startGenerationConsumer } = await import("@/lib/jobs/generation-consumer");
   const config = getConfig();
   const workerId = `trace-worker-${randomUUID().slice(0, 8)}`;
-  const redis = observeRedis(createRedis(config.REDIS_URL));
+  const redis = observeRedis(createRedis(config.REDIS_URL), config);
   const kafka = createKafka(config.KAFKA_BROKERS, workerId);
   const producer = createProducer(kafka);
   await producer.connect();

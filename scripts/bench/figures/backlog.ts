@@ -1,6 +1,6 @@
 import { jobKeys } from "../../../lib/jobs/keys";
 import { consumerLag, startWorkers, type BenchContext } from "../lib/context";
-import { watchProcesses, type ProcUsage } from "../lib/proc";
+import { redisCommandStats, watchProcesses, type ProcUsage } from "../lib/proc";
 import { sleep, summarize } from "../lib/stats";
 
 export interface DrainRun {
@@ -35,11 +35,12 @@ const FAST_MODEL = { LOCAL_MODEL_TOKENS_PER_SECOND: "100000" };
  */
 export async function drainBacklog(ctx: BenchContext, jobIds: string[], count: number, timeoutMs: number): Promise<DrainRun> {
   const pids = (ws: ReturnType<typeof startWorkers>) => Object.fromEntries(ws.workers.map((w) => [w.name, w.child.pid]));
+  await ctx.redis.config("RESETSTAT");
   const set = startWorkers(ctx, count, FAST_MODEL);
   const watch = watchProcesses({ ...pids(set), web: ctx.stack.web.child.pid, redis: ctx.stack.redis?.pid, broker: ctx.stack.broker?.pid });
   const lag: DrainRun["lag"] = [];
   const deadline = Date.now() + timeoutMs;
-  let procs: Record<string, ProcUsage>;
+  let procs: Record<string, ProcUsage> | undefined;
   let assignments: Record<string, number[]> = {};
   try {
     for (;;) {
@@ -49,9 +50,11 @@ export async function drainBacklog(ctx: BenchContext, jobIds: string[], count: n
       if (now === 0 || Date.now() > deadline) break;
       await sleep(500);
     }
+    procs = watch.stop();
+    ctx.log(`CPU during the drain: ${Object.entries(procs).map(([name, p]) => `${name} ${Math.round(p.cpuMs ?? NaN)} ms`).join(", ")}; Redis commands: ${JSON.stringify(await redisCommandStats(ctx.redis))}`);
     assignments = await readAssignments(ctx, set.workers.map((w) => w.name));
   } finally {
-    procs = watch.stop();
+    procs ??= watch.stop();
     await set.stop();
   }
   const states = await readStates(ctx, jobIds);

@@ -1,12 +1,15 @@
 import type autocannon from "autocannon";
 import type { BenchContext, Tenant } from "../lib/context";
 import { load, type LoadResult } from "../lib/load";
+import { redisCommandStats, watchProcesses, type ProcUsage } from "../lib/proc";
 
 export interface SubmitRun {
   floor: LoadResult;
   submit: LoadResult;
   /** Ids of the jobs the submit run created (its 202 answers). */
   jobIds: string[];
+  /** CPU of the stack's processes during the floor run and during the submit run. */
+  procs: { floor: Record<string, ProcUsage>; submit: Record<string, ProcUsage> };
 }
 
 export const SUBMIT_PROMPT = "The worker reads the log";
@@ -36,13 +39,21 @@ function requestsFor(tenants: Tenant[], path: string, maxTokens: number, onCreat
  * jobs queue up, as in a burst, and become the backlog of figure 4.
  */
 export async function measureSubmit(ctx: BenchContext, amount: number, maxTokens: number): Promise<SubmitRun> {
+  const stackPids = { web: ctx.stack.web.child.pid, redis: ctx.stack.redis?.pid, broker: ctx.stack.broker?.pid };
+  const floorWatch = watchProcesses(stackPids);
   const floor = await load({ url: ctx.url, amount, requests: requestsFor(ctx.spread, "/api/bench/floor", maxTokens) });
+  const floorProcs = floorWatch.stop();
   const jobIds: string[] = [];
+  await ctx.redis.config("RESETSTAT");
+  const submitWatch = watchProcesses(stackPids);
   const submit = await load({ url: ctx.url, amount, requests: requestsFor(ctx.spread, "/v1/jobs", maxTokens, (id) => jobIds.push(id)) });
+  const submitProcs = submitWatch.stop();
+  const cpu = (procs: Record<string, ProcUsage>) => Object.entries(procs).map(([name, p]) => `${name} ${Math.round(p.cpuMs ?? NaN)} ms`).join(", ");
+  ctx.log(`CPU during the floor run: ${cpu(floorProcs)}; during the submit run: ${cpu(submitProcs)}; Redis commands: ${JSON.stringify(await redisCommandStats(ctx.redis))}`);
   ctx.log(
     `floor ${Math.round(floor.rps)} req/s p99 ${floor.p99} ms | submit ${Math.round(submit.rps)} req/s p50 ${submit.p50} ms p99 ${submit.p99} ms, ${jobIds.length} jobs, non-2xx ${submit.non2xx}`,
   );
-  return { floor, submit, jobIds };
+  return { floor, submit, jobIds, procs: { floor: floorProcs, submit: submitProcs } };
 }
 
 /** Warms both routes up (module loading, the producer's connection) without leaving jobs behind but one. */

@@ -64,6 +64,8 @@ export function rssMb(pids: number[]): number {
 export interface ProcUsage {
   /** Average CPU over the window, in % of one core. */
   cpuPct: number;
+  /** CPU time over the window, in ms (watchProcesses; figures that compute cpuPct themselves leave it out). */
+  cpuMs?: number;
   peakRssMb: number;
 }
 
@@ -97,10 +99,23 @@ export function watchProcesses(named: Record<string, number | undefined>): { sto
           name,
           {
             cpuPct: wall > 0 ? ((cpuLast.get(name)! - cpu0.get(name)!) / wall) * 100 : NaN,
+            cpuMs: cpuLast.get(name)! - cpu0.get(name)!,
             peakRssMb: peak.get(name)!,
           },
         ]),
       );
     },
   };
+}
+
+/** Calls and microseconds per Redis command since the last CONFIG RESETSTAT (INFO commandstats). */
+export async function redisCommandStats(redis: {
+  info(section: string): Promise<string>;
+}): Promise<Record<string, { calls: number; usec: number }>> {
+  const out: Record<string, { calls: number; usec: number }> = {};
+  for (const line of (await redis.info("commandstats")).split("\n")) {
+    const match = /^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/.exec(line.trim());
+    if (match) out[match[1]] = { calls: Number(match[2]), usec: Number(match[3]) };
+  }
+  return out;
 }
