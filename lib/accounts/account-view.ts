@@ -3,6 +3,7 @@ import { cacheQuota, cachedQuota } from "./account-quota";
 import type { AccountDeps } from "./connect-account";
 import { connectedAccountKeys, type ConnectedAccount } from "./connected-accounts";
 import { GraphError } from "../reels/graph-error";
+import { untrustedGraphHostError } from "../reels/graph-hosts";
 import { readPace } from "../reels/graph-pacing";
 import { errorOf } from "../reels/publication-error";
 
@@ -36,15 +37,23 @@ export async function readAccountView(
     !!username && (await deps.redis.exists(connectedAccountKeys.usernameRead(account.accountId)).catch(() => 0)) === 1;
   if (status === "connected" && account.accessToken && (quota === UNKNOWN_QUOTA || !usernameFresh)) {
     const graphAccount = { accountId: account.accountId, accessToken: account.accessToken };
+    const graph = deps.graphs.forAccount(account);
     const timeout = AbortSignal.timeout(GRAPH_TIMEOUT_MS);
     const within = signal ? AbortSignal.any([signal, timeout]) : timeout;
     try {
-      if (!usernameFresh) {
-        username = (await deps.graph.readAccount(graphAccount, "id,username", within)).username ?? username;
+      if (!graph) {
+        // Its stored host is not a configured one: its token goes nowhere, and it must be connected again.
+        const refused = untrustedGraphHostError();
+        if (await deps.accounts.markNeedsReconnect(account.accountId, account.tokenVersion, refused)) {
+          status = "needs_reconnect";
+          error = refused;
+        }
+      } else if (!usernameFresh) {
+        username = (await graph.readAccount(graphAccount, "id,username", within)).username ?? username;
         if (username) await deps.accounts.rememberUsername(account.accountId, username);
       }
-      if (quota === UNKNOWN_QUOTA) {
-        const limit = await deps.graph.readPublishingLimit(graphAccount, within);
+      if (graph && quota === UNKNOWN_QUOTA) {
+        const limit = await graph.readPublishingLimit(graphAccount, within);
         await cacheQuota(deps.redis, account.accountId, limit);
         quota = limit;
       }

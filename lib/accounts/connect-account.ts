@@ -5,6 +5,7 @@ import type { AccountView } from "./account";
 import { readAccountView } from "./account-view";
 import type { ConnectedAccounts } from "./connected-accounts";
 import type { GraphClient, GraphUser } from "../reels/graph-client";
+import type { GraphHosts } from "../reels/graph-hosts";
 import { GraphError, GraphPaused, GraphTransportError } from "../reels/graph-error";
 import { releaseWaitingPublications } from "../reels/release-waiting-publications";
 
@@ -23,7 +24,8 @@ export type ConnectAccountInput = z.infer<typeof connectAccountSchema>;
 export interface AccountDeps {
   redis: Redis;
   accounts: ConnectedAccounts;
-  graph: GraphClient;
+  /** Graph per host: a pasted token is checked at GRAPH_URL, a stored account read at its own host. */
+  graphs: GraphHosts;
   /** Whether GRAPH_URL is the built-in sandbox. */
   sandbox: boolean;
   now?: () => number;
@@ -44,7 +46,7 @@ export async function connectAccount(
   signal?: AbortSignal,
 ): Promise<AccountView> {
   const now = (deps.now ?? Date.now)();
-  const user = await checkToken(deps.graph, input, signal);
+  const user = await checkToken(deps.graphs.default, input, signal);
   const account = await deps.accounts.connect({
     tenantId,
     accountId: input.account_id,

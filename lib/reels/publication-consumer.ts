@@ -3,7 +3,7 @@ import { SUBSCRIPTIONS } from "../topics";
 import type { RunningConsumer, StartConsumer, WorkerContext } from "../worker/worker-context";
 import { enqueueDuePublications } from "./enqueue-due-publications";
 import { ConnectedAccounts } from "../accounts/connected-accounts";
-import { createGraphClient } from "./graph-client";
+import { createGraphHosts } from "./graph-hosts";
 import { createGraphPacer } from "./graph-pacing";
 import { runPublication, type PublicationDeps } from "./run-publication";
 import { createPublicAgent } from "../net/public-agent";
@@ -29,8 +29,9 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
   const deps: PublicationDeps = {
     redis,
     producer,
-    graph: createGraphClient({
+    graphs: createGraphHosts({
       graphUrl: config.GRAPH_URL,
+      otherHosts: [config.INSTAGRAM_LOGIN.graphUrl],
       version: config.GRAPH_VERSION,
       fetch: (input, init) => fetch(input, init),
       pacer: createGraphPacer(redis, { spacingMs: config.GRAPH_PACE_SPACING_MS }),

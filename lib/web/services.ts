@@ -9,7 +9,7 @@ import { configureMetrics, observeBroker, observeRedis } from "../metrics";
 import { OpenStreams } from "../stream/open-streams";
 import { StreamHub } from "../stream/stream-hub";
 import { createSubscriber, createWebRedis, type Redis } from "../redis";
-import { createGraphClient, type GraphClient } from "../reels/graph-client";
+import { createGraphHosts, type GraphHosts } from "../reels/graph-hosts";
 import { createGraphPacer } from "../reels/graph-pacing";
 import { ConnectedAccounts } from "../accounts/connected-accounts";
 import { loadAccountsKey } from "../accounts/token-cipher";
@@ -36,8 +36,8 @@ export interface Services {
   streams: OpenStreams;
   /** A connected admin client for health and lag; connects again on the next call after a failure. */
   admin(): Promise<Admin>;
-  /** Graph at GRAPH_URL, for what the web side reads itself (account names, published reels). */
-  graph: GraphClient;
+  /** Graph per host (GRAPH_URL, or an account's own), for what the web side reads itself (account names, published reels). */
+  graphs: GraphHosts;
   /** The tenants' connected publishing accounts, tokens sealed at rest. */
   accounts: ConnectedAccounts;
 }
@@ -66,8 +66,9 @@ function createServices(config: Config): Services {
     kafka,
     log,
     streams: new OpenStreams(config.MAX_STREAMS_PER_TENANT),
-    graph: createGraphClient({
+    graphs: createGraphHosts({
       graphUrl: config.GRAPH_URL,
+      otherHosts: [config.INSTAGRAM_LOGIN.graphUrl],
       version: config.GRAPH_VERSION,
       fetch: (input, init) => fetch(input, init),
       timeoutMs: 10_000,

@@ -492,8 +492,9 @@ async function graphOfAnotherCopy(graph: GraphClient): Promise<GraphClient> {
 describe("Graph's errors in a web server that bundled lib twice", () => {
   it("a refused token is a 422, an expired one marks the account, and the posts say Graph refused, not that it did not answer", async () => {
     const services = (await import("@/lib/web/services")).getServices();
-    const own = services.graph;
-    services.graph = await graphOfAnotherCopy(own);
+    const own = services.graphs;
+    const copy = await graphOfAnotherCopy(own.default);
+    services.graphs = { default: copy, forAccount: () => copy };
     try {
       const { account_id, access_token } = await newSandboxAccount();
       const refused = await expectProblem(await connect({ account_id, access_token: "not-a-token" }), 422);
@@ -519,7 +520,7 @@ describe("Graph's errors in a web server that bundled lib twice", () => {
         error: { code: 190, classification: "reconnect-account" },
       });
     } finally {
-      services.graph = own;
+      services.graphs = own;
     }
   });
 });

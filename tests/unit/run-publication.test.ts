@@ -113,7 +113,7 @@ function harness(graph: GraphClient, over: Partial<PublicationDeps> = {}): Harne
   const deps: PublicationDeps = {
     redis: redis(),
     producer: announcer,
-    graph,
+    graphs: { default: graph, forAccount: () => graph },
     connected: connected(),
     log: () => {},
     workerId: `worker-${randomUUID().slice(0, 8)}`,

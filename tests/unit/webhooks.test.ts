@@ -8,7 +8,7 @@ import { parseConfig } from "@/lib/config";
 import { publicationInputSchema } from "@/lib/reels/publication-input";
 import { appendEvent } from "@/lib/reels/publication-record";
 import { ConnectedAccounts } from "@/lib/accounts/connected-accounts";
-import type { GraphClient } from "@/lib/reels/graph-client";
+import type { GraphHosts } from "@/lib/reels/graph-hosts";
 import { runPublication } from "@/lib/reels/run-publication";
 import { submitPublication } from "@/lib/reels/submit-publication";
 import { nextAttemptAt } from "@/lib/webhooks/backoff";
@@ -442,7 +442,7 @@ describe("a publication's final write", () => {
         {
           redis: redis(),
           producer,
-          graph: {} as GraphClient,
+          graphs: {} as GraphHosts,
           connected: connected(),
           log: () => {},
           workerId: "w",

@@ -4,10 +4,10 @@ import { connectAccount, connectAccountSchema } from "@/lib/accounts/connect-acc
 
 export const dynamic = "force-dynamic";
 
-const depsOf = ({ redis, accounts, graph, config }: import("@/lib/web/services").Services) => ({
+const depsOf = ({ redis, accounts, graphs, config }: import("@/lib/web/services").Services) => ({
   redis,
   accounts,
-  graph,
+  graphs,
   sandbox: config.GRAPH_SANDBOX,
 });
 

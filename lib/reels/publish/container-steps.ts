@@ -49,7 +49,7 @@ export async function preflight(run: PublicationRun): Promise<StepResult> {
 export async function checkQuota(run: PublicationRun): Promise<StepResult> {
   let limit: PublishingLimit;
   try {
-    limit = await run.deps.graph.readPublishingLimit(run.account, run.signal);
+    limit = await run.graph.readPublishingLimit(run.account, run.signal);
   } catch (error) {
     if (run.signal.aborted) throw run.signal.reason ?? error;
     if (isGraphFailure(error) && waitsInstead(error)) return waitOrFail(error);
@@ -81,7 +81,7 @@ export async function createContainer(run: PublicationRun): Promise<StepResult> 
     shareToFeed: record.share_to_feed,
   };
   const attempt = await withRetries(run, "Creating the container", () =>
-    run.deps.graph.createContainer(run.account, input, run.signal),
+    run.graph.createContainer(run.account, input, run.signal),
   );
   if (!attempt.ok) return waitOrFail(attempt.error);
   const answer = attempt.value;
@@ -113,7 +113,7 @@ export async function sendUpload(run: PublicationRun): Promise<StepResult> {
   const upload = run.upload!;
   await run.step("PROCESSING", "uploading", `Uploading ${upload.size} bytes to the container's upload address.`);
   const attempt = await withRetries(run, "Uploading the video", () =>
-    run.deps.graph.uploadVideo(run.account, run.uploadUri, upload, run.signal),
+    run.graph.uploadVideo(run.account, run.uploadUri, upload, run.signal),
   );
   if (!attempt.ok) return waitOrFail(attempt.error);
   await run.step("PROCESSING", "uploaded", "Upload complete; Graph is processing the video.", { upload_done: "1" });

@@ -5,6 +5,7 @@ import { revealWork } from "../../accept/accept-work";
 import { recordPublished } from "../../accounts/account-quota";
 import type { ConnectedAccounts } from "../../accounts/connected-accounts";
 import type { GraphAccount, GraphClient } from "../graph-client";
+import type { GraphHosts } from "../graph-hosts";
 import type { PreflightResult, PreflightSource } from "../preflight-video";
 import type { PublicationChanges, PublicationError } from "../publication";
 import { appendEvent, type EventBody, type PublicationHash, type PublicationRecord } from "../publication-record";
@@ -16,7 +17,8 @@ export interface PublicationDeps {
   redis: Redis;
   /** Announces what a publication's owner hears of on reels.publication.events (webhooks read it). */
   producer: Producer;
-  graph: GraphClient;
+  /** Graph per host: each account is called at the host it was connected through (graph-hosts.ts). */
+  graphs: GraphHosts;
   /** Connected accounts: the token to publish with, and where a refused one is marked needs_reconnect. */
   connected: ConnectedAccounts;
   log: Log;
@@ -64,6 +66,8 @@ export class PublicationRun {
   record!: PublicationRecord;
   status: PublicationStatus = "QUEUED";
   account!: GraphAccount;
+  /** The account's Graph host's client, chosen with its token. */
+  graph!: GraphClient;
   /** The connection whose token this run uses: a refusal marks the account only if it is still this one. */
   tokenVersion = 0;
   containerId = "";
@@ -128,7 +132,7 @@ export class PublicationRun {
     let link = permalink ?? null;
     if (postId && permalink === undefined) {
       try {
-        link = (await this.deps.graph.readMedia(this.account, postId, "id,permalink", this.signal)).permalink ?? null;
+        link = (await this.graph.readMedia(this.account, postId, "id,permalink", this.signal)).permalink ?? null;
       } catch (error) {
         // Only the link is missing: the post is out either way.
         if (this.signal.aborted) throw this.signal.reason ?? error;

@@ -96,7 +96,7 @@ export async function checkContainer(run: PublicationRun): Promise<StepResult> {
 /** A status read through withRetries, written as a poll; past the round's first polls it also says when the next read may come (watch_at). */
 async function readContainer(run: PublicationRun): Promise<Attempt<ContainerStatus>> {
   const attempt = await withRetries(run, "Reading the container's status", () =>
-    run.deps.graph.readContainer(run.account, run.containerId, run.signal),
+    run.graph.readContainer(run.account, run.containerId, run.signal),
   );
   if (!attempt.ok) return attempt;
   const read = attempt.value;
@@ -131,7 +131,7 @@ export async function publishContainer(run: PublicationRun): Promise<StepResult>
   await run.step("PUBLISHING", "publishing", `Publishing container ${run.containerId}.`);
   let postId: string;
   try {
-    ({ id: postId } = await run.deps.graph.publishContainer(run.account, run.containerId, run.signal));
+    ({ id: postId } = await run.graph.publishContainer(run.account, run.containerId, run.signal));
   } catch (thrown) {
     const error = graphFailureOf(run, thrown);
     if (error instanceof GraphError && error.action === "not-ready") {

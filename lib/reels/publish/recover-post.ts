@@ -24,7 +24,7 @@ export async function alreadyPublished(run: PublicationRun): Promise<Publication
 /** Graph does not link a container to its post: look for a post with this caption made after the container. */
 async function findPost(run: PublicationRun): Promise<{ id: string; permalink: string | null } | undefined> {
   try {
-    const media = await run.deps.graph.listMedia(run.account, "id,caption,timestamp,permalink", 50, run.signal);
+    const media = await run.graph.listMedia(run.account, "id,caption,timestamp,permalink", 50, run.signal);
     const since = Date.parse(run.record.container_created_at) - 60_000;
     const caption = run.record.caption.trim();
     const matches = media

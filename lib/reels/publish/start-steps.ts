@@ -1,5 +1,6 @@
 import type { Redis } from "../../redis";
 import { isTransientGraphFailure } from "../graph-error";
+import { untrustedGraphHostError } from "../graph-hosts";
 import { accountMissingError, describeFailure, errorOf } from "../publication-error";
 import { appendEvent, publicationKeys, readPublicationRecord, type PublicationRecord } from "../publication-record";
 import { isSettledPublication } from "../status";
@@ -51,7 +52,7 @@ export async function load(run: PublicationRun): Promise<StepResult> {
   return next("account");
 }
 
-/** The account's token; without one the publication fails (account gone) or waits for a reconnect. */
+/** The account's token and its Graph host; without a token the publication fails (account gone) or waits for a reconnect. */
 export async function resolveAccount(run: PublicationRun): Promise<StepResult> {
   const { record } = run;
   const account = await run.deps.connected.find(record.tenant_id, record.account_id);
@@ -60,6 +61,12 @@ export async function resolveAccount(run: PublicationRun): Promise<StepResult> {
   if (account.status === "needs_reconnect" || !account.accessToken)
     return waitFor({ reason: "needs_reconnect", why: account.error?.headline ?? "Graph refused its token" });
   run.account = { accountId: account.accountId, accessToken: account.accessToken };
+  const graph = run.deps.graphs.forAccount(account);
+  if (!graph) {
+    const refused = untrustedGraphHostError();
+    return waitFor({ reason: "needs_reconnect", why: refused.headline, refused });
+  }
+  run.graph = graph;
   return next("start");
 }
 
@@ -95,7 +102,7 @@ export async function start(run: PublicationRun): Promise<StepResult> {
 export async function checkEarlierContainer(run: PublicationRun): Promise<StepResult> {
   const containerId = run.record.retry_of_container;
   const attempt = await withRetries(run, "Reading the earlier container", () =>
-    run.deps.graph.readContainer(run.account, containerId, run.signal),
+    run.graph.readContainer(run.account, containerId, run.signal),
   );
   if (!attempt.ok) {
     if (waitsInstead(attempt.error)) return waitOrFail(attempt.error);

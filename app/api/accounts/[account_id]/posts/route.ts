@@ -1,6 +1,7 @@
 import { ApiError } from "@/lib/errors";
 import { json, otherMethods, withTenant } from "@/lib/web/http";
 import { GraphError, GraphPaused } from "@/lib/reels/graph-error";
+import { untrustedGraphHostError } from "@/lib/reels/graph-hosts";
 import { listPublishedPosts } from "@/lib/reels/list-published-posts";
 
 export const dynamic = "force-dynamic";
@@ -12,8 +13,10 @@ export const GET = withTenant(
     const connected = await services.accounts.find(tenantId, (await params).account_id);
     if (!connected?.accessToken) throw new ApiError("not-found", "No such account for this tenant.");
     const account = { accountId: connected.accountId, accessToken: connected.accessToken };
+    const graph = services.graphs.forAccount(connected);
+    if (!graph) throw new ApiError("conflict", untrustedGraphHostError().headline);
     try {
-      const data = await listPublishedPosts(services.graph, account, {
+      const data = await listPublishedPosts(graph, account, {
         sameServer: config.GRAPH_SANDBOX,
         signal: request.signal,
       });
