@@ -1,6 +1,7 @@
 import { recordGraphCall } from "../metrics";
 import { abortableSleep } from "../sleep";
-import { GraphError, GraphPaused, GraphTransportError, GraphUploadError } from "./graph-error";
+import { GraphError, GraphPaused, GraphTransportError } from "./graph-error";
+import { GraphUploadError } from "./graph-upload-error";
 import type { GraphClientOptions } from "./graph-client";
 import { isRateLimitCode, readGraphUsage, type GraphUsage } from "./graph-usage";
 

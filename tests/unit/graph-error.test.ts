@@ -1,14 +1,16 @@
 import { describe, expect, it } from "vitest";
 import {
-  classifyGraphError,
-  GRAPH_ERRORS,
   GraphError,
   GraphTransportError,
-  graphErrorForSubcode,
   isTransientGraphFailure,
   subcodeFromContainerStatus,
-  type GraphErrorAction,
 } from "@/lib/reels/graph-error";
+import {
+  classifyGraphError,
+  GRAPH_ERRORS,
+  graphErrorForSubcode,
+  type GraphErrorAction,
+} from "@/lib/reels/graph-error-table";
 import { errorOf } from "@/lib/reels/publication-error";
 import { VideoProbeError } from "@/lib/reels/probe-video";
 

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { ReelAccount } from "../../config";
-import { describeGraphError, GraphError } from "../graph-error";
+import { GraphError } from "../graph-error";
+import { describeGraphError } from "../graph-error-table";
 import type { SandboxDeps } from "./deps";
 import { newGraphId } from "./store";
 
