@@ -12,9 +12,8 @@ import {
   queueFault,
   setProcessingMs,
   setPublishLimit,
-  setTokenState,
-  TOKEN_STATES,
 } from "./sandbox-accounts";
+import { setTokenState, TOKEN_STATES } from "./sandbox-tokens";
 import { setContainerProcessingMs } from "./store";
 import { setUsage } from "./usage-headers";
 
