@@ -11,7 +11,8 @@ import {
 } from "./process-container";
 import { sweepVideoFilesNowAndThen } from "./resume-processing";
 import { containerUploadUri } from "./upload-container";
-import { insertContainer, newGraphId, visibleStatusCode, type ContainerRecord } from "./store";
+import { newGraphId, visibleStatusCode, type ContainerRecord } from "./store";
+import { insertContainer } from "./container-writes";
 import { processingMsOf } from "./sandbox-accounts";
 import { CAPTION_LIMITS, countCaption } from "../status";
 

@@ -14,7 +14,7 @@ import {
   setPublishLimit,
 } from "./sandbox-accounts";
 import { setTokenState, TOKEN_STATES } from "./sandbox-tokens";
-import { setContainerProcessingMs } from "./store";
+import { setContainerProcessingMs } from "./container-writes";
 import { setUsage } from "./usage-headers";
 
 /**

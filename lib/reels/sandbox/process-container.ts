@@ -10,16 +10,8 @@ import { checkReelSpec, REEL_SPEC_VIOLATION } from "../reel-spec";
 import { limitsOf, type SandboxDeps } from "./deps";
 import { downloadVideo } from "../../net/fetch-video";
 import { VideoFetchError } from "../../net/guarded-fetch";
-import {
-  awaitingUpload,
-  beat,
-  claimStaleContainer,
-  finishProcessing,
-  readContainerRecord,
-  videoPath,
-  visibleStatusCode,
-  type ContainerRecord,
-} from "./store";
+import { awaitingUpload, readContainerRecord, videoPath, visibleStatusCode, type ContainerRecord } from "./store";
+import { beat, claimStaleContainer, finishProcessing } from "./container-writes";
 import { accountVideoPath, downloadSlots, keepVideo } from "./video-store";
 import { removeFile } from "../../remove-file";
 

@@ -15,7 +15,8 @@ import {
 } from "./graph-request";
 import { takeFault } from "./sandbox-accounts";
 import { newAttemptOwner, startProcessing } from "./process-container";
-import { awaitingUpload, readContainerRecord, startUploadedContainer, videoPath } from "./store";
+import { awaitingUpload, readContainerRecord, videoPath } from "./store";
+import { startUploadedContainer } from "./container-writes";
 import { throttleFor, withUsageHeaders } from "./usage-headers";
 import { accountVideoPath } from "./video-store";
 import { removeFile } from "../../remove-file";
