@@ -2,13 +2,8 @@ import { z } from "zod";
 import { GraphError } from "../graph-error";
 import { limitsOf } from "./deps";
 import { authorize, graphJson, parseParams, pickFields, requestedFields, type GraphCall } from "./graph-request";
-import {
-  FINISHED_STATUS,
-  IN_PROGRESS_STATUS,
-  newAttemptOwner,
-  resumeIfStale,
-  startProcessing,
-} from "./process-container";
+import { IN_PROGRESS_STATUS, newAttemptOwner, resumeIfStale, startProcessing } from "./process-container";
+import { FINISHED_STATUS } from "./fetch-and-check";
 import { sweepVideoFilesNowAndThen } from "./resume-processing";
 import { containerUploadUri } from "./upload-container";
 import { newGraphId, visibleStatusCode, type ContainerRecord } from "./store";
