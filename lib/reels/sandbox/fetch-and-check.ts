@@ -53,23 +53,11 @@ export async function fetchAndCheck(
   part: string,
   signal: AbortSignal,
 ): Promise<Outcome> {
-  const limits = limitsOf(deps);
   const uploaded = container.upload_file ? videoPath(deps, container.upload_file) : undefined;
   const release = uploaded ? () => {} : await downloadSlots(deps).acquire(signal);
   let probe: VideoProbe;
   try {
-    if (uploaded) {
-      // The bytes of a resumable upload are processed exactly as downloaded ones; a link keeps them for another attempt.
-      await link(uploaded, part).catch(() => copyFile(uploaded, part));
-    } else {
-      await downloadVideo(container.video_url, part, {
-        dispatcher: fetcherOf(deps),
-        maxBytes: limits.maxVideoBytes,
-        timeoutMs: limits.fetchTimeoutMs,
-        maxRedirects: limits.maxRedirects,
-        signal,
-      });
-    }
+    await bringVideo(deps, container, uploaded, part, signal);
     probe = await probeVideo(part);
   } catch (error) {
     await removeFile(part);
@@ -108,6 +96,29 @@ export async function fetchAndCheck(
       probe: JSON.stringify({ ...probe, warnings }),
     },
   };
+}
+
+/** Puts the container's video at `part`: its resumable upload's bytes, or a download of its video_url. */
+async function bringVideo(
+  deps: SandboxDeps,
+  container: ContainerRecord,
+  uploaded: string | undefined,
+  part: string,
+  signal: AbortSignal,
+): Promise<void> {
+  const limits = limitsOf(deps);
+  if (uploaded) {
+    // The bytes of a resumable upload are processed exactly as downloaded ones; a link keeps them for another attempt.
+    await link(uploaded, part).catch(() => copyFile(uploaded, part));
+  } else {
+    await downloadVideo(container.video_url, part, {
+      dispatcher: fetcherOf(deps),
+      maxBytes: limits.maxVideoBytes,
+      timeoutMs: limits.fetchTimeoutMs,
+      maxRedirects: limits.maxRedirects,
+      signal,
+    });
+  }
 }
 
 function specViolation(reason: string): Outcome["fields"] {
