@@ -7,8 +7,8 @@ import { DAY_MS, type SandboxDeps } from "./deps";
 /**
  * The sandbox's state, all in Redis under `sandbox:` so a web-server restart loses nothing.
  * State changes that must not race (create under the container limit, claim a stale container,
- * finish processing, publish under the quota) are single Lua scripts; publishing's are in
- * publish-store.ts.
+ * finish processing, publish under the quota) are single Lua scripts: the container's in
+ * container-writes.ts, publishing's in publish-store.ts.
  */
 
 export const keys = {
