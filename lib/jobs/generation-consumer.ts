@@ -28,11 +28,7 @@ export async function startGenerationConsumer(ctx: WorkerContext): Promise<Runni
     running,
   };
 
-  const cancels = createSubscriber(config.REDIS_URL);
-  // ioredis reconnects by itself; the commands that need Redis fail and say so.
-  cancels.on("error", () => {});
-  cancels.on("message", (_channel: string, jobId: string) => running.get(jobId)?.abort(new Error("cancelled")));
-  await cancels.subscribe(CANCEL_CHANNEL);
+  const cancels = await subscribeToCancels(config.REDIS_URL, running);
 
   const consumer = await consumeInParallel(ctx, {
     ...SUBSCRIPTIONS.generation,
@@ -78,4 +74,14 @@ export async function startGenerationConsumer(ctx: WorkerContext): Promise<Runni
       await cancels.quit().catch(() => {});
     },
   };
+}
+
+/** Cancellations arrive on CANCEL_CHANNEL by job id; each aborts the run of that job here, if any. */
+async function subscribeToCancels(redisUrl: string, running: Map<string, AbortController>) {
+  const cancels = createSubscriber(redisUrl);
+  // ioredis reconnects by itself; the commands that need Redis fail and say so.
+  cancels.on("error", () => {});
+  cancels.on("message", (_channel: string, jobId: string) => running.get(jobId)?.abort(new Error("cancelled")));
+  await cancels.subscribe(CANCEL_CHANNEL);
+  return cancels;
 }

@@ -121,15 +121,7 @@ async function generate(
   let lastError = "";
 
   for (let tryNo = 1; tryNo <= maxTries; tryNo++) {
-    const attempt = await redis.hincrby(stateKey, "attempts" satisfies JobField, 1);
-    const startedAt = now();
-    await redis.hset(stateKey, {
-      status: "RUNNING",
-      worker_id: deps.workerId,
-      run_id: runId,
-      attempt_started_at: new Date(startedAt).toISOString(),
-    } satisfies JobHash);
-    await redis.hsetnx(stateKey, "started_at" satisfies JobField, new Date(startedAt).toISOString());
+    const { attempt, startedAt } = await startAttempt(deps, stateKey, runId, now);
     if (writer.written > 0) await writer.reset(attempt);
     if (!provider) {
       return finish(deps, command, writer, runId, "FAILED", {
@@ -144,66 +136,18 @@ async function generate(
       return finish(deps, command, writer, runId, "CANCELLED", { output: "", startedAt, now, model, attempt });
     }
 
-    let output = "";
-    let firstTokenAt: number | undefined;
-    let reported: { prompt_tokens: number; completion_tokens: number } | undefined;
-    let stoppedBecause: FinishFacts["stoppedBecause"];
-    try {
-      for await (const chunk of provider.generate({
-        model: command.model_name,
-        prompt: command.prompt,
-        temperature: command.temperature,
-        maxTokens: command.max_tokens,
-        signal,
-      })) {
-        if ("usage" in chunk) {
-          reported = chunk.usage;
-          continue;
-        }
-        if ("finish_reason" in chunk) {
-          stoppedBecause = chunk.finish_reason;
-          continue;
-        }
-        firstTokenAt ??= now();
-        output += chunk.delta;
-        await writer.delta(chunk.delta);
-      }
-      signal.throwIfAborted();
-      return finish(deps, command, writer, runId, "COMPLETED", {
-        output,
-        startedAt,
-        firstTokenAt,
-        reported,
-        stoppedBecause,
-        now,
-        model,
-        attempt,
-      });
-    } catch (error) {
-      const reason = signal.reason ?? error;
-      if (reason instanceof HandBack) {
-        deps.log("info", "handing a job back", { job_id: command.job_id, reason: reason.message });
-        return "handed-back";
-      }
-      if (signal.aborted)
-        return finish(deps, command, writer, runId, "CANCELLED", {
-          output,
-          startedAt,
-          firstTokenAt,
-          now,
-          model,
-          attempt,
-        });
-      lastError = error instanceof Error ? error.message : String(error);
-      deps.log("warn", "generation failed", { job_id: command.job_id, attempt, error });
-      if (error instanceof PermanentProviderError) break;
-      // The sleep is cut short by a cancel or the shutdown, which the next attempt checks.
-      if (tryNo < maxTries) await abortableSleep(250 * 2 ** tryNo, signal).catch(() => {});
-      if (signal.aborted)
-        return signal.reason instanceof HandBack
-          ? "handed-back"
-          : finish(deps, command, writer, runId, "CANCELLED", { output: "", startedAt, now, model, attempt });
-    }
+    const tried = await tryOnce({ deps, command, writer, runId, signal, now, model }, provider, attempt, startedAt);
+    if (typeof tried === "string") return tried;
+    const { error } = tried;
+    lastError = error instanceof Error ? error.message : String(error);
+    deps.log("warn", "generation failed", { job_id: command.job_id, attempt, error });
+    if (error instanceof PermanentProviderError) break;
+    // The sleep is cut short by a cancel or the shutdown, which the next attempt checks.
+    if (tryNo < maxTries) await abortableSleep(250 * 2 ** tryNo, signal).catch(() => {});
+    if (signal.aborted)
+      return signal.reason instanceof HandBack
+        ? "handed-back"
+        : finish(deps, command, writer, runId, "CANCELLED", { output: "", startedAt, now, model, attempt });
   }
   const attempt = Number(await redis.hget(stateKey, "attempts" satisfies JobField));
   return finish(deps, command, writer, runId, "FAILED", {
@@ -213,6 +157,103 @@ async function generate(
     model,
     attempt,
   });
+}
+
+/** What an attempt needs besides its provider: the job, where its output goes, and when to stop. */
+interface AttemptContext {
+  deps: GenerationDeps;
+  command: GenerationCommand;
+  writer: StreamWriter;
+  runId: string;
+  signal: AbortSignal;
+  now: () => number;
+  model: ModelInfo | undefined;
+}
+
+/** Marks the job RUNNING for a new attempt (counted in `attempts`); its number and when it started. */
+async function startAttempt(
+  deps: GenerationDeps,
+  stateKey: string,
+  runId: string,
+  now: () => number,
+): Promise<{ attempt: number; startedAt: number }> {
+  const { redis } = deps;
+  const attempt = await redis.hincrby(stateKey, "attempts" satisfies JobField, 1);
+  const startedAt = now();
+  await redis.hset(stateKey, {
+    status: "RUNNING",
+    worker_id: deps.workerId,
+    run_id: runId,
+    attempt_started_at: new Date(startedAt).toISOString(),
+  } satisfies JobHash);
+  await redis.hsetnx(stateKey, "started_at" satisfies JobField, new Date(startedAt).toISOString());
+  return { attempt, startedAt };
+}
+
+/**
+ * One attempt: streams the model's output to the job and finishes it COMPLETED, or CANCELLED with
+ * what was written when it was cut short; a hand-back says so. Any other failure is answered for
+ * generate to decide about (a retry, or FAILED).
+ */
+async function tryOnce(
+  run: AttemptContext,
+  provider: Provider,
+  attempt: number,
+  startedAt: number,
+): Promise<GenerationOutcome | { error: unknown }> {
+  const { deps, command, writer, runId, signal, now, model } = run;
+  let output = "";
+  let firstTokenAt: number | undefined;
+  let reported: { prompt_tokens: number; completion_tokens: number } | undefined;
+  let stoppedBecause: FinishFacts["stoppedBecause"];
+  try {
+    for await (const chunk of provider.generate({
+      model: command.model_name,
+      prompt: command.prompt,
+      temperature: command.temperature,
+      maxTokens: command.max_tokens,
+      signal,
+    })) {
+      if ("usage" in chunk) {
+        reported = chunk.usage;
+        continue;
+      }
+      if ("finish_reason" in chunk) {
+        stoppedBecause = chunk.finish_reason;
+        continue;
+      }
+      firstTokenAt ??= now();
+      output += chunk.delta;
+      await writer.delta(chunk.delta);
+    }
+    signal.throwIfAborted();
+    return finish(deps, command, writer, runId, "COMPLETED", {
+      output,
+      startedAt,
+      firstTokenAt,
+      reported,
+      stoppedBecause,
+      now,
+      model,
+      attempt,
+    });
+  } catch (error) {
+    const reason = signal.reason ?? error;
+    if (reason instanceof HandBack) {
+      deps.log("info", "handing a job back", { job_id: command.job_id, reason: reason.message });
+      return "handed-back";
+    }
+    if (signal.aborted)
+      return finish(deps, command, writer, runId, "CANCELLED", {
+        output,
+        startedAt,
+        firstTokenAt,
+        now,
+        model,
+        attempt,
+      });
+    return { error };
+  }
 }
 
 interface FinishFacts {

@@ -90,7 +90,7 @@ const responseId = { id: "The response's id (resp_…)." };
 const responseStreamNote =
   "With `stream: true` the answer is server-sent events, `event:` the type and the whole event as data: response.created, response.queued, response.in_progress, response.output_item.added, response.content_part.added, response.output_text.delta…, response.output_text.done, response.content_part.done, response.output_item.done, then response.completed, response.incomplete, response.failed or response.cancelled.";
 
-/** OpenAI's Responses API (background mode) over jobs, and the model list in OpenAI's shape (lib/responses). */
+/** OpenAI's Responses API (background mode) over jobs (lib/responses). */
 const responseRoutes = (): Operation[] => [
   {
     method: "post",
@@ -142,6 +142,10 @@ const responseRoutes = (): Operation[] => [
       404: "Unknown, expired or another tenant's response",
     },
   },
+];
+
+/** The model list in OpenAI's shape, beside the Responses API. */
+const modelRoutes = (): Operation[] => [
   {
     method: "get",
     path: "/v1/models",
@@ -196,6 +200,7 @@ export const OPERATIONS: Operation[] = [
   ...jobRoutes("/v1"),
   ...jobRoutes(""),
   ...responseRoutes(),
+  ...modelRoutes(),
   {
     method: "get",
     path: "/v1/openapi.json",

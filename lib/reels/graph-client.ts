@@ -1,7 +1,7 @@
-import { createReadStream } from "node:fs";
-import { Readable } from "node:stream";
 import { GraphTransportError } from "./graph-error";
 import type { GraphPacer } from "./graph-pacing";
+import { isRecord, idOf } from "./graph-answer";
+import { createContainer, publishContainer, readContainer, uploadVideo } from "./graph-container-calls";
 import { countedCall, type GraphCall } from "./graph-request";
 
 /**
@@ -98,76 +98,10 @@ export interface PublishingLimit {
 export function createGraphClient(options: GraphClientOptions): GraphClient {
   const call = countedCall(options);
   return {
-    async createContainer(account, input, signal) {
-      const { body, fbtraceId } = await call({
-        method: "POST",
-        path: `${account.accountId}/media`,
-        params: containerParams(input),
-        account,
-        signal,
-      });
-      const uri = isRecord(body) && typeof body.uri === "string" ? body.uri : null;
-      return { id: idOf(body), uri, answer: body, fbtraceId };
-    },
-
-    async uploadVideo(account, uri, video, signal) {
-      const url = new URL(uri);
-      const headers = {
-        authorization: `OAuth ${account.accessToken}`,
-        offset: "0",
-        file_size: String(video.size),
-        "content-type": "application/octet-stream",
-      };
-      const body = () => Readable.toWeb(createReadStream(video.path)) as ReadableStream<Uint8Array>;
-      const { body: answer } = await call({
-        method: "POST",
-        path: url.pathname.replace(/^\/+/, ""),
-        params: {},
-        account,
-        signal,
-        upload: { url, headers, body },
-      });
-      if (!isRecord(answer) || answer.success !== true)
-        throw new GraphTransportError(`POST ${url.pathname} answered without success`, 200, true);
-    },
-
-    async readContainer(account, containerId, signal) {
-      const { body, fbtraceId } = await call({
-        method: "GET",
-        path: containerId,
-        params: { fields: "status_code,status" },
-        account,
-        signal,
-      });
-      const record = isRecord(body) ? body : {};
-      return {
-        id: idOf(body),
-        statusCode: typeof record.status_code === "string" ? record.status_code : null,
-        status: typeof record.status === "string" ? record.status : null,
-        fbtraceId,
-      };
-    },
-
-    async publishContainer(account, containerId, signal) {
-      const { body, fbtraceId } = await call({
-        method: "POST",
-        path: `${account.accountId}/media_publish`,
-        params: { creation_id: containerId },
-        account,
-        signal,
-      });
-      const id = idOf(body);
-      // Whether Graph published is unknown here; the flow reads the container before anything else.
-      if (!id)
-        throw new GraphTransportError(
-          `POST /${account.accountId}/media_publish answered without an id`,
-          200,
-          true,
-          fbtraceId,
-        );
-      return { id };
-    },
-
+    createContainer: (account, input, signal) => createContainer(call, account, input, signal),
+    uploadVideo: (account, uri, video, signal) => uploadVideo(call, account, uri, video, signal),
+    readContainer: (account, containerId, signal) => readContainer(call, account, containerId, signal),
+    publishContainer: (account, containerId, signal) => publishContainer(call, account, containerId, signal),
     readMedia: (account, mediaId, fields = "id,permalink,timestamp", signal) =>
       readNode(call, account, mediaId, fields, signal),
 
@@ -217,14 +151,6 @@ async function readNode(
   return { ...body, id };
 }
 
-function containerParams(input: CreateContainerInput): Record<string, string> {
-  const params: Record<string, string> = { media_type: "REELS", share_to_feed: String(input.shareToFeed) };
-  if (input.resumable) params.upload_type = "resumable";
-  if (input.videoUrl) params.video_url = input.videoUrl;
-  if (input.caption) params.caption = input.caption;
-  return params;
-}
-
 function publishingLimitOf(body: unknown, accountId: string): PublishingLimit {
   const entry = isRecord(body) && Array.isArray(body.data) && isRecord(body.data[0]) ? body.data[0] : undefined;
   const config = entry && isRecord(entry.config) ? entry.config : {};
@@ -240,16 +166,4 @@ function publishingLimitOf(body: unknown, accountId: string): PublishingLimit {
     quota_total: numberOrNull(config.quota_total),
     quota_duration: numberOrNull(config.quota_duration),
   };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** Graph ids are strings; a number would lose digits past 2^53, so only strings (or safe integers) count. */
-function idOf(body: unknown): string | null {
-  if (!isRecord(body)) return null;
-  if (typeof body.id === "string" && body.id.length > 0) return body.id;
-  if (typeof body.id === "number" && Number.isSafeInteger(body.id)) return String(body.id);
-  return null;
 }

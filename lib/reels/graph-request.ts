@@ -1,6 +1,7 @@
 import { recordGraphCall } from "../metrics";
 import { abortableSleep } from "../sleep";
-import { GraphError, GraphPaused, GraphTransportError, GraphUploadError } from "./graph-error";
+import { GraphError, GraphPaused, GraphTransportError } from "./graph-error";
+import { GraphUploadError } from "./graph-upload-error";
 import type { GraphClientOptions } from "./graph-client";
 import { isRateLimitCode, readGraphUsage, type GraphUsage } from "./graph-usage";
 
@@ -69,10 +70,12 @@ async function pace(options: GraphClientOptions, request: GraphRequest): Promise
   if (decision.holdMs > 0) await abortableSleep(decision.holdMs, request.signal ?? new AbortController().signal);
 }
 
-/** One request: Graph's error object becomes a GraphError (with the usage headers), anything else that is not an answer a GraphTransportError. */
-async function requestGraph(options: GraphClientOptions, request: GraphRequest): Promise<GraphAnswer> {
-  const { method, path, params, account, signal, upload } = request;
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+/** The URL and fetch options of a request: the token in the query (GET), in the form (POST), or the upload's own headers. */
+function requestOf(
+  options: GraphClientOptions,
+  request: GraphRequest,
+): { url: URL; init: RequestInit & { duplex?: "half" } } {
+  const { method, path, params, account, upload } = request;
   const url = upload?.url ?? new URL(`${options.graphUrl.replace(/\/+$/, "")}/${options.version}/${path}`);
   const init: RequestInit & { duplex?: "half" } = { method, headers: { accept: "application/json" } };
   if (upload) {
@@ -86,6 +89,14 @@ async function requestGraph(options: GraphClientOptions, request: GraphRequest):
     init.body = new URLSearchParams({ ...params, access_token: account.accessToken }).toString();
     init.headers = { ...init.headers, "content-type": "application/x-www-form-urlencoded" };
   }
+  return { url, init };
+}
+
+/** One request: Graph's error object becomes a GraphError (with the usage headers), anything else that is not an answer a GraphTransportError. */
+async function requestGraph(options: GraphClientOptions, request: GraphRequest): Promise<GraphAnswer> {
+  const { method, path, account, signal, upload } = request;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const { url, init } = requestOf(options, request);
   const timeout = AbortSignal.timeout(upload ? UPLOAD_TIMEOUT_MS : timeoutMs);
   init.signal = signal ? AbortSignal.any([signal, timeout]) : timeout;
 

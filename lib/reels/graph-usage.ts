@@ -1,4 +1,4 @@
-import { describeGraphError } from "./graph-error";
+import { describeGraphError } from "./graph-error-table";
 
 /**
  * Graph's rate-limit signals: the error codes that mean "too many calls" and the usage headers

@@ -1,7 +1,8 @@
 import path from "node:path";
 import type { Dispatcher } from "undici";
 import { probeRemoteVideo } from "./probe-remote-video";
-import { probeVideo, VideoProbeError, type VideoProbe } from "./probe-video";
+import { probeVideo, type VideoProbe } from "./probe-video";
+import { VideoProbeError } from "./video-probe-error";
 import { checkReelSpec } from "./reel-spec";
 import { VideoFetchError } from "../net/guarded-fetch";
 

@@ -26,25 +26,7 @@ const SCHEDULER_TICK_MS = 1000;
 export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext): Promise<RunningConsumer> => {
   const { config, producer, redis, log, workerId } = ctx;
 
-  const deps: PublicationDeps = {
-    redis,
-    producer,
-    graphs: createGraphHosts({
-      graphUrl: config.GRAPH_URL,
-      otherHosts: [config.INSTAGRAM_LOGIN.graphUrl],
-      version: config.GRAPH_VERSION,
-      fetch: (input, init) => fetch(input, init),
-      pacer: createGraphPacer(redis, { spacingMs: config.GRAPH_PACE_SPACING_MS }),
-    }),
-    connected: new ConnectedAccounts(redis, loadAccountsKey(config), config.REEL_ACCOUNTS),
-    log,
-    workerId,
-    pollIntervalMs: config.REEL_POLL_INTERVAL_MS,
-    pollAttempts: config.REEL_POLL_ATTEMPTS,
-    watchIntervalMs: config.REEL_WATCH_INTERVAL_MS,
-    dataDir: config.DATA_DIR,
-    preflight: preflightWanted(config) ? createPreflight(PREFLIGHT(config)) : undefined,
-  };
+  const deps = publicationDeps(ctx);
 
   const consumer = await consumeInParallel(ctx, {
     ...SUBSCRIPTIONS.reels,
@@ -85,6 +67,30 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
     },
   };
 };
+
+/** The publish flow's clients and settings, from the worker's. */
+function publicationDeps(ctx: WorkerContext): PublicationDeps {
+  const { config, producer, redis, log, workerId } = ctx;
+  return {
+    redis,
+    producer,
+    graphs: createGraphHosts({
+      graphUrl: config.GRAPH_URL,
+      otherHosts: [config.INSTAGRAM_LOGIN.graphUrl],
+      version: config.GRAPH_VERSION,
+      fetch: (input, init) => fetch(input, init),
+      pacer: createGraphPacer(redis, { spacingMs: config.GRAPH_PACE_SPACING_MS }),
+    }),
+    connected: new ConnectedAccounts(redis, loadAccountsKey(config), config.REEL_ACCOUNTS),
+    log,
+    workerId,
+    pollIntervalMs: config.REEL_POLL_INTERVAL_MS,
+    pollAttempts: config.REEL_POLL_ATTEMPTS,
+    watchIntervalMs: config.REEL_WATCH_INTERVAL_MS,
+    dataDir: config.DATA_DIR,
+    preflight: preflightWanted(config) ? createPreflight(PREFLIGHT(config)) : undefined,
+  };
+}
 
 /** Preflight probes against the real Graph API; the built-in sandbox checks every video itself. */
 function preflightWanted(config: WorkerContext["config"]): boolean {

@@ -1,13 +1,7 @@
 import type { ContainerStatus, CreateContainerAnswer } from "./graph-client";
-import {
-  classifyGraphError,
-  GraphError,
-  graphErrorForSubcode,
-  GraphPaused,
-  GraphUploadError,
-  subcodeFromContainerStatus,
-  type GraphFailure,
-} from "./graph-error";
+import { GraphError, GraphPaused, subcodeFromContainerStatus, type GraphFailure } from "./graph-error";
+import { classifyGraphError, graphErrorForSubcode } from "./graph-error-table";
+import { GraphUploadError } from "./graph-upload-error";
 import type { PublicationError } from "./publication";
 import { REEL_SPEC_VIOLATION } from "./reel-spec";
 

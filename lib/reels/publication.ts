@@ -1,4 +1,4 @@
-import type { GraphErrorAction } from "./graph-error";
+import type { GraphErrorAction } from "./graph-error-table";
 import type { PublicationStatus } from "./status";
 
 /**

@@ -4,7 +4,7 @@ import type { Redis } from "../redis";
 import { TOPICS } from "../topics";
 import type { PublicationView } from "./publication";
 import type { PublicationMessage } from "./publication-input";
-import { appendEvent, readPublicationRecord } from "./publication-record";
+import { appendEvent, readPublicationRecord, type PublicationRecord } from "./publication-record";
 import { readPublication } from "./read-publication";
 
 export interface RetryPublicationDeps {
@@ -35,16 +35,45 @@ export async function retryPublication(
     throw new ApiError("conflict", `Only a FAILED or TIMED_OUT publication can be retried; this one is ${from}.`);
   const state = await readPublicationRecord(deps.redis, id);
   if (!state) return undefined;
-  const earlier = state.container_id;
+  const moved = await reopenForRetry(deps.redis, id, from, state, now());
+  if (moved <= 0) throw new ApiError("conflict", "The publication changed meanwhile; read it again.");
 
-  const moved = await appendEvent(deps.redis, id, {
+  const message: PublicationMessage = { publication_id: id, tenant_id: tenantId, account_id: state.account_id };
+  try {
+    const producer = await deps.producer();
+    await producer.send({
+      topic: TOPICS.reels.name,
+      acks: -1,
+      messages: [
+        { key: state.account_id, value: JSON.stringify(message), headers: { "content-type": "application/json" } },
+      ],
+    });
+  } catch {
+    await undoRetry(deps.redis, id, from, state, now());
+    throw brokerUnavailable(
+      "The publishing log is unreachable right now; the publication was not retried. Try again shortly.",
+    );
+  }
+  return readPublication(deps.redis, tenantId, id);
+}
+
+/** Moves the publication back to QUEUED with a step saying so, forgetting its container (remembered as retry_of_container) and its error; > 0 when it moved. */
+function reopenForRetry(
+  redis: Redis,
+  id: string,
+  from: PublicationView["status"],
+  state: PublicationRecord,
+  at: number,
+): Promise<number> {
+  const earlier = state.container_id;
+  return appendEvent(redis, id, {
     status: "QUEUED",
     expect: { status: from },
     reopen: true,
     body: {
       kind: "step",
       step: {
-        at: new Date(now()).toISOString(),
+        at: new Date(at).toISOString(),
         step: "retried",
         detail: earlier
           ? `Retried: container ${earlier} is checked first, then a new container is made.`
@@ -65,37 +94,30 @@ export async function retryPublication(
     },
     changes: { container_id: null, error: null, scheduled_reason: null },
   });
-  if (moved <= 0) throw new ApiError("conflict", "The publication changed meanwhile; read it again.");
+}
 
-  const message: PublicationMessage = { publication_id: id, tenant_id: tenantId, account_id: state.account_id };
-  try {
-    const producer = await deps.producer();
-    await producer.send({
-      topic: TOPICS.reels.name,
-      acks: -1,
-      messages: [
-        { key: state.account_id, value: JSON.stringify(message), headers: { "content-type": "application/json" } },
-      ],
-    });
-  } catch {
-    await appendEvent(deps.redis, id, {
-      status: from,
-      expect: { status: "QUEUED" },
-      body: {
-        kind: "step",
-        step: {
-          at: new Date(now()).toISOString(),
-          step: "retry_failed",
-          detail: `The publishing log was unreachable; the publication is still ${from}.`,
-        },
+/** Puts the publication back as it was when its message could not be sent; the caller reports the failure. */
+async function undoRetry(
+  redis: Redis,
+  id: string,
+  from: PublicationView["status"],
+  state: PublicationRecord,
+  at: number,
+): Promise<void> {
+  const earlier = state.container_id;
+  await appendEvent(redis, id, {
+    status: from,
+    expect: { status: "QUEUED" },
+    body: {
+      kind: "step",
+      step: {
+        at: new Date(at).toISOString(),
+        step: "retry_failed",
+        detail: `The publishing log was unreachable; the publication is still ${from}.`,
       },
-      fields: { container_id: earlier, error: state.error ? JSON.stringify(state.error) : "" },
-      changes: { container_id: earlier || null, error: state.error },
-      // The timeline entry is a courtesy; the caller gets the error below either way.
-    }).catch(() => {});
-    throw brokerUnavailable(
-      "The publishing log is unreachable right now; the publication was not retried. Try again shortly.",
-    );
-  }
-  return readPublication(deps.redis, tenantId, id);
+    },
+    fields: { container_id: earlier, error: state.error ? JSON.stringify(state.error) : "" },
+    changes: { container_id: earlier || null, error: state.error },
+    // The timeline entry is a courtesy; the caller throws the broker error either way.
+  }).catch(() => {});
 }

@@ -150,8 +150,7 @@ export async function attemptDelivery(
   token: number,
 ): Promise<{ outcome: AttemptOutcome; eventType: string }> {
   const { redis } = deps;
-  const { id: deliveryId, tenantId } = claim;
-  const due = webhookKeys.due(tenantId);
+  const { id: deliveryId } = claim;
   const now = deps.now ?? Date.now;
   const delivery = await redis.hgetall(webhookKeys.delivery(deliveryId));
   const webhook = delivery.webhook_id
@@ -159,18 +158,7 @@ export async function attemptDelivery(
     : undefined;
   if (!delivery.id || !webhook || webhook.tenant_id !== delivery.tenant_id || webhook.disabled_at) {
     const why = !delivery.id ? "expired" : !webhook ? "webhook deleted" : "webhook disabled";
-    await redis.eval(
-      DROP,
-      4,
-      due,
-      webhookKeys.delivery(deliveryId),
-      webhookKeys.dueTenants,
-      webhookKeys.inFlight(tenantId),
-      deliveryId,
-      String(token),
-      why,
-      tenantId,
-    );
+    await dropDelivery(redis, claim, token, why);
     return { outcome: "dropped", eventType: delivery.event_type ?? "unknown" };
   }
   const attempt = Number(delivery.attempts || 0) + 1;
@@ -201,15 +189,61 @@ export async function attemptDelivery(
     next_attempt_at: next === null ? null : new Date(next).toISOString(),
     ...(result.error ? { error: result.error } : {}),
   };
-  const hours = Math.round((deps.retry.windowMs / 3_600_000) * 10) / 10;
-  const reason = `Every attempt failed for ${hours} h; the last: ${result.error ?? "no answer"}. Fix the endpoint, then create the webhook again.`;
+  await recordAttempt(deps, claim, token, webhook.id, {
+    attempt,
+    record,
+    state,
+    next,
+    finished,
+    lastError: result.error,
+  });
+  return { outcome: state === "pending" ? "retrying" : state, eventType: delivery.event_type };
+}
+
+/** Removes a delivery that can no longer be made (expired, its webhook deleted or disabled), saying why. */
+async function dropDelivery(redis: Redis, claim: DeliveryClaim, token: number, why: string): Promise<void> {
+  const { id: deliveryId, tenantId } = claim;
   await redis.eval(
+    DROP,
+    4,
+    webhookKeys.due(tenantId),
+    webhookKeys.delivery(deliveryId),
+    webhookKeys.dueTenants,
+    webhookKeys.inFlight(tenantId),
+    deliveryId,
+    String(token),
+    why,
+    tenantId,
+  );
+}
+
+/** Records an attempt and its outcome: delivered, due again at `next`, or failed for good (the webhook disabled, with the reason). */
+async function recordAttempt(
+  deps: AttemptDeps,
+  claim: DeliveryClaim,
+  token: number,
+  webhookId: string,
+  outcome: {
+    attempt: number;
+    record: AttemptRecord;
+    state: "delivered" | "failed" | "pending";
+    next: number | null;
+    finished: number;
+    lastError: string | undefined;
+  },
+): Promise<void> {
+  const { id: deliveryId, tenantId } = claim;
+  const due = webhookKeys.due(tenantId);
+  const { attempt, record, state, next, finished, lastError } = outcome;
+  const hours = Math.round((deps.retry.windowMs / 3_600_000) * 10) / 10;
+  const reason = `Every attempt failed for ${hours} h; the last: ${lastError ?? "no answer"}. Fix the endpoint, then create the webhook again.`;
+  await deps.redis.eval(
     RECORD,
     6,
     due,
     webhookKeys.delivery(deliveryId),
-    webhookKeys.attempts(webhook.id),
-    webhookKeys.webhook(webhook.id),
+    webhookKeys.attempts(webhookId),
+    webhookKeys.webhook(webhookId),
     webhookKeys.dueTenants,
     webhookKeys.inFlight(tenantId),
     deliveryId,
@@ -226,5 +260,4 @@ export async function attemptDelivery(
     new Date(finished).toISOString(),
     tenantId,
   );
-  return { outcome: state === "pending" ? "retrying" : state, eventType: delivery.event_type };
 }

@@ -57,22 +57,7 @@ export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
   const loop = (async () => {
     while (!stopping.signal.aborted) {
       const free = concurrency - running.size;
-      let claimed = 0;
-      if (free > 0) {
-        try {
-          const { claims, token } = await claimDueDeliveries(
-            options.redis,
-            Date.now(),
-            free,
-            leaseMs,
-            options.tenantConcurrency,
-          );
-          for (const claim of claims) run(claim, token);
-          claimed = claims.length;
-        } catch (error) {
-          options.log("warn", "could not read due webhook deliveries", { error });
-        }
-      }
+      const claimed = await claimAndRun(options, free, leaseMs, run);
       // A full batch may mean more are due: look again at once (or when a slot frees up).
       if (claimed > 0 && claimed === free) continue;
       await new Promise<void>((resolve) => {
@@ -90,4 +75,28 @@ export function startDeliveryLoop(options: DeliveryLoopOptions): DeliveryLoop {
       await Promise.allSettled([...running]);
     },
   };
+}
+
+/** Claims up to `free` due deliveries and starts each; how many it claimed (none when Redis could not say). */
+async function claimAndRun(
+  options: DeliveryLoopOptions,
+  free: number,
+  leaseMs: number,
+  run: (claim: DeliveryClaim, token: number) => void,
+): Promise<number> {
+  if (free <= 0) return 0;
+  try {
+    const { claims, token } = await claimDueDeliveries(
+      options.redis,
+      Date.now(),
+      free,
+      leaseMs,
+      options.tenantConcurrency,
+    );
+    for (const claim of claims) run(claim, token);
+    return claims.length;
+  } catch (error) {
+    options.log("warn", "could not read due webhook deliveries", { error });
+    return 0;
+  }
 }

@@ -1,16 +1,18 @@
 import { describe, expect, it } from "vitest";
 import {
-  classifyGraphError,
-  GRAPH_ERRORS,
   GraphError,
   GraphTransportError,
-  graphErrorForSubcode,
   isTransientGraphFailure,
   subcodeFromContainerStatus,
-  type GraphErrorAction,
 } from "@/lib/reels/graph-error";
+import {
+  classifyGraphError,
+  GRAPH_ERRORS,
+  graphErrorForSubcode,
+  type GraphErrorAction,
+} from "@/lib/reels/graph-error-table";
 import { errorOf } from "@/lib/reels/publication-error";
-import { VideoProbeError } from "@/lib/reels/probe-video";
+import { VideoProbeError } from "@/lib/reels/video-probe-error";
 
 describe("classifyGraphError", () => {
   it.each<[number, number | undefined, GraphErrorAction]>([
@@ -130,8 +132,10 @@ describe("GraphError", () => {
   it("recognises Graph's errors made by another copy of their module (the web server bundles lib more than once)", async () => {
     // @ts-expect-error a query string makes vite load a second copy of the module
     const errors = (await import("@/lib/reels/graph-error?another-copy")) as typeof import("@/lib/reels/graph-error");
-    // @ts-expect-error as above
-    const probe = (await import("@/lib/reels/probe-video?another-copy")) as typeof import("@/lib/reels/probe-video");
+    const probe = (await import(
+      // @ts-expect-error as above
+      "@/lib/reels/video-probe-error?another-copy"
+    )) as typeof import("@/lib/reels/video-probe-error");
     expect(errors.GraphError).not.toBe(GraphError);
     const refused = new errors.GraphError({ code: 190, subcode: 460, message: "Error validating access token" });
     expect(refused instanceof GraphError).toBe(true);

@@ -3,12 +3,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createGraphClient, type GraphClient } from "@/lib/reels/graph-client";
-import {
-  graphFailureAction,
-  isGraphFailure,
-  isTransientGraphFailure,
-  type GraphErrorAction,
-} from "@/lib/reels/graph-error";
+import { graphFailureAction, isGraphFailure, isTransientGraphFailure } from "@/lib/reels/graph-error";
+import type { GraphErrorAction } from "@/lib/reels/graph-error-table";
 import type { GraphPacer } from "@/lib/reels/graph-pacing";
 import type { GraphUsage } from "@/lib/reels/graph-usage";
 

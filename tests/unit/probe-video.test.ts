@@ -1,13 +1,9 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  MAX_PARSED_BOX_BYTES,
-  probeVideo,
-  probeVideoAt,
-  VideoProbeError,
-  type VideoProbe,
-} from "@/lib/reels/probe-video";
+import { probeVideo, probeVideoAt, type VideoProbe } from "@/lib/reels/probe-video";
+import { MAX_PARSED_BOX_BYTES } from "@/lib/reels/read-mp4-boxes";
+import { VideoProbeError } from "@/lib/reels/video-probe-error";
 import { checkReelSpec } from "@/lib/reels/reel-spec";
 import { ftyp, moovWithoutMvhd, moovWithoutTracks } from "../mp4-boxes";
 

@@ -25,6 +25,18 @@ function refusesParam(error: unknown, param: MaxTokensParam): boolean {
   return error.code === "unsupported_parameter" && error.message.includes(`'${param}'`);
 }
 
+/** 4xx other than 408/429 will not get better by retrying the same request. */
+function isPermanentRefusal(error: unknown): error is InstanceType<typeof OpenAI.APIError> {
+  return (
+    error instanceof OpenAI.APIError &&
+    !!error.status &&
+    error.status >= 400 &&
+    error.status < 500 &&
+    error.status !== 408 &&
+    error.status !== 429
+  );
+}
+
 /**
  * Any OpenAI-compatible server (vLLM, Ollama, llama.cpp's server, OpenAI) through the official SDK,
  * streaming chat completions. The SDK retries connection errors and 429/5xx before the stream starts.
@@ -68,15 +80,7 @@ export function createOpenAICompatible(options: OpenAICompatibleOptions): Provid
           learned.set(request.model, other(param));
         }
       } catch (error) {
-        // 4xx other than 408/429 will not get better by retrying the same request.
-        if (
-          error instanceof OpenAI.APIError &&
-          error.status &&
-          error.status >= 400 &&
-          error.status < 500 &&
-          error.status !== 408 &&
-          error.status !== 429
-        ) {
+        if (isPermanentRefusal(error)) {
           throw new PermanentProviderError(`the model server refused the request (${error.status}): ${error.message}`);
         }
         throw error;

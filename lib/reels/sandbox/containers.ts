@@ -2,16 +2,12 @@ import { z } from "zod";
 import { GraphError } from "../graph-error";
 import { limitsOf } from "./deps";
 import { authorize, graphJson, parseParams, pickFields, requestedFields, type GraphCall } from "./graph-request";
-import {
-  FINISHED_STATUS,
-  IN_PROGRESS_STATUS,
-  newAttemptOwner,
-  resumeIfStale,
-  startProcessing,
-} from "./process-container";
+import { IN_PROGRESS_STATUS, newAttemptOwner, resumeIfStale, startProcessing } from "./process-container";
+import { FINISHED_STATUS } from "./fetch-and-check";
 import { sweepVideoFilesNowAndThen } from "./resume-processing";
 import { containerUploadUri } from "./upload-container";
-import { insertContainer, newGraphId, visibleStatusCode, type ContainerRecord } from "./store";
+import { newGraphId, visibleStatusCode, type ContainerRecord } from "./store";
+import { insertContainer } from "./container-writes";
 import { processingMsOf } from "./sandbox-accounts";
 import { CAPTION_LIMITS, countCaption } from "../status";
 

@@ -3,7 +3,7 @@ import { ApiError } from "../../errors";
 import { readBody } from "../../web/http";
 import { GraphError, newFbtraceId } from "../graph-error";
 import type { SandboxDeps } from "./deps";
-import { deadTokenError, resolveToken } from "./sandbox-accounts";
+import { deadTokenError, resolveToken } from "./sandbox-tokens";
 
 /** One Graph call as the sandbox sees it: its parameters merged from query and body, as Graph does. */
 export interface GraphCall {

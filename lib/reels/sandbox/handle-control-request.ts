@@ -12,10 +12,10 @@ import {
   queueFault,
   setProcessingMs,
   setPublishLimit,
-  setTokenState,
-  TOKEN_STATES,
+  type SandboxAccount,
 } from "./sandbox-accounts";
-import { setContainerProcessingMs } from "./store";
+import { setTokenState, TOKEN_STATES } from "./sandbox-tokens";
+import { setContainerProcessingMs } from "./container-writes";
 import { setUsage } from "./usage-headers";
 
 /**
@@ -110,39 +110,7 @@ export async function handleControlRequest(request: Request, deps: SandboxDeps, 
     }
     const account = await findSandboxAccount(deps, accountId);
     if (!account) throw new ApiError("not-found", `The sandbox has no account ${accountId}.`);
-    switch (action) {
-      case "token": {
-        allow(method, "POST");
-        const { state } = await readJson(request, tokenBody);
-        return reply({ account_id: accountId, state, ...(await setTokenState(deps, account, state)) });
-      }
-      case "faults": {
-        allow(method, "POST");
-        const fault = await readJson(request, faultBody);
-        await queueFault(deps, accountId, fault);
-        return reply({ account_id: accountId, ...fault }, 201);
-      }
-      case "quota": {
-        allow(method, "PUT");
-        const { quota_total } = await readJson(request, quotaBody);
-        await setPublishLimit(deps, accountId, quota_total);
-        return reply({ account_id: accountId, quota_total });
-      }
-      case "usage": {
-        allow(method, "PUT");
-        const usage = await readJson(request, usageBody);
-        await setUsage(deps, accountId, usage);
-        return reply({ account_id: accountId, ...usage });
-      }
-      case "processing": {
-        allow(method, "PUT");
-        const { processing_ms } = await readJson(request, processingBody);
-        await setProcessingMs(deps, accountId, processing_ms);
-        return reply({ account_id: accountId, processing_ms });
-      }
-      default:
-        throw new ApiError("not-found", "No such control; see README's rehearsal section.");
-    }
+    return await controlAccount(request, deps, method, account, action);
   } catch (error) {
     const { problem, headers } = toProblem(error);
     if (problem.status >= 500) deps.log("error", "sandbox control request failed", { error });
@@ -150,6 +118,50 @@ export async function handleControlRequest(request: Request, deps: SandboxDeps, 
       status: problem.status,
       headers: { "content-type": "application/problem+json", "cache-control": "no-store", ...headers },
     });
+  }
+}
+
+/** One account's controls: its token, its queued faults, its publishing limit, usage figures and processing time. */
+async function controlAccount(
+  request: Request,
+  deps: SandboxDeps,
+  method: string,
+  account: SandboxAccount,
+  action: string | undefined,
+): Promise<Response> {
+  const { accountId } = account;
+  switch (action) {
+    case "token": {
+      allow(method, "POST");
+      const { state } = await readJson(request, tokenBody);
+      return reply({ account_id: accountId, state, ...(await setTokenState(deps, account, state)) });
+    }
+    case "faults": {
+      allow(method, "POST");
+      const fault = await readJson(request, faultBody);
+      await queueFault(deps, accountId, fault);
+      return reply({ account_id: accountId, ...fault }, 201);
+    }
+    case "quota": {
+      allow(method, "PUT");
+      const { quota_total } = await readJson(request, quotaBody);
+      await setPublishLimit(deps, accountId, quota_total);
+      return reply({ account_id: accountId, quota_total });
+    }
+    case "usage": {
+      allow(method, "PUT");
+      const usage = await readJson(request, usageBody);
+      await setUsage(deps, accountId, usage);
+      return reply({ account_id: accountId, ...usage });
+    }
+    case "processing": {
+      allow(method, "PUT");
+      const { processing_ms } = await readJson(request, processingBody);
+      await setProcessingMs(deps, accountId, processing_ms);
+      return reply({ account_id: accountId, processing_ms });
+    }
+    default:
+      throw new ApiError("not-found", "No such control; see README's rehearsal section.");
   }
 }
 

@@ -1,46 +1,26 @@
 import { randomBytes } from "node:crypto";
-import { copyFile, link, mkdir, truncate } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Dispatcher } from "undici";
-import { createPublicAgent } from "../../net/public-agent";
-import { probeVideo, VideoProbeError, type VideoProbe } from "../probe-video";
-import { checkReelSpec, REEL_SPEC_VIOLATION } from "../reel-spec";
 import { limitsOf, type SandboxDeps } from "./deps";
-import { downloadVideo } from "../../net/fetch-video";
-import { VideoFetchError } from "../../net/guarded-fetch";
-import {
-  awaitingUpload,
-  beat,
-  claimStaleContainer,
-  finishProcessing,
-  readContainerRecord,
-  videoPath,
-  visibleStatusCode,
-  type ContainerRecord,
-} from "./store";
-import { accountVideoPath, downloadSlots, keepVideo } from "./video-store";
+import { awaitingUpload, readContainerRecord, videoPath, visibleStatusCode, type ContainerRecord } from "./store";
+import { beat, claimStaleContainer, finishProcessing } from "./container-writes";
+import { errorFields, fetchAndCheck, type Outcome } from "./fetch-and-check";
+import { accountVideoPath } from "./video-store";
 import { removeFile } from "../../remove-file";
 
 /**
  * Processing a container: download the video, probe it, check the reel specification, and settle
  * the container FINISHED or ERROR, never sooner than its processing time (SANDBOX_PROCESSING_MS,
- * or the container's own, set through the control surface).
+ * or the container's own, set through the control surface). Fetching and checking the video: fetch-and-check.ts.
  *
  * Each attempt has an owner id and beats a heartbeat into the container. An attempt whose process
  * died stops beating; the next request that reads the container, or the next start-up, takes it
  * over. Only the owner may settle the container, so a slow old attempt cannot overwrite a new one.
  */
 
-export const FINISHED_STATUS = "Finished: Media has been uploaded and it is ready to be published.";
 export const IN_PROGRESS_STATUS = "In Progress: Media is still being processed.";
 const GAVE_UP_STATUS = "Error: processing was interrupted too many times (2207001)";
-
-interface Outcome {
-  fields: Record<string, string | number | undefined>;
-  /** The kept video when the container is FINISHED. */
-  file?: string;
-}
 
 const running = new WeakMap<SandboxDeps, Set<Promise<void>>>();
 
@@ -162,101 +142,4 @@ async function waitProcessingTime(
     if (remaining <= 0) return;
     await sleep(Math.min(remaining, 1000), undefined, { signal });
   }
-}
-
-const fetchers = new WeakMap<SandboxDeps, Dispatcher>();
-
-/**
- * The sandbox's connection policy: public addresses only, except this server's own origin (this
- * machine at PORT: the committed samples under /samples, by whatever host name the dashboard was
- * opened with), unless the operator set ALLOW_PRIVATE_URLS.
- */
-function fetcherOf(deps: SandboxDeps): Dispatcher {
-  if (deps.dispatcher) return deps.dispatcher;
-  let agent = fetchers.get(deps);
-  if (!agent) {
-    agent = createPublicAgent({
-      allowPrivate: deps.config.ALLOW_PRIVATE_URLS,
-      ownPort: deps.config.PORT,
-      lookup: deps.lookup,
-    });
-    fetchers.set(deps, agent);
-  }
-  return agent;
-}
-
-async function fetchAndCheck(
-  deps: SandboxDeps,
-  container: ContainerRecord,
-  part: string,
-  signal: AbortSignal,
-): Promise<Outcome> {
-  const limits = limitsOf(deps);
-  const uploaded = container.upload_file ? videoPath(deps, container.upload_file) : undefined;
-  const release = uploaded ? () => {} : await downloadSlots(deps).acquire(signal);
-  let probe: VideoProbe;
-  try {
-    if (uploaded) {
-      // The bytes of a resumable upload are processed exactly as downloaded ones; a link keeps them for another attempt.
-      await link(uploaded, part).catch(() => copyFile(uploaded, part));
-    } else {
-      await downloadVideo(container.video_url, part, {
-        dispatcher: fetcherOf(deps),
-        maxBytes: limits.maxVideoBytes,
-        timeoutMs: limits.fetchTimeoutMs,
-        maxRedirects: limits.maxRedirects,
-        signal,
-      });
-    }
-    probe = await probeVideo(part);
-  } catch (error) {
-    await removeFile(part);
-    if (error instanceof VideoFetchError) {
-      return error.timedOut
-        ? { fields: errorFields(-2, 2207003, `timed out downloading the media: ${error.message}`) }
-        : { fields: errorFields(9004, 2207052, `the video could not be downloaded: ${error.message}`) };
-    }
-    if (error instanceof VideoProbeError) return { fields: specViolation(error.message) };
-    throw error;
-  } finally {
-    release();
-  }
-
-  const { problems, warnings } = checkReelSpec(probe);
-  if (problems.length > 0) {
-    await removeFile(part);
-    return { fields: specViolation(problems.join("; ")) };
-  }
-  // Bytes after the last box are never played: keep the movie only.
-  if (probe.trailingBytes > 0) await truncate(part, probe.sizeBytes);
-  const file = accountVideoPath(container.account_id, `${path.basename(part, ".part")}.${probe.container}`);
-  const kept = await keepVideo(deps, container.account_id, part, file);
-  if (!kept.kept) {
-    await removeFile(part);
-    return { fields: errorFields(-1, 2207053, kept.reason) };
-  }
-  if (uploaded) await removeFile(uploaded);
-  return {
-    file,
-    fields: {
-      status_code: "FINISHED",
-      status: FINISHED_STATUS,
-      file,
-      mime: probe.mimeType,
-      probe: JSON.stringify({ ...probe, warnings }),
-    },
-  };
-}
-
-function specViolation(reason: string): Outcome["fields"] {
-  return errorFields(
-    REEL_SPEC_VIOLATION.code,
-    REEL_SPEC_VIOLATION.subcode,
-    `${REEL_SPEC_VIOLATION.meaning}: ${reason}`,
-  );
-}
-
-/** Graph's ERROR status names the subcode in parentheses; the code is kept for the sandbox's own use. */
-function errorFields(code: number, subcode: number, reason: string): Outcome["fields"] {
-  return { status_code: "ERROR", status: `Error: ${reason} (${subcode})`, error_code: code, error_subcode: subcode };
 }

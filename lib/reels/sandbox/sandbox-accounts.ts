@@ -1,18 +1,17 @@
-import { createHash, randomBytes } from "node:crypto";
 import type { ReelAccount } from "../../config";
-import { describeGraphError, GraphError } from "../graph-error";
+import { GraphError } from "../graph-error";
+import { describeGraphError } from "../graph-error-table";
 import type { SandboxDeps } from "./deps";
+import { ACCOUNT_TTL_S, accountKeys } from "./sandbox-account-keys";
+import { deadTokenError, issueToken } from "./sandbox-tokens";
 import { newGraphId } from "./store";
 
 /**
  * The sandbox's own accounts, Meta's side of them: the ones REEL_ACCOUNTS configures and the ones
  * made at run time through the control surface, each with a token that can be made to expire or
- * be revoked, faults queued per kind of call, and a publishing limit of its own. In Redis under
- * `sandbox:` like the rest of the sandbox. Tokens are kept as digests only.
+ * be revoked (sandbox-tokens.ts), faults queued per kind of call, and a publishing limit of its own.
+ * In Redis under `sandbox:` like the rest of the sandbox (sandbox-account-keys.ts).
  */
-
-export const TOKEN_STATES = ["valid", "expired", "revoked"] as const;
-export type TokenState = (typeof TOKEN_STATES)[number];
 
 /** The calls a fault can be queued for, by the control surface's names. */
 export const FAULT_KINDS = ["media", "status", "media_publish", "upload"] as const;
@@ -23,19 +22,6 @@ export interface SandboxAccount {
   username: string;
   name: string;
 }
-
-/** Accounts made through the control surface are forgotten a month after their last change. */
-const ACCOUNT_TTL_S = 30 * 24 * 60 * 60;
-
-const accountKeys = {
-  profile: (accountId: string) => `sandbox:account:${accountId}:profile`,
-  token: (digest: string) => `sandbox:token:${digest}`,
-  fault: (accountId: string, kind: FaultKind) => `sandbox:account:${accountId}:fault:${kind}`,
-  /** zset of accounts made through the control surface, by creation time: the login dialog lists them. */
-  made: "sandbox:accounts",
-};
-
-const digestOf = (token: string) => createHash("sha256").update(token).digest("hex");
 
 /** A configured account's username: stable, derived from its tenant. */
 export function usernameOf(account: Pick<ReelAccount, "tenantId">): string {
@@ -76,122 +62,6 @@ export async function listSandboxAccounts(deps: SandboxDeps, limit = 50): Promis
   const ids = [...deps.config.REEL_ACCOUNTS.map((a) => a.accountId), ...made];
   const found = await Promise.all(ids.map((id) => findSandboxAccount(deps, id)));
   return found.filter((a): a is SandboxAccount => a !== undefined);
-}
-
-/**
- * A new valid token for the account, which becomes its current one; `expiresAt` (ms) makes it
- * expire by itself, as Meta's short-lived (1 h) and long-lived (60 days) tokens do.
- */
-export async function issueToken(
-  deps: SandboxDeps,
-  accountId: string,
-  expiresAt?: number,
-  kind: "short" | "long" = "long",
-): Promise<string> {
-  const token = `IGSANDBOX${randomBytes(24).toString("base64url")}`;
-  const digest = digestOf(token);
-  await deps.redis
-    .multi()
-    .hset(
-      accountKeys.token(digest),
-      "account_id",
-      accountId,
-      "state",
-      "valid",
-      "kind",
-      kind,
-      "expires_at",
-      expiresAt === undefined ? "" : String(expiresAt),
-    )
-    .expire(accountKeys.token(digest), ACCOUNT_TTL_S)
-    .hset(accountKeys.profile(accountId), "token_digest", digest)
-    .expire(accountKeys.profile(accountId), ACCOUNT_TTL_S)
-    .exec();
-  return token;
-}
-
-/**
- * Expires or revokes the account's current token (every call with it then answers 190), or issues
- * a new valid one; the old token stays dead either way.
- */
-export async function setTokenState(
-  deps: SandboxDeps,
-  account: SandboxAccount,
-  state: TokenState,
-): Promise<{ access_token?: string }> {
-  const profile = await deps.redis.hgetall(accountKeys.profile(account.accountId));
-  const configured = deps.config.REEL_ACCOUNTS.find((a) => a.accountId === account.accountId);
-  const current = profile.token_digest || (configured ? digestOf(configured.accessToken) : undefined);
-  if (state === "valid") {
-    // A token still working is revoked by the new one; an expired one keeps saying so.
-    const was = current ? await deps.redis.hget(accountKeys.token(current), "state") : null;
-    if (current && was !== "expired" && was !== "revoked") await markToken(deps, account.accountId, current, "revoked");
-    return { access_token: await issueToken(deps, account.accountId) };
-  }
-  if (current) await markToken(deps, account.accountId, current, state);
-  return {};
-}
-
-async function markToken(deps: SandboxDeps, accountId: string, digest: string, state: TokenState): Promise<void> {
-  const fields =
-    state === "expired"
-      ? { account_id: accountId, state, expired_at: String(deps.now()) }
-      : { account_id: accountId, state };
-  await deps.redis
-    .multi()
-    .hset(accountKeys.token(digest), fields)
-    .expire(accountKeys.token(digest), ACCOUNT_TTL_S)
-    .exec();
-}
-
-/** The account a token belongs to, whether it still works (and since when it does not), and its kind; undefined for a token the sandbox never issued. */
-export async function resolveToken(
-  deps: SandboxDeps,
-  token: string,
-): Promise<{ accountId: string; state: TokenState; expiredAt?: number; kind: "short" | "long" } | undefined> {
-  const stored = await deps.redis.hgetall(accountKeys.token(digestOf(token)));
-  if (stored.account_id) {
-    const lapsed = !!stored.expires_at && Number(stored.expires_at) <= deps.now();
-    const state = lapsed && (stored.state || "valid") === "valid" ? "expired" : (stored.state as TokenState) || "valid";
-    const expiredAt = stored.expired_at ? Number(stored.expired_at) : lapsed ? Number(stored.expires_at) : undefined;
-    return {
-      accountId: stored.account_id,
-      state,
-      kind: stored.kind === "short" ? "short" : "long",
-      ...(expiredAt !== undefined ? { expiredAt } : {}),
-    };
-  }
-  const configured = accountForToken(deps.config.REEL_ACCOUNTS, token);
-  return configured ? { accountId: configured.accountId, state: "valid", kind: "long" } : undefined;
-}
-
-/** Compared by digest, so the time taken does not say which configured token matched. */
-function accountForToken(accounts: readonly ReelAccount[], token: string): ReelAccount | undefined {
-  const digest = digestOf(token);
-  let found: ReelAccount | undefined;
-  for (const account of accounts) if (digestOf(account.accessToken) === digest) found ??= account;
-  return found;
-}
-
-/**
- * Graph's answers for a token that no longer works (error_subcode 463: expired; 460: invalidated).
- * 463 words both times as Meta does, in Pacific time: "Session has expired on Monday,
- * 19-Jun-23 06:29:46 PDT. The current time is Tuesday, 04-Jul-23 02:11:32 PDT."
- */
-export function deadTokenError(state: Exclude<TokenState, "valid">, now: number, expiredAt: number = now): GraphError {
-  if (state === "expired") {
-    return new GraphError({
-      code: 190,
-      subcode: 463,
-      message: `Error validating access token: Session has expired on ${pacificTime(expiredAt)}. The current time is ${pacificTime(now)}.`,
-    });
-  }
-  return new GraphError({
-    code: 190,
-    subcode: 460,
-    message:
-      "Error validating access token: The session has been invalidated because the user changed their password or Facebook has changed the session for security reasons.",
-  });
 }
 
 /** The next `count` calls of that kind answer this error; a new fault for the same kind replaces the old one. */
@@ -295,25 +165,6 @@ export async function setPublishLimit(deps: SandboxDeps, accountId: string, quot
     .hset(accountKeys.profile(accountId), "quota_total", String(quotaTotal))
     .expire(accountKeys.profile(accountId), ACCOUNT_TTL_S)
     .exec();
-}
-
-const PACIFIC = new Intl.DateTimeFormat("en-US", {
-  timeZone: "America/Los_Angeles",
-  weekday: "long",
-  day: "2-digit",
-  month: "short",
-  year: "2-digit",
-  hour: "2-digit",
-  minute: "2-digit",
-  second: "2-digit",
-  hourCycle: "h23",
-  timeZoneName: "short",
-});
-
-/** Meta's clock in its token messages: "Monday, 19-Jun-23 06:29:46 PDT" (PST in winter). */
-export function pacificTime(ms: number): string {
-  const p = Object.fromEntries(PACIFIC.formatToParts(new Date(ms)).map((part) => [part.type, part.value]));
-  return `${p.weekday}, ${p.day}-${p.month}-${p.year} ${p.hour}:${p.minute}:${p.second} ${p.timeZoneName}`;
 }
 
 /** How long the account's new containers take to process at least, when set through the control surface. */

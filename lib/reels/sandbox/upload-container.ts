@@ -15,7 +15,8 @@ import {
 } from "./graph-request";
 import { takeFault } from "./sandbox-accounts";
 import { newAttemptOwner, startProcessing } from "./process-container";
-import { awaitingUpload, readContainerRecord, startUploadedContainer, videoPath } from "./store";
+import { awaitingUpload, readContainerRecord, videoPath, type ContainerRecord } from "./store";
+import { startUploadedContainer } from "./container-writes";
 import { throttleFor, withUsageHeaders } from "./usage-headers";
 import { accountVideoPath } from "./video-store";
 import { removeFile } from "../../remove-file";
@@ -89,40 +90,50 @@ export async function receiveContainerUpload(
       return answer(graphJson(UPLOAD_SUCCESS));
     }
 
-    const fileSize = headerInteger(request, "file_size");
-    const offset = headerInteger(request, "offset");
-    const maxBytes = limitsOf(deps).maxVideoBytes;
-    if (fileSize < 1) throw invalidParameter("The file_size header must be the video's size in bytes");
-    if (fileSize > maxBytes)
-      throw invalidParameter(
-        `The file is ${formatBytes(fileSize)}; the largest video accepted is ${formatBytes(maxBytes)}`,
-      );
-    const file = uploadFile(container.account_id, containerId);
-    const full = videoPath(deps, file);
-    await mkdir(path.dirname(full), { recursive: true });
-    const received = (await stat(full).catch(() => undefined))?.size ?? 0;
-    if (offset !== received && offset !== 0)
-      throw invalidParameter(
-        `The offset header is ${offset}, but ${received} bytes were received; resume at offset ${received}`,
-      );
-    if (!request.body) throw invalidParameter("The request has no body: send the video's bytes, or a file_url header");
-
-    await appendBody(full, request.body, offset, fileSize);
-    const total = (await stat(full)).size;
-    if (total < fileSize)
-      throw new UploadFailure(`The upload stopped at byte ${total} of ${fileSize}; resume with offset ${total}`, true);
-    await begin(deps, containerId, { upload_file: file });
-    deps.log("info", "sandbox container upload received", {
-      container_id: containerId,
-      account_id: container.account_id,
-      bytes: fileSize,
-    });
+    await receiveBytes(deps, request, container, containerId);
     return answer(graphJson(UPLOAD_SUCCESS));
   } catch (error) {
     if (error instanceof GraphError) return answer(debugInfoResponse(uploadFailureOf(error)));
     if (error instanceof UploadFailure) return answer(debugInfoResponse(error));
     throw error;
   }
+}
+
+/** Appends the request's bytes to the container's upload at `offset`; once all `file_size` bytes are in, processing begins. */
+async function receiveBytes(
+  deps: SandboxDeps,
+  request: Request,
+  container: ContainerRecord,
+  containerId: string,
+): Promise<void> {
+  const fileSize = headerInteger(request, "file_size");
+  const offset = headerInteger(request, "offset");
+  const maxBytes = limitsOf(deps).maxVideoBytes;
+  if (fileSize < 1) throw invalidParameter("The file_size header must be the video's size in bytes");
+  if (fileSize > maxBytes)
+    throw invalidParameter(
+      `The file is ${formatBytes(fileSize)}; the largest video accepted is ${formatBytes(maxBytes)}`,
+    );
+  const file = uploadFile(container.account_id, containerId);
+  const full = videoPath(deps, file);
+  await mkdir(path.dirname(full), { recursive: true });
+  const received = (await stat(full).catch(() => undefined))?.size ?? 0;
+  if (offset !== received && offset !== 0)
+    throw invalidParameter(
+      `The offset header is ${offset}, but ${received} bytes were received; resume at offset ${received}`,
+    );
+  if (!request.body) throw invalidParameter("The request has no body: send the video's bytes, or a file_url header");
+
+  await appendBody(full, request.body, offset, fileSize);
+  const total = (await stat(full)).size;
+  if (total < fileSize)
+    throw new UploadFailure(`The upload stopped at byte ${total} of ${fileSize}; resume with offset ${total}`, true);
+  await begin(deps, containerId, { upload_file: file });
+  deps.log("info", "sandbox container upload received", {
+    container_id: containerId,
+    account_id: container.account_id,
+    bytes: fileSize,
+  });
 }
 
 /** Writes the body at `offset` of the file; a body longer than the rest removes what arrived, a broken connection keeps it. */

@@ -2,7 +2,8 @@ import { createHash } from "node:crypto";
 import { GraphError } from "../../graph-error";
 import type { SandboxDeps } from "../deps";
 import { graphErrorResponse, graphJson, invalidToken, missingToken, type GraphCall } from "../graph-request";
-import { deadTokenError, findSandboxAccount, issueToken, resolveToken } from "../sandbox-accounts";
+import { findSandboxAccount } from "../sandbox-accounts";
+import { deadTokenError, issueToken, resolveToken } from "../sandbox-tokens";
 import { redeemLoginCode } from "./login-codes";
 
 /**
