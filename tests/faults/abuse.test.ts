@@ -192,13 +192,20 @@ describe("abuse", () => {
               return undefined;
             }
           })();
-          const ok =
-            response.headers.get("content-type") === "application/problem+json" &&
-            problem &&
-            problem.status === response.status &&
-            problem.title &&
-            problem.detail &&
-            problem.type;
+          // The OpenAI-compatible surface documents OpenAI's error shape; the rest of the API, problem+json.
+          const openAI = /^\/v1\/(models|responses)(\/|\?|$)/.test(c.path);
+          const ok = openAI
+            ? response.headers.get("content-type") === "application/json" &&
+              problem?.error?.message &&
+              problem.error.type &&
+              "param" in problem.error &&
+              "code" in problem.error
+            : response.headers.get("content-type") === "application/problem+json" &&
+              problem &&
+              problem.status === response.status &&
+              problem.title &&
+              problem.detail &&
+              problem.type;
           if (!ok) bad.push(describe);
         }
       }
