@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 
@@ -24,17 +24,24 @@ export async function freePort(): Promise<number> {
   });
 }
 
+// util-linux's setpriv (Essential on Debian) execs redis-server with a parent-death signal, so a
+// parent killed outright (SIGKILL, a test runner's global limit) takes its Redis with it; the pid
+// stays redis-server's own, which the fault tests kill.
+const SETPRIV = "/usr/bin/setpriv";
+
 /**
- * Debian's redis-server as a child process, AOF on, data in `dir`, bound to loopback. It is told to
- * die with its parent (a pipe on stdin that closes when we do) so no orphan outlives `npm start`.
+ * Debian's redis-server as a child process, AOF on, data in `dir`, bound to loopback. It dies with
+ * its parent (see SETPRIV) so no orphan outlives `npm start` or a test run.
  */
 export async function startRedis(opts: { dir: string; port?: number }): Promise<RedisServer> {
   const dir = path.resolve(opts.dir);
   mkdirSync(dir, { recursive: true });
   const port = opts.port ?? (await freePort());
+  const command = existsSync(SETPRIV) ? [SETPRIV, "--pdeathsig", "TERM", "--", "redis-server"] : ["redis-server"];
   const child = spawn(
-    "redis-server",
+    command[0],
     [
+      ...command.slice(1),
       "--port",
       String(port),
       "--bind",
