@@ -8,6 +8,8 @@ import { startMockBroker, type MockBroker } from "./kafka-mock";
 import { startRedis, stopChild, type RedisServer } from "./redis-server";
 import { assertNoUncaught } from "./uncaught";
 
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
 /**
  * Dispatch's processes, started the way `npm start` runs them: embedded Redis and broker unless
  * REDIS_URL / KAFKA_BROKERS are set, the Next.js server, and WORKERS worker processes. The same
@@ -116,6 +118,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
 
     const nextBin = path.join(opts.root, "node_modules/next/dist/bin/next");
     const webArgs = [...NODE_FLAGS, nextBin, opts.dev ? "dev" : "start", "-H", env.HOST, "-p", env.PORT];
+    // Node's default of 5 s closes an idle keep-alive socket just as a client may reuse it (the
+    // client sees ECONNRESET: an e2e request 5 s after sign-in did); 65 s also outlasts the 60 s
+    // idle timeout of common load balancers, so they, not Dispatch, close idle connections.
+    if (!opts.dev) webArgs.push("--keepAliveTimeout", String(KEEP_ALIVE_TIMEOUT_MS));
     const web = manage(
       "web",
       process.execPath,
