@@ -1,8 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { rm } from "node:fs/promises";
-import { createServer, type IncomingMessage, type ServerResponse, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, ServerResponse, Server } from "node:http";
 import path from "node:path";
 import type { Producer } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -16,7 +15,7 @@ import { startPublicationConsumer } from "@/lib/reels/publication-consumer";
 import { settleSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
 import type { RunningConsumer } from "@/lib/worker/worker-context";
 import { inProcessWorker, waitFor } from "../helpers";
-import { serveSandbox, type SandboxServer } from "../sandbox-server";
+import { closeServers, listen, origin, serveSandbox, type SandboxServer } from "../sandbox-server";
 
 /**
  * An account connected with Instagram Login is called at the Graph host it was connected through,
@@ -104,18 +103,10 @@ afterAll(async () => {
   await (await services.producer()).disconnect().catch(() => {});
   services.redis.disconnect();
   await sandboxServer?.close();
-  files?.closeAllConnections();
-  await new Promise((resolve) => files?.close(resolve));
+  await closeServers(files);
   redis?.disconnect();
   await rm(DATA_DIR, { recursive: true, force: true });
 });
-
-function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<Server> {
-  const server = createServer(handler);
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
-}
-
-const origin = (server: Server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
 /** The sample videos; every request is noted, so a Graph call that reached this server shows. */
 function serveFiles(req: IncomingMessage, res: ServerResponse) {

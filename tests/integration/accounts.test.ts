@@ -1,8 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { readFile, rm, stat } from "node:fs/promises";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
 import path from "node:path";
 import type { Producer } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -16,9 +15,10 @@ import type { GraphClient } from "@/lib/reels/graph-client";
 import { GraphError } from "@/lib/reels/graph-error";
 import type { PublicationView } from "@/lib/reels/publication";
 import { startPublicationConsumer } from "@/lib/reels/publication-consumer";
-import { handleGraphRequest, settleSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
+import { settleSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
 import type { RunningConsumer } from "@/lib/worker/worker-context";
 import { expectProblem, inProcessWorker, waitFor } from "../helpers";
+import { closeServers, listen, origin, sandboxHandler } from "../sandbox-server";
 
 /**
  * Connected accounts, expired tokens, the publishing quota and retries, on the real stack: the
@@ -60,7 +60,7 @@ beforeAll(async () => {
       .on("error", () => res.destroy())
       .pipe(res);
   });
-  graphServer = await listen(serveGraph);
+  graphServer = await listen(sandboxHandler(() => sandbox));
   const env = {
     REDIS_URL: inject("redisUrl"),
     KAFKA_BROKERS: inject("kafkaBrokers"),
@@ -106,40 +106,13 @@ afterAll(async () => {
   const services = getServices();
   await (await services.producer()).disconnect().catch(() => {});
   services.redis.disconnect();
-  for (const server of [files, graphServer]) {
-    server?.closeAllConnections();
-    await new Promise((resolve) => server?.close(resolve));
-  }
+  await closeServers(files, graphServer);
   redis?.disconnect();
   await rm(DATA_DIR, { recursive: true, force: true });
   // Access tokens never reach the logs.
   const logged = JSON.stringify(logs);
   for (const token of issuedTokens) expect(logged).not.toContain(token);
 });
-
-function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<Server> {
-  const server = createServer(handler);
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
-}
-
-const origin = (server: Server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-
-/** node:http to the sandbox's handler, stamping the peer address as the web server's request guard does. */
-async function serveGraph(req: IncomingMessage, res: ServerResponse) {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const headers = new Headers();
-  for (const [key, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(key, value);
-  headers.set("x-dispatch-peer", req.socket.remoteAddress ?? "");
-  const hasBody = req.method !== "GET" && req.method !== "HEAD";
-  const url = new URL(req.url ?? "/", origin(graphServer));
-  const response = await handleGraphRequest(
-    new Request(url, { method: req.method, headers, body: hasBody ? Buffer.concat(chunks) : undefined }),
-    sandbox,
-  );
-  res.writeHead(response.status, Object.fromEntries(response.headers));
-  res.end(Buffer.from(await response.arrayBuffer()));
-}
 
 /** A call to the sandbox's control surface, from this machine. */
 async function control(

@@ -1,8 +1,7 @@
 import { randomInt, randomUUID } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { rm } from "node:fs/promises";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import path from "node:path";
 import { Partitioners, type PartitionMetadata, type Producer } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -13,11 +12,12 @@ import { createRedis, type Redis } from "@/lib/redis";
 import type { PublicationView } from "@/lib/reels/publication";
 import { publicationKeys } from "@/lib/reels/publication-record";
 import { startPublicationConsumer } from "@/lib/reels/publication-consumer";
-import { handleGraphRequest, settleSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
+import { settleSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
 import { usernameOf } from "@/lib/reels/sandbox/sandbox-accounts";
 import { TOPICS } from "@/lib/topics";
 import type { RunningConsumer } from "@/lib/worker/worker-context";
 import { inProcessWorker, readSse, waitFor } from "../helpers";
+import { closeServers, listen, origin, sandboxHandler } from "../sandbox-server";
 
 /**
  * The whole publish flow for real: the route handlers, the real Redis and broker, the worker's
@@ -94,7 +94,12 @@ beforeAll(async () => {
   closedPortUrl = `${origin(closed)}/reel-valid.mp4`;
   await new Promise((resolve) => closed.close(resolve));
 
-  graphServer = await listen(serveGraph);
+  graphServer = await listen(
+    sandboxHandler(
+      () => sandbox,
+      (call) => graphCalls.push(`${call.method} ${call.path}`),
+    ),
+  );
   const reelAccounts = ACCOUNTS.map(
     (name) => `${name === "globex" ? "globex" : "acme"}:${account[name]}:${token(account[name])}`,
   ).join(",");
@@ -140,22 +145,12 @@ afterAll(async () => {
   const services = getServices();
   await (await services.producer()).disconnect().catch(() => {});
   services.redis.disconnect();
-  for (const server of [files, graphServer]) {
-    server?.closeAllConnections();
-    await new Promise((resolve) => server?.close(resolve));
-  }
+  await closeServers(files, graphServer);
   redis?.disconnect();
   await rm(DATA_DIR, { recursive: true, force: true });
   // Access tokens never reach the logs.
   expect(JSON.stringify(logs)).not.toContain("-secret");
 });
-
-function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<Server> {
-  const server = createServer(handler);
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
-}
-
-const origin = (server: Server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
 /** Serves the samples; `/gate/{name}/{file}` holds the answer until the test opens that gate. */
 function serveSample(req: IncomingMessage, res: ServerResponse) {
@@ -172,23 +167,6 @@ function serveSample(req: IncomingMessage, res: ServerResponse) {
       send();
     });
   } else send();
-}
-
-/** A tiny adapter from node:http to the sandbox's web-standard handler. */
-async function serveGraph(req: IncomingMessage, res: ServerResponse) {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const url = new URL(req.url ?? "/", origin(graphServer));
-  graphCalls.push(`${req.method} ${url.pathname}`);
-  const headers = new Headers();
-  for (const [key, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(key, value);
-  const hasBody = req.method !== "GET" && req.method !== "HEAD";
-  const response = await handleGraphRequest(
-    new Request(url, { method: req.method, headers, body: hasBody ? Buffer.concat(chunks) : undefined }),
-    sandbox,
-  );
-  res.writeHead(response.status, Object.fromEntries(response.headers));
-  res.end(Buffer.from(await response.arrayBuffer()));
 }
 
 async function startWorker(): Promise<RunningConsumer> {

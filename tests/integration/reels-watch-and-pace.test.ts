@@ -1,8 +1,7 @@
 import { randomInt, randomUUID } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { rm } from "node:fs/promises";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
 import path from "node:path";
 import type { Producer } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -15,9 +14,10 @@ import { paceKeys } from "@/lib/reels/graph-pacing";
 import type { PublicationView } from "@/lib/reels/publication";
 import { publicationKeys } from "@/lib/reels/publication-record";
 import { startPublicationConsumer } from "@/lib/reels/publication-consumer";
-import { handleGraphRequest, settleSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
+import { settleSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
 import type { RunningConsumer } from "@/lib/worker/worker-context";
 import { inProcessWorker, waitFor } from "../helpers";
+import { closeServers, listen, origin, sandboxHandler } from "../sandbox-server";
 
 /**
  * Section 4 of issue 21, "behave as Meta advises", for real: the worker's publication consumer in
@@ -69,7 +69,12 @@ beforeAll(async () => {
       .on("error", () => res.destroy())
       .pipe(res);
   });
-  graphServer = await listen(serveGraph);
+  graphServer = await listen(
+    sandboxHandler(
+      () => sandbox,
+      (call) => graphCalls.push(call),
+    ),
+  );
   const env = {
     REDIS_URL: inject("redisUrl"),
     KAFKA_BROKERS: inject("kafkaBrokers"),
@@ -117,39 +122,11 @@ afterAll(async () => {
   const services = getServices();
   await (await services.producer()).disconnect().catch(() => {});
   services.redis.disconnect();
-  for (const server of [files, graphServer]) {
-    server?.closeAllConnections();
-    await new Promise((resolve) => server?.close(resolve));
-  }
+  await closeServers(files, graphServer);
   redis?.disconnect();
   await rm(DATA_DIR, { recursive: true, force: true });
   expect(JSON.stringify(logs)).not.toContain("-secret");
 });
-
-function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<Server> {
-  const server = createServer(handler);
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
-}
-
-const origin = (server: Server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-
-/** node:http to the sandbox's handler, stamping the peer as the web server's request guard does; every call is noted with its time. */
-async function serveGraph(req: IncomingMessage, res: ServerResponse) {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const url = new URL(req.url ?? "/", origin(graphServer));
-  graphCalls.push({ at: Date.now(), method: req.method ?? "", path: url.pathname });
-  const headers = new Headers();
-  for (const [key, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(key, value);
-  headers.set("x-dispatch-peer", req.socket.remoteAddress ?? "");
-  const hasBody = req.method !== "GET" && req.method !== "HEAD";
-  const response = await handleGraphRequest(
-    new Request(url, { method: req.method, headers, body: hasBody ? Buffer.concat(chunks) : undefined }),
-    sandbox,
-  );
-  res.writeHead(response.status, Object.fromEntries(response.headers));
-  res.end(Buffer.from(await response.arrayBuffer()));
-}
 
 async function control(pathname: string, body: unknown): Promise<void> {
   const response = await fetch(`${origin(graphServer)}/graph/_sandbox/${pathname}`, {

@@ -2,8 +2,7 @@ import { execFileSync } from "node:child_process";
 import { createHash, randomInt, randomUUID } from "node:crypto";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { readdir, rm } from "node:fs/promises";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import path from "node:path";
 import type { Producer } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -13,11 +12,12 @@ import { createRedis, type Redis } from "@/lib/redis";
 import type { PublicationView } from "@/lib/reels/publication";
 import { startPublicationConsumer } from "@/lib/reels/publication-consumer";
 import { REEL_SPEC_VIOLATION } from "@/lib/reels/reel-spec";
-import { handleGraphRequest, settleSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
+import { settleSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
 import { UPLOAD_SUCCESS } from "@/lib/reels/sandbox/upload-container";
 import { ENDED_UPLOAD_TTL_S, readUpload, uploadKeys, uploadsDir } from "@/lib/uploads/upload-store";
 import type { RunningConsumer } from "@/lib/worker/worker-context";
 import { chunkedBody, expectProblem, inProcessWorker, ROOT, waitFor } from "../helpers";
+import { closeServers, listen, origin, sandboxHandler, type SandboxCall } from "../sandbox-server";
 import { largeReel } from "../large-reel";
 import { moovWithoutMvhd, moovWithoutTracks } from "../mp4-boxes";
 
@@ -78,7 +78,7 @@ beforeAll(async () => {
   largeMoovAtEnd = moovAtEndCopy(largeReel(ROOT));
   redis = createRedis(inject("redisUrl"));
   files = await listen(serveFile);
-  graphServer = await listen(serveGraph);
+  graphServer = await listen(sandboxHandler(() => sandbox, recordGraphCall));
   const env = {
     REDIS_URL: inject("redisUrl"),
     KAFKA_BROKERS: inject("kafkaBrokers"),
@@ -120,20 +120,10 @@ afterAll(async () => {
   const services = getServices();
   await (await services.producer()).disconnect().catch(() => {});
   services.redis.disconnect();
-  for (const server of [files, graphServer]) {
-    server?.closeAllConnections();
-    await new Promise((resolve) => server?.close(resolve));
-  }
+  await closeServers(files, graphServer);
   redis?.disconnect();
   await rm(DATA_DIR, { recursive: true, force: true });
 });
-
-function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<Server> {
-  const server = createServer(handler);
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
-}
-
-const origin = (server: Server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
 /** The large reel with its moov moved to the end (ffmpeg's default), made once next to it. */
 function moovAtEndCopy(file: string): string {
@@ -143,6 +133,21 @@ function moovAtEndCopy(file: string): string {
   execFileSync("ffmpeg", ["-v", "error", "-y", "-i", file, "-c", "copy", "-map_metadata", "-1", partial]);
   execFileSync("mv", [partial, copy]);
   return copy;
+}
+
+function recordGraphCall({ method, url, headers, body }: SandboxCall) {
+  const isForm = (headers["content-type"] ?? "").startsWith("application/x-www-form-urlencoded");
+  graphCalls.push({
+    method,
+    path: url.pathname,
+    params: {
+      ...Object.fromEntries(url.searchParams),
+      ...(isForm ? Object.fromEntries(new URLSearchParams(body.toString())) : {}),
+    },
+    headers,
+    bodySha256: sha256(body),
+    bodyBytes: body.length,
+  });
 }
 
 /** `/ranges/{file}` honours Range like a CDN; `/plain/{file}` ignores it and sends the whole file. */
@@ -170,35 +175,6 @@ function serveFile(req: IncomingMessage, res: ServerResponse) {
   }
   fileRequests.push({ path: `/${mode}/${name}`, range: req.headers.range, bytesSent: body.length });
   res.end(body);
-}
-
-/** The sandbox's web-standard handler on node:http, recording each call. */
-async function serveGraph(req: IncomingMessage, res: ServerResponse) {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const body = Buffer.concat(chunks);
-  const url = new URL(req.url ?? "/", origin(graphServer));
-  const headers = new Headers();
-  for (const [key, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(key, value);
-  const isForm = (req.headers["content-type"] ?? "").startsWith("application/x-www-form-urlencoded");
-  graphCalls.push({
-    method: req.method ?? "",
-    path: url.pathname,
-    params: {
-      ...Object.fromEntries(url.searchParams),
-      ...(isForm ? Object.fromEntries(new URLSearchParams(body.toString())) : {}),
-    },
-    headers: Object.fromEntries(headers),
-    bodySha256: sha256(body),
-    bodyBytes: body.length,
-  });
-  const hasBody = req.method !== "GET" && req.method !== "HEAD";
-  const response = await handleGraphRequest(
-    new Request(url, { method: req.method, headers, body: hasBody ? body : undefined }),
-    sandbox,
-  );
-  res.writeHead(response.status, Object.fromEntries(response.headers));
-  res.end(Buffer.from(await response.arrayBuffer()));
 }
 
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
