@@ -29,7 +29,7 @@ export function fileResponse(request: Request, file: FileToServe): Response {
     return new Response(null, { status: 416, headers: { ...headers, "content-range": `bytes */${file.size}` } });
 
   const [start, end] = range ?? [0, file.size - 1];
-  const body = request.method === "HEAD" || file.size === 0 ? null : fileStream(file.path, start, end);
+  const body = request.method === "HEAD" || file.size === 0 ? null : fileStream(file.path, start, end, request.signal);
   return new Response(body, {
     status: range ? 206 : 200,
     headers: {
@@ -57,10 +57,17 @@ export function parseRange(header: string | null, size: number): [number, number
 
 /**
  * Bytes `start`…`end` (inclusive) of a file. The file is opened on the first pull (the stream
- * reads one chunk ahead, so that is at once) and closed at the end, on error and on cancel;
- * `dispatch_file_streams_open` counts the files open meanwhile.
+ * reads one chunk ahead, so that is at once) and closed at the end, on error, on cancel and when
+ * `signal` (the request's) aborts; `dispatch_file_streams_open` counts the files open meanwhile.
+ * The signal is needed: a server waiting to write to a client that went away may never cancel
+ * the body (a busy CI saw a file left open until the garbage collector closed its handle).
  */
-export function fileStream(filePath: string, start: number, end: number): ReadableStream<Uint8Array> {
+export function fileStream(
+  filePath: string,
+  start: number,
+  end: number,
+  signal?: AbortSignal,
+): ReadableStream<Uint8Array> {
   let handle: Promise<FileHandle> | undefined;
   let position = start;
   // Set synchronously by cancel, end and error, before any await: past it, the controller is not ours.
@@ -74,6 +81,8 @@ export function fileStream(filePath: string, start: number, end: number): Readab
     // A handle that failed to open has nothing to close; the pull already reported its error.
     await opened.then((file) => file.close()).catch(() => undefined);
   };
+  if (signal?.aborted) finished = true;
+  else signal?.addEventListener("abort", () => void release(), { once: true });
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {

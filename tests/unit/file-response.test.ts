@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { fileResponse, fileStream, parseRange } from "@/lib/web/file-response";
 import { getMetrics } from "@/lib/metrics";
 
@@ -83,6 +83,24 @@ describe("fileStream", () => {
 
     await new Response(fileStream(file, 0, 9)).arrayBuffer();
     await expect(new Response(fileStream(path.join(dir, "missing"), 0, 9)).arrayBuffer()).rejects.toThrow(/ENOENT/);
+    expect(await open()).toBe(before);
+  });
+
+  it("closes its file when the request is aborted, even if nobody cancels or reads the stream again", async () => {
+    const open = async () => (await getMetrics().fileStreamsOpen.get()).values[0]?.value ?? 0;
+    const before = await open();
+    const client = new AbortController();
+    const reader = fileStream(file, 0, bytes.length - 1, client.signal).getReader();
+    await reader.read();
+    expect(await open()).toBe(before + 1);
+    client.abort();
+    await vi.waitFor(async () => expect(await open()).toBe(before));
+
+    // A request already gone opens nothing.
+    const gone = new AbortController();
+    gone.abort();
+    void fileStream(file, 0, 9, gone.signal).getReader().read();
+    await new Promise((resolve) => setImmediate(resolve));
     expect(await open()).toBe(before);
   });
 });
