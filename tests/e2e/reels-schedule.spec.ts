@@ -97,7 +97,10 @@ test("an account shows its username next to its id", async ({ page }) => {
   const [account] = accounts.data;
   expect(account.username).toMatch(/\w/);
   await page.goto("/dashboard/reels");
+  // The list asks Graph (the sandbox, in this same busy server) for each account it has not read
+  // lately; a CI beside another took more than the default 20 s.
   await expect(page.getByLabel("Account").locator("option").first()).toHaveText(
     `@${account.username} · ${account.account_id} (sandbox)`,
+    { timeout: 60_000 },
   );
 });
