@@ -8,14 +8,20 @@ export interface SandboxServer {
   close(): Promise<void>;
 }
 
+export interface SandboxServerOptions {
+  /** Sees every request's address before the sandbox answers it (a test counting calls). */
+  onRequest?: (url: URL) => void;
+}
+
 /**
  * The Graph sandbox over real HTTP on a free local port, as the web server mounts it, with the
  * peer address stamped as the request guard does (its control surface answers loopback callers).
  */
-export async function serveSandbox(deps: SandboxDeps): Promise<SandboxServer> {
+export async function serveSandbox(deps: SandboxDeps, options: SandboxServerOptions = {}): Promise<SandboxServer> {
   let url = "";
   const server = createServer(
-    (req, res) => void answer(deps, url, req, res).catch((error: unknown) => res.destroy(error as Error)),
+    (req, res) =>
+      void answer(deps, url, req, res, options).catch((error: unknown) => res.destroy(error as Error)),
   );
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -28,15 +34,23 @@ export async function serveSandbox(deps: SandboxDeps): Promise<SandboxServer> {
   };
 }
 
-async function answer(deps: SandboxDeps, origin: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function answer(
+  deps: SandboxDeps,
+  origin: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: SandboxServerOptions,
+): Promise<void> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const headers = new Headers();
   for (const [key, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(key, value);
   headers.set("x-dispatch-peer", req.socket.remoteAddress ?? "");
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
+  const url = new URL(req.url ?? "/", origin);
+  options.onRequest?.(url);
   const response = await handleGraphRequest(
-    new Request(new URL(req.url ?? "/", origin), {
+    new Request(url, {
       method: req.method,
       headers,
       body: hasBody ? Buffer.concat(chunks) : undefined,
