@@ -9,7 +9,7 @@ import {
   startInstagramLogin,
   type InstagramLoginDeps,
 } from "@/lib/accounts/meta-login/connect-with-instagram";
-import { tokenRefreshKeys } from "@/lib/accounts/token-refresh/token-refresh-queue";
+import { enrollInstagramAccounts, tokenRefreshKeys } from "@/lib/accounts/token-refresh/token-refresh-queue";
 import {
   startTokenRefreshSchedule,
   type TokenRefreshSchedule,
@@ -59,10 +59,13 @@ beforeAll(async () => {
   config = parseConfig({
     REDIS_URL: inject("redisUrl"),
     KAFKA_BROKERS: inject("kafkaBrokers"),
+    API_KEYS: "refresh:refresh-key-0123456789abcdef",
     GRAPH_URL: graph,
     SANDBOX_ADMIN_TOKEN: ADMIN_TOKEN,
     DATA_DIR,
     PUBLIC_URL: "http://dispatch.test",
+    INSTAGRAM_APP_ID: "1234567890123",
+    INSTAGRAM_APP_SECRET: "token-refresh-test-secret",
     INSTAGRAM_DIALOG_URL: `${graph}/oauth/authorize`,
     INSTAGRAM_TOKEN_URL: graph,
     INSTAGRAM_GRAPH_URL: graph,
@@ -266,5 +269,25 @@ describe("the token refresh schedule", () => {
       token_expires_at: account.tokenExpiresAt,
     });
     expect(await deliveries("refresh-d", "account.needs_reconnect")).toHaveLength(0);
+  });
+
+  it("a worker's start puts Instagram-login accounts connected before the schedule existed on it, and nothing else", async () => {
+    const login = await accounts.connect({
+      tenantId: "refresh-e",
+      accountId: "17841400000009901",
+      accessToken: "IG-before-the-schedule",
+      tokenExpiresAt: new Date(Date.now() + 30 * DAY_MS).toISOString(),
+      graphUrl: config.INSTAGRAM_LOGIN.graphUrl,
+      login: "instagram",
+    });
+    const pasted = await accounts.connect({ tenantId: "refresh-e", accountId: "17841400000009902", accessToken: "x" });
+    expect(login).not.toBe("taken");
+    expect(pasted).not.toBe("taken");
+    expect(await enrollInstagramAccounts(redis, accounts, ["refresh-e", "refresh-e"], 1000)).toBe(1);
+    expect(await redis.zscore(tokenRefreshKeys.due, "17841400000009901")).toBe("1000");
+    expect(await redis.zscore(tokenRefreshKeys.due, "17841400000009902")).toBeNull();
+    // Already on it: its time is kept.
+    expect(await enrollInstagramAccounts(redis, accounts, ["refresh-e"], 2000)).toBe(0);
+    expect(await redis.zscore(tokenRefreshKeys.due, "17841400000009901")).toBe("1000");
   });
 });

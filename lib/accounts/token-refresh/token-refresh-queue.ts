@@ -1,4 +1,5 @@
 import type { Redis } from "../../redis";
+import type { ConnectedAccounts } from "../connected-accounts";
 
 /**
  * The token-refresh schedule in Redis: a sorted set of account ids scored by when each is next
@@ -38,4 +39,25 @@ export async function claimDueTokenRefreshes(
   claimMs: number,
 ): Promise<string[]> {
   return (await redis.eval(CLAIM, 1, tokenRefreshKeys.due, now, limit, now + claimMs)) as string[];
+}
+
+/**
+ * Puts the tenants' Instagram-login accounts on the schedule, due at once, unless they are on it
+ * already: accounts connected before the schedule existed, or whose entry was lost. Run at a
+ * worker's start.
+ */
+export async function enrollInstagramAccounts(
+  redis: Redis,
+  accounts: ConnectedAccounts,
+  tenantIds: readonly string[],
+  now: number,
+): Promise<number> {
+  let enrolled = 0;
+  for (const tenantId of new Set(tenantIds)) {
+    for (const account of await accounts.list(tenantId)) {
+      if (account.login !== "instagram" || account.status !== "connected") continue;
+      enrolled += Number(await redis.zadd(tokenRefreshKeys.due, "NX", now, account.accountId));
+    }
+  }
+  return enrolled;
 }
