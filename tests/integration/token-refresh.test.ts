@@ -10,10 +10,10 @@ import {
   type InstagramLoginDeps,
 } from "@/lib/accounts/meta-login/connect-with-instagram";
 import { enrollInstagramAccounts, tokenRefreshKeys } from "@/lib/accounts/token-refresh/token-refresh-queue";
+import { tokenRefreshOptions } from "@/lib/accounts/token-refresh/start-token-refresh";
 import {
   startTokenRefreshSchedule,
   type TokenRefreshSchedule,
-  type TokenRefreshScheduleOptions,
 } from "@/lib/accounts/token-refresh/token-refresh-schedule";
 import { createRedis, type Redis } from "@/lib/redis";
 import type { SandboxDeps } from "@/lib/reels/sandbox";
@@ -32,7 +32,6 @@ import { waitFor } from "../helpers";
 const DATA_DIR = path.resolve(__dirname, "../../.test-data/token-refresh");
 const ADMIN_TOKEN = "sandbox-admin-token-0123456789";
 const DAY_MS = 86_400_000;
-const INTERVAL_MS = 100;
 
 let redis: Redis;
 let graphServer: SandboxServer;
@@ -66,6 +65,8 @@ beforeAll(async () => {
     PUBLIC_URL: "http://dispatch.test",
     INSTAGRAM_APP_ID: "1234567890123",
     INSTAGRAM_APP_SECRET: "token-refresh-test-secret",
+    // The schedule's clock, short: looked at (and a failed refresh tried again) every 100 ms.
+    TOKEN_REFRESH_INTERVAL_MS: "100",
     INSTAGRAM_DIALOG_URL: `${graph}/oauth/authorize`,
     INSTAGRAM_TOKEN_URL: graph,
     INSTAGRAM_GRAPH_URL: graph,
@@ -93,23 +94,9 @@ afterAll(async () => {
   await rm(DATA_DIR, { recursive: true, force: true });
 });
 
-/** A schedule as the worker starts it (start-token-refresh.ts), on a short clock. */
+/** A schedule as the worker starts it (start-token-refresh.ts), on the configuration's short clock. */
 function startSchedule(owner: string): TokenRefreshSchedule {
-  const options: TokenRefreshScheduleOptions = {
-    redis,
-    accounts,
-    fetch: (input, init) => fetch(input, init),
-    version: config.GRAPH_VERSION,
-    graphUrl: config.GRAPH_URL,
-    instagramGraphUrl: config.INSTAGRAM_LOGIN.graphUrl,
-    refreshBeforeMs: config.TOKEN_REFRESH_BEFORE_S * 1000,
-    retryMs: INTERVAL_MS,
-    intervalMs: INTERVAL_MS,
-    owner,
-    log: () => {},
-    now: Date.now,
-  };
-  const schedule = startTokenRefreshSchedule(options);
+  const schedule = startTokenRefreshSchedule(tokenRefreshOptions(config, { redis, accounts, log: () => {} }, owner));
   schedules.push(schedule);
   return schedule;
 }
@@ -160,29 +147,35 @@ async function deliveries(tenantId: string, type: WebhookEventType): Promise<{ d
 }
 
 const expiresInMs = (account: ConnectedAccount | undefined) => Date.parse(account?.tokenExpiresAt ?? "") - Date.now();
+const refreshed = (account: ConnectedAccount | undefined) => expiresInMs(account) > 59 * DAY_MS;
+
+/** The account once its token was refreshed: 60 days to go again. */
+function waitForRefresh(accountId: string, what = "the token to be refreshed"): Promise<ConnectedAccount> {
+  return waitFor(
+    async () => {
+      const account = await accounts.findById(accountId);
+      return refreshed(account) ? account : undefined;
+    },
+    { timeoutMs: 30_000, what },
+  );
+}
 
 describe("the token refresh schedule", () => {
   it("refreshes a token near its end with nobody acting: a later expiry, the new token stored sealed, the old one gone", async () => {
     const before = await connectNearlyExpired("refresh-a", 3600);
     startSchedule("worker-a");
-    const after = await waitFor(
-      async () => {
-        const account = await accounts.findById(before.accountId);
-        return expiresInMs(account) > 59 * DAY_MS ? account : undefined;
-      },
-      { timeoutMs: 30_000, what: "the token to be refreshed" },
-    );
-    expect(after!.accessToken).not.toBe(before.accessToken);
+    const after = await waitForRefresh(before.accountId);
+    expect(after.accessToken).not.toBe(before.accessToken);
     expect(after).toMatchObject({ status: "connected", login: "instagram" });
     expect(refreshCalls.get(before.accessToken!)).toBe(1);
     expect(JSON.stringify(await redis.hgetall(connectedAccountKeys.record(before.accountId)))).not.toContain(
-      after!.accessToken!,
+      after.accessToken!,
     );
     // The new token works at Instagram's Graph host, and is next due within TOKEN_REFRESH_BEFORE_S of its expiry.
-    const me = await fetch(`${config.INSTAGRAM_LOGIN.graphUrl}/${config.GRAPH_VERSION}/me?fields=user_id&access_token=${after!.accessToken}`);
+    const me = await fetch(`${config.INSTAGRAM_LOGIN.graphUrl}/${config.GRAPH_VERSION}/me?fields=user_id&access_token=${after.accessToken}`);
     expect(await me.json()).toMatchObject({ user_id: before.accountId });
     const due = Number(await redis.zscore(tokenRefreshKeys.due, before.accountId));
-    expect(due).toBe(Date.parse(after!.tokenExpiresAt!) - config.TOKEN_REFRESH_BEFORE_S * 1000);
+    expect(due).toBe(Date.parse(after.tokenExpiresAt!) - config.TOKEN_REFRESH_BEFORE_S * 1000);
   });
 
   it("a refresh Instagram refuses with 190 marks the account needs_reconnect and queues account.needs_reconnect once", async () => {
@@ -226,7 +219,7 @@ describe("the token refresh schedule", () => {
     await waitFor(
       async () => {
         const now = await Promise.all(due.map((a) => accounts.findById(a.accountId)));
-        return now.every((a) => expiresInMs(a) > 59 * DAY_MS);
+        return now.every(refreshed);
       },
       { timeoutMs: 30_000, what: "every token to be refreshed" },
     );
@@ -240,10 +233,10 @@ describe("the token refresh schedule", () => {
       },
       { timeoutMs: 30_000, what: "the second scheduler to look at them again" },
     );
-    const refreshed = await Promise.all(due.map((a) => accounts.findById(a.accountId)));
+    const after = await Promise.all(due.map((a) => accounts.findById(a.accountId)));
     for (const [i, account] of due.entries()) {
       expect(refreshCalls.get(account.accessToken!)).toBe(1);
-      expect(refreshCalls.get(refreshed[i]!.accessToken!) ?? 0).toBe(0);
+      expect(refreshCalls.get(after[i]!.accessToken!) ?? 0).toBe(0);
     }
   });
 
@@ -252,15 +245,9 @@ describe("the token refresh schedule", () => {
     const account = await connectNearlyExpired("refresh-d", 3 * 86_400);
     await control(`accounts/${account.accountId}/faults`, { on: "refresh", code: 2, count: 4 });
     startSchedule("worker-d");
-    const after = await waitFor(
-      async () => {
-        const now = await accounts.findById(account.accountId);
-        return expiresInMs(now) > 59 * DAY_MS ? now : undefined;
-      },
-      { timeoutMs: 30_000, what: "the token to be refreshed after the failures" },
-    );
+    const after = await waitForRefresh(account.accountId, "the token to be refreshed after the failures");
     expect(refreshCalls.get(account.accessToken!)).toBe(5);
-    expect(after!.status).toBe("connected");
+    expect(after.status).toBe("connected");
     const expiring = await deliveries("refresh-d", "account.expiring");
     expect(expiring).toHaveLength(1);
     expect(expiring[0]!.data).toMatchObject({

@@ -1,8 +1,11 @@
+import type { Config } from "../../config";
+import type { Log } from "../../log";
+import type { Redis } from "../../redis";
 import type { RunningConsumer, WorkerContext } from "../../worker/worker-context";
 import { ConnectedAccounts } from "../connected-accounts";
 import { loadAccountsKey } from "../token-cipher";
 import { enrollInstagramAccounts } from "./token-refresh-queue";
-import { startTokenRefreshSchedule } from "./token-refresh-schedule";
+import { startTokenRefreshSchedule, type TokenRefreshScheduleOptions } from "./token-refresh-schedule";
 
 /** The worker's part of the token refresh: the schedule, with the worker's clients and settings. */
 export async function startTokenRefresh(ctx: WorkerContext): Promise<RunningConsumer> {
@@ -16,9 +19,20 @@ export async function startTokenRefresh(ctx: WorkerContext): Promise<RunningCons
   } catch (error) {
     log("warn", "could not put Instagram-login accounts on the token-refresh schedule", { error });
   }
-  const schedule = startTokenRefreshSchedule({
-    redis,
-    accounts,
+  const schedule = startTokenRefreshSchedule(
+    tokenRefreshOptions(config, { redis, accounts, log }, `${workerId}:${process.pid}`),
+  );
+  return { stop: () => schedule.stop() };
+}
+
+/** The schedule's settings from the configuration: where tokens go, how early, how often. */
+export function tokenRefreshOptions(
+  config: Config,
+  clients: { redis: Redis; accounts: ConnectedAccounts; log: Log },
+  owner: string,
+): TokenRefreshScheduleOptions {
+  return {
+    ...clients,
     fetch: (input, init) => fetch(input, init),
     version: config.GRAPH_VERSION,
     graphUrl: config.GRAPH_URL,
@@ -26,9 +40,7 @@ export async function startTokenRefresh(ctx: WorkerContext): Promise<RunningCons
     refreshBeforeMs: config.TOKEN_REFRESH_BEFORE_S * 1000,
     retryMs: config.TOKEN_REFRESH_INTERVAL_MS,
     intervalMs: config.TOKEN_REFRESH_INTERVAL_MS,
-    owner: `${workerId}:${process.pid}`,
-    log,
+    owner,
     now: Date.now,
-  });
-  return { stop: () => schedule.stop() };
+  };
 }
