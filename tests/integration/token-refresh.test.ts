@@ -9,12 +9,17 @@ import {
   startInstagramLogin,
   type InstagramLoginDeps,
 } from "@/lib/accounts/meta-login/connect-with-instagram";
-import { enrollInstagramAccounts, tokenRefreshKeys } from "@/lib/accounts/token-refresh/token-refresh-queue";
+import {
+  claimDueTokenRefreshes,
+  enrollInstagramAccounts,
+  tokenRefreshKeys,
+} from "@/lib/accounts/token-refresh/token-refresh-queue";
 import { tokenRefreshOptions } from "@/lib/accounts/token-refresh/start-token-refresh";
 import {
   startTokenRefreshSchedule,
   type TokenRefreshSchedule,
 } from "@/lib/accounts/token-refresh/token-refresh-schedule";
+import type { Log } from "@/lib/log";
 import { createRedis, type Redis } from "@/lib/redis";
 import type { SandboxDeps } from "@/lib/reels/sandbox";
 import { createWebhook } from "@/lib/webhooks/store";
@@ -95,8 +100,8 @@ afterAll(async () => {
 });
 
 /** A schedule as the worker starts it (start-token-refresh.ts), on the configuration's short clock. */
-function startSchedule(owner: string): TokenRefreshSchedule {
-  const schedule = startTokenRefreshSchedule(tokenRefreshOptions(config, { redis, accounts, log: () => {} }, owner));
+function startSchedule(owner: string, log: Log = () => {}): TokenRefreshSchedule {
+  const schedule = startTokenRefreshSchedule(tokenRefreshOptions(config, { redis, accounts, log }, owner));
   schedules.push(schedule);
   return schedule;
 }
@@ -191,16 +196,14 @@ describe("the token refresh schedule", () => {
       [refused, null],
       [expired, 463],
     ] as const) {
-      const marked = await waitFor(
-        async () => {
-          const now = await accounts.findById(account.accountId);
-          return now?.status === "needs_reconnect" ? now : undefined;
-        },
-        { timeoutMs: 30_000, what: "the account to need reconnecting" },
-      );
+      // Marked, then its event queued, then off the schedule (a reconnect puts it back).
+      await waitFor(async () => (await redis.zscore(tokenRefreshKeys.due, account.accountId)) === null, {
+        timeoutMs: 30_000,
+        what: "the account to leave the schedule",
+      });
+      const marked = await accounts.findById(account.accountId);
+      expect(marked).toMatchObject({ status: "needs_reconnect", accessToken: account.accessToken });
       expect(marked!.error).toMatchObject({ code: 190, subcode, classification: "reconnect-account" });
-      expect(marked!.accessToken).toBe(account.accessToken);
-      expect(await redis.zscore(tokenRefreshKeys.due, account.accountId)).toBeNull();
     }
     const events = await deliveries("refresh-b", "account.needs_reconnect");
     expect(events.map((e) => e.data.account_id).sort()).toEqual([refused.accountId, expired.accountId].sort());
@@ -209,20 +212,27 @@ describe("the token refresh schedule", () => {
     expect(refreshCalls.get(expired.accessToken!)).toBe(1);
   });
 
-  it("two schedulers sharing Redis refresh each token once, and one takes over when the other stops", async () => {
-    const due = await Promise.all([1, 2, 3].map(() => connectNearlyExpired("refresh-c", 3600)));
-    const first = startSchedule("worker-c1");
+  it("two schedulers sharing Redis refresh each token once: one works the schedule, the other takes over when it stops", async () => {
+    const worked: Record<string, string[]> = { "worker-c1": [], "worker-c2": [] };
+    const first = startSchedule("worker-c1", (_, message, fields) => {
+      if (message === "account token refreshed") worked["worker-c1"]!.push(String(fields?.account_id));
+    });
     await waitFor(async () => (await redis.get(tokenRefreshKeys.lease)) === "worker-c1", {
       what: "the first scheduler to hold the lease",
     });
-    startSchedule("worker-c2");
-    await waitFor(
-      async () => {
-        const now = await Promise.all(due.map((a) => accounts.findById(a.accountId)));
-        return now.every(refreshed);
-      },
-      { timeoutMs: 30_000, what: "every token to be refreshed" },
-    );
+    startSchedule("worker-c2", (_, message, fields) => {
+      if (message === "account token refreshed") worked["worker-c2"]!.push(String(fields?.account_id));
+    });
+    // Both are running when the accounts come due, one after another.
+    const due: ConnectedAccount[] = [];
+    for (let i = 0; i < 4; i++) due.push(await connectNearlyExpired("refresh-c", 3600));
+    await waitFor(async () => (await Promise.all(due.map((a) => accounts.findById(a.accountId)))).every(refreshed), {
+      timeoutMs: 30_000,
+      what: "every token to be refreshed",
+    });
+    expect(worked["worker-c1"]!.sort()).toEqual(due.map((a) => a.accountId).sort());
+    expect(worked["worker-c2"]).toEqual([]);
+
     // Due again at once, and the first scheduler gone: the second looks at them and finds nothing to refresh.
     await first.stop();
     for (const account of due) await redis.zadd(tokenRefreshKeys.due, Date.now(), account.accountId);
@@ -238,6 +248,18 @@ describe("the token refresh schedule", () => {
       expect(refreshCalls.get(account.accessToken!)).toBe(1);
       expect(refreshCalls.get(after[i]!.accessToken!) ?? 0).toBe(0);
     }
+    expect(worked["worker-c2"]).toEqual([]);
+  });
+
+  it("two claims at once never take the same account: the guard for two schedulers holding the lease (one lost it mid-way)", async () => {
+    const ids = ["17841400000008801", "17841400000008802", "17841400000008803", "17841400000008804"];
+    for (const id of ids) await redis.zadd(tokenRefreshKeys.due, 1, id);
+    const claims = await Promise.all([1, 2, 3].map(() => claimDueTokenRefreshes(redis, 5, 2, 60_000)));
+    const taken = claims.flat().filter((id) => ids.includes(id));
+    expect(taken.sort()).toEqual(ids);
+    expect(new Set(taken).size).toBe(taken.length);
+    for (const id of ids) expect(await redis.zscore(tokenRefreshKeys.due, id)).toBe("60005");
+    await redis.zrem(tokenRefreshKeys.due, ...ids);
   });
 
   it("a token within 7 days of its end whose refresh keeps failing sends account.expiring once, and is refreshed when Instagram answers again", async () => {
