@@ -20,8 +20,7 @@ export interface SandboxServerOptions {
 export async function serveSandbox(deps: SandboxDeps, options: SandboxServerOptions = {}): Promise<SandboxServer> {
   let url = "";
   const server = createServer(
-    (req, res) =>
-      void answer(deps, url, req, res, options).catch((error: unknown) => res.destroy(error as Error)),
+    (req, res) => void answer(deps, url, req, res, options).catch((error: unknown) => res.destroy(error as Error)),
   );
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

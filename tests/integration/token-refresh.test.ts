@@ -148,7 +148,9 @@ async function subscribe(tenantId: string, events: WebhookEventType[]): Promise<
 async function deliveries(tenantId: string, type: WebhookEventType): Promise<{ data: Record<string, unknown> }[]> {
   const ids = await redis.zrange(webhookKeys.due(tenantId), 0, -1);
   const records = await Promise.all(ids.map((id) => redis.hgetall(webhookKeys.delivery(id))));
-  return records.filter((r) => r.event_type === type).map((r) => JSON.parse(r.body!) as { data: Record<string, unknown> });
+  return records
+    .filter((r) => r.event_type === type)
+    .map((r) => JSON.parse(r.body!) as { data: Record<string, unknown> });
 }
 
 const expiresInMs = (account: ConnectedAccount | undefined) => Date.parse(account?.tokenExpiresAt ?? "") - Date.now();
@@ -177,7 +179,9 @@ describe("the token refresh schedule", () => {
       after.accessToken!,
     );
     // The new token works at Instagram's Graph host, and is next due within TOKEN_REFRESH_BEFORE_S of its expiry.
-    const me = await fetch(`${config.INSTAGRAM_LOGIN.graphUrl}/${config.GRAPH_VERSION}/me?fields=user_id&access_token=${after.accessToken}`);
+    const me = await fetch(
+      `${config.INSTAGRAM_LOGIN.graphUrl}/${config.GRAPH_VERSION}/me?fields=user_id&access_token=${after.accessToken}`,
+    );
     expect(await me.json()).toMatchObject({ user_id: before.accountId });
     const due = Number(await redis.zscore(tokenRefreshKeys.due, before.accountId));
     expect(due).toBe(Date.parse(after.tokenExpiresAt!) - config.TOKEN_REFRESH_BEFORE_S * 1000);

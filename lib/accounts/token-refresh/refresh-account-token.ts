@@ -56,8 +56,13 @@ export async function refreshAccountToken(deps: TokenRefreshDeps, accountId: str
       tokenExpiresAt,
     );
     // Not stored: reconnected or marked meanwhile; looked at again at once, with what it has now.
-    await scheduleTokenRefresh(deps.redis, accountId, stored ? tokenRefreshDueAt(expiresAt, deps.refreshBeforeMs) : now);
-    if (stored) deps.log("info", "account token refreshed", { account_id: accountId, token_expires_at: tokenExpiresAt });
+    await scheduleTokenRefresh(
+      deps.redis,
+      accountId,
+      stored ? tokenRefreshDueAt(expiresAt, deps.refreshBeforeMs) : now,
+    );
+    if (stored)
+      deps.log("info", "account token refreshed", { account_id: accountId, token_expires_at: tokenExpiresAt });
     return stored ? "refreshed" : "waiting";
   } catch (error) {
     if (!(error instanceof MetaLoginError)) throw error;

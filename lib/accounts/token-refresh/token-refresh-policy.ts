@@ -13,11 +13,9 @@ export const LONG_LIVED_LIFETIME_MS = 5_183_944 * 1000;
 export const REFRESHABLE_AFTER_MS = 24 * 60 * 60 * 1000;
 export const EXPIRING_WITHIN_MS = TOKEN_EXPIRING_WITHIN_DAYS * 24 * 60 * 60 * 1000;
 
+/** drop: nothing to refresh (a pasted token, one without expiry, an account gone or waiting for a reconnect). */
 export type TokenRefreshDecision =
-  /** Nothing to refresh: a pasted token, one without expiry, an account gone or waiting for a reconnect. */
-  | { kind: "drop" }
-  | { kind: "wait"; until: number }
-  | { kind: "refresh"; accessToken: string; expiresAt: number };
+  { kind: "drop" } | { kind: "wait"; until: number } | { kind: "refresh"; accessToken: string; expiresAt: number };
 
 /** When a token that expires at `expiresAt` is due: at least 24 h old and within `beforeMs` of its expiry. */
 export function tokenRefreshDueAt(expiresAt: number, beforeMs: number): number {

@@ -108,7 +108,11 @@ export async function refreshLongLived(deps: SandboxDeps, params: Record<string,
     if (fault) throw fault;
     if (resolved.state !== "valid") throw deadTokenError(resolved.state, deps.now(), resolved.expiredAt);
     if (resolved.kind !== "long")
-      throw new GraphError({ code: 100, message: "(#100) Only a long-lived token can be refreshed", isTransient: false });
+      throw new GraphError({
+        code: 100,
+        message: "(#100) Only a long-lived token can be refreshed",
+        isTransient: false,
+      });
     if (resolved.issuedAt !== undefined && deps.now() - resolved.issuedAt < REFRESHABLE_AFTER_MS)
       throw new GraphError({
         code: 100,
