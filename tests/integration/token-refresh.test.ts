@@ -26,7 +26,7 @@ import { createWebhook } from "@/lib/webhooks/store";
 import { webhookKeys } from "@/lib/webhooks/keys";
 import type { WebhookEventType } from "@/lib/webhooks/events";
 import { serveSandbox, type SandboxServer } from "../sandbox-server";
-import { waitFor } from "../helpers";
+import { spawnWorker, stopWorker, waitFor } from "../helpers";
 
 /**
  * The token refresh on the real stack: real Redis, the Graph sandbox over HTTP standing in for
@@ -40,6 +40,7 @@ const DAY_MS = 86_400_000;
 
 let redis: Redis;
 let graphServer: SandboxServer;
+let env: Record<string, string>;
 let config: Config;
 let accounts: ConnectedAccounts;
 let loginDeps: InstagramLoginDeps;
@@ -60,9 +61,10 @@ beforeAll(async () => {
     },
   });
   const graph = `${graphServer.url}/graph`;
-  config = parseConfig({
-    REDIS_URL: inject("redisUrl"),
+  env = {
+    REDIS_URL: `${inject("redisUrl")}/5`,
     KAFKA_BROKERS: inject("kafkaBrokers"),
+    KAFKA_EMBEDDED: "true",
     API_KEYS: "refresh:refresh-key-0123456789abcdef",
     GRAPH_URL: graph,
     SANDBOX_ADMIN_TOKEN: ADMIN_TOKEN,
@@ -75,7 +77,8 @@ beforeAll(async () => {
     INSTAGRAM_DIALOG_URL: `${graph}/oauth/authorize`,
     INSTAGRAM_TOKEN_URL: graph,
     INSTAGRAM_GRAPH_URL: graph,
-  });
+  };
+  config = parseConfig(env);
   Object.assign(deps, { redis, config, log: () => {}, now: () => Date.now() });
   accounts = new ConnectedAccounts(redis, loadAccountsKey(config), []);
   loginDeps = {
@@ -282,6 +285,21 @@ describe("the token refresh schedule", () => {
       token_expires_at: account.tokenExpiresAt,
     });
     expect(await deliveries("refresh-d", "account.needs_reconnect")).toHaveLength(0);
+  });
+
+  it("a worker process refreshes a token near its end by itself", async () => {
+    const account = await connectNearlyExpired("refresh-f", 3600);
+    const worker = spawnWorker(env, "token-refresh-worker");
+    try {
+      await waitFor(() => worker.output().includes("worker ready"), { timeoutMs: 90_000, what: "the worker to start" });
+      const after = await waitForRefresh(account.accountId);
+      expect(after.accessToken).not.toBe(account.accessToken);
+      expect(refreshCalls.get(account.accessToken!)).toBe(1);
+    } finally {
+      await stopWorker(worker);
+    }
+    // Stopped, it gave the lease up for another worker.
+    expect(await redis.get(tokenRefreshKeys.lease)).toBeNull();
   });
 
   it("a worker's start puts Instagram-login accounts connected before the schedule existed on it, and nothing else", async () => {
