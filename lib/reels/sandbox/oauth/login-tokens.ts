@@ -1,7 +1,14 @@
 import { createHash } from "node:crypto";
 import { GraphError } from "../../graph-error";
 import type { SandboxDeps } from "../deps";
-import { graphErrorResponse, graphJson, invalidToken, missingToken, type GraphCall } from "../graph-request";
+import {
+  graphErrorResponse,
+  graphJson,
+  invalidParameter,
+  invalidToken,
+  missingToken,
+  type GraphCall,
+} from "../graph-request";
 import { findSandboxAccount, longLivedLifetimeOf, takeFault } from "../sandbox-accounts";
 import { deadTokenError, issueLongLivedToken, issueToken, LONG_LIVED_S, resolveToken } from "../sandbox-tokens";
 import { redeemLoginCode } from "./login-codes";
@@ -62,11 +69,7 @@ export async function exchangeForLongLived(deps: SandboxDeps, params: Record<str
   const app = deps.config.INSTAGRAM_LOGIN.app;
   try {
     if (params.grant_type !== "ig_exchange_token")
-      throw new GraphError({
-        code: 100,
-        message: "(#100) Invalid grant_type: expected ig_exchange_token",
-        isTransient: false,
-      });
+      throw invalidParameter("Invalid grant_type: expected ig_exchange_token");
     if (!app || params.client_secret !== app.secret)
       throw new GraphError({ code: 101, message: "Error validating client secret.", isTransient: false });
     if (!params.access_token) throw missingToken();
@@ -74,11 +77,7 @@ export async function exchangeForLongLived(deps: SandboxDeps, params: Record<str
     if (!resolved) throw invalidToken();
     if (resolved.state !== "valid") throw deadTokenError(resolved.state, deps.now());
     if (resolved.kind !== "short")
-      throw new GraphError({
-        code: 100,
-        message: "(#100) Only a short-lived token can be exchanged for a long-lived one",
-        isTransient: false,
-      });
+      throw invalidParameter("Only a short-lived token can be exchanged for a long-lived one");
     const expiresIn = (await longLivedLifetimeOf(deps, resolved.accountId)) ?? LONG_LIVED_S;
     const accessToken = await issueLongLivedToken(deps, resolved.accountId, expiresIn);
     return graphJson({ access_token: accessToken, token_type: "bearer", expires_in: expiresIn });
@@ -96,29 +95,16 @@ export async function exchangeForLongLived(deps: SandboxDeps, params: Record<str
 export async function refreshLongLived(deps: SandboxDeps, params: Record<string, string>): Promise<Response> {
   try {
     if (params.grant_type !== "ig_refresh_token")
-      throw new GraphError({
-        code: 100,
-        message: "(#100) Invalid grant_type: expected ig_refresh_token",
-        isTransient: false,
-      });
+      throw invalidParameter("Invalid grant_type: expected ig_refresh_token");
     if (!params.access_token) throw missingToken();
     const resolved = await resolveToken(deps, params.access_token);
     if (!resolved) throw invalidToken();
     const fault = await takeFault(deps, resolved.accountId, "refresh");
     if (fault) throw fault;
     if (resolved.state !== "valid") throw deadTokenError(resolved.state, deps.now(), resolved.expiredAt);
-    if (resolved.kind !== "long")
-      throw new GraphError({
-        code: 100,
-        message: "(#100) Only a long-lived token can be refreshed",
-        isTransient: false,
-      });
+    if (resolved.kind !== "long") throw invalidParameter("Only a long-lived token can be refreshed");
     if (resolved.issuedAt !== undefined && deps.now() - resolved.issuedAt < REFRESHABLE_AFTER_MS)
-      throw new GraphError({
-        code: 100,
-        message: "(#100) The access token is less than 24 hours old and cannot be refreshed yet",
-        isTransient: false,
-      });
+      throw invalidParameter("The access token is less than 24 hours old and cannot be refreshed yet");
     const accessToken = await issueToken(deps, resolved.accountId, deps.now() + LONG_LIVED_S * 1000, "long");
     return graphJson({ access_token: accessToken, token_type: "bearer", expires_in: LONG_LIVED_S });
   } catch (error) {
