@@ -189,6 +189,10 @@ const envSchema = z.object({
   INSTAGRAM_GRAPH_URL: z.string().url().optional(),
   /** How long a connection may take between leaving for Meta's dialog and coming back. */
   META_LOGIN_STATE_TTL_S: z.coerce.number().int().min(1).max(3600).default(600),
+  /** A long-lived Instagram-login token is refreshed once it expires within this many seconds (and is 24 h old). */
+  TOKEN_REFRESH_BEFORE_S: z.coerce.number().int().min(3600).max(5_184_000).default(864_000),
+  /** How often a worker looks for tokens due a refresh; also how soon a failed refresh is tried again. */
+  TOKEN_REFRESH_INTERVAL_MS: z.coerce.number().int().min(10).max(86_400_000).default(600_000),
 });
 
 /** The schema of every variable, one field each: .env.example and compose.yaml are checked against it. */

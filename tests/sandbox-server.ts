@@ -48,9 +48,9 @@ export function sandboxHandler(
   return (req, res) => void answer(deps(), req, res, onCall).catch((error: unknown) => res.destroy(error as Error));
 }
 
-/** The Graph sandbox over real HTTP on a free local port. */
-export async function serveSandbox(deps: SandboxDeps): Promise<SandboxServer> {
-  const server = await listen(sandboxHandler(() => deps));
+/** The Graph sandbox over real HTTP on a free local port; `onCall` sees every request first. */
+export async function serveSandbox(deps: SandboxDeps, onCall?: (call: SandboxCall) => void): Promise<SandboxServer> {
+  const server = await listen(sandboxHandler(() => deps, onCall));
   return { url: origin(server), close: () => closeServers(server) };
 }
 

@@ -12,6 +12,7 @@ import { createRedis } from "../lib/redis";
 import { startTracing, stopTracing } from "../lib/tracing";
 import { startPublicationConsumer } from "../lib/reels/publication-consumer";
 import { startWebhookWorker } from "../lib/webhooks/start-webhook-worker";
+import { startTokenRefresh } from "../lib/accounts/token-refresh/start-token-refresh";
 import { registerWorker } from "../lib/worker/presence";
 import type { RunningConsumer, StartConsumer, WorkerContext } from "../lib/worker/worker-context";
 
@@ -20,6 +21,7 @@ const consumers: Record<string, StartConsumer> = {
   generation: startGenerationConsumer,
   reels: startPublicationConsumer,
   webhooks: startWebhookWorker,
+  "token-refresh": startTokenRefresh,
 };
 
 async function main() {

@@ -38,3 +38,6 @@ export interface AccountView {
   /** When its token stops working unless refreshed; null when it does not expire or Dispatch was not told. */
   token_expires_at: string | null;
 }
+
+/** A token this close to its expiry that Dispatch could not refresh: the account says to reconnect it (account.expiring). */
+export const TOKEN_EXPIRING_WITHIN_DAYS = 7;

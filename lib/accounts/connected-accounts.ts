@@ -74,6 +74,15 @@ if redis.call('HGET', KEYS[1], 'token_version') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'status', 'needs_reconnect', 'error', ARGV[2], 'updated_at', ARGV[3])
 return 1`;
 
+// Stores a refreshed token only while the account still has the token it replaces and is connected;
+// the version moves on, so a refusal of the old token seen meanwhile marks nothing.
+const STORE_REFRESHED = `
+if redis.call('HGET', KEYS[1], 'token_version') ~= ARGV[1] then return 0 end
+if redis.call('HGET', KEYS[1], 'status') ~= 'connected' then return 0 end
+redis.call('HINCRBY', KEYS[1], 'token_version', 1)
+redis.call('HSET', KEYS[1], 'token', ARGV[2], 'token_expires_at', ARGV[3], 'updated_at', ARGV[4])
+return 1`;
+
 const DISCONNECT = `
 if redis.call('HGET', KEYS[1], 'tenant_id') ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1], KEYS[3])
@@ -172,6 +181,33 @@ export class ConnectedAccounts {
       new Date(this.now()).toISOString(),
     );
     return marked === 1;
+  }
+
+  /** The account with that id, whichever tenant holds it: for work that starts from the id alone (the token refresh). */
+  async findById(accountId: string): Promise<ConnectedAccount | undefined> {
+    return this.read(accountId);
+  }
+
+  /**
+   * Replaces the token of this version with its refresh, sealed; the old one is gone from the
+   * record. False when the account was reconnected, disconnected or marked meanwhile.
+   */
+  async storeRefreshedToken(
+    accountId: string,
+    tokenVersion: number,
+    accessToken: string,
+    tokenExpiresAt: string,
+  ): Promise<boolean> {
+    const stored = await this.redis.eval(
+      STORE_REFRESHED,
+      1,
+      connectedAccountKeys.record(accountId),
+      String(tokenVersion),
+      sealToken(this.key, accountId, accessToken),
+      tokenExpiresAt,
+      new Date(this.now()).toISOString(),
+    );
+    return stored === 1;
   }
 
   /** Remembers the username Graph gave, as read now. */

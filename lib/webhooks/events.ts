@@ -9,6 +9,8 @@ export const WEBHOOK_EVENT_TYPES = [
   "reel.published",
   "reel.failed",
   "reel.needs_attention",
+  "account.needs_reconnect",
+  "account.expiring",
 ] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
@@ -21,6 +23,8 @@ export const WEBHOOK_EVENT_DESCRIPTIONS: Record<WebhookEventType, string> = {
   "reel.published": "A reel was published",
   "reel.failed": "A reel could not be published",
   "reel.needs_attention": "A reel's container never finished processing in its 24 h life (TIMED_OUT)",
+  "account.needs_reconnect": "Instagram refused to refresh an account's token: it must be connected again",
+  "account.expiring": "An account's token expires within 7 days and could not be refreshed: reconnect it",
 };
 
 export const MAX_WEBHOOK_URL_CHARS = 2048;

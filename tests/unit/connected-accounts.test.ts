@@ -78,6 +78,28 @@ describe("ConnectedAccounts", () => {
     expect(third).toMatchObject({ status: "connected", error: null, accessToken: "three-secret" });
   });
 
+  it("a refreshed token replaces the one it refreshes, sealed, only while that one is still the account's", async () => {
+    const accounts = new ConnectedAccounts(redis(), key, []);
+    const id = "17841400000000606";
+    const connected = await accounts.connect({ tenantId: "acme", accountId: id, accessToken: "old-secret" });
+    if (connected === "taken") throw new Error("taken");
+    const expiresAt = "2027-01-25T00:00:00.000Z";
+    expect(await accounts.storeRefreshedToken(id, connected.tokenVersion, "new-secret", expiresAt)).toBe(true);
+    const refreshed = await accounts.findById(id);
+    expect(refreshed).toMatchObject({ accessToken: "new-secret", tokenExpiresAt: expiresAt, status: "connected" });
+    expect(refreshed!.tokenVersion).toBe(connected.tokenVersion + 1);
+    const record = JSON.stringify(await redis().hgetall(connectedAccountKeys.record(id)));
+    expect(record).not.toContain("old-secret");
+    expect(record).not.toContain("new-secret");
+    // A refusal of the old token seen meanwhile marks nothing; a second refresh of the old one stores nothing.
+    expect(await accounts.markNeedsReconnect(id, connected.tokenVersion, refused)).toBe(false);
+    expect(await accounts.storeRefreshedToken(id, connected.tokenVersion, "late-secret", expiresAt)).toBe(false);
+    expect((await accounts.findById(id))!.accessToken).toBe("new-secret");
+    // An account that needs reconnecting keeps its state: only a reconnect moves it on.
+    await accounts.markNeedsReconnect(id, refreshed!.tokenVersion, refused);
+    expect(await accounts.storeRefreshedToken(id, refreshed!.tokenVersion, "after-mark", expiresAt)).toBe(false);
+  });
+
   it("a token sealed under another key reads as needs_reconnect, and a seeded one is sealed again from the environment", async () => {
     const seededId = "17841400000000404";
     await new ConnectedAccounts(redis(), randomBytes(32), [

@@ -5,6 +5,7 @@ import type { Log } from "../../log";
 import type { Redis } from "../../redis";
 import type { ConnectedAccounts } from "../connected-accounts";
 import { releaseWaitingPublications } from "../../reels/release-waiting-publications";
+import { scheduleTokenRefresh } from "../token-refresh/token-refresh-queue";
 import {
   exchangeCode,
   exchangeForLongLivedToken,
@@ -133,6 +134,8 @@ async function connectWithCode(
       detail: "Another tenant has connected this Instagram account.",
     };
   if (profile.username) await deps.accounts.rememberUsername(profile.userId, profile.username);
+  // Due at once: the scheduler decides from the token's expiry when it really is (token-refresh/).
+  await scheduleTokenRefresh(deps.redis, profile.userId, now);
   await releaseWaitingPublications(deps.redis, profile.userId, now);
   return { kind: "connected", accountId: profile.userId, username: profile.username };
 }

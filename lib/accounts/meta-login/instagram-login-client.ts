@@ -1,21 +1,27 @@
 import type { InstagramLoginConfig } from "../../config";
+import { GraphError } from "../../reels/graph-error";
 
 /**
  * Instagram Login's three calls after the dialog, as Meta documents them: the code for a
  * short-lived token (api.instagram.com, a form POST), that for a long-lived one
  * (graph.instagram.com/access_token, ig_exchange_token), and the professional account it
- * belongs to (`me?fields=user_id,username`). Secrets and tokens never appear in an error.
+ * belongs to (`me?fields=user_id,username`); and later the long-lived token's refresh
+ * (refresh_access_token, ig_refresh_token). Secrets and tokens never appear in an error.
  */
 
 export class MetaLoginError extends Error {
+  /** Meta's answer when it was a Graph error object (graph.instagram.com's calls), with its code. */
+  readonly graphError: GraphError | undefined;
+
   constructor(
     message: string,
     /** Meta's own words, when it answered with an error. */
     readonly metaMessage: string | null,
-    options?: ErrorOptions,
+    options?: ErrorOptions & { graphError?: GraphError },
   ) {
     super(message, options);
     this.name = "MetaLoginError";
+    this.graphError = options?.graphError;
   }
 }
 
@@ -73,6 +79,21 @@ export async function exchangeForLongLivedToken(
   });
   if (typeof body.access_token !== "string" || typeof body.expires_in !== "number")
     throw new MetaLoginError("Instagram answered the long-lived token exchange without a token or its expiry.", null);
+  return { accessToken: body.access_token, expiresIn: body.expires_in };
+}
+
+/** A long-lived token (at least 24 h old, not expired) for a new one, at the account's Instagram Graph host. */
+export async function refreshLongLivedToken(
+  deps: LoginClientDeps,
+  graphUrl: string,
+  accessToken: string,
+): Promise<LongLivedToken> {
+  const query = new URLSearchParams({ grant_type: "ig_refresh_token", access_token: accessToken });
+  const body = await callMeta(deps, "refresh the token", `${graphUrl}/refresh_access_token?${query}`, {
+    method: "GET",
+  });
+  if (typeof body.access_token !== "string" || !body.access_token || typeof body.expires_in !== "number")
+    throw new MetaLoginError("Instagram answered the token refresh without a token or its expiry.", null);
   return { accessToken: body.access_token, expiresIn: body.expires_in };
 }
 
@@ -135,6 +156,7 @@ async function callMeta(
     throw new MetaLoginError(
       `Instagram refused to ${what}${metaMessage ? `: ${metaMessage}` : ` (HTTP ${response.status})`}.`,
       metaMessage,
+      { graphError: GraphError.fromResponse(record, response.status) },
     );
   return record;
 }

@@ -14,16 +14,18 @@ import {
   setPublishLimit,
   type SandboxAccount,
 } from "./sandbox-accounts";
-import { setTokenState, TOKEN_STATES } from "./sandbox-tokens";
+import { LONG_LIVED_S, setTokenState, TOKEN_STATES } from "./sandbox-tokens";
 import { setContainerProcessingMs } from "./container-writes";
 import { setUsage } from "./usage-headers";
 
 /**
  * The sandbox's control surface, `/graph/_sandbox/...`: not Meta's interface but the way tests,
  * people rehearsing and outside checks make the sandbox misbehave, all through the same JSON calls:
- *   POST /_sandbox/accounts                       {username?}                  → 201 {account_id, access_token}
+ *   POST /_sandbox/accounts                       {username?, token_expires_in?} → 201 {account_id, access_token}
+ *                                                 (token_expires_in: its long-lived tokens lapse that many seconds after issue, old enough to refresh)
  *   POST /_sandbox/accounts/{id}/token            {state}                      → the token expires, is revoked, or a new one
  *   POST /_sandbox/accounts/{id}/faults           {on, code, error_subcode?, count} → the next `count` calls fail so
+ *                                                 (on: "refresh" for refresh_access_token, e.g. code 190 to refuse it)
  *   PUT  /_sandbox/accounts/{id}/quota            {quota_total}                → the account's 24 h publishing limit
  *   PUT  /_sandbox/accounts/{id}/usage            {call_count?, total_cputime?, total_time?, estimated_time_to_regain_access?, app?}
  *                                                 → the usage headers' figures (at 100 %, or with a time to regain access, calls are refused); {} clears
@@ -40,6 +42,12 @@ const createAccountBody = z.strictObject({
   username: z
     .string()
     .regex(/^[A-Za-z0-9._]{1,30}$/, "A username is 1-30 letters, digits, dots or underscores")
+    .optional(),
+  token_expires_in: z
+    .number({ error: `Token expires in is whole seconds, from 1 to ${LONG_LIVED_S}` })
+    .int()
+    .min(1)
+    .max(LONG_LIVED_S)
     .optional(),
 });
 const tokenBody = z.strictObject({
@@ -106,7 +114,7 @@ export async function handleControlRequest(request: Request, deps: SandboxDeps, 
     if (accountId === undefined) {
       allow(method, "POST");
       const body = await readJson(request, createAccountBody);
-      return reply(await createSandboxAccount(deps, body.username), 201);
+      return reply(await createSandboxAccount(deps, body.username, body.token_expires_in), 201);
     }
     const account = await findSandboxAccount(deps, accountId);
     if (!account) throw new ApiError("not-found", `The sandbox has no account ${accountId}.`);

@@ -3,7 +3,7 @@ import { GraphError } from "../graph-error";
 import { describeGraphError } from "../graph-error-table";
 import type { SandboxDeps } from "./deps";
 import { ACCOUNT_TTL_S, accountKeys } from "./sandbox-account-keys";
-import { deadTokenError, issueToken } from "./sandbox-tokens";
+import { deadTokenError, issueLongLivedToken, issueToken } from "./sandbox-tokens";
 import { newGraphId } from "./store";
 
 /**
@@ -14,7 +14,7 @@ import { newGraphId } from "./store";
  */
 
 /** The calls a fault can be queued for, by the control surface's names. */
-export const FAULT_KINDS = ["media", "status", "media_publish", "upload"] as const;
+export const FAULT_KINDS = ["media", "status", "media_publish", "upload", "refresh"] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export interface SandboxAccount {
@@ -38,22 +38,37 @@ export async function findSandboxAccount(deps: SandboxDeps, accountId: string): 
     : undefined;
 }
 
-/** A new account with a valid token, as `POST /graph/_sandbox/accounts` makes it. */
+/**
+ * A new account with a valid token, as `POST /graph/_sandbox/accounts` makes it. With
+ * `tokenExpiresInS`, its token and the long-lived tokens its logins get lapse that many seconds
+ * after they are issued, and count as old enough to refresh: a token near its end, to rehearse.
+ */
 export async function createSandboxAccount(
   deps: SandboxDeps,
   username?: string,
+  tokenExpiresInS?: number,
 ): Promise<{ account_id: string; access_token: string }> {
   const accountId = newGraphId("178");
   const name = username ?? `sandbox_${accountId.slice(-6)}`;
+  const lifetime = tokenExpiresInS === undefined ? [] : ["long_lived_expires_in", String(tokenExpiresInS)];
   await deps.redis
     .multi()
-    .hset(accountKeys.profile(accountId), "username", name, "name", name)
+    .hset(accountKeys.profile(accountId), "username", name, "name", name, ...lifetime)
     .expire(accountKeys.profile(accountId), ACCOUNT_TTL_S)
     .zadd(accountKeys.made, deps.now(), accountId)
     .zremrangebyscore(accountKeys.made, "-inf", deps.now() - ACCOUNT_TTL_S * 1000)
     .exec();
-  const accessToken = await issueToken(deps, accountId);
+  const accessToken =
+    tokenExpiresInS === undefined
+      ? await issueToken(deps, accountId)
+      : await issueLongLivedToken(deps, accountId, tokenExpiresInS);
   return { account_id: accountId, access_token: accessToken };
+}
+
+/** How long the account's new long-lived tokens last, in seconds, when it was made with its own; undefined: Meta's 60 days. */
+export async function longLivedLifetimeOf(deps: SandboxDeps, accountId: string): Promise<number | undefined> {
+  const own = await deps.redis.hget(accountKeys.profile(accountId), "long_lived_expires_in");
+  return own ? Number(own) : undefined;
 }
 
 /** The accounts a person can pick in the login dialog: the configured ones and the newest made through the control surface. */

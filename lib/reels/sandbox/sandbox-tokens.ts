@@ -13,15 +13,20 @@ import type { SandboxAccount } from "./sandbox-accounts";
 export const TOKEN_STATES = ["valid", "expired", "revoked"] as const;
 export type TokenState = (typeof TOKEN_STATES)[number];
 
+/** Meta answers expires_in 5183944 for a long-lived token: 60 days, less a little. */
+export const LONG_LIVED_S = 5_183_944;
+
 /**
  * A new valid token for the account, which becomes its current one; `expiresAt` (ms) makes it
- * expire by itself, as Meta's short-lived (1 h) and long-lived (60 days) tokens do.
+ * expire by itself, as Meta's short-lived (1 h) and long-lived (60 days) tokens do. `issuedAt`
+ * (ms) is when Meta would have issued it: a refresh needs a token at least 24 h old.
  */
 export async function issueToken(
   deps: SandboxDeps,
   accountId: string,
   expiresAt?: number,
   kind: "short" | "long" = "long",
+  issuedAt: number = deps.now(),
 ): Promise<string> {
   const token = `IGSANDBOX${randomBytes(24).toString("base64url")}`;
   const digest = digestOf(token);
@@ -37,6 +42,8 @@ export async function issueToken(
       kind,
       "expires_at",
       expiresAt === undefined ? "" : String(expiresAt),
+      "issued_at",
+      String(issuedAt),
     )
     .expire(accountKeys.token(digest), ACCOUNT_TTL_S)
     .hset(accountKeys.profile(accountId), "token_digest", digest)
@@ -79,11 +86,26 @@ async function markToken(deps: SandboxDeps, accountId: string, digest: string, s
     .exec();
 }
 
+/**
+ * A long-lived token that lapses `expiresInS` from now, issued as long ago as a 60-day token that
+ * lapses then was: a rehearsal's token near its end, and old enough to refresh.
+ */
+export function issueLongLivedToken(deps: SandboxDeps, accountId: string, expiresInS: number): Promise<string> {
+  const expiresAt = deps.now() + expiresInS * 1000;
+  return issueToken(deps, accountId, expiresAt, "long", Math.min(deps.now(), expiresAt - LONG_LIVED_S * 1000));
+}
+
+export interface ResolvedToken {
+  accountId: string;
+  state: TokenState;
+  expiredAt?: number;
+  kind: "short" | "long";
+  /** When it was issued; undefined for a configured token or one stored before the sandbox kept it. */
+  issuedAt?: number;
+}
+
 /** The account a token belongs to, whether it still works (and since when it does not), and its kind; undefined for a token the sandbox never issued. */
-export async function resolveToken(
-  deps: SandboxDeps,
-  token: string,
-): Promise<{ accountId: string; state: TokenState; expiredAt?: number; kind: "short" | "long" } | undefined> {
+export async function resolveToken(deps: SandboxDeps, token: string): Promise<ResolvedToken | undefined> {
   const stored = await deps.redis.hgetall(accountKeys.token(digestOf(token)));
   if (stored.account_id) {
     const lapsed = !!stored.expires_at && Number(stored.expires_at) <= deps.now();
@@ -94,6 +116,7 @@ export async function resolveToken(
       state,
       kind: stored.kind === "short" ? "short" : "long",
       ...(expiredAt !== undefined ? { expiredAt } : {}),
+      ...(stored.issued_at ? { issuedAt: Number(stored.issued_at) } : {}),
     };
   }
   const configured = accountForToken(deps.config.REEL_ACCOUNTS, token);

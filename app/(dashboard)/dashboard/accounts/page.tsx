@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import { ConnectAccountForm } from "@/components/accounts/connect-account-form";
 import { AccountList } from "@/components/accounts/account-list";
+import { ReconnectBanner } from "@/components/accounts/reconnect-banner";
 import { PageHeader } from "@/components/page-header";
 import { focusRing } from "@/components/ui/button";
 import { Card, CardBody, CardHeader } from "@/components/ui/card";
@@ -15,6 +16,7 @@ export default function AccountsPage() {
         title="Accounts"
         description="The Instagram accounts reels publish to. A token Graph refuses marks its account for reconnecting: its reels wait, and go on by themselves once you reconnect it."
       />
+      <ReconnectBanner />
       <div className="grid grid-cols-1 items-start gap-6 lg:grid-cols-[minmax(0,3fr)_minmax(0,2fr)]">
         <AccountList />
         <div className="space-y-6">

@@ -1,7 +1,7 @@
 import type { SandboxDeps } from "../deps";
 import { readGraphParams } from "../graph-request";
 import { answerLoginDialog } from "./login-dialog";
-import { exchangeForLongLived, exchangeLoginCode } from "./login-tokens";
+import { exchangeForLongLived, exchangeLoginCode, refreshLongLived } from "./login-tokens";
 
 /**
  * Instagram Login's unversioned paths, which sit on other hosts at Meta (www.instagram.com,
@@ -19,5 +19,7 @@ export async function handleLoginRequest(
   if (path === "oauth/access_token" && method === "POST")
     return exchangeLoginCode(deps, await readGraphParams(request));
   if (path === "access_token" && method === "GET") return exchangeForLongLived(deps, await readGraphParams(request));
+  if (path === "refresh_access_token" && method === "GET")
+    return refreshLongLived(deps, await readGraphParams(request));
   return undefined;
 }

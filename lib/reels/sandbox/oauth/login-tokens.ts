@@ -1,21 +1,29 @@
 import { createHash } from "node:crypto";
 import { GraphError } from "../../graph-error";
 import type { SandboxDeps } from "../deps";
-import { graphErrorResponse, graphJson, invalidToken, missingToken, type GraphCall } from "../graph-request";
-import { findSandboxAccount } from "../sandbox-accounts";
-import { deadTokenError, issueToken, resolveToken } from "../sandbox-tokens";
+import {
+  graphErrorResponse,
+  graphJson,
+  invalidParameter,
+  invalidToken,
+  missingToken,
+  type GraphCall,
+} from "../graph-request";
+import { findSandboxAccount, longLivedLifetimeOf, takeFault } from "../sandbox-accounts";
+import { deadTokenError, issueLongLivedToken, issueToken, LONG_LIVED_S, resolveToken } from "../sandbox-tokens";
 import { redeemLoginCode } from "./login-codes";
 
 /**
  * Instagram Login's token endpoints, in Meta's shapes:
  *   POST /oauth/access_token   (api.instagram.com) code → short-lived token; errors {error_type, code, error_message}
  *   GET  /access_token         (graph.instagram.com) ig_exchange_token → long-lived token; errors are Graph error objects
+ *   GET  /refresh_access_token (graph.instagram.com) ig_refresh_token → a long-lived token again, 60 days
  *   GET  /{version}/me         the token's account: user_id (the professional account's id), username, id (app-scoped)
  */
 
 export const SHORT_LIVED_MS = 60 * 60 * 1000;
-/** Meta answers expires_in 5183944 for a long-lived token: 60 days, less a little. */
-export const LONG_LIVED_S = 5_183_944;
+/** Meta refreshes a long-lived token only once it is this old. */
+export const REFRESHABLE_AFTER_MS = 24 * 60 * 60 * 1000;
 
 /** Instagram's OAuth errors (api.instagram.com) are not Graph error objects. */
 function oauthError(message: string): Response {
@@ -61,11 +69,7 @@ export async function exchangeForLongLived(deps: SandboxDeps, params: Record<str
   const app = deps.config.INSTAGRAM_LOGIN.app;
   try {
     if (params.grant_type !== "ig_exchange_token")
-      throw new GraphError({
-        code: 100,
-        message: "(#100) Invalid grant_type: expected ig_exchange_token",
-        isTransient: false,
-      });
+      throw invalidParameter("Invalid grant_type: expected ig_exchange_token");
     if (!app || params.client_secret !== app.secret)
       throw new GraphError({ code: 101, message: "Error validating client secret.", isTransient: false });
     if (!params.access_token) throw missingToken();
@@ -73,11 +77,34 @@ export async function exchangeForLongLived(deps: SandboxDeps, params: Record<str
     if (!resolved) throw invalidToken();
     if (resolved.state !== "valid") throw deadTokenError(resolved.state, deps.now());
     if (resolved.kind !== "short")
-      throw new GraphError({
-        code: 100,
-        message: "(#100) Only a short-lived token can be exchanged for a long-lived one",
-        isTransient: false,
-      });
+      throw invalidParameter("Only a short-lived token can be exchanged for a long-lived one");
+    const expiresIn = (await longLivedLifetimeOf(deps, resolved.accountId)) ?? LONG_LIVED_S;
+    const accessToken = await issueLongLivedToken(deps, resolved.accountId, expiresIn);
+    return graphJson({ access_token: accessToken, token_type: "bearer", expires_in: expiresIn });
+  } catch (error) {
+    if (error instanceof GraphError) return graphErrorResponse(error);
+    throw error;
+  }
+}
+
+/**
+ * `GET /refresh_access_token?grant_type=ig_refresh_token&access_token`: as Meta, only a long-lived
+ * token at least 24 h old and not expired; an expired one answers 190, as every call with it does.
+ * The old token keeps working until its own expiry. A fault queued `on: "refresh"` answers first.
+ */
+export async function refreshLongLived(deps: SandboxDeps, params: Record<string, string>): Promise<Response> {
+  try {
+    if (params.grant_type !== "ig_refresh_token")
+      throw invalidParameter("Invalid grant_type: expected ig_refresh_token");
+    if (!params.access_token) throw missingToken();
+    const resolved = await resolveToken(deps, params.access_token);
+    if (!resolved) throw invalidToken();
+    const fault = await takeFault(deps, resolved.accountId, "refresh");
+    if (fault) throw fault;
+    if (resolved.state !== "valid") throw deadTokenError(resolved.state, deps.now(), resolved.expiredAt);
+    if (resolved.kind !== "long") throw invalidParameter("Only a long-lived token can be refreshed");
+    if (resolved.issuedAt !== undefined && deps.now() - resolved.issuedAt < REFRESHABLE_AFTER_MS)
+      throw invalidParameter("The access token is less than 24 hours old and cannot be refreshed yet");
     const accessToken = await issueToken(deps, resolved.accountId, deps.now() + LONG_LIVED_S * 1000, "long");
     return graphJson({ access_token: accessToken, token_type: "bearer", expires_in: LONG_LIVED_S });
   } catch (error) {

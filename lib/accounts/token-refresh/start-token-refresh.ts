@@ -1,0 +1,46 @@
+import type { Config } from "../../config";
+import type { Log } from "../../log";
+import type { Redis } from "../../redis";
+import type { RunningConsumer, WorkerContext } from "../../worker/worker-context";
+import { ConnectedAccounts } from "../connected-accounts";
+import { loadAccountsKey } from "../token-cipher";
+import { enrollInstagramAccounts } from "./token-refresh-queue";
+import { startTokenRefreshSchedule, type TokenRefreshScheduleOptions } from "./token-refresh-schedule";
+
+/** The worker's part of the token refresh: the schedule, with the worker's clients and settings. */
+export async function startTokenRefresh(ctx: WorkerContext): Promise<RunningConsumer> {
+  const { config, redis, log, workerId } = ctx;
+  const accounts = new ConnectedAccounts(redis, loadAccountsKey(config), config.REEL_ACCOUNTS);
+  const tenants = config.API_KEYS.map((k) => k.tenantId);
+  // A worker that cannot enroll now still works the schedule; the next start enrolls again.
+  try {
+    const enrolled = await enrollInstagramAccounts(redis, accounts, tenants, Date.now());
+    if (enrolled > 0) log("info", "Instagram-login accounts put on the token-refresh schedule", { enrolled });
+  } catch (error) {
+    log("warn", "could not put Instagram-login accounts on the token-refresh schedule", { error });
+  }
+  const schedule = startTokenRefreshSchedule(
+    tokenRefreshOptions(config, { redis, accounts, log }, `${workerId}:${process.pid}`),
+  );
+  return { stop: () => schedule.stop() };
+}
+
+/** The schedule's settings from the configuration: where tokens go, how early, how often. */
+export function tokenRefreshOptions(
+  config: Config,
+  clients: { redis: Redis; accounts: ConnectedAccounts; log: Log },
+  owner: string,
+): TokenRefreshScheduleOptions {
+  return {
+    ...clients,
+    fetch: (input, init) => fetch(input, init),
+    version: config.GRAPH_VERSION,
+    graphUrl: config.GRAPH_URL,
+    instagramGraphUrl: config.INSTAGRAM_LOGIN.graphUrl,
+    refreshBeforeMs: config.TOKEN_REFRESH_BEFORE_S * 1000,
+    retryMs: config.TOKEN_REFRESH_INTERVAL_MS,
+    intervalMs: config.TOKEN_REFRESH_INTERVAL_MS,
+    owner,
+    now: Date.now,
+  };
+}
