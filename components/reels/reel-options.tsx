@@ -97,7 +97,8 @@ export function ReelOptions({
   const [open, setOpen] = useState(false);
   const text = (field: "audioName" | "collaborators" | "userTags" | "locationId") => ({
     value: value[field],
-    onChange: (e: React.ChangeEvent<HTMLInputElement>) => onChange(field, { [field]: e.target.value }),
+    onChange: (e: React.ChangeEvent<HTMLInputElement>) =>
+      onChange(field, { [field]: e.target.value } as Partial<ReelOptionsValue>),
   });
   return (
     <details

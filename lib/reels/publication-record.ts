@@ -226,7 +226,8 @@ export function containerAlive(state: PublicationRecord, now: number): boolean {
 
 /** The reel parameters the publication was submitted with, read back from their Graph form. */
 export function recordedReelParameters(record: PublicationRecord): ReelParameters {
-  const stored = Object.fromEntries(REEL_PARAMETER_NAMES.flatMap((name) => (record[name] ? [[name, record[name]]] : [])));
+  const stored: Record<string, string> = {};
+  for (const name of REEL_PARAMETER_NAMES) if (record[name]) stored[name] = record[name];
   const parsed = parseReelGraphParams(stored);
   // Written only from validated input, so a record that does not parse was changed by hand: send nothing rather than guess.
   return parsed.ok ? parsed.parameters : {};

@@ -1,3 +1,4 @@
+import AxeBuilder from "@axe-core/playwright";
 import type { Page } from "@playwright/test";
 import { expect, screenshot, signIn, test } from "./fixtures";
 
@@ -76,6 +77,9 @@ test("publishes a reel with a cover frame and collaborators from More options; t
     await expect(preview).toHaveAttribute("aria-label", "Cover preview: the frame at 1.2 s");
     await expect.poll(() => preview.evaluate((v: HTMLVideoElement) => v.currentTime)).toBeCloseTo(1.2, 1);
     await page.getByLabel("Collaborators").fill("@ana.runs, bo_b");
+    // The options, open, are as accessible as the rest of the form.
+    const axe = await new AxeBuilder({ page }).include('form[aria-label="Publish a reel"]').analyze();
+    expect(axe.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`)).toEqual([]);
     await screenshot(page, "reel-more-options");
   });
 

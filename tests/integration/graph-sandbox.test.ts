@@ -84,7 +84,7 @@ function startFileServer(): Promise<Server> {
         .on("error", () => res.destroy())
         .pipe(res);
     }
-    // A JPEG's first bytes, then more than the 8 MB a cover may have, without saying so in content-length.
+    // A JPEG's first bytes, then more than the 8 MB a cover may have.
     if (kind === "big-jpeg")
       return res
         .writeHead(200, { "content-type": "image/jpeg" })
