@@ -29,6 +29,7 @@ export const trialParamsSchema = z.strictObject({
 export type TrialParams = z.infer<typeof trialParamsSchema>;
 
 const L = REEL_PARAMETER_LIMITS;
+const isList = (payload: { value: unknown }) => Array.isArray(payload.value);
 
 /** The parameters as Dispatch's API takes them (JSON values); all optional, as in Graph. */
 export const reelParametersShape = {
@@ -54,8 +55,12 @@ export const reelParametersShape = {
     .meta({ description: "A name for the reel's original audio (Instagram lets it be set once)." }),
   collaborators: z
     .array(username)
-    .max(L.maxCollaborators, `must list at most ${L.maxCollaborators} collaborators`)
-    .refine((names) => new Set(names.map((n) => n.toLowerCase())).size === names.length, "must name each collaborator once")
+    // Checked only on a list: zod would otherwise measure a string's length too.
+    .max(L.maxCollaborators, { message: `must list at most ${L.maxCollaborators} collaborators`, when: isList })
+    .refine((names) => new Set(names.map((n) => String(n).toLowerCase())).size === names.length, {
+      message: "must name each collaborator once",
+      when: isList,
+    })
     .optional()
     .meta({ description: "Instagram usernames (at most 3) invited to co-author the reel." }),
   location_id: z
@@ -65,7 +70,7 @@ export const reelParametersShape = {
     .meta({ description: "The id of a Facebook Page with a location, tagged as the reel's place." }),
   user_tags: z
     .array(userTagSchema)
-    .max(L.maxUserTags, `must list at most ${L.maxUserTags} tags`)
+    .max(L.maxUserTags, { message: `must list at most ${L.maxUserTags} tags`, when: isList })
     .optional()
     .meta({ description: "People tagged in the reel: [{username, x?, y?}], x and y from 0 to 1." }),
   trial_params: trialParamsSchema
