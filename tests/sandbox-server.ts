@@ -1,5 +1,7 @@
+import { createReadStream } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import path from "node:path";
 import { handleGraphRequest, type SandboxDeps } from "@/lib/reels/sandbox";
 
 export interface SandboxServer {
@@ -45,4 +47,31 @@ async function answer(deps: SandboxDeps, origin: string, req: IncomingMessage, r
   );
   res.writeHead(response.status, Object.fromEntries(response.headers));
   res.end(Buffer.from(await response.arrayBuffer()));
+}
+
+const SAMPLES = path.resolve(__dirname, "../public/samples");
+const FIXTURES = path.resolve(__dirname, "fixtures");
+
+/**
+ * The committed sample videos (`/samples/{file}`) and test fixtures (`/fixtures/{file}`, e.g. the
+ * cover JPEG) over real HTTP on a free local port, for a sandbox to fetch.
+ */
+export async function serveSamples(): Promise<SandboxServer> {
+  const server = createServer((req, res) => {
+    const [, folder, name = ""] = new URL(req.url ?? "/", "http://x").pathname.split("/");
+    const dir = folder === "samples" ? SAMPLES : folder === "fixtures" ? FIXTURES : undefined;
+    if (!dir) return void res.writeHead(404).end();
+    res.writeHead(200, { "content-type": name.endsWith(".jpg") ? "image/jpeg" : "video/mp4" });
+    createReadStream(path.join(dir, path.basename(name)))
+      .on("error", () => res.destroy())
+      .pipe(res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
 }
