@@ -91,7 +91,8 @@ function FramePicker({
     if (video.current && durationMs !== null) video.current.currentTime = offsetMs / 1000;
   }, [offsetMs, durationMs]);
 
-  if (!src) return <p className="text-sm text-zinc-600 dark:text-zinc-400">Give the video first to pick one of its frames.</p>;
+  if (!src)
+    return <p className="text-sm text-zinc-600 dark:text-zinc-400">Give the video first to pick one of its frames.</p>;
   return (
     <div className="space-y-3">
       <video
@@ -120,7 +121,7 @@ function FramePicker({
             ? "This browser cannot play the video, so it cannot show its frames; Graph may still accept it."
             : durationMs === null
               ? "Loading the video to learn its length…"
-            : `At ${seconds(offsetMs)} of ${seconds(durationMs)}.`
+              : `At ${seconds(offsetMs)} of ${seconds(durationMs)}.`
         }
       >
         {(control) => (

@@ -24,7 +24,6 @@ import {
   type ReelOptionsValue,
 } from "./reel-options";
 
-
 const SAMPLES = [
   { file: "reel-valid.mp4", label: "Valid reel", note: "H.264, 9:16, a few seconds" },
   { file: "reel-too-short.mp4", label: "Too short", note: "under the 3 s minimum" },

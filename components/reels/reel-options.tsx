@@ -132,7 +132,13 @@ export function ReelOptions({
           hint={`Up to ${REEL_PARAMETER_LIMITS.maxCollaborators} Instagram usernames, separated by commas; each is invited to co-author the reel.`}
         >
           {(control) => (
-            <Input {...control} name="collaborators" placeholder="@ana, @bob" autoComplete="off" {...text("collaborators")} />
+            <Input
+              {...control}
+              name="collaborators"
+              placeholder="@ana, @bob"
+              autoComplete="off"
+              {...text("collaborators")}
+            />
           )}
         </Field>
         <Field

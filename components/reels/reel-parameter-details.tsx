@@ -1,7 +1,10 @@
 import type { PublicationView } from "@/lib/reels/publication";
 import { Detail } from "./detail";
 
-const TRIAL_STRATEGIES = { MANUAL: "graduated from the Instagram app", SS_PERFORMANCE: "graduates when it performs well" };
+const TRIAL_STRATEGIES = {
+  MANUAL: "graduated from the Instagram app",
+  SS_PERFORMANCE: "graduates when it performs well",
+};
 
 /** The further reel parameters a publication was submitted with; nothing for those left out. */
 export function ReelParameterDetails({ view }: { view: PublicationView }) {
@@ -25,7 +28,10 @@ export function ReelParameterDetails({ view }: { view: PublicationView }) {
       ) : null}
       {view.audio_name && <Detail label="Audio" value={view.audio_name} />}
       {view.collaborators.length > 0 && (
-        <Detail label="Collaborators" value={<span data-testid="reel-collaborators">{handles(view.collaborators)}</span>} />
+        <Detail
+          label="Collaborators"
+          value={<span data-testid="reel-collaborators">{handles(view.collaborators)}</span>}
+        />
       )}
       {view.user_tags.length > 0 && (
         <Detail label="Tagged" value={handles(view.user_tags.map((tag) => tag.username))} />

@@ -133,7 +133,9 @@ const publication = z.looseObject({
   audio_name: nullable(z.string()).optional(),
   collaborators: z.array(z.string()).optional(),
   location_id: nullable(z.string()).optional(),
-  user_tags: z.array(z.looseObject({ username: z.string(), x: z.number().optional(), y: z.number().optional() })).optional(),
+  user_tags: z
+    .array(z.looseObject({ username: z.string(), x: z.number().optional(), y: z.number().optional() }))
+    .optional(),
   trial_params: nullable(z.looseObject({ graduation_strategy: z.enum(GRADUATION_STRATEGIES) }))
     .optional()
     .meta({ description: "The reel parameters as submitted (see PublicationInput); null or empty when not given." }),

@@ -45,7 +45,10 @@ export const reelParametersShape = {
     .min(0, "must not be negative")
     .max(L.maxThumbOffsetMs, `must be inside the video (a reel is at most ${L.maxThumbOffsetMs} ms)`)
     .optional()
-    .meta({ description: "Milliseconds into the video: the frame that becomes the cover (Graph: default 0, less than the video's length)." }),
+    .meta({
+      description:
+        "Milliseconds into the video: the frame that becomes the cover (Graph: default 0, less than the video's length).",
+    }),
   audio_name: z
     .string()
     .trim()
@@ -73,12 +76,10 @@ export const reelParametersShape = {
     .max(L.maxUserTags, { message: `must list at most ${L.maxUserTags} tags`, when: isList })
     .optional()
     .meta({ description: "People tagged in the reel: [{username, x?, y?}], x and y from 0 to 1." }),
-  trial_params: trialParamsSchema
-    .optional()
-    .meta({
-      description:
-        "Makes it a trial reel, shown to non-followers first: graduation_strategy MANUAL (graduate it in the Instagram app) or SS_PERFORMANCE (graduates by itself when it performs well).",
-    }),
+  trial_params: trialParamsSchema.optional().meta({
+    description:
+      "Makes it a trial reel, shown to non-followers first: graduation_strategy MANUAL (graduate it in the Instagram app) or SS_PERFORMANCE (graduates by itself when it performs well).",
+  }),
 } satisfies Record<ReelParameterName, z.ZodType>;
 
 const reelParametersSchema = z.object(reelParametersShape);

@@ -784,14 +784,26 @@ describe("parameters and paths", () => {
 describe("the further reel parameters", () => {
   const video = "https://example.com/v.mp4";
   it.each<[string, Record<string, string>, RegExp]>([
-    ["4 collaborators", { collaborators: '["a","b","c","d"]' }, /Param collaborators must list at most 3 collaborators/],
+    [
+      "4 collaborators",
+      { collaborators: '["a","b","c","d"]' },
+      /Param collaborators must list at most 3 collaborators/,
+    ],
     ["collaborators that are not a list", { collaborators: "ana" }, /Param collaborators must be an array/],
-    ["a collaborator that is no username", { collaborators: '["not a name"]' }, /Param collaborators \(0\) must be an Instagram username/],
+    [
+      "a collaborator that is no username",
+      { collaborators: '["not a name"]' },
+      /Param collaborators \(0\) must be an Instagram username/,
+    ],
     ["a negative thumb_offset", { thumb_offset: "-1" }, /Param thumb_offset must be a non-negative integer/],
     ["a fractional thumb_offset", { thumb_offset: "1.5" }, /Param thumb_offset must be a non-negative integer/],
     ["a bad graduation_strategy", { trial_params: '{"graduation_strategy":"SOON"}' }, /MANUAL or SS_PERFORMANCE/],
     ["trial_params that are not JSON", { trial_params: "MANUAL" }, /Param trial_params must be an object/],
-    ["a user tag off the media", { user_tags: '[{"username":"ana","x":1.5,"y":0.5}]' }, /Param user_tags \(0\.x\) must be from 0 to 1/],
+    [
+      "a user tag off the media",
+      { user_tags: '[{"username":"ana","x":1.5,"y":0.5}]' },
+      /Param user_tags \(0\.x\) must be from 0 to 1/,
+    ],
     ["user_tags that are not a list", { user_tags: "ana" }, /Param user_tags must be an array/],
     ["a location_id that is no id", { location_id: "Paris" }, /Param location_id/],
     ["a cover_url that is not http(s)", { cover_url: "ftp://example.com/c.jpg" }, /Param cover_url/],
@@ -851,7 +863,9 @@ describe("the further reel parameters", () => {
     });
     const error = await s.settled(past);
     expect(error.status_code).toBe("ERROR");
-    expect(error.status).toMatch(/^Error: Thumbnail offset must be greater than or equal to 0 and less than video duration, i\.e\. \d+ \(2207057\)$/);
+    expect(error.status).toMatch(
+      /^Error: Thumbnail offset must be greater than or equal to 0 and less than video duration, i\.e\. \d+ \(2207057\)$/,
+    );
     expect((await s.settled(ignored)).status_code).toBe("FINISHED");
   });
 });

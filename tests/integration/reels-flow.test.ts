@@ -512,7 +512,11 @@ describe("Meta's further reel parameters", () => {
   });
 
   it("fails a reel whose cover frame is past the video's end with Graph's 1/2207057, as input to fix, and never publishes it", async () => {
-    const answer = await create({ account_id: account.offset, video_url: sample("reel-valid.mp4"), thumb_offset: 600_000 });
+    const answer = await create({
+      account_id: account.offset,
+      video_url: sample("reel-valid.mp4"),
+      thumb_offset: 600_000,
+    });
     const p = await settled(answer.body.publication_id);
     expect(p.status).toBe("FAILED");
     expect(p.error).toMatchObject({ subcode: 2207057, classification: "fix-input" });

@@ -44,7 +44,11 @@ describe("the reel parameters in publicationInputSchema", () => {
     ["a user tag with x and no y", { user_tags: [{ username: "ana", x: 0.5 }] }, "user_tags.0"],
     ["a user tag without a username", { user_tags: [{ x: 0.5, y: 0.5 }] }, "user_tags.0.username"],
     ["21 user tags", { user_tags: Array.from({ length: 21 }, (_, i) => ({ username: `u${i}` })) }, "user_tags"],
-    ["an unknown graduation_strategy", { trial_params: { graduation_strategy: "LATER" } }, "trial_params.graduation_strategy"],
+    [
+      "an unknown graduation_strategy",
+      { trial_params: { graduation_strategy: "LATER" } },
+      "trial_params.graduation_strategy",
+    ],
     ["trial_params without a strategy", { trial_params: {} }, "trial_params.graduation_strategy"],
     ["trial_params as a string", { trial_params: "MANUAL" }, "trial_params"],
     ["share_to_feed as a string", { share_to_feed: "false" }, "share_to_feed"],
@@ -86,7 +90,10 @@ describe("the reel parameters as Graph's form", () => {
     [{ thumb_offset: "soon" }, "Param thumb_offset must be a non-negative integer (milliseconds)"],
     [{ collaborators: '["a","b","c","d"]' }, "Param collaborators must list at most 3 collaborators"],
     [{ collaborators: "ana" }, "Param collaborators must be an array of at most 3 usernames"],
-    [{ trial_params: '{"graduation_strategy":"SOON"}' }, "Param trial_params (graduation_strategy) must be MANUAL or SS_PERFORMANCE"],
+    [
+      { trial_params: '{"graduation_strategy":"SOON"}' },
+      "Param trial_params (graduation_strategy) must be MANUAL or SS_PERFORMANCE",
+    ],
     [{ user_tags: '[{"username":"a","x":2,"y":0}]' }, "Param user_tags (0.x) must be from 0 to 1"],
   ])("refuses %j with Graph's words: %s", (form, message) => {
     expect(parseReelGraphParams(form)).toEqual({ ok: false, message });
