@@ -58,14 +58,20 @@ export const reelParametersShape = {
     .meta({ description: "A name for the reel's original audio (Instagram lets it be set once)." }),
   collaborators: z
     .array(username)
-    // Checked only on a list: zod would otherwise measure a string's length too.
-    .max(L.maxCollaborators, { message: `must list at most ${L.maxCollaborators} collaborators`, when: isList })
+    // Counted only on a list (refine's `when`): zod's max() measures a string's length too.
+    .refine((names) => names.length <= L.maxCollaborators, {
+      message: `must list at most ${L.maxCollaborators} collaborators`,
+      when: isList,
+    })
     .refine((names) => new Set(names.map((n) => String(n).toLowerCase())).size === names.length, {
       message: "must name each collaborator once",
       when: isList,
     })
     .optional()
-    .meta({ description: "Instagram usernames (at most 3) invited to co-author the reel." }),
+    .meta({
+      description: "Instagram usernames (at most 3) invited to co-author the reel.",
+      maxItems: L.maxCollaborators,
+    }),
   location_id: z
     .string()
     .regex(/^\d{1,20}$/, "must be the id of a Facebook Page with a location")
@@ -73,9 +79,15 @@ export const reelParametersShape = {
     .meta({ description: "The id of a Facebook Page with a location, tagged as the reel's place." }),
   user_tags: z
     .array(userTagSchema)
-    .max(L.maxUserTags, { message: `must list at most ${L.maxUserTags} tags`, when: isList })
+    .refine((tags) => tags.length <= L.maxUserTags, {
+      message: `must list at most ${L.maxUserTags} tags`,
+      when: isList,
+    })
     .optional()
-    .meta({ description: "People tagged in the reel: [{username, x?, y?}], x and y from 0 to 1." }),
+    .meta({
+      description: "People tagged in the reel: [{username, x?, y?}], x and y from 0 to 1.",
+      maxItems: L.maxUserTags,
+    }),
   trial_params: trialParamsSchema.optional().meta({
     description:
       "Makes it a trial reel, shown to non-followers first: graduation_strategy MANUAL (graduate it in the Instagram app) or SS_PERFORMANCE (graduates by itself when it performs well).",
