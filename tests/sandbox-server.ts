@@ -1,5 +1,7 @@
+import { createReadStream } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import path from "node:path";
 import { handleGraphRequest, type SandboxDeps } from "@/lib/reels/sandbox";
 import { PEER_HEADER } from "@/lib/web/request-guard";
 
@@ -82,4 +84,24 @@ async function answer(
   );
   res.writeHead(response.status, Object.fromEntries(response.headers));
   res.end(Buffer.from(await response.arrayBuffer()));
+}
+
+const SAMPLES = path.resolve(__dirname, "../public/samples");
+const FIXTURES = path.resolve(__dirname, "fixtures");
+
+/**
+ * The committed sample videos (`/samples/{file}`) and test fixtures (`/fixtures/{file}`, e.g. the
+ * cover JPEG) over real HTTP on a free local port, for a sandbox to fetch.
+ */
+export async function serveSamples(): Promise<SandboxServer> {
+  const server = await listen((req, res) => {
+    const [, folder, name = ""] = new URL(req.url ?? "/", "http://x").pathname.split("/");
+    const dir = folder === "samples" ? SAMPLES : folder === "fixtures" ? FIXTURES : undefined;
+    if (!dir) return void res.writeHead(404).end();
+    res.writeHead(200, { "content-type": name.endsWith(".jpg") ? "image/jpeg" : "video/mp4" });
+    createReadStream(path.join(dir, path.basename(name)))
+      .on("error", () => res.destroy())
+      .pipe(res);
+  });
+  return { url: origin(server), close: () => closeServers(server) };
 }

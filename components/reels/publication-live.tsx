@@ -16,6 +16,8 @@ import { fetchAccounts, fetchPosts, fetchPublication, reelKeys, type Publication
 import { ReelVideo } from "./reel-video";
 import { ScheduledActions } from "./scheduled-actions";
 import { RetryPublicationButton } from "./retry-publication-button";
+import { Detail } from "./detail";
+import { ReelParameterDetails } from "./reel-parameter-details";
 
 export function PublicationLive({ publicationId, initial }: { publicationId: string; initial: PublicationView }) {
   const queryClient = useQueryClient();
@@ -385,20 +387,12 @@ function Details({ view }: { view: Publication }) {
             }
           />
           <Detail label="Share to feed" value={view.share_to_feed ? "Yes" : "No"} />
+          <ReelParameterDetails view={view} />
           {view.publish_at && <Detail label="Publish at" value={<Time iso={view.publish_at} />} />}
           <Detail label="Created" value={<Time iso={view.created_at} />} />
         </dl>
       </CardBody>
     </Card>
-  );
-}
-
-function Detail({ label, value }: { label: string; value: React.ReactNode }) {
-  return (
-    <div className="grid grid-cols-[7.5rem_minmax(0,1fr)] gap-3">
-      <dt className="text-zinc-600 dark:text-zinc-400">{label}</dt>
-      <dd className="break-words text-zinc-800 dark:text-zinc-200">{value}</dd>
-    </div>
   );
 }
 

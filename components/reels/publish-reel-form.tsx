@@ -15,6 +15,14 @@ import { countCaption, MAX_CAPTION_CHARS } from "@/lib/reels/status";
 import { zoneLabel } from "../format";
 import { fetchAccounts, reelKeys } from "./queries";
 import { VideoFilePicker, type UploadedVideo } from "./video-file-picker";
+import {
+  hasReelOptionError,
+  NO_REEL_OPTIONS,
+  OPTION_PARAMETERS,
+  ReelOptions,
+  reelOptionsBody,
+  type ReelOptionsValue,
+} from "./reel-options";
 
 const SAMPLES = [
   { file: "reel-valid.mp4", label: "Valid reel", note: "H.264, 9:16, a few seconds" },
@@ -30,6 +38,8 @@ export function PublishReelForm() {
   const [videoUrl, setVideoUrl] = useState("");
   const [source, setSource] = useState<"url" | "file">("url");
   const [upload, setUpload] = useState<UploadedVideo | null>(null);
+  const [filePreview, setFilePreview] = useState<string | null>(null);
+  const [options, setOptions] = useState<ReelOptionsValue>(NO_REEL_OPTIONS);
   const [caption, setCaption] = useState("");
   const [shareToFeed, setShareToFeed] = useState(true);
   const [scheduled, setScheduled] = useState(false);
@@ -47,6 +57,11 @@ export function PublishReelForm() {
   const changeVideoUrl = change("video_url", setVideoUrl);
   const changeCaption = change("caption", setCaption);
   const changePublishAt = change("publish_at", setPublishAt);
+  const changeOption = (field: keyof ReelOptionsValue, next: Partial<ReelOptionsValue>) => {
+    setOptions((current) => ({ ...current, ...next }));
+    setEdited((fields) => new Set([...fields, ...OPTION_PARAMETERS[field]]));
+  };
+  const videoSrc = source === "file" ? filePreview : /^https?:\/\/\S+$/i.test(videoUrl.trim()) ? videoUrl.trim() : null;
   const account = accounts.data?.data.find((a) => a.account_id === accountId) ?? accounts.data?.data[0];
 
   const submit = useMutation({
@@ -60,10 +75,14 @@ export function PublishReelForm() {
 
   const serverErrors = submit.error instanceof ProblemError ? submit.error.fieldErrors() : {};
   const errors = Object.fromEntries(
-    Object.entries({ ...serverErrors, ...localErrors }).filter(([field]) => !edited.has(field)),
+    // A part's error (collaborators.1) goes with its field.
+    Object.entries({ ...serverErrors, ...localErrors }).filter(([field]) => !edited.has(field.split(".")[0]!)),
   );
   const fields = ["account_id", "video_url", "upload_id", "caption", "share_to_feed", "publish_at"];
-  const formError = submit.error && !fields.some((f) => serverErrors[f]) ? errorMessage(submit.error) : undefined;
+  const formError =
+    submit.error && !fields.some((f) => serverErrors[f]) && !hasReelOptionError(serverErrors)
+      ? errorMessage(submit.error)
+      : undefined;
   const count = countCaption(caption).chars;
 
   const onSubmit = (event: React.FormEvent) => {
@@ -85,6 +104,7 @@ export function PublishReelForm() {
       ...(source === "file" ? { upload_id: upload?.upload_id ?? "" } : { video_url: videoUrl.trim() }),
       ...(caption ? { caption } : {}),
       share_to_feed: shareToFeed,
+      ...reelOptionsBody(options),
       ...(at ? { publish_at: at } : {}),
     });
   };
@@ -151,7 +171,7 @@ export function PublishReelForm() {
           error={errors.upload_id}
           hint="An MP4 or MOV from this computer: H.264 or HEVC, 3 s – 15 min, 23–60 fps."
         >
-          {(control) => <VideoFilePicker control={control} onChange={setUpload} />}
+          {(control) => <VideoFilePicker control={control} onChange={setUpload} onPreview={setFilePreview} />}
         </Field>
       ) : (
         <Field
@@ -274,6 +294,8 @@ export function PublishReelForm() {
           </Field>
         )}
       </div>
+
+      <ReelOptions value={options} onChange={changeOption} videoSrc={videoSrc} errors={errors} />
 
       {formError && <Alert title="The reel was not submitted">{formError}</Alert>}
 

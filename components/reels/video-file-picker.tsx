@@ -27,9 +27,12 @@ const formatSize = (bytes: number) =>
 export function VideoFilePicker({
   control,
   onChange,
+  onPreview,
 }: {
   control: ControlProps;
   onChange: (upload: UploadedVideo | null) => void;
+  /** The picked file as the browser plays it (an object URL), e.g. to choose a cover frame; null when none. */
+  onPreview?: (url: string | null) => void;
 }) {
   const [file, setFile] = useState<File | null>(null);
   const [preview, setPreview] = useState<string | null>(null);
@@ -42,7 +45,10 @@ export function VideoFilePicker({
     () => () => {
       request.current?.abort();
       if (previewUrl.current) URL.revokeObjectURL(previewUrl.current);
+      onPreview?.(null);
     },
+    // Once, on unmount: the URL it revokes is the one the last pick made.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
     [],
   );
 
@@ -52,6 +58,7 @@ export function VideoFilePicker({
     // The preview plays the file from the disk, not the uploaded copy.
     previewUrl.current = picked ? URL.createObjectURL(picked) : null;
     setPreview(previewUrl.current);
+    onPreview?.(previewUrl.current);
     setFile(picked);
     onChange(null);
     if (!picked) {

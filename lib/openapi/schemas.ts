@@ -8,6 +8,7 @@ import { publicationInputSchema, publicationUpdateSchema } from "../reels/public
 import { responseRequestSchema } from "../responses/request";
 import { RESPONSE_STATUSES } from "../responses/response-object";
 import { PUBLICATION_STATUSES } from "../reels/status";
+import { GRADUATION_STRATEGIES } from "../reels/reel-parameter-limits";
 import { signInSchema } from "../web/sessions";
 import { WEBHOOK_EVENT_TYPES } from "../webhooks/events";
 import { webhookInputSchema } from "../webhooks/input";
@@ -127,6 +128,17 @@ const publication = z.looseObject({
   upload_id: nullable(z.string()).optional(),
   caption: z.string(),
   share_to_feed: z.boolean(),
+  cover_url: nullable(z.string()).optional(),
+  thumb_offset: nullable(z.number().int()).optional(),
+  audio_name: nullable(z.string()).optional(),
+  collaborators: z.array(z.string()).optional(),
+  location_id: nullable(z.string()).optional(),
+  user_tags: z
+    .array(z.looseObject({ username: z.string(), x: z.number().optional(), y: z.number().optional() }))
+    .optional(),
+  trial_params: nullable(z.looseObject({ graduation_strategy: z.enum(GRADUATION_STRATEGIES) }))
+    .optional()
+    .meta({ description: "The reel parameters as submitted (see PublicationInput); null or empty when not given." }),
   publish_at: nullable(isoTime),
   status: z.enum(PUBLICATION_STATUSES).meta({
     description:

@@ -3,6 +3,7 @@ import type { GraphPacer } from "./graph-pacing";
 import { isRecord, idOf } from "./graph-answer";
 import { createContainer, publishContainer, readContainer, uploadVideo } from "./graph-container-calls";
 import { countedCall, type GraphCall } from "./graph-request";
+import type { ReelParameters } from "./reel-parameters";
 
 /**
  * A thin client of the Graph content-publishing contract, the same against the real interface and
@@ -32,6 +33,8 @@ export interface CreateContainerInput {
   resumable?: boolean;
   caption?: string;
   shareToFeed: boolean;
+  /** cover_url, thumb_offset, audio_name, collaborators, location_id, user_tags, trial_params. */
+  reel?: ReelParameters;
 }
 
 /** The creation answer as Graph sent it: a container id normally, but the flow keeps the whole answer when there is none. */

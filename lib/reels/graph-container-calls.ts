@@ -4,6 +4,7 @@ import { isRecord, idOf } from "./graph-answer";
 import type { ContainerStatus, CreateContainerAnswer, CreateContainerInput, GraphAccount } from "./graph-client";
 import { GraphTransportError } from "./graph-error";
 import type { GraphCall } from "./graph-request";
+import { reelGraphParams } from "./reel-parameters";
 
 /** The container flow's calls (create, upload, read, publish), each through the client's counted, paced call. */
 
@@ -104,5 +105,7 @@ function containerParams(input: CreateContainerInput): Record<string, string> {
   if (input.resumable) params.upload_type = "resumable";
   if (input.videoUrl) params.video_url = input.videoUrl;
   if (input.caption) params.caption = input.caption;
+  for (const [name, value] of Object.entries(reelGraphParams(input.reel ?? {})))
+    if (value !== undefined) params[name] = value;
   return params;
 }

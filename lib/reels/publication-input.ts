@@ -3,6 +3,7 @@ import { validationError } from "../errors";
 import { UPLOAD_ID } from "../uploads/upload-store";
 import { CAPTION_LIMITS, countCaption } from "./status";
 import { traceHeaders } from "../tracing";
+import { reelParametersShape } from "./reel-parameters";
 
 /** What a client sends to publish a reel or change a scheduled one, and what the worker gets on the log. */
 
@@ -38,6 +39,8 @@ export const publicationInputSchema = z
     caption: captionSchema.optional(),
     share_to_feed: z.boolean().default(true),
     publish_at: publishAtSchema.optional(),
+    /** cover_url, thumb_offset, audio_name, collaborators, location_id, user_tags, trial_params (reel-parameters.ts). */
+    ...reelParametersShape,
   })
   .superRefine((input, ctx) => {
     if ((input.video_url === undefined) === (input.upload_id === undefined)) {

@@ -11,6 +11,8 @@ import {
 import { MAX_SCHEDULE_AHEAD_DAYS } from "./publication-input";
 import { isFinalPublication, PUBLICATION_STATUSES, type PublicationStatus } from "./status";
 import { parseHashRecord } from "../hash-record";
+import { parseReelGraphParams, type ReelParameters } from "./reel-parameters";
+import { REEL_PARAMETER_NAMES } from "./reel-parameter-limits";
 
 /**
  * A publication's record: one reel on its way through create → poll → publish. The Redis hash
@@ -80,6 +82,14 @@ export const publicationRecordSchema = z.object({
   upload_id: text,
   caption: text,
   share_to_feed: z.preprocess((v) => v !== "false", z.boolean()),
+  /** The further reel parameters, as Graph's form takes them (reel-parameters.ts); "" when not given. */
+  cover_url: text,
+  thumb_offset: text,
+  audio_name: text,
+  collaborators: text,
+  location_id: text,
+  user_tags: text,
+  trial_params: text,
   /** The client's time, or while SCHEDULED by Dispatch when it tries again; "" when it waits for someone. */
   publish_at: text,
   status: z.enum(PUBLICATION_STATUSES),
@@ -212,4 +222,13 @@ export async function appendEvent(redis: Redis, id: string, write: EventWrite): 
 export function containerAlive(state: PublicationRecord, now: number): boolean {
   const createdAt = Date.parse(state.container_created_at);
   return !!state.container_id && !Number.isNaN(createdAt) && now < createdAt + CONTAINER_LIFETIME_MS;
+}
+
+/** The reel parameters the publication was submitted with, read back from their Graph form. */
+export function recordedReelParameters(record: PublicationRecord): ReelParameters {
+  const stored: Record<string, string> = {};
+  for (const name of REEL_PARAMETER_NAMES) if (record[name]) stored[name] = record[name];
+  const parsed = parseReelGraphParams(stored);
+  // Written only from validated input, so a record that does not parse was changed by hand: send nothing rather than guess.
+  return parsed.ok ? parsed.parameters : {};
 }

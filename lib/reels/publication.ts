@@ -1,5 +1,6 @@
 import type { GraphErrorAction } from "./graph-error-table";
 import type { PublicationStatus } from "./status";
+import type { TrialParams, UserTag } from "./reel-parameters";
 
 /**
  * A publication as clients see it: the view the API answers with and the timeline events its
@@ -67,6 +68,15 @@ export interface PublicationView {
   upload_id: string | null;
   caption: string;
   share_to_feed: boolean;
+  /** The further reel parameters as submitted (null or empty: not given); Graph ignores thumb_offset when there is a cover_url. */
+  cover_url: string | null;
+  /** Milliseconds into the video: the frame that becomes the cover. */
+  thumb_offset: number | null;
+  audio_name: string | null;
+  collaborators: string[];
+  location_id: string | null;
+  user_tags: UserTag[];
+  trial_params: TrialParams | null;
   publish_at: string | null;
   status: PublicationStatus;
   /** Set while SCHEDULED by Dispatch rather than by the client: what it waits for (publish_at: when it is tried again, if known). */

@@ -8,12 +8,14 @@ import {
   parsePublicationRecord,
   publicationKeys,
   readPublicationRecord,
+  recordedReelParameters,
   type PublicationRecord,
 } from "./publication-record";
 
 /** Reading publications for clients: one, a tenant's page of them, and the answer for an unknown id. */
 
 export function toPublicationView(record: PublicationRecord, events: PublicationEvent[]): PublicationView {
+  const reel = recordedReelParameters(record);
   return {
     publication_id: record.publication_id,
     tenant_id: record.tenant_id,
@@ -22,6 +24,13 @@ export function toPublicationView(record: PublicationRecord, events: Publication
     upload_id: record.upload_id || null,
     caption: record.caption,
     share_to_feed: record.share_to_feed,
+    cover_url: reel.cover_url ?? null,
+    thumb_offset: reel.thumb_offset ?? null,
+    audio_name: reel.audio_name ?? null,
+    collaborators: reel.collaborators ?? [],
+    location_id: reel.location_id ?? null,
+    user_tags: reel.user_tags ?? [],
+    trial_params: reel.trial_params ?? null,
     publish_at: record.publish_at || null,
     status: record.status,
     scheduled_reason: record.status === "SCHEDULED" ? (record.scheduled_reason ?? null) : null,

@@ -16,6 +16,7 @@ import {
   type PublicationHash,
 } from "./publication-record";
 import { readPublication, toPublicationView } from "./read-publication";
+import { reelGraphParams } from "./reel-parameters";
 
 export interface SubmitPublicationDeps {
   redis: Redis;
@@ -110,6 +111,9 @@ function newPublication(p: {
 }) {
   const { id, tenantId, accountId, input, publishAt, now } = p;
   const status = publishAt ? "SCHEDULED" : "QUEUED";
+  const reelParams = reelGraphParams(input);
+  // Only when given, so a body without them keeps the fingerprint it had before they existed.
+  const asked = Object.keys(reelParams).length > 0 ? [reelParams] : [];
   const fingerprint = createHash("sha256")
     .update(
       JSON.stringify([
@@ -119,6 +123,7 @@ function newPublication(p: {
         input.caption ?? "",
         input.share_to_feed,
         publishAt?.toISOString() ?? null,
+        ...asked,
       ]),
     )
     .digest("hex");
@@ -130,6 +135,7 @@ function newPublication(p: {
     upload_id: input.upload_id ?? "",
     caption: input.caption ?? "",
     share_to_feed: String(input.share_to_feed),
+    ...reelParams,
     publish_at: publishAt?.toISOString() ?? "",
     status,
     created_at: now.toISOString(),

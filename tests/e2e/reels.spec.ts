@@ -1,3 +1,4 @@
+import AxeBuilder from "@axe-core/playwright";
 import type { Page } from "@playwright/test";
 import { expect, screenshot, signIn, test } from "./fixtures";
 
@@ -57,6 +58,37 @@ test("publishes the sample reel, shows the timeline to PUBLISHED, and plays it",
   await expectPlaying(page, `[data-testid="published-reel"]:has-text("${caption}") video`);
   await expect(page.getByTestId("recent-publications").getByText(caption)).toBeVisible();
   await screenshot(page, "reels");
+});
+
+test("publishes a reel with a cover frame and collaborators from More options; the published reel shows them", async ({
+  page,
+}) => {
+  await publish(page, async () => {
+    await page.getByRole("button", { name: "Valid reel" }).click();
+    await page.getByText("More options").click();
+    await page.getByRole("radio", { name: "A frame of the video" }).check();
+    const slider = page.getByRole("slider", { name: "Cover frame" });
+    // The slider waits for the video's length before it lets a frame be chosen.
+    await expect(slider).toBeEnabled({ timeout: 15_000 });
+    await slider.focus();
+    for (let i = 0; i < 12; i++) await slider.press("ArrowRight");
+    await expect(slider).toHaveValue("1200");
+    const preview = page.getByTestId("cover-frame-preview");
+    await expect(preview).toHaveAttribute("aria-label", "Cover preview: the frame at 1.2 s");
+    await expect.poll(() => preview.evaluate((v: HTMLVideoElement) => v.currentTime)).toBeCloseTo(1.2, 1);
+    await page.getByLabel("Collaborators").fill("@ana.runs, bo_b");
+    // The options, open, are as accessible as the rest of the form.
+    const axe = await new AxeBuilder({ page }).include('form[aria-label="Publish a reel"]').analyze();
+    expect(axe.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`)).toEqual([]);
+    await screenshot(page, "reel-more-options");
+  });
+
+  await expect(page.getByTestId("publication-status")).toHaveText("PUBLISHED", { timeout: 45_000 });
+  await expect(page.getByTestId("reel-cover")).toHaveText("Frame at 1.2 s");
+  await expect(page.getByTestId("reel-collaborators")).toHaveText("@ana.runs, @bo_b");
+  const id = page.url().split("/").pop()!;
+  const view = (await (await page.request.get(`/api/reels/${id}`)).json()) as Record<string, unknown>;
+  expect(view).toMatchObject({ thumb_offset: 1200, collaborators: ["ana.runs", "bo_b"], cover_url: null });
 });
 
 test.describe("failures", () => {

@@ -12,7 +12,7 @@ import { startTestDns } from "../dns-server";
 import { waitFor } from "../helpers";
 import { createRedis, type Redis } from "@/lib/redis";
 import { resolverLookup } from "@/lib/net/public-agent";
-import { keys as sandboxKeys } from "@/lib/reels/sandbox/store";
+import { keys as sandboxKeys, readContainerRecord, readMediaRecord } from "@/lib/reels/sandbox/store";
 import {
   handleGraphRequest,
   resumeSandboxProcessing,
@@ -29,6 +29,7 @@ import { moovWithoutMvhd } from "../mp4-boxes";
  */
 
 const SAMPLES = path.resolve(__dirname, "../../public/samples");
+const FIXTURES = path.resolve(__dirname, "../fixtures");
 const DATA_DIR = path.resolve(__dirname, "../../.test-data/graph-sandbox");
 const DAY = 24 * 60 * 60 * 1000;
 const UNREACHABLE_STATUS =
@@ -77,6 +78,17 @@ function startFileServer(): Promise<Server> {
     };
     const [, kind = "", arg = ""] = url.pathname.split("/");
     if (kind === "samples") return sample(arg);
+    if (kind === "fixtures") {
+      res.writeHead(200, { "content-type": "image/jpeg" });
+      return createReadStream(path.join(FIXTURES, path.basename(arg)))
+        .on("error", () => res.destroy())
+        .pipe(res);
+    }
+    // A JPEG's first bytes, then more than the 8 MB a cover may have.
+    if (kind === "big-jpeg")
+      return res
+        .writeHead(200, { "content-type": "image/jpeg" })
+        .end(Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(8 * 1024 * 1024)]));
     if (kind === "padded") {
       // A valid reel followed by 8 MiB of zeros, which no player reads.
       res.writeHead(200, { "content-type": "video/mp4" });
@@ -766,6 +778,95 @@ describe("parameters and paths", () => {
         username: "sandbox_acme",
       });
     }
+  });
+});
+
+describe("the further reel parameters", () => {
+  const video = "https://example.com/v.mp4";
+  it.each<[string, Record<string, string>, RegExp]>([
+    [
+      "4 collaborators",
+      { collaborators: '["a","b","c","d"]' },
+      /Param collaborators must list at most 3 collaborators/,
+    ],
+    ["collaborators that are not a list", { collaborators: "ana" }, /Param collaborators must be an array/],
+    [
+      "a collaborator that is no username",
+      { collaborators: '["not a name"]' },
+      /Param collaborators \(0\) must be an Instagram username/,
+    ],
+    ["a negative thumb_offset", { thumb_offset: "-1" }, /Param thumb_offset must be a non-negative integer/],
+    ["a fractional thumb_offset", { thumb_offset: "1.5" }, /Param thumb_offset must be a non-negative integer/],
+    ["a bad graduation_strategy", { trial_params: '{"graduation_strategy":"SOON"}' }, /MANUAL or SS_PERFORMANCE/],
+    ["trial_params that are not JSON", { trial_params: "MANUAL" }, /Param trial_params must be an object/],
+    [
+      "a user tag off the media",
+      { user_tags: '[{"username":"ana","x":1.5,"y":0.5}]' },
+      /Param user_tags \(0\.x\) must be from 0 to 1/,
+    ],
+    ["user_tags that are not a list", { user_tags: "ana" }, /Param user_tags must be an array/],
+    ["a location_id that is no id", { location_id: "Paris" }, /Param location_id/],
+    ["a cover_url that is not http(s)", { cover_url: "ftp://example.com/c.jpg" }, /Param cover_url/],
+  ])("answers 100 for %s, and makes no container", async (_name, params, message) => {
+    const s = sandbox();
+    const answer = await s.graph("POST", `v21.0/${s.acme}/media`, { media_type: "REELS", video_url: video, ...params });
+    expectGraphError(answer, 100);
+    expect(answer.body.error?.message).toMatch(/^\(#100\) /);
+    expect(answer.body.error?.message).toMatch(message);
+    expect(await redis.zcard(sandboxKeys.accountContainers(s.acme))).toBe(0);
+  });
+
+  it.each<[string, () => string, number, number]>([
+    ["it cannot fetch", () => `${filesOrigin}/status/404`, 9004, 2207052],
+    ["is not a JPEG", () => sampleUrl("reel-valid.mp4"), 36001, 2207005],
+    ["is over 8 MB", () => `${filesOrigin}/big-jpeg`, 36000, 2207004],
+  ])("refuses a cover_url %s with Meta's code, and makes no container", async (_name, coverUrl, code, subcode) => {
+    const s = sandbox();
+    const answer = await s.graph("POST", `v21.0/${s.acme}/media`, {
+      media_type: "REELS",
+      video_url: sampleUrl("reel-valid.mp4"),
+      cover_url: coverUrl(),
+    });
+    expectGraphError(answer, code, subcode);
+    expect(answer.body.error?.is_transient).toBe(false);
+    expect(await redis.zcard(sandboxKeys.accountContainers(s.acme))).toBe(0);
+  });
+
+  it("keeps every parameter on the container and on the published media", async () => {
+    const s = sandbox();
+    const params = {
+      share_to_feed: "false",
+      cover_url: `${filesOrigin}/fixtures/cover.jpg`,
+      thumb_offset: "1500",
+      audio_name: "Morning run",
+      collaborators: '["ana.runs","bo_b"]',
+      location_id: "7640348500",
+      user_tags: '[{"username":"carla","x":0.5,"y":0.25},{"username":"dan"}]',
+      trial_params: '{"graduation_strategy":"SS_PERFORMANCE"}',
+    };
+    const containerId = await s.create(sampleUrl("reel-valid.mp4"), params);
+    const { share_to_feed: _feed, ...reel } = params;
+    expect(await readContainerRecord(redis, containerId)).toMatchObject(reel);
+    expect((await s.settled(containerId)).status_code).toBe("FINISHED");
+    const mediaId = (await s.publish(containerId)).body.id as string;
+    expect(await readMediaRecord(redis, mediaId)).toMatchObject({ ...reel, share_to_feed: "false" });
+    const media = await s.graph("GET", `v21.0/${mediaId}`, { fields: "is_shared_to_feed,media_product_type" });
+    expect(media.body).toMatchObject({ is_shared_to_feed: false, media_product_type: "REELS" });
+  });
+
+  it("ends a container whose thumb_offset is past the video's end in ERROR with 2207057, unless a cover_url makes Graph ignore it", async () => {
+    const s = sandbox();
+    const past = await s.create(sampleUrl("reel-valid.mp4"), { thumb_offset: "600000" });
+    const ignored = await s.create(sampleUrl("reel-valid.mp4"), {
+      thumb_offset: "600000",
+      cover_url: `${filesOrigin}/fixtures/cover.jpg`,
+    });
+    const error = await s.settled(past);
+    expect(error.status_code).toBe("ERROR");
+    expect(error.status).toMatch(
+      /^Error: Thumbnail offset must be greater than or equal to 0 and less than video duration, i\.e\. \d+ \(2207057\)$/,
+    );
+    expect((await s.settled(ignored)).status_code).toBe("FINISHED");
   });
 });
 

@@ -27,6 +27,7 @@ import { closeServers, listen, origin, sandboxHandler } from "../sandbox-server"
  */
 
 const SAMPLES = path.resolve(__dirname, "../../public/samples");
+const FIXTURES = path.resolve(__dirname, "../fixtures");
 const DATA_DIR = path.resolve(__dirname, "../../.test-data/reels-flow");
 const ACME_KEY = "acme-reels-key-0123456789abcdef";
 const GLOBEX_KEY = "globex-reels-key-0123456789abcdef";
@@ -42,6 +43,8 @@ const ACCOUNTS = [
   "neighbour",
   "cancel",
   "edit",
+  "params",
+  "offset",
   "globex",
 ] as const;
 const account = Object.fromEntries(ACCOUNTS.map((name) => [name, `1784${randomInt(1e9, 1e10)}`])) as Record<
@@ -152,9 +155,16 @@ afterAll(async () => {
   expect(JSON.stringify(logs)).not.toContain("-secret");
 });
 
-/** Serves the samples; `/gate/{name}/{file}` holds the answer until the test opens that gate. */
+/** Serves the samples (and `/fixtures/{file}`, the cover JPEG); `/gate/{name}/{file}` holds the answer until the test opens that gate. */
 function serveSample(req: IncomingMessage, res: ServerResponse) {
   const parts = new URL(req.url ?? "/", "http://x").pathname.split("/").filter(Boolean);
+  if (parts[0] === "fixtures") {
+    res.writeHead(200, { "content-type": "image/jpeg" });
+    createReadStream(path.join(FIXTURES, path.basename(parts.at(-1) ?? "")))
+      .on("error", () => res.destroy())
+      .pipe(res);
+    return;
+  }
   const send = () => {
     res.writeHead(200, { "content-type": "video/mp4" });
     createReadStream(path.join(SAMPLES, path.basename(parts.at(-1) ?? "")))
@@ -434,6 +444,84 @@ describe("publishing a reel through the worker", () => {
       params(id),
     );
     expect((await readSse(replay)).map((e) => Number(e.id))).toEqual(data.filter((e) => e.id > 3).map((e) => e.id));
+  });
+});
+
+describe("Meta's further reel parameters", () => {
+  const everyParameter = () => ({
+    cover_url: `${filesOrigin}/fixtures/cover.jpg`,
+    thumb_offset: 1500,
+    audio_name: "Morning run",
+    collaborators: ["ana.runs", "bo_b"],
+    location_id: "7640348500",
+    user_tags: [{ username: "carla", x: 0.5, y: 0.25 }, { username: "dan" }],
+    trial_params: { graduation_strategy: "SS_PERFORMANCE" },
+  });
+
+  it("publishes a reel with every parameter: kept on the publication, sent on the create call, kept on the sandbox's media", async () => {
+    const parameters = everyParameter();
+    const answer = await create({
+      account_id: account.params,
+      video_url: sample("reel-valid.mp4"),
+      share_to_feed: false,
+      ...parameters,
+    });
+    expect(answer.status).toBe(202);
+    const p = await settled(answer.body.publication_id);
+    expect(p.status).toBe("PUBLISHED");
+    expect(p).toMatchObject({ ...parameters, share_to_feed: false });
+    // Graph's form: strings, with the lists and trial_params JSON-encoded.
+    const graphForm = {
+      cover_url: parameters.cover_url,
+      thumb_offset: "1500",
+      audio_name: "Morning run",
+      collaborators: JSON.stringify(parameters.collaborators),
+      location_id: "7640348500",
+      user_tags: JSON.stringify(parameters.user_tags),
+      trial_params: JSON.stringify(parameters.trial_params),
+    };
+    expect(await redis.hgetall(`sandbox:container:${p.container_id}`)).toMatchObject({
+      ...graphForm,
+      share_to_feed: "false",
+    });
+    expect(await redis.hgetall(`sandbox:media:${p.post_id}`)).toMatchObject(graphForm);
+    expect(createCalls(account.params)).toBe(1);
+    expect(publishCalls(account.params)).toBe(1);
+  });
+
+  it("fails a reel whose cover frame is past the video's end with Graph's 1/2207057, as input to fix, and never publishes it", async () => {
+    const answer = await create({
+      account_id: account.offset,
+      video_url: sample("reel-valid.mp4"),
+      thumb_offset: 600_000,
+    });
+    const p = await settled(answer.body.publication_id);
+    expect(p.status).toBe("FAILED");
+    expect(p.error).toMatchObject({ subcode: 2207057, classification: "fix-input" });
+    expect(p.error?.headline).toMatch(/thumb_offset/);
+    expect(publishCalls(account.offset)).toBe(0);
+  });
+
+  it("refuses what Graph would refuse with 422, naming each parameter, and records nothing", async () => {
+    const before = await redis.zcard(publicationKeys.tenantIndex("acme"));
+    const answer = await create({
+      account_id: account.params,
+      video_url: sample("reel-valid.mp4"),
+      collaborators: ["a", "b", "c", "d"],
+      thumb_offset: -1,
+      trial_params: { graduation_strategy: "LATER" },
+      user_tags: [{ username: "ana", x: 2, y: 0 }],
+      cover_url: "ftp://example.com/c.jpg",
+    });
+    expect(answer.status).toBe(422);
+    expect(answer.body.errors.map((e: { path: string }) => e.path).sort()).toEqual([
+      "collaborators",
+      "cover_url",
+      "thumb_offset",
+      "trial_params.graduation_strategy",
+      "user_tags.0.x",
+    ]);
+    expect(await redis.zcard(publicationKeys.tenantIndex("acme"))).toBe(before);
   });
 });
 

@@ -72,6 +72,36 @@ describe("requests", () => {
     expect(new URLSearchParams(seen[0].body).get("share_to_feed")).toBe("true");
   });
 
+  it("sends the further reel parameters as Graph takes them: strings, with user_tags, collaborators and trial_params JSON-encoded", async () => {
+    const { fetch, seen } = fakeFetch(jsonAnswer({ id: "1" }));
+    await client(fetch).createContainer(ACCOUNT, {
+      videoUrl: "https://v.test/a.mp4",
+      shareToFeed: true,
+      reel: {
+        cover_url: "https://v.test/cover.jpg",
+        thumb_offset: 0,
+        audio_name: "Morning run",
+        collaborators: ["ana.runs", "bo_b"],
+        location_id: "7640348500",
+        user_tags: [{ username: "carla", x: 0.5, y: 0.25 }],
+        trial_params: { graduation_strategy: "MANUAL" },
+      },
+    });
+    expect(Object.fromEntries(new URLSearchParams(seen[0].body))).toEqual({
+      media_type: "REELS",
+      video_url: "https://v.test/a.mp4",
+      share_to_feed: "true",
+      cover_url: "https://v.test/cover.jpg",
+      thumb_offset: "0",
+      audio_name: "Morning run",
+      collaborators: '["ana.runs","bo_b"]',
+      location_id: "7640348500",
+      user_tags: '[{"username":"carla","x":0.5,"y":0.25}]',
+      trial_params: '{"graduation_strategy":"MANUAL"}',
+      access_token: TOKEN,
+    });
+  });
+
   it("publishes with creation_id in a form body, the token in the body only", async () => {
     const { fetch, seen } = fakeFetch(jsonAnswer({ id: "17800000000000009" }));
     expect(await client(fetch).publishContainer(ACCOUNT, "17900000000000001")).toEqual({ id: "17800000000000009" });

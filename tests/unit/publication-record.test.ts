@@ -45,6 +45,35 @@ describe("the publication record", () => {
     });
   });
 
+  it("keeps the reel parameters in Graph's form and answers them with the publication; absent ones as null or empty", async () => {
+    const parameters = {
+      cover_url: "https://cdn.test/cover.jpg",
+      thumb_offset: 0,
+      audio_name: "Morning run",
+      collaborators: ["ana.runs"],
+      location_id: "7640348500",
+      user_tags: [{ username: "carla", x: 0.5, y: 0.25 }],
+      trial_params: { graduation_strategy: "MANUAL" },
+    };
+    const id = await submit(parameters);
+    expect(await redis().hgetall(publicationKeys.state(id))).toMatchObject({
+      thumb_offset: "0",
+      collaborators: '["ana.runs"]',
+      user_tags: '[{"username":"carla","x":0.5,"y":0.25}]',
+      trial_params: '{"graduation_strategy":"MANUAL"}',
+    });
+    expect(await readPublication(redis(), ACCOUNT.tenantId, id)).toMatchObject(parameters);
+    expect(await readPublication(redis(), ACCOUNT.tenantId, await submit())).toMatchObject({
+      cover_url: null,
+      thumb_offset: null,
+      audio_name: null,
+      collaborators: [],
+      location_id: null,
+      user_tags: [],
+      trial_params: null,
+    });
+  });
+
   it("reads an error recorded before headline and remedy existed with its message and advice in their place", async () => {
     const id = await submit();
     const old = {

@@ -3,6 +3,7 @@ import { readUpload, uploadPath } from "../../uploads/upload-store";
 import { cacheQuota } from "../../accounts/account-quota";
 import type { PublishingLimit } from "../graph-client";
 import { isGraphFailure } from "../graph-error";
+import { recordedReelParameters } from "../publication-record";
 import { noContainerIdError, preflightError, uploadMissingError } from "../publication-error";
 import { withRetries } from "./graph-retry";
 import type { PublicationRun } from "./publication-run";
@@ -79,6 +80,7 @@ export async function createContainer(run: PublicationRun): Promise<StepResult> 
     ...(upload ? { resumable: true } : { videoUrl: record.video_url }),
     caption: record.caption || undefined,
     shareToFeed: record.share_to_feed,
+    reel: recordedReelParameters(record),
   };
   const attempt = await withRetries(run, "Creating the container", () =>
     run.graph.createContainer(run.account, input, run.signal),

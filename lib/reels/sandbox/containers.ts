@@ -1,7 +1,15 @@
 import { z } from "zod";
 import { GraphError } from "../graph-error";
 import { limitsOf } from "./deps";
-import { authorize, graphJson, parseParams, pickFields, requestedFields, type GraphCall } from "./graph-request";
+import {
+  authorize,
+  graphJson,
+  invalidParameter,
+  parseParams,
+  pickFields,
+  requestedFields,
+  type GraphCall,
+} from "./graph-request";
 import { IN_PROGRESS_STATUS, newAttemptOwner, resumeIfStale, startProcessing } from "./process-container";
 import { FINISHED_STATUS } from "./fetch-and-check";
 import { sweepVideoFilesNowAndThen } from "./resume-processing";
@@ -10,6 +18,8 @@ import { newGraphId, visibleStatusCode, type ContainerRecord } from "./store";
 import { insertContainer } from "./container-writes";
 import { processingMsOf } from "./sandbox-accounts";
 import { CAPTION_LIMITS, countCaption } from "../status";
+import { parseReelGraphParams, reelGraphParams } from "../reel-parameters";
+import { checkCoverImage } from "./cover-image";
 
 /** `POST /{ig-user-id}/media` and `GET /{container-id}` for reels. */
 
@@ -40,7 +50,7 @@ const booleanParam = (name: string) =>
     .refine((v) => ["true", "false", "1", "0"].includes(v), `Param ${name} must be a boolean`)
     .transform((v) => (v === "true" || v === "1" ? "true" : "false"));
 
-/** Create parameters as Graph reads them: strings, unknown ones ignored. */
+/** Create parameters as Graph reads them: strings, unknown ones ignored; the further reel parameters: reel-parameters.ts. */
 export const createContainerParams = z
   .object({
     media_type: z.string(required("media_type")).superRefine((value, ctx) => {
@@ -84,25 +94,6 @@ export const createContainerParams = z
           });
       }),
     share_to_feed: booleanParam("share_to_feed").default("true"),
-    cover_url: z.string().refine(isHttpUrl, "Param cover_url must be a valid http or https URL").optional(),
-    thumb_offset: z
-      .string()
-      .regex(/^\d{1,9}$/, "Param thumb_offset must be a non-negative integer (milliseconds)")
-      .optional(),
-    audio_name: z.string().max(100, "Param audio_name must be at most 100 characters long").optional(),
-    collaborators: z
-      .string()
-      .refine((v) => {
-        try {
-          const list: unknown = JSON.parse(v);
-          return Array.isArray(list) && list.length <= 3 && list.every((u) => typeof u === "string");
-        } catch {
-          return false;
-        }
-      }, "Param collaborators must be a JSON array of at most 3 user names")
-      .optional(),
-    location_id: z.string().regex(/^\d+$/, "Param location_id must be a page id").optional(),
-    user_tags: z.string().optional(),
     upload_type: z.enum(["resumable"], "Param upload_type must be resumable").optional(),
   })
   .superRefine((params, ctx) => {
@@ -114,7 +105,10 @@ export const createContainerParams = z
 export async function createContainer(call: GraphCall, accountId: string): Promise<Response> {
   authorize(call, accountId, accountId);
   const input = parseParams(createContainerParams, call.params);
+  const reel = parseReelGraphParams(call.params);
+  if (!reel.ok) throw invalidParameter(reel.message);
   const { deps } = call;
+  if (reel.parameters.cover_url) await checkCoverImage(deps, reel.parameters.cover_url);
   const now = deps.now();
   const resumable = input.upload_type === "resumable";
   const processingMs = await processingMsOf(deps, accountId);
@@ -132,11 +126,7 @@ export async function createContainer(call: GraphCall, accountId: string): Promi
         upload_type: input.upload_type,
         caption: input.caption,
         share_to_feed: input.share_to_feed,
-        cover_url: input.cover_url,
-        thumb_offset: input.thumb_offset,
-        audio_name: input.audio_name,
-        collaborators: input.collaborators,
-        location_id: input.location_id,
+        ...reelGraphParams(reel.parameters),
         created_at: now,
         status_code: "IN_PROGRESS",
         status: IN_PROGRESS_STATUS,

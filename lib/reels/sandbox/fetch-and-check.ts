@@ -33,7 +33,7 @@ const fetchers = new WeakMap<SandboxDeps, Dispatcher>();
  * machine at PORT: the committed samples under /samples, by whatever host name the dashboard was
  * opened with), unless the operator set ALLOW_PRIVATE_URLS.
  */
-function fetcherOf(deps: SandboxDeps): Dispatcher {
+export function fetcherOf(deps: SandboxDeps): Dispatcher {
   if (deps.dispatcher) return deps.dispatcher;
   let agent = fetchers.get(deps);
   if (!agent) {
@@ -77,6 +77,11 @@ export async function fetchAndCheck(
     await removeFile(part);
     return { fields: specViolation(problems.join("; ")) };
   }
+  const offsetProblem = thumbOffsetProblem(container, probe);
+  if (offsetProblem) {
+    await removeFile(part);
+    return { fields: offsetProblem };
+  }
   // Bytes after the last box are never played: keep the movie only.
   if (probe.trailingBytes > 0) await truncate(part, probe.sizeBytes);
   const file = accountVideoPath(container.account_id, `${path.basename(part, ".part")}.${probe.container}`);
@@ -119,6 +124,18 @@ async function bringVideo(
       signal,
     });
   }
+}
+
+/** Graph ignores thumb_offset when there is a cover_url; otherwise the frame must be inside the video (1 / 2207057). */
+function thumbOffsetProblem(container: ContainerRecord, probe: VideoProbe): Outcome["fields"] | undefined {
+  if (!container.thumb_offset || container.cover_url) return undefined;
+  const lengthMs = Math.floor(probe.durationSeconds * 1000);
+  if (Number(container.thumb_offset) < lengthMs) return undefined;
+  return errorFields(
+    1,
+    2207057,
+    `Thumbnail offset must be greater than or equal to 0 and less than video duration, i.e. ${lengthMs}`,
+  );
 }
 
 function specViolation(reason: string): Outcome["fields"] {

@@ -1,6 +1,7 @@
 import type { Redis } from "../../redis";
 import { DAY_MS } from "./deps";
 import { keys, newGraphId, newShortcode } from "./store";
+import { REEL_PARAMETER_NAMES } from "../reel-parameter-limits";
 
 /** A container's publication in the sandbox's Redis state (store.ts): one script, so two publishes cannot both win. */
 
@@ -18,6 +19,10 @@ redis.call('ZADD', KEYS[2], ARGV[1], ARGV[5])
 redis.call('PEXPIRE', KEYS[2], ARGV[9])
 redis.call('HSET', KEYS[3], 'id', ARGV[5], 'account_id', ARGV[4], 'container_id', ARGV[8], 'caption', c[7] or '',
   'share_to_feed', c[8] or 'true', 'timestamp', ARGV[1], 'shortcode', ARGV[7], 'file', c[5], 'mime', c[6] or 'video/mp4')
+for i = 10, #ARGV do
+  local value = redis.call('HGET', KEYS[1], ARGV[i])
+  if value then redis.call('HSET', KEYS[3], ARGV[i], value) end
+end
 redis.call('PEXPIRE', KEYS[3], ARGV[9])
 redis.call('SET', KEYS[4], ARGV[5], 'PX', ARGV[9])
 return {'published-now', ARGV[5]}`;
@@ -53,6 +58,8 @@ export async function publishContainerRecord(
     shortcode,
     opts.containerId,
     opts.mediaTtlMs,
+    // The further reel parameters go with the reel (ARGV[10] on).
+    ...REEL_PARAMETER_NAMES,
   )) as [string, string | undefined];
   switch (kind) {
     case "published-now":

@@ -35,6 +35,17 @@ export type ContainerStatusCode = StoredStatusCode | "EXPIRED";
 const num = z.coerce.number();
 const optionalNum = z.preprocess((v) => (v === undefined || v === "" ? undefined : v), z.coerce.number().optional());
 
+/** The further reel parameters as the create call sent them (reel-parameters.ts); "" when absent. Published, they go to the media. */
+const reelFields = {
+  cover_url: z.string().default(""),
+  thumb_offset: z.string().default(""),
+  audio_name: z.string().default(""),
+  collaborators: z.string().default(""),
+  location_id: z.string().default(""),
+  user_tags: z.string().default(""),
+  trial_params: z.string().default(""),
+};
+
 const containerRecordSchema = z.object({
   id: z.string(),
   account_id: z.string(),
@@ -59,6 +70,7 @@ const containerRecordSchema = z.object({
   upload_file: z.string().default(""),
   /** How long processing takes at least, when set through the control surface; SANDBOX_PROCESSING_MS otherwise. */
   processing_ms: optionalNum,
+  ...reelFields,
 });
 
 export type ContainerRecord = z.infer<typeof containerRecordSchema>;
@@ -73,6 +85,7 @@ const mediaRecordSchema = z.object({
   shortcode: z.string(),
   file: z.string(),
   mime: z.string().default("video/mp4"),
+  ...reelFields,
 });
 
 export type MediaRecord = z.infer<typeof mediaRecordSchema>;
