@@ -11,6 +11,7 @@ import { startWorkerOperations } from "../lib/worker/metrics-server";
 import { createRedis } from "../lib/redis";
 import { startTracing, stopTracing } from "../lib/tracing";
 import { startPublicationConsumer } from "../lib/reels/publication-consumer";
+import { startInsightsSweep } from "../lib/reels/insights/start-insights-sweep";
 import { startWebhookWorker } from "../lib/webhooks/start-webhook-worker";
 import { registerWorker } from "../lib/worker/presence";
 import type { RunningConsumer, StartConsumer, WorkerContext } from "../lib/worker/worker-context";
@@ -20,6 +21,8 @@ const consumers: Record<string, StartConsumer> = {
   generation: startGenerationConsumer,
   reels: startPublicationConsumer,
   webhooks: startWebhookWorker,
+  /** Not a consumer: the daily read of recent reels' insights, on a timer under a lease. */
+  "reel-insights": startInsightsSweep,
 };
 
 async function main() {
