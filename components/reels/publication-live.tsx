@@ -16,6 +16,7 @@ import { fetchAccounts, fetchPosts, fetchPublication, reelKeys, type Publication
 import { ReelVideo } from "./reel-video";
 import { ScheduledActions } from "./scheduled-actions";
 import { RetryPublicationButton } from "./retry-publication-button";
+import { ReelInsights } from "./reel-insights";
 
 export function PublicationLive({ publicationId, initial }: { publicationId: string; initial: PublicationView }) {
   const queryClient = useQueryClient();
@@ -100,6 +101,7 @@ export function PublicationLive({ publicationId, initial }: { publicationId: str
       </div>
       <div className="space-y-6">
         <Details view={view} />
+        {view.status === "PUBLISHED" && <ReelInsights publicationId={view.publication_id} />}
         {view.status === "PUBLISHED" && <PublishedVideo view={view} />}
       </div>
     </div>

@@ -4,6 +4,7 @@ import { deliveriesQuerySchema } from "../webhooks/deliveries";
 import { retrieveQuerySchema } from "../responses/manage-response";
 import { instagramCallbackSchema } from "../accounts/meta-login/connect-with-instagram";
 import { UPLOAD_CONTENT_TYPES } from "../uploads/receive-upload";
+import { accountInsightsQuerySchema } from "../reels/insights/read-reel-insights";
 import type { SchemaName } from "./schemas";
 
 /**
@@ -287,6 +288,18 @@ export const OPERATIONS: Operation[] = [
     },
   },
   {
+    method: "get",
+    path: "/api/reels/{id}/insights",
+    tag: "Reels",
+    summary: "A published reel's insights: views, reach, likes, comments, shares, saves, interactions, average watch time",
+    description:
+      "Read from Graph's `GET /{ig-media-id}/insights`, cached: Graph is asked on view at most every 15 minutes per reel (and once a day for the last 30 days' reels by the worker). `status` is `pending` while Graph has no figures yet (its data lags up to 48 h; never zeros), `no-permission` when the account's token lacks the insights permission, `failed` when Graph could not be asked (the last figures, if any, are kept).",
+    auth: "tenant",
+    params: publicationId,
+    responses: { 200: { description: "The insights", json: "ReelInsights" } },
+    errors: { 404: "Unknown or another tenant's publication", 409: "The publication is not PUBLISHED" },
+  },
+  {
     method: "post",
     path: "/api/reels/{id}/resume",
     tag: "Reels",
@@ -397,6 +410,19 @@ export const OPERATIONS: Operation[] = [
     auth: "tenant",
     params: { account_id: "One of the tenant's accounts." },
     responses: { 200: { description: "The posts", json: "PostList" } },
+    errors: { 404: "Not one of the tenant's accounts" },
+  },
+  {
+    method: "get",
+    path: "/api/accounts/{account_id}/insights",
+    tag: "Accounts",
+    summary: "The account's published reels with their last insights, sorted by any metric",
+    description:
+      "From Dispatch's cache (never a Graph call): the figures the reels' pages and the daily sweep last read. A reel without the figure sorted by goes last.",
+    auth: "tenant",
+    params: { account_id: "One of the tenant's accounts." },
+    query: accountInsightsQuerySchema,
+    responses: { 200: { description: "The reels and their insights", json: "AccountInsightsList" } },
     errors: { 404: "Not one of the tenant's accounts" },
   },
   {
