@@ -11,6 +11,8 @@ export type Account = AccountView;
 export const reelKeys = {
   accounts: ["accounts"] as const,
   list: ["reels"] as const,
+  /** One status's list ("" for all): under `list`, so invalidating the list refreshes every filter. */
+  filtered: (status: string) => ["reels", "list", status] as const,
   one: (id: string) => ["reels", id] as const,
   posts: (accountId: string) => ["posts", accountId] as const,
   insights: (id: string) => ["reels", id, "insights"] as const,
@@ -19,9 +21,9 @@ export const reelKeys = {
 };
 
 export const fetchAccounts = () => fetchJson<{ data: Account[] }>("/api/accounts");
-export const fetchPublications = (cursor?: string | null) =>
+export const fetchPublications = (cursor?: string | null, status = "") =>
   fetchJson<{ data: Publication[]; next_cursor: string | null }>(
-    `/api/reels?limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+    `/api/reels?limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}${status ? `&status=${status}` : ""}`,
   );
 export const fetchPublication = (id: string) => fetchJson<Publication>(`/api/reels/${encodeURIComponent(id)}`);
 export const fetchPosts = (accountId: string) =>

@@ -1,6 +1,7 @@
-import type { Redis } from "../redis";
+import { execPipeline, type Redis } from "../redis";
+import { syncStatusIndex } from "../status-index";
 import { jobHashArgs, type JobHash } from "./job-record";
-import { CANCEL_CHANNEL, FINISHED_JOB_TTL_S, jobKeys } from "./keys";
+import { CANCEL_CHANNEL, FINISHED_JOB_TTL_S, JOB_INDEXING, jobKeys } from "./keys";
 import { readJob, type JobView } from "./read-job";
 import { finalStreamMessage } from "./stream-message";
 
@@ -40,7 +41,8 @@ export async function cancelJob(
     output: "",
   };
   const cancelRequested: JobHash = { cancel_requested: "1" };
-  await redis.eval(
+  // The job's entry in the status indexes moves with the cancel, in the same MULTI.
+  const cancel = redis.multi().eval(
     CANCEL,
     3,
     jobKeys.state(jobId),
@@ -53,5 +55,6 @@ export async function cancelJob(
     JSON.stringify(jobHashArgs(cancelledWhileQueued)),
     JSON.stringify(jobHashArgs(cancelRequested)),
   );
+  await execPipeline(syncStatusIndex(cancel, JOB_INDEXING, jobKeys.state(jobId), jobId));
   return readJob(redis, tenantId, jobId);
 }

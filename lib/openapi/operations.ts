@@ -1,5 +1,6 @@
 import type { z } from "zod";
-import { pageQuerySchema } from "../web/http";
+import { jobListQuerySchema } from "../jobs/read-job";
+import { publicationListQuerySchema } from "../reels/read-publication";
 import { deliveriesQuerySchema } from "../webhooks/deliveries";
 import { retrieveQuerySchema } from "../responses/manage-response";
 import { instagramCallbackSchema } from "../accounts/meta-login/connect-with-instagram";
@@ -192,8 +193,10 @@ export const OPERATIONS: Operation[] = [
     path: "/v1/jobs",
     tag: "Jobs",
     summary: "List the tenant's jobs, newest first",
+    description:
+      "With `status`, only the jobs in that status, from an index kept per status and moved in the same write as the status: a job in that status from the first page to the last is listed exactly once, as without it.",
     auth: "tenant",
-    query: pageQuerySchema,
+    query: jobListQuerySchema,
     responses: {
       200: { description: "A page of jobs, the cursor of the next, and the tenant's running share", json: "JobList" },
     },
@@ -232,8 +235,10 @@ export const OPERATIONS: Operation[] = [
     path: "/api/reels",
     tag: "Reels",
     summary: "List the tenant's publications, newest first",
+    description:
+      "With `status`, only the publications in that status, from an index kept per status and moved in the same write as the status: a publication in that status from the first page to the last is listed exactly once, as without it.",
     auth: "tenant",
-    query: pageQuerySchema,
+    query: publicationListQuerySchema,
     responses: { 200: { description: "A page of publications and the cursor of the next", json: "PublicationList" } },
   },
   {
