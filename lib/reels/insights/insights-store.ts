@@ -2,10 +2,11 @@ import { z } from "zod";
 import { parseHashRecord } from "../../hash-record";
 import type { Redis } from "../../redis";
 import { INSIGHTS_STATUSES, REEL_INSIGHT_METRICS, type InsightValues } from "./metrics";
+import { SWEEP_WINDOW_MS } from "./refresh-policy";
 
 /**
  * Each published reel's insights, cached in Redis so a dashboard's views and the daily sweep share
- * one reading, and Graph is asked at the pace insights-refresh.ts allows:
+ * one reading, and Graph is asked at the pace refresh-policy.ts allows:
  *   reel:insights:{media-id}               the reel and its last reading (a hash, below)
  *   reels:insights:recent                  media ids by publish time (ms): the sweep's last 30 days
  *   reel:account:{account-id}:insights     the same per account: its insights table
@@ -31,7 +32,7 @@ const storedValues = z.preprocess((raw) => {
   } catch {
     return null;
   }
-}, z.record(z.enum(REEL_INSIGHT_METRICS), z.number()).partial().nullable().catch(null));
+}, z.partialRecord(z.enum(REEL_INSIGHT_METRICS), z.number()).nullable().catch(null));
 
 /** The hash at reel:insights:{media-id}, declared once. */
 export const insightsRecordSchema = z.object({
@@ -86,6 +87,8 @@ export async function registerPublishedReel(redis: Redis, reel: PublishedReel, n
     .hset(key, fields)
     .pexpire(key, INSIGHTS_TTL_MS)
     .zadd(insightsKeys.recent, reel.publishedAt, reel.mediaId)
+    .zremrangebyscore(insightsKeys.recent, "-inf", `(${now - SWEEP_WINDOW_MS}`)
+    .pexpire(insightsKeys.recent, SWEEP_WINDOW_MS)
     .zadd(accountKey, reel.publishedAt, reel.mediaId)
     .zremrangebyscore(accountKey, "-inf", `(${now - INSIGHTS_TTL_MS}`)
     .zremrangebyrank(accountKey, 0, -(ACCOUNT_TABLE_MAX + 1))
