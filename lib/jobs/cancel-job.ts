@@ -1,7 +1,7 @@
 import { execPipeline, type Redis } from "../redis";
 import { syncStatusIndex } from "../status-index";
 import { jobHashArgs, type JobHash } from "./job-record";
-import { CANCEL_CHANNEL, FINISHED_JOB_TTL_S, JOB_INDEXING, jobKeys } from "./keys";
+import { CANCEL_CHANNEL, FINISHED_JOB_TTL_S, JOB_STATUS_INDEXING, jobKeys } from "./keys";
 import { readJob, type JobView } from "./read-job";
 import { finalStreamMessage } from "./stream-message";
 
@@ -55,6 +55,6 @@ export async function cancelJob(
     JSON.stringify(jobHashArgs(cancelledWhileQueued)),
     JSON.stringify(jobHashArgs(cancelRequested)),
   );
-  await execPipeline(syncStatusIndex(cancel, JOB_INDEXING, jobKeys.state(jobId), jobId));
+  await execPipeline(syncStatusIndex(cancel, JOB_STATUS_INDEXING, jobKeys.state(jobId), jobId));
   return readJob(redis, tenantId, jobId);
 }

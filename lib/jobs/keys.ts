@@ -29,7 +29,7 @@ export const OPEN_JOB_TTL_S = 7 * 86400;
 export const JOB_INDEX_BOUND = { maxAgeMs: (OPEN_JOB_TTL_S + FINISHED_JOB_TTL_S) * 1000, maxEntries: 100_000 };
 
 /** A tenant's jobs per status, beside tenant:jobs:{tenant} (lib/status-index.ts); every status write moves them. */
-export const JOB_INDEXING: StatusIndexing = {
+export const JOB_STATUS_INDEXING: StatusIndexing = {
   tenantIndex: (tenantId: string) => jobKeys.tenantIndex(tenantId),
   statuses: JOB_STATUSES,
   indexBound: JOB_INDEX_BOUND,

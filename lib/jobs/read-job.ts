@@ -3,7 +3,7 @@ import { pageQuerySchema, readIndexPage, type IndexCursor } from "../paging";
 import { forgetIndexed, listedIndex } from "../status-index";
 import { execPipeline, type Redis } from "../redis";
 import { parseJobRecord, readJobRecord, type JobRecord } from "./job-record";
-import { JOB_INDEXING, jobKeys } from "./keys";
+import { JOB_STATUS_INDEXING, jobKeys } from "./keys";
 import { isFinalJob, JOB_STATUSES, type FinishReason, type JobStatus } from "./status";
 import { parseStreamMessage } from "./stream-message";
 
@@ -92,12 +92,12 @@ export async function listJobs(
   tenantId: string,
   opts: { limit: number; cursor?: IndexCursor; status?: JobStatus },
 ) {
-  const index = listedIndex(JOB_INDEXING, tenantId, opts.status);
+  const index = listedIndex(JOB_STATUS_INDEXING, tenantId, opts.status);
   const { entries: page, next } = await readIndexPage(redis, index, opts.limit, opts.cursor);
   const pipeline = redis.pipeline();
   for (const { id } of page) pipeline.hgetall(jobKeys.state(id));
   const states = (await execPipeline(pipeline)) as Record<string, string>[];
-  await forgetIndexed(redis, JOB_INDEXING, tenantId, page.filter((_, i) => !states[i]?.job_id).map((e) => e.id));
+  await forgetIndexed(redis, JOB_STATUS_INDEXING, tenantId, page.filter((_, i) => !states[i]?.job_id).map((e) => e.id));
   const data = states
     .map(parseJobRecord)
     .filter((record): record is JobRecord => record !== undefined && !record.submitting)

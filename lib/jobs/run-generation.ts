@@ -6,7 +6,7 @@ import { TOPICS } from "../topics";
 import { jobAuditEvent } from "./audit-event";
 import type { GenerationCommand } from "./command";
 import { jobHashArgs, readJobRecord, type JobField, type JobHash, type JobRecord } from "./job-record";
-import { FINISHED_JOB_TTL_S, JOB_INDEXING, jobKeys } from "./keys";
+import { FINISHED_JOB_TTL_S, JOB_STATUS_INDEXING, jobKeys } from "./keys";
 import { isFinalJob, type FinishReason, type JobStatus } from "./status";
 import { costFields } from "./models";
 import { PermanentProviderError, type ModelInfo, type Provider } from "./providers/provider";
@@ -188,7 +188,7 @@ async function startAttempt(
     run_id: runId,
     attempt_started_at: new Date(startedAt).toISOString(),
   } satisfies JobHash);
-  await execPipeline(syncStatusIndex(running, JOB_INDEXING, stateKey, jobId));
+  await execPipeline(syncStatusIndex(running, JOB_STATUS_INDEXING, stateKey, jobId));
   await redis.hsetnx(stateKey, "started_at" satisfies JobField, new Date(startedAt).toISOString());
   return { attempt, startedAt };
 }
@@ -314,7 +314,7 @@ async function finish(
   const commands: RedisCommand[] = [
     ["HSET", jobKeys.state(id), ...jobHashArgs(fields)],
     ...writer.final(status, finishReason),
-    ...statusIndexCommands(JOB_INDEXING, { tenantId: command.tenant_id, id, createdAtMs: createdAt, status }),
+    ...statusIndexCommands(JOB_STATUS_INDEXING, { tenantId: command.tenant_id, id, createdAtMs: createdAt, status }),
   ];
   for (const key of [jobKeys.state(id), jobKeys.events(id)]) commands.push(["EXPIRE", key, FINISHED_JOB_TTL_S]);
   if (!(await writeIfLeaseHeld(redis, jobKeys.lease(id), runId, commands))) {

@@ -78,16 +78,19 @@ describe("GET /v1/jobs?status=", () => {
             tenant_id: tenant,
             model_name: "local-ngram",
             prompt: `job ${burst}-${i} one two three`,
+            temperature: 0,
             max_tokens: 3,
           }),
         ),
       );
       ids.push(...jobs.map(({ job }) => job.job_id));
     }
-    for (const record of sent.filter((r) => r.topic === TOPICS.requests.name)) {
-      const command = JSON.parse(record.messages[0].value as string) as { job_id: string };
-      commands.set(command.job_id, command);
-    }
+    // Submits of one turn share a produce: every message of every record.
+    for (const record of sent.filter((r) => r.topic === TOPICS.requests.name))
+      for (const message of record.messages) {
+        const command = JSON.parse(message.value as string) as { job_id: string };
+        commands.set(command.job_id, command);
+      }
     const moved = new Map<string, JobStatus>();
     const worker = { redis, producer, log: () => {}, workerId: "w", models, providerFor: createProviders(config) };
     const run = async (id: string) => {

@@ -1,18 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { jobListQuerySchema } from "@/lib/jobs/read-job";
-import { JOB_INDEXING } from "@/lib/jobs/keys";
+import { JOB_STATUS_INDEXING } from "@/lib/jobs/keys";
 import { publicationListQuerySchema } from "@/lib/reels/read-publication";
 import { listedIndex, statusIndexCommands, statusIndexKey } from "@/lib/status-index";
 
 describe("the index per status", () => {
   it("sits beside the tenant index, one key per status, with no tenant's key another's", () => {
     expect(statusIndexKey("tenant:jobs:acme", "RUNNING")).toBe("tenant:jobs:acme:status:RUNNING");
-    expect(listedIndex(JOB_INDEXING, "acme")).toBe("tenant:jobs:acme");
-    expect(listedIndex(JOB_INDEXING, "acme", "QUEUED")).toBe("tenant:jobs:acme:status:QUEUED");
+    expect(listedIndex(JOB_STATUS_INDEXING, "acme")).toBe("tenant:jobs:acme");
+    expect(listedIndex(JOB_STATUS_INDEXING, "acme", "QUEUED")).toBe("tenant:jobs:acme:status:QUEUED");
   });
 
   it("moves an item out of every other status's index and into its own at its creation time", () => {
-    const commands = statusIndexCommands(JOB_INDEXING, {
+    const commands = statusIndexCommands(JOB_STATUS_INDEXING, {
       tenantId: "acme",
       id: "j1",
       createdAtMs: 1_700_000_000_000,
