@@ -47,7 +47,7 @@ export function AccountInsights() {
         ) : accounts.isError ? (
           <Alert title="Could not load accounts">{errorMessage(accounts.error)}</Alert>
         ) : !accountId ? (
-          <Empty title="No accounts yet">Connect an account; its reels' insights appear here once published.</Empty>
+          <Empty title="No accounts yet">Connect an account; the insights of its reels appear here once published.</Empty>
         ) : (
           <>
             <Field label="Account" className="max-w-sm">
@@ -119,7 +119,10 @@ function InsightsTable({
           {rows.map((row) => (
             <tr key={row.media_id} data-testid="account-insights-row">
               <td className="max-w-[14rem] truncate py-2 pr-3 text-zinc-800 dark:text-zinc-200">
-                <Link href={`/dashboard/reels/${row.publication_id}`} className={cx("rounded hover:underline", focusRing)}>
+                <Link
+                  href={`/dashboard/reels/${row.publication_id}`}
+                  className={cx("rounded hover:underline", focusRing)}
+                >
                   {row.caption || row.media_id}
                 </Link>
               </td>
@@ -127,7 +130,11 @@ function InsightsTable({
                 <Time iso={row.published_at} />
               </td>
               {REEL_INSIGHT_METRICS.map((metric) => (
-                <td key={metric} className="py-2 pr-3 text-zinc-800 tabular-nums dark:text-zinc-200" data-metric={metric}>
+                <td
+                  key={metric}
+                  className="py-2 pr-3 text-zinc-800 tabular-nums dark:text-zinc-200"
+                  data-metric={metric}
+                >
                   {row.metrics
                     ? formatInsight(metric, row.metrics[metric])
                     : row.status === "no-permission"

@@ -57,7 +57,9 @@ export function RecentPublications() {
         </div>
       ) : shown.length === 0 ? (
         <Empty title={status ? `No ${status.toLowerCase().replace("_", " ")} publications` : "No reels yet"}>
-          {status ? "None of your recent publications has this status; show all statuses." : "Publish one with the form."}
+          {status
+            ? "None of your recent publications has this status; show all statuses."
+            : "Publish one with the form."}
         </Empty>
       ) : (
         <ul className="divide-y divide-zinc-100 dark:divide-zinc-800" data-testid="recent-publications">

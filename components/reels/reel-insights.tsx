@@ -1,7 +1,12 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import { INSIGHT_LABELS, REEL_INSIGHT_METRICS, type ReelInsightMetric, type ReelInsightsView } from "@/lib/reels/insights/metrics";
+import {
+  INSIGHT_LABELS,
+  REEL_INSIGHT_METRICS,
+  type ReelInsightMetric,
+  type ReelInsightsView,
+} from "@/lib/reels/insights/metrics";
 import { errorMessage } from "../api";
 import { formatMs, formatNumber } from "../format";
 import { Card, CardBody, CardHeader } from "../ui/card";

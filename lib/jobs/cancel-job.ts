@@ -42,19 +42,21 @@ export async function cancelJob(
   };
   const cancelRequested: JobHash = { cancel_requested: "1" };
   // The job's entry in the status indexes moves with the cancel, in the same MULTI.
-  const cancel = redis.multi().eval(
-    CANCEL,
-    3,
-    jobKeys.state(jobId),
-    jobKeys.events(jobId),
-    jobKeys.stream(jobId),
-    FINISHED_JOB_TTL_S,
-    CANCEL_CHANNEL,
-    jobId,
-    JSON.stringify(finalStreamMessage("CANCELLED", "cancelled")),
-    JSON.stringify(jobHashArgs(cancelledWhileQueued)),
-    JSON.stringify(jobHashArgs(cancelRequested)),
-  );
+  const cancel = redis
+    .multi()
+    .eval(
+      CANCEL,
+      3,
+      jobKeys.state(jobId),
+      jobKeys.events(jobId),
+      jobKeys.stream(jobId),
+      FINISHED_JOB_TTL_S,
+      CANCEL_CHANNEL,
+      jobId,
+      JSON.stringify(finalStreamMessage("CANCELLED", "cancelled")),
+      JSON.stringify(jobHashArgs(cancelledWhileQueued)),
+      JSON.stringify(jobHashArgs(cancelRequested)),
+    );
   await execPipeline(syncStatusIndex(cancel, JOB_STATUS_INDEXING, jobKeys.state(jobId), jobId));
   return readJob(redis, tenantId, jobId);
 }

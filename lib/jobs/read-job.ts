@@ -97,7 +97,12 @@ export async function listJobs(
   const pipeline = redis.pipeline();
   for (const { id } of page) pipeline.hgetall(jobKeys.state(id));
   const states = (await execPipeline(pipeline)) as Record<string, string>[];
-  await forgetIndexed(redis, JOB_STATUS_INDEXING, tenantId, page.filter((_, i) => !states[i]?.job_id).map((e) => e.id));
+  await forgetIndexed(
+    redis,
+    JOB_STATUS_INDEXING,
+    tenantId,
+    page.filter((_, i) => !states[i]?.job_id).map((e) => e.id),
+  );
   const data = states
     .map(parseJobRecord)
     .filter((record): record is JobRecord => record !== undefined && !record.submitting)

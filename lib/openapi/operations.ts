@@ -296,7 +296,8 @@ export const OPERATIONS: Operation[] = [
     method: "get",
     path: "/api/reels/{id}/insights",
     tag: "Reels",
-    summary: "A published reel's insights: views, reach, likes, comments, shares, saves, interactions, average watch time",
+    summary:
+      "A published reel's insights: views, reach, likes, comments, shares, saves, interactions, average watch time",
     description:
       "Read from Graph's `GET /{ig-media-id}/insights`, cached: Graph is asked on view at most every 15 minutes per reel (and once a day for the last 30 days' reels by the worker). `status` is `pending` while Graph has no figures yet (its data lags up to 48 h; never zeros), `no-permission` when the account's token lacks the insights permission, `failed` when Graph could not be asked (the last figures, if any, are kept).",
     auth: "tenant",

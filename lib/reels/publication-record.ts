@@ -201,19 +201,21 @@ export async function appendEvent(redis: Redis, id: string, write: EventWrite): 
     ...(changes ? { changes } : {}),
   };
   const hash = { ...write.fields, status, updated_at: at };
-  const append = redis.multi().eval(
-    APPEND_EVENT,
-    2,
-    publicationKeys.state(id),
-    publicationKeys.events(id),
-    publicationKeys.stream(id),
-    PUBLICATION_TTL_S,
-    JSON.stringify(event),
-    write.reopen && write.expect?.status ? "" : FINAL_STATUSES,
-    Object.keys(write.expect ?? {}).length,
-    ...Object.entries(write.expect ?? {}).flat(),
-    ...Object.entries(hash).flat(),
-  );
+  const append = redis
+    .multi()
+    .eval(
+      APPEND_EVENT,
+      2,
+      publicationKeys.state(id),
+      publicationKeys.events(id),
+      publicationKeys.stream(id),
+      PUBLICATION_TTL_S,
+      JSON.stringify(event),
+      write.reopen && write.expect?.status ? "" : FINAL_STATUSES,
+      Object.keys(write.expect ?? {}).length,
+      ...Object.entries(write.expect ?? {}).flat(),
+      ...Object.entries(hash).flat(),
+    );
   // The status indexes follow the status the record holds after the script, in the same MULTI.
   const [seq] = await execPipeline(syncStatusIndex(append, PUBLICATION_STATUS_INDEXING, publicationKeys.state(id), id));
   return seq as number;

@@ -46,14 +46,18 @@ test("a reel's insights appear on its card after publishing, and in its account'
     (await table.locator('[data-testid="account-insights-row"] [data-metric="views"]').allTextContents()).map((t) =>
       t === "not yet" || t === "no permission" ? -1 : Number(t.replace(/,/g, "")),
     );
-  await expect.poll(async () => {
-    const values = await read();
-    return values.every((v, i) => i === 0 || values[i - 1] >= v);
-  }).toBe(true);
+  await expect
+    .poll(async () => {
+      const values = await read();
+      return values.every((v, i) => i === 0 || values[i - 1] >= v);
+    })
+    .toBe(true);
   await views.getByRole("button").click();
   await expect(views).toHaveAttribute("aria-sort", "ascending");
-  await expect.poll(async () => {
-    const values = (await read()).filter((v) => v >= 0);
-    return values.every((v, i) => i === 0 || values[i - 1] <= v);
-  }).toBe(true);
+  await expect
+    .poll(async () => {
+      const values = (await read()).filter((v) => v >= 0);
+      return values.every((v, i) => i === 0 || values[i - 1] <= v);
+    })
+    .toBe(true);
 });

@@ -151,7 +151,8 @@ describe("a published reel's insights", () => {
       readReelInsights(deps, tenantId, publicationId),
     ]);
     expect(callsFor(mediaId)).toBe(2);
-    const read = [c, d].find((v) => v.status === "available") ?? (await readReelInsights(deps, tenantId, publicationId));
+    const read =
+      [c, d].find((v) => v.status === "available") ?? (await readReelInsights(deps, tenantId, publicationId));
     expect(read.metrics).toEqual(expectedAt(mediaId, publishedAt));
     expect(read.metrics!.views).toBeGreaterThan(0);
     expect(Date.parse(read.next_refresh_at!) - Date.parse(read.checked_at!)).toBe(15 * MIN);
@@ -230,9 +231,7 @@ describe("the daily sweep", () => {
     const swept = rows.filter((r) => reels.some((reel) => reel.mediaId === r.media_id));
     expect(swept.map((r) => r.status)).toEqual(["available", "available"]);
     for (const row of swept)
-      expect(row.metrics).toEqual(
-        expectedAt(row.media_id, reels.find((r) => r.mediaId === row.media_id)!.publishedAt),
-      );
+      expect(row.metrics).toEqual(expectedAt(row.media_id, reels.find((r) => r.mediaId === row.media_id)!.publishedAt));
     const views = rows.map((r) => r.metrics?.views ?? null);
     const known = views.filter((v): v is number => v !== null);
     expect(known).toEqual([...known].sort((x, y) => y - x));

@@ -123,7 +123,10 @@ describe("GET /v1/jobs?status=", () => {
     expect(new Set(listed.ids).size, "no job listed twice").toBe(listed.ids.length);
     expect(listed.statuses.every((s) => s === "QUEUED")).toBe(true);
     const stayed = ids.filter((id) => !moved.has(id));
-    expect(stayed.filter((id) => !listed.ids.includes(id)), "QUEUED throughout, yet not listed").toEqual([]);
+    expect(
+      stayed.filter((id) => !listed.ids.includes(id)),
+      "QUEUED throughout, yet not listed",
+    ).toEqual([]);
     expect(moved.size).toBe(5);
 
     // Each final status lists exactly the jobs moved there; none is RUNNING any more; all 24 without a filter.
@@ -135,7 +138,10 @@ describe("GET /v1/jobs?status=", () => {
       );
       expect(page.ids.sort(), status).toEqual(expected.sort());
     }
-    const all = await pageThrough((cursor) => listJobs(redis, tenant, { limit: 7, cursor }), (job) => job.job_id);
+    const all = await pageThrough(
+      (cursor) => listJobs(redis, tenant, { limit: 7, cursor }),
+      (job) => job.job_id,
+    );
     expect(all.ids.sort()).toEqual([...ids].sort());
   });
 });
@@ -144,7 +150,9 @@ describe("GET /api/reels?status=", () => {
   it("pages through QUEUED without loss or repeat while publications are cancelled or move on between pages", async () => {
     const tenant = `filters-${randomUUID().slice(0, 8)}`;
     const accountId = `1786${randomInt(1e9, 1e10)}`;
-    const connected = new ConnectedAccounts(redis, Buffer.alloc(32, 7), [{ tenantId: tenant, accountId, accessToken: "t" }]);
+    const connected = new ConnectedAccounts(redis, Buffer.alloc(32, 7), [
+      { tenantId: tenant, accountId, accessToken: "t" },
+    ]);
     const ids: string[] = [];
     for (let burst = 0; burst < 3; burst++) {
       const made = await Promise.all(

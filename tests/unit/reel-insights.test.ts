@@ -149,12 +149,15 @@ describe("the metrics the sandbox takes", () => {
     ]);
   });
 
-  it.each(DEPRECATED_INSIGHT_METRICS)("refuses %s, retired in v22.0, with error 100 naming it, as Meta does", (metric) => {
-    const error = refusal(`views,${metric}`);
-    expect(error).toBeInstanceOf(GraphError);
-    expect([error.code, error.status]).toEqual([100, 400]);
-    expect(error.message).toContain(`the ${metric} metric is no longer supported`);
-  });
+  it.each(DEPRECATED_INSIGHT_METRICS)(
+    "refuses %s, retired in v22.0, with error 100 naming it, as Meta does",
+    (metric) => {
+      const error = refusal(`views,${metric}`);
+      expect(error).toBeInstanceOf(GraphError);
+      expect([error.code, error.status]).toEqual([100, 400]);
+      expect(error.message).toContain(`the ${metric} metric is no longer supported`);
+    },
+  );
 
   it("refuses an unknown metric or none at all with error 100", () => {
     expect(refusal("views,followers").code).toBe(100);

@@ -25,14 +25,17 @@ export const ACCOUNT_TABLE_MAX = 500;
 const ms = z.coerce.number().int().default(0);
 const text = z.string().default("");
 
-const storedValues = z.preprocess((raw) => {
-  if (typeof raw !== "string" || raw === "") return null;
-  try {
-    return JSON.parse(raw);
-  } catch {
-    return null;
-  }
-}, z.partialRecord(z.enum(REEL_INSIGHT_METRICS), z.number()).nullable().catch(null));
+const storedValues = z.preprocess(
+  (raw) => {
+    if (typeof raw !== "string" || raw === "") return null;
+    try {
+      return JSON.parse(raw);
+    } catch {
+      return null;
+    }
+  },
+  z.partialRecord(z.enum(REEL_INSIGHT_METRICS), z.number()).nullable().catch(null),
+);
 
 /** The hash at reel:insights:{media-id}, declared once. */
 export const insightsRecordSchema = z.object({

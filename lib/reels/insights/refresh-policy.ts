@@ -18,10 +18,7 @@ export const ON_VIEW: RefreshPolicy = { intervalMs: VIEW_REFRESH_MS, fromPublish
 export const DAILY_SWEEP: RefreshPolicy = { intervalMs: SWEEP_REFRESH_MS, fromPublish: true };
 
 /** When the reel may be read next under `policy` (ms): now or earlier means due. */
-export function nextReadingAt(
-  reel: { attempted_at: number; published_at: number },
-  policy: RefreshPolicy,
-): number {
+export function nextReadingAt(reel: { attempted_at: number; published_at: number }, policy: RefreshPolicy): number {
   const last = Math.max(reel.attempted_at, policy.fromPublish ? reel.published_at : 0);
   return last > 0 ? last + policy.intervalMs : 0;
 }

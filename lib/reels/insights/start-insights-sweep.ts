@@ -20,7 +20,11 @@ export const startInsightsSweep: StartConsumer = async (ctx): Promise<RunningCon
   const stopping = new AbortController();
   let running: Promise<unknown> = Promise.resolve();
   const tick = () => {
-    running = sweepReelInsights(deps, { owner: workerId, leaseMs: 3 * SWEEP_TICK_MS, batch: SWEEP_BATCH }, stopping.signal)
+    running = sweepReelInsights(
+      deps,
+      { owner: workerId, leaseMs: 3 * SWEEP_TICK_MS, batch: SWEEP_BATCH },
+      stopping.signal,
+    )
       .then(({ read }) => {
         if (read > 0) log("info", "insights sweep read reels", { read });
       })

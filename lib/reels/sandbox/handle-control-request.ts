@@ -92,7 +92,12 @@ const insightsBody = z.strictObject(
   Object.fromEntries(
     SANDBOX_INSIGHT_METRICS.map((m) => [
       m,
-      z.number({ error: `${m} is a whole number from 0 to 10^12` }).int().min(0).max(1e12).optional(),
+      z
+        .number({ error: `${m} is a whole number from 0 to 10^12` })
+        .int()
+        .min(0)
+        .max(1e12)
+        .optional(),
     ]),
   ) as Record<(typeof SANDBOX_INSIGHT_METRICS)[number], z.ZodOptional<z.ZodNumber>>,
 );

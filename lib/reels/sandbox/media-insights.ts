@@ -48,7 +48,9 @@ export function requestedMetrics(raw: string | undefined): SandboxInsightMetric[
     );
   const unknown = names.find((m) => !isMetric(m));
   if (unknown)
-    throw invalidParameter(`metric[${names.indexOf(unknown)}] must be one of the following values: ${SANDBOX_INSIGHT_METRICS.join(", ")}`);
+    throw invalidParameter(
+      `metric[${names.indexOf(unknown)}] must be one of the following values: ${SANDBOX_INSIGHT_METRICS.join(", ")}`,
+    );
   return [...new Set(names)] as SandboxInsightMetric[];
 }
 
