@@ -1,3 +1,5 @@
+import AxeBuilder from "@axe-core/playwright";
+import type { Page } from "@playwright/test";
 import { formatMs, formatNumber } from "@/components/format";
 import { REEL_INSIGHT_METRICS, type ReelInsightsView } from "@/lib/reels/insights/metrics";
 import { expect, screenshot, signIn, test } from "./fixtures";
@@ -5,6 +7,18 @@ import { expect, screenshot, signIn, test } from "./fixtures";
 test.beforeEach(async ({ page }) => {
   await signIn(page);
 });
+
+/** Axe's findings on the page as it is now, in light and in dark. */
+async function expectAxeClean(page: Page, what: string) {
+  for (const colorScheme of ["light", "dark"] as const) {
+    await page.emulateMedia({ colorScheme });
+    const { violations } = await new AxeBuilder({ page }).analyze();
+    expect(
+      violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`),
+      `${what} (${colorScheme})`,
+    ).toEqual([]);
+  }
+}
 
 const shown = (metric: string, value: number | null) =>
   metric === "ig_reels_avg_watch_time" ? formatMs(value) : formatNumber(value);
@@ -32,12 +46,15 @@ test("a reel's insights appear on its card after publishing, and in its account'
   for (const metric of REEL_INSIGHT_METRICS)
     await expect(card.locator(`[data-metric="${metric}"]`)).toHaveText(shown(metric, insights.metrics![metric]));
   await screenshot(page, "reel-insights");
+  await expectAxeClean(page, "the published reel's page");
 
   await page.goto("/dashboard/accounts");
   const table = page.getByTestId("account-insights-table");
   const row = table.getByTestId("account-insights-row").filter({ hasText: caption });
   await expect(row).toHaveCount(1);
   await expect(row.locator('[data-metric="views"]')).toHaveText(shown("views", insights.metrics!.views));
+  await expect(page.getByRole("status").filter({ hasText: /Loading/ })).toHaveCount(0);
+  await expectAxeClean(page, "the Accounts page");
 
   const views = table.getByRole("columnheader", { name: /Views/ });
   await views.getByRole("button").click();
