@@ -47,7 +47,9 @@ export function AccountInsights() {
         ) : accounts.isError ? (
           <Alert title="Could not load accounts">{errorMessage(accounts.error)}</Alert>
         ) : !accountId ? (
-          <Empty title="No accounts yet">Connect an account; the insights of its reels appear here once published.</Empty>
+          <Empty title="No accounts yet">
+            Connect an account; the insights of its reels appear here once published.
+          </Empty>
         ) : (
           <>
             <Field label="Account" className="max-w-sm">
