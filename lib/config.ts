@@ -103,6 +103,8 @@ const envSchema = z.object({
   GRAPH_PACE_SPACING_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   SANDBOX_PROCESSING_MS: z.coerce.number().int().min(0).max(3_600_000).default(3000),
   SANDBOX_PUBLISH_LIMIT: z.coerce.number().int().min(1).max(10_000).default(100),
+  /** A reel's insights answer an empty `data` this long after publishing, as Meta's lag (up to 48 h) does. */
+  SANDBOX_INSIGHTS_LAG_MS: z.coerce.number().int().min(0).max(172_800_000).default(60_000),
   /** The sandbox's fetcher and webhook deliveries may reach every loopback and private address. */
   ALLOW_PRIVATE_URLS: boolean.default(false),
   LOCAL_MODEL_TOKENS_PER_SECOND: z.coerce.number().min(0.1).max(100_000).default(40),

@@ -33,6 +33,12 @@ export const cursorSchema = z.string().transform((value, ctx) => {
   return cursor;
 });
 
+/** `?limit=&cursor=` of the list endpoints: a page of up to 100, after the opaque cursor the last page returned. */
+export const pageQuerySchema = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: cursorSchema.optional(),
+});
+
 /** Up to `limit` ids after `cursor`, and the cursor of the page after them (null on the last page). */
 export async function readIndexPage(
   redis: Redis,

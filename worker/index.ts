@@ -11,6 +11,7 @@ import { startWorkerOperations } from "../lib/worker/metrics-server";
 import { createRedis } from "../lib/redis";
 import { startTracing, stopTracing } from "../lib/tracing";
 import { startPublicationConsumer } from "../lib/reels/publication-consumer";
+import { startInsightsSweep } from "../lib/reels/insights/start-insights-sweep";
 import { startWebhookWorker } from "../lib/webhooks/start-webhook-worker";
 import { startTokenRefresh } from "../lib/accounts/token-refresh/start-token-refresh";
 import { registerWorker } from "../lib/worker/presence";
@@ -22,6 +23,8 @@ const consumers: Record<string, StartConsumer> = {
   reels: startPublicationConsumer,
   webhooks: startWebhookWorker,
   "token-refresh": startTokenRefresh,
+  /** Not a consumer: the daily read of recent reels' insights, on a timer under a lease. */
+  "reel-insights": startInsightsSweep,
 };
 
 async function main() {

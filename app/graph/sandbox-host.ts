@@ -18,7 +18,13 @@ const holder = globalThis as unknown as { __dispatchSandbox?: SandboxDeps };
  */
 export function getSandbox(): SandboxDeps {
   const { config, redis, log } = getServices();
-  holder.__dispatchSandbox ??= { config, redis, log, now: () => Date.now() };
+  holder.__dispatchSandbox ??= {
+    config,
+    redis,
+    log,
+    now: () => Date.now(),
+    limits: { insightsLagMs: config.SANDBOX_INSIGHTS_LAG_MS },
+  };
   return holder.__dispatchSandbox;
 }
 

@@ -16,17 +16,16 @@ import { fetchJobs, jobQueries } from "./queries";
 export function RecentJobs() {
   const [status, setStatus] = useState("");
   const jobs = useInfiniteQuery({
-    queryKey: jobQueries.list,
-    queryFn: ({ pageParam }) => fetchJobs(pageParam),
+    queryKey: jobQueries.filtered(status),
+    queryFn: ({ pageParam }) => fetchJobs(pageParam, status),
     initialPageParam: null as string | null,
     getNextPageParam: (page) => page.next_cursor,
     // Poll only while something is still moving.
     refetchInterval: (query) =>
       query.state.data?.pages.some((p) => p.data.some((j) => !isFinalJob(j.status))) ? 2000 : 15_000,
   });
-  const all = jobs.data?.pages.flatMap((p) => p.data) ?? [];
-  // The API lists by time only: the filter applies to the pages loaded so far.
-  const shown = status ? all.filter((j) => j.status === status) : all;
+  // The server filters (an index per status): every page holds only the status asked for.
+  const shown = jobs.data?.pages.flatMap((p) => p.data) ?? [];
 
   return (
     <Card aria-labelledby="recent-jobs">
@@ -44,8 +43,8 @@ export function RecentJobs() {
           <Alert title="Could not load jobs">{errorMessage(jobs.error)}</Alert>
         </div>
       ) : shown.length === 0 ? (
-        <Empty title={status ? `No ${status.toLowerCase()} jobs loaded` : "No jobs yet"}>
-          {status ? "Load more, or show all statuses." : "Submit a prompt to see it here."}
+        <Empty title={status ? `No ${status.toLowerCase()} jobs` : "No jobs yet"}>
+          {status ? "None of your recent jobs has this status; show all statuses." : "Submit a prompt to see it here."}
         </Empty>
       ) : (
         <ul className="divide-y divide-zinc-100 dark:divide-zinc-800" data-testid="recent-jobs">

@@ -18,6 +18,7 @@ import { ScheduledActions } from "./scheduled-actions";
 import { RetryPublicationButton } from "./retry-publication-button";
 import { Detail } from "./detail";
 import { ReelParameterDetails } from "./reel-parameter-details";
+import { ReelInsights } from "./reel-insights";
 
 export function PublicationLive({ publicationId, initial }: { publicationId: string; initial: PublicationView }) {
   const queryClient = useQueryClient();
@@ -102,6 +103,7 @@ export function PublicationLive({ publicationId, initial }: { publicationId: str
       </div>
       <div className="space-y-6">
         <Details view={view} />
+        {view.status === "PUBLISHED" && <ReelInsights publicationId={view.publication_id} />}
         {view.status === "PUBLISHED" && <PublishedVideo view={view} />}
       </div>
     </div>

@@ -1,5 +1,6 @@
 import type { AccountView } from "@/lib/accounts/account";
 import type { PublishedPost } from "@/lib/reels/list-published-posts";
+import type { AccountInsightsRow, ReelInsightsView } from "@/lib/reels/insights/metrics";
 import type { PublicationView } from "@/lib/reels/publication";
 import { fetchJson } from "../api";
 
@@ -10,14 +11,19 @@ export type Account = AccountView;
 export const reelKeys = {
   accounts: ["accounts"] as const,
   list: ["reels"] as const,
+  /** One status's list ("" for all): under `list`, so invalidating the list refreshes every filter. */
+  filtered: (status: string) => ["reels", "list", status] as const,
   one: (id: string) => ["reels", id] as const,
   posts: (accountId: string) => ["posts", accountId] as const,
+  insights: (id: string) => ["reels", id, "insights"] as const,
+  accountInsights: (accountId: string, sort: string, order: string) =>
+    ["account-insights", accountId, sort, order] as const,
 };
 
 export const fetchAccounts = () => fetchJson<{ data: Account[] }>("/api/accounts");
-export const fetchPublications = (cursor?: string | null) =>
+export const fetchPublications = (cursor?: string | null, status = "") =>
   fetchJson<{ data: Publication[]; next_cursor: string | null }>(
-    `/api/reels?limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+    `/api/reels?limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}${status ? `&status=${status}` : ""}`,
   );
 export const fetchPublication = (id: string) => fetchJson<Publication>(`/api/reels/${encodeURIComponent(id)}`);
 export const fetchPosts = (accountId: string) =>
@@ -26,3 +32,9 @@ export const cancelPublication = (id: string) =>
   fetchJson<Publication>(`/api/reels/${encodeURIComponent(id)}`, { method: "DELETE" });
 export const editPublication = (id: string, changes: { publish_at?: string; caption?: string }) =>
   fetchJson<Publication>(`/api/reels/${encodeURIComponent(id)}`, { method: "PATCH", json: changes });
+export const fetchInsights = (id: string) =>
+  fetchJson<ReelInsightsView>(`/api/reels/${encodeURIComponent(id)}/insights`);
+export const fetchAccountInsights = (accountId: string, sort: string, order: "asc" | "desc") =>
+  fetchJson<{ data: AccountInsightsRow[] }>(
+    `/api/accounts/${encodeURIComponent(accountId)}/insights?sort=${encodeURIComponent(sort)}&order=${order}`,
+  );

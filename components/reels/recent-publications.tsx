@@ -23,8 +23,8 @@ const fileName = (url: string) => {
 export function RecentPublications() {
   const [status, setStatus] = useState("");
   const reels = useInfiniteQuery({
-    queryKey: reelKeys.list,
-    queryFn: ({ pageParam }) => fetchPublications(pageParam),
+    queryKey: reelKeys.filtered(status),
+    queryFn: ({ pageParam }) => fetchPublications(pageParam, status),
     initialPageParam: null as string | null,
     getNextPageParam: (page) => page.next_cursor,
     refetchInterval: (query) =>
@@ -34,9 +34,8 @@ export function RecentPublications() {
         ? 2000
         : 15_000,
   });
-  const all = reels.data?.pages.flatMap((p) => p.data) ?? [];
-  // The API lists by time only: the filter applies to the pages loaded so far.
-  const shown = status ? all.filter((p) => p.status === status) : all;
+  // The server filters (an index per status): every page holds only the status asked for.
+  const shown = reels.data?.pages.flatMap((p) => p.data) ?? [];
   return (
     <Card aria-labelledby="recent-publications">
       <CardHeader
@@ -57,8 +56,10 @@ export function RecentPublications() {
           <Alert title="Could not load publications">{errorMessage(reels.error)}</Alert>
         </div>
       ) : shown.length === 0 ? (
-        <Empty title={status ? `No ${status.toLowerCase().replace("_", " ")} publications loaded` : "No reels yet"}>
-          {status ? "Load more, or show all statuses." : "Publish one with the form."}
+        <Empty title={status ? `No ${status.toLowerCase().replace("_", " ")} publications` : "No reels yet"}>
+          {status
+            ? "None of your recent publications has this status; show all statuses."
+            : "Publish one with the form."}
         </Empty>
       ) : (
         <ul className="divide-y divide-zinc-100 dark:divide-zinc-800" data-testid="recent-publications">

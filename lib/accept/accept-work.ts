@@ -3,6 +3,7 @@ import type { Message, Producer } from "kafkajs";
 import { ApiError, brokerUnavailable } from "../errors";
 import type { Redis } from "../redis";
 import { addToTenantIndex, type IndexBound } from "../tenant-index";
+import { syncStatusIndex, type StatusIndexing } from "../status-index";
 import { sendBatched } from "./send-batched";
 
 /**
@@ -27,8 +28,10 @@ import { sendBatched } from "./send-batched";
  *   that work may yet be taken back. Another fingerprint or another tenant is 409.
  * - A worker that gets work still marked `submitting` (its submitter died, or lost Redis, between
  *   the broker's acknowledgement and the reveal) reveals it with `revealWork` before running it.
+ * - The reveal also puts the work in the index of the status its record holds then, beside the
+ *   tenant's index (lib/status-index.ts); every later status write moves it.
  */
-export interface WorkKind<View> {
+export interface WorkKind<View> extends StatusIndexing {
   /** Names the work in answers: "job", "publication". */
   noun: string;
   topic: string;
@@ -160,7 +163,7 @@ export function revealWork(
   createdAtMs: number,
   nowMs = Date.now(),
 ): ChainableCommander {
-  return addToTenantIndex(
+  const revealed = addToTenantIndex(
     chain.hdel(kind.recordKey(id), "submitting"),
     kind.tenantIndex(tenantId),
     id,
@@ -168,6 +171,7 @@ export function revealWork(
     kind.indexBound,
     nowMs,
   );
+  return syncStatusIndex(revealed, kind, kind.recordKey(id), id);
 }
 
 async function existingWork<View>(redis: Redis, kind: WorkKind<View>, work: Submission, id: string): Promise<View> {

@@ -1,6 +1,7 @@
-import type { Redis } from "../redis";
+import { execPipeline, type Redis } from "../redis";
+import { syncStatusIndex } from "../status-index";
 import { jobHashArgs, type JobHash } from "./job-record";
-import { CANCEL_CHANNEL, FINISHED_JOB_TTL_S, jobKeys } from "./keys";
+import { CANCEL_CHANNEL, FINISHED_JOB_TTL_S, JOB_STATUS_INDEXING, jobKeys } from "./keys";
 import { readJob, type JobView } from "./read-job";
 import { finalStreamMessage } from "./stream-message";
 
@@ -40,18 +41,22 @@ export async function cancelJob(
     output: "",
   };
   const cancelRequested: JobHash = { cancel_requested: "1" };
-  await redis.eval(
-    CANCEL,
-    3,
-    jobKeys.state(jobId),
-    jobKeys.events(jobId),
-    jobKeys.stream(jobId),
-    FINISHED_JOB_TTL_S,
-    CANCEL_CHANNEL,
-    jobId,
-    JSON.stringify(finalStreamMessage("CANCELLED", "cancelled")),
-    JSON.stringify(jobHashArgs(cancelledWhileQueued)),
-    JSON.stringify(jobHashArgs(cancelRequested)),
-  );
+  // The job's entry in the status indexes moves with the cancel, in the same MULTI.
+  const cancel = redis
+    .multi()
+    .eval(
+      CANCEL,
+      3,
+      jobKeys.state(jobId),
+      jobKeys.events(jobId),
+      jobKeys.stream(jobId),
+      FINISHED_JOB_TTL_S,
+      CANCEL_CHANNEL,
+      jobId,
+      JSON.stringify(finalStreamMessage("CANCELLED", "cancelled")),
+      JSON.stringify(jobHashArgs(cancelledWhileQueued)),
+      JSON.stringify(jobHashArgs(cancelRequested)),
+    );
+  await execPipeline(syncStatusIndex(cancel, JOB_STATUS_INDEXING, jobKeys.state(jobId), jobId));
   return readJob(redis, tenantId, jobId);
 }

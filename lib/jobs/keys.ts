@@ -1,3 +1,6 @@
+import type { StatusIndexing } from "../status-index";
+import { JOB_STATUSES } from "./status";
+
 /** Redis key names of a job, in one place. Every key of a job gets the same expiry. */
 export const jobKeys = {
   state: (jobId: string) => `job:state:${jobId}`,
@@ -24,3 +27,10 @@ export const OPEN_JOB_TTL_S = 7 * 86400;
  * finish that came before it, so older entries are dead; and a tenant lists at most this many.
  */
 export const JOB_INDEX_BOUND = { maxAgeMs: (OPEN_JOB_TTL_S + FINISHED_JOB_TTL_S) * 1000, maxEntries: 100_000 };
+
+/** A tenant's jobs per status, beside tenant:jobs:{tenant} (lib/status-index.ts); every status write moves them. */
+export const JOB_STATUS_INDEXING: StatusIndexing = {
+  tenantIndex: (tenantId: string) => jobKeys.tenantIndex(tenantId),
+  statuses: JOB_STATUSES,
+  indexBound: JOB_INDEX_BOUND,
+};

@@ -1,8 +1,10 @@
-import { readIndexPage, type IndexCursor } from "../paging";
+import { z } from "zod";
+import { pageQuerySchema, readIndexPage, type IndexCursor } from "../paging";
+import { forgetIndexed, listedIndex } from "../status-index";
 import { execPipeline, type Redis } from "../redis";
 import { parseJobRecord, readJobRecord, type JobRecord } from "./job-record";
-import { jobKeys } from "./keys";
-import { isFinalJob, type FinishReason, type JobStatus } from "./status";
+import { JOB_STATUS_INDEXING, jobKeys } from "./keys";
+import { isFinalJob, JOB_STATUSES, type FinishReason, type JobStatus } from "./status";
 import { parseStreamMessage } from "./stream-message";
 
 export interface JobView {
@@ -77,17 +79,34 @@ export async function readJob(redis: Redis, tenantId: string, jobId: string): Pr
   return toJobView(record, output);
 }
 
-/** The tenant's jobs, newest first; `cursor` is where the previous page ended (see lib/paging.ts). */
-export async function listJobs(redis: Redis, tenantId: string, opts: { limit: number; cursor?: IndexCursor }) {
-  const { entries: page, next } = await readIndexPage(redis, jobKeys.tenantIndex(tenantId), opts.limit, opts.cursor);
+/** `?limit=&cursor=&status=` of GET /v1/jobs. */
+export const jobListQuerySchema = pageQuerySchema.extend({ status: z.enum(JOB_STATUSES).optional() });
+
+/**
+ * The tenant's jobs, newest first, or only those in `status` (its index, lib/status-index.ts);
+ * `cursor` is where the previous page ended (see lib/paging.ts). A job that left the status
+ * between the index read and its record's is left out of the page.
+ */
+export async function listJobs(
+  redis: Redis,
+  tenantId: string,
+  opts: { limit: number; cursor?: IndexCursor; status?: JobStatus },
+) {
+  const index = listedIndex(JOB_STATUS_INDEXING, tenantId, opts.status);
+  const { entries: page, next } = await readIndexPage(redis, index, opts.limit, opts.cursor);
   const pipeline = redis.pipeline();
   for (const { id } of page) pipeline.hgetall(jobKeys.state(id));
   const states = (await execPipeline(pipeline)) as Record<string, string>[];
-  const expired = page.filter((_, i) => !states[i]?.job_id).map((e) => e.id);
-  if (expired.length) await redis.zrem(jobKeys.tenantIndex(tenantId), ...expired);
+  await forgetIndexed(
+    redis,
+    JOB_STATUS_INDEXING,
+    tenantId,
+    page.filter((_, i) => !states[i]?.job_id).map((e) => e.id),
+  );
   const data = states
     .map(parseJobRecord)
     .filter((record): record is JobRecord => record !== undefined && !record.submitting)
+    .filter((record) => !opts.status || record.status === opts.status)
     .map((record) => toJobView(record, (record.output ?? "").slice(0, 280)));
   return { data, next_cursor: next };
 }

@@ -1,12 +1,12 @@
 import type { Producer } from "kafkajs";
 import type { Log } from "../log";
-import type { Redis } from "../redis";
+import { execPipeline, type Redis } from "../redis";
 import { revealWork } from "../accept/accept-work";
 import { TOPICS } from "../topics";
 import { jobAuditEvent } from "./audit-event";
 import type { GenerationCommand } from "./command";
 import { jobHashArgs, readJobRecord, type JobField, type JobHash, type JobRecord } from "./job-record";
-import { FINISHED_JOB_TTL_S, jobKeys } from "./keys";
+import { FINISHED_JOB_TTL_S, JOB_STATUS_INDEXING, jobKeys } from "./keys";
 import { isFinalJob, type FinishReason, type JobStatus } from "./status";
 import { costFields } from "./models";
 import { PermanentProviderError, type ModelInfo, type Provider } from "./providers/provider";
@@ -14,6 +14,7 @@ import { StreamWriter } from "./stream-writer";
 import { JOB_WORK } from "./submit-job";
 import { countTokens } from "./tokens";
 import { HandBack, runUnderLease, writeIfLeaseHeld, type RedisCommand } from "../lease";
+import { statusIndexCommands, syncStatusIndex } from "../status-index";
 import { abortableSleep } from "../sleep";
 import { recordJobFinished } from "../metrics";
 
@@ -121,7 +122,7 @@ async function generate(
   let lastError = "";
 
   for (let tryNo = 1; tryNo <= maxTries; tryNo++) {
-    const { attempt, startedAt } = await startAttempt(deps, stateKey, runId, now);
+    const { attempt, startedAt } = await startAttempt(deps, command.job_id, runId, now);
     if (writer.written > 0) await writer.reset(attempt);
     if (!provider) {
       return finish(deps, command, writer, runId, "FAILED", {
@@ -173,19 +174,21 @@ interface AttemptContext {
 /** Marks the job RUNNING for a new attempt (counted in `attempts`); its number and when it started. */
 async function startAttempt(
   deps: GenerationDeps,
-  stateKey: string,
+  jobId: string,
   runId: string,
   now: () => number,
 ): Promise<{ attempt: number; startedAt: number }> {
   const { redis } = deps;
+  const stateKey = jobKeys.state(jobId);
   const attempt = await redis.hincrby(stateKey, "attempts" satisfies JobField, 1);
   const startedAt = now();
-  await redis.hset(stateKey, {
+  const running = redis.multi().hset(stateKey, {
     status: "RUNNING",
     worker_id: deps.workerId,
     run_id: runId,
     attempt_started_at: new Date(startedAt).toISOString(),
   } satisfies JobHash);
+  await execPipeline(syncStatusIndex(running, JOB_STATUS_INDEXING, stateKey, jobId));
   await redis.hsetnx(stateKey, "started_at" satisfies JobField, new Date(startedAt).toISOString());
   return { attempt, startedAt };
 }
@@ -311,6 +314,7 @@ async function finish(
   const commands: RedisCommand[] = [
     ["HSET", jobKeys.state(id), ...jobHashArgs(fields)],
     ...writer.final(status, finishReason),
+    ...statusIndexCommands(JOB_STATUS_INDEXING, { tenantId: command.tenant_id, id, createdAtMs: createdAt, status }),
   ];
   for (const key of [jobKeys.state(id), jobKeys.events(id)]) commands.push(["EXPIRE", key, FINISHED_JOB_TTL_S]);
   if (!(await writeIfLeaseHeld(redis, jobKeys.lease(id), runId, commands))) {

@@ -7,7 +7,7 @@ import { TOPICS } from "../topics";
 import { traceHeaders } from "../tracing";
 import { completeCommand, type CommandInput, type GenerationCommand } from "./command";
 import { jobRecordSchema, type JobHash } from "./job-record";
-import { JOB_INDEX_BOUND, jobKeys, OPEN_JOB_TTL_S } from "./keys";
+import { JOB_STATUS_INDEXING, jobKeys, OPEN_JOB_TTL_S } from "./keys";
 import type { ModelInfo } from "./providers/provider";
 import { readJob, toJobView, type JobView } from "./read-job";
 
@@ -25,8 +25,7 @@ export const JOB_WORK: WorkKind<JobView> = {
   noun: "job",
   topic: TOPICS.requests.name,
   recordKey: jobKeys.state,
-  tenantIndex: jobKeys.tenantIndex,
-  indexBound: JOB_INDEX_BOUND,
+  ...JOB_STATUS_INDEXING,
   ttlS: OPEN_JOB_TTL_S,
   read: readJob,
   unreachable: "The job log is unreachable right now; the job was not accepted. Try again shortly.",

@@ -1,9 +1,11 @@
 import type { z } from "zod";
-import { pageQuerySchema } from "../web/http";
+import { jobListQuerySchema } from "../jobs/read-job";
+import { publicationListQuerySchema } from "../reels/read-publication";
 import { deliveriesQuerySchema } from "../webhooks/deliveries";
 import { retrieveQuerySchema } from "../responses/manage-response";
 import { instagramCallbackSchema } from "../accounts/meta-login/connect-with-instagram";
 import { UPLOAD_CONTENT_TYPES } from "../uploads/receive-upload";
+import { accountInsightsQuerySchema } from "../reels/insights/read-reel-insights";
 import type { SchemaName } from "./schemas";
 
 /**
@@ -191,8 +193,10 @@ export const OPERATIONS: Operation[] = [
     path: "/v1/jobs",
     tag: "Jobs",
     summary: "List the tenant's jobs, newest first",
+    description:
+      "With `status`, only the jobs in that status, from an index kept per status and moved in the same write as the status: a job in that status from the first page to the last is listed exactly once, as without it.",
     auth: "tenant",
-    query: pageQuerySchema,
+    query: jobListQuerySchema,
     responses: {
       200: { description: "A page of jobs, the cursor of the next, and the tenant's running share", json: "JobList" },
     },
@@ -231,8 +235,10 @@ export const OPERATIONS: Operation[] = [
     path: "/api/reels",
     tag: "Reels",
     summary: "List the tenant's publications, newest first",
+    description:
+      "With `status`, only the publications in that status, from an index kept per status and moved in the same write as the status: a publication in that status from the first page to the last is listed exactly once, as without it.",
     auth: "tenant",
-    query: pageQuerySchema,
+    query: publicationListQuerySchema,
     responses: { 200: { description: "A page of publications and the cursor of the next", json: "PublicationList" } },
   },
   {
@@ -285,6 +291,19 @@ export const OPERATIONS: Operation[] = [
       404: "Unknown or another tenant's publication",
       429: "The tenant holds MAX_STREAMS_PER_TENANT streams already",
     },
+  },
+  {
+    method: "get",
+    path: "/api/reels/{id}/insights",
+    tag: "Reels",
+    summary:
+      "A published reel's insights: views, reach, likes, comments, shares, saves, interactions, average watch time",
+    description:
+      "Read from Graph's `GET /{ig-media-id}/insights`, cached: Graph is asked on view at most every 15 minutes per reel (and once a day for the last 30 days' reels by the worker). `status` is `pending` while Graph has no figures yet (its data lags up to 48 h; never zeros), `no-permission` when the account's token lacks the insights permission, `failed` when Graph could not be asked (the last figures, if any, are kept).",
+    auth: "tenant",
+    params: publicationId,
+    responses: { 200: { description: "The insights", json: "ReelInsights" } },
+    errors: { 404: "Unknown or another tenant's publication", 409: "The publication is not PUBLISHED" },
   },
   {
     method: "post",
@@ -397,6 +416,19 @@ export const OPERATIONS: Operation[] = [
     auth: "tenant",
     params: { account_id: "One of the tenant's accounts." },
     responses: { 200: { description: "The posts", json: "PostList" } },
+    errors: { 404: "Not one of the tenant's accounts" },
+  },
+  {
+    method: "get",
+    path: "/api/accounts/{account_id}/insights",
+    tag: "Accounts",
+    summary: "The account's published reels with their last insights, sorted by any metric",
+    description:
+      "From Dispatch's cache (never a Graph call): the figures the reels' pages and the daily sweep last read. A reel without the figure sorted by goes last.",
+    auth: "tenant",
+    params: { account_id: "One of the tenant's accounts." },
+    query: accountInsightsQuerySchema,
+    responses: { 200: { description: "The reels and their insights", json: "AccountInsightsList" } },
     errors: { 404: "Not one of the tenant's accounts" },
   },
   {

@@ -9,6 +9,7 @@ import { responseRequestSchema } from "../responses/request";
 import { RESPONSE_STATUSES } from "../responses/response-object";
 import { PUBLICATION_STATUSES } from "../reels/status";
 import { GRADUATION_STRATEGIES } from "../reels/reel-parameter-limits";
+import { INSIGHTS_STATUSES, REEL_INSIGHT_METRICS } from "../reels/insights/metrics";
 import { signInSchema } from "../web/sessions";
 import { WEBHOOK_EVENT_TYPES } from "../webhooks/events";
 import { webhookInputSchema } from "../webhooks/input";
@@ -197,6 +198,23 @@ const account = z.looseObject({
   }),
 });
 
+const reelInsights = z.looseObject({
+  publication_id: z.uuid(),
+  media_id: z.string(),
+  account_id: z.string(),
+  status: z.enum(INSIGHTS_STATUSES),
+  metrics: nullable(
+    z.looseObject(Object.fromEntries(REEL_INSIGHT_METRICS.map((m) => [m, nullable(z.number())]))).meta({
+      description: "The last figures Graph gave; ig_reels_avg_watch_time in milliseconds.",
+    }),
+  ),
+  fetched_at: nullable(isoTime),
+  checked_at: nullable(isoTime),
+  next_refresh_at: nullable(isoTime),
+  message: nullable(z.string()),
+  published_at: isoTime,
+});
+
 const webhook = z.looseObject({
   id: z.string(),
   url: z.string(),
@@ -272,6 +290,10 @@ export const SCHEMAS = {
   AccountInput: connectAccountSchema,
   Account: account,
   AccountList: z.looseObject({ data: z.array(account) }),
+  ReelInsights: reelInsights,
+  AccountInsightsList: z.looseObject({
+    data: z.array(reelInsights.extend({ caption: z.string(), permalink: nullable(z.string()) })),
+  }),
   PostList: z.looseObject({ data: z.array(z.looseObject({ id: z.string() })) }),
   SignIn: signInSchema,
   WebhookInput: webhookInputSchema({ allowPrivate: false }),

@@ -4,6 +4,8 @@ import { isRecord, idOf } from "./graph-answer";
 import { createContainer, publishContainer, readContainer, uploadVideo } from "./graph-container-calls";
 import { countedCall, type GraphCall } from "./graph-request";
 import type { ReelParameters } from "./reel-parameters";
+import type { InsightValues } from "./insights/metrics";
+import { parseInsightsAnswer } from "./insights/parse-insights";
 
 /**
  * A thin client of the Graph content-publishing contract, the same against the real interface and
@@ -89,6 +91,13 @@ export interface GraphClient {
   listMedia(account: GraphAccount, fields?: string, limit?: number, signal?: AbortSignal): Promise<MediaItem[]>;
   /** `GET /{ig-user-id}/content_publishing_limit`: posts published in the moving window (or since `since`, seconds, no older than 24 h), and the limit. */
   readPublishingLimit(account: GraphAccount, signal?: AbortSignal, since?: number): Promise<PublishingLimit>;
+  /** `GET /{ig-media-id}/insights?metric=…`: the values by metric, or null while Graph has none yet (an empty `data`). */
+  readMediaInsights(
+    account: GraphAccount,
+    mediaId: string,
+    metrics: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<InsightValues | null>;
 }
 
 export interface PublishingLimit {
@@ -124,6 +133,12 @@ export function createGraphClient(options: GraphClientOptions): GraphClient {
         signal,
       });
       return publishingLimitOf(body, account.accountId);
+    },
+
+    async readMediaInsights(account, mediaId, metrics, signal) {
+      const params = { metric: metrics.join(","), period: "lifetime" };
+      const { body } = await call({ method: "GET", path: `${mediaId}/insights`, params, account, signal });
+      return parseInsightsAnswer(body, mediaId);
     },
 
     async listMedia(account, fields = "id,caption,timestamp,permalink", limit = 25, signal) {

@@ -1,4 +1,7 @@
+import type { Config } from "../config";
+import type { Redis } from "../redis";
 import { createGraphClient, type GraphClient, type GraphClientOptions } from "./graph-client";
+import { createGraphPacer } from "./graph-pacing";
 import type { PublicationError } from "./publication";
 
 /**
@@ -46,6 +49,22 @@ export function createGraphHosts(options: GraphHostsOptions): GraphHosts {
       return host === undefined ? undefined : clientOf(host);
     },
   };
+}
+
+/** The hosts as the configuration names them, paced through Redis: what the worker's flows call Graph with. */
+export function configuredGraphHosts(
+  config: Pick<Config, "GRAPH_URL" | "GRAPH_VERSION" | "GRAPH_PACE_SPACING_MS" | "INSTAGRAM_LOGIN">,
+  redis: Redis,
+  timeoutMs?: number,
+): GraphHosts {
+  return createGraphHosts({
+    graphUrl: config.GRAPH_URL,
+    otherHosts: [config.INSTAGRAM_LOGIN.graphUrl],
+    version: config.GRAPH_VERSION,
+    fetch: (input, init) => fetch(input, init),
+    timeoutMs,
+    pacer: createGraphPacer(redis, { spacingMs: config.GRAPH_PACE_SPACING_MS }),
+  });
 }
 
 /**

@@ -3,8 +3,7 @@ import { SUBSCRIPTIONS } from "../topics";
 import type { RunningConsumer, StartConsumer, WorkerContext } from "../worker/worker-context";
 import { enqueueDuePublications } from "./enqueue-due-publications";
 import { ConnectedAccounts } from "../accounts/connected-accounts";
-import { createGraphHosts } from "./graph-hosts";
-import { createGraphPacer } from "./graph-pacing";
+import { configuredGraphHosts } from "./graph-hosts";
 import { runPublication, type PublicationDeps } from "./run-publication";
 import { createPublicAgent } from "../net/public-agent";
 import { discardUpload, expireUpload, sweepUploads } from "../uploads/upload-store";
@@ -74,13 +73,7 @@ function publicationDeps(ctx: WorkerContext): PublicationDeps {
   return {
     redis,
     producer,
-    graphs: createGraphHosts({
-      graphUrl: config.GRAPH_URL,
-      otherHosts: [config.INSTAGRAM_LOGIN.graphUrl],
-      version: config.GRAPH_VERSION,
-      fetch: (input, init) => fetch(input, init),
-      pacer: createGraphPacer(redis, { spacingMs: config.GRAPH_PACE_SPACING_MS }),
-    }),
+    graphs: configuredGraphHosts(config, redis),
     connected: new ConnectedAccounts(redis, loadAccountsKey(config), config.REEL_ACCOUNTS),
     log,
     workerId,

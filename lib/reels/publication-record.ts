@@ -1,5 +1,4 @@
 import { z } from "zod";
-import type { Redis } from "../redis";
 import {
   SCHEDULED_REASONS,
   type PollRecord,
@@ -13,6 +12,8 @@ import { isFinalPublication, PUBLICATION_STATUSES, type PublicationStatus } from
 import { parseHashRecord } from "../hash-record";
 import { parseReelGraphParams, type ReelParameters } from "./reel-parameters";
 import { REEL_PARAMETER_NAMES } from "./reel-parameter-limits";
+import { execPipeline, type Redis } from "../redis";
+import { syncStatusIndex, type StatusIndexing } from "../status-index";
 
 /**
  * A publication's record: one reel on its way through create → poll → publish. The Redis hash
@@ -34,6 +35,13 @@ export const PUBLICATION_TTL_S = 90 * 86400;
 export const PUBLICATION_INDEX_BOUND = {
   maxAgeMs: (PUBLICATION_TTL_S + (MAX_SCHEDULE_AHEAD_DAYS + 1) * 86400) * 1000,
   maxEntries: 100_000,
+};
+
+/** A tenant's publications per status, beside its index (lib/status-index.ts); every status write moves them. */
+export const PUBLICATION_STATUS_INDEXING: StatusIndexing = {
+  tenantIndex: (tenantId: string) => publicationKeys.tenantIndex(tenantId),
+  statuses: PUBLICATION_STATUSES,
+  indexBound: PUBLICATION_INDEX_BOUND,
 };
 
 export const publicationKeys = {
@@ -203,19 +211,24 @@ export async function appendEvent(redis: Redis, id: string, write: EventWrite): 
     ...(changes ? { changes } : {}),
   };
   const hash = { ...write.fields, status, updated_at: at };
-  return (await redis.eval(
-    APPEND_EVENT,
-    2,
-    publicationKeys.state(id),
-    publicationKeys.events(id),
-    publicationKeys.stream(id),
-    PUBLICATION_TTL_S,
-    JSON.stringify(event),
-    write.reopen && write.expect?.status ? "" : FINAL_STATUSES,
-    Object.keys(write.expect ?? {}).length,
-    ...Object.entries(write.expect ?? {}).flat(),
-    ...Object.entries(hash).flat(),
-  )) as number;
+  const append = redis
+    .multi()
+    .eval(
+      APPEND_EVENT,
+      2,
+      publicationKeys.state(id),
+      publicationKeys.events(id),
+      publicationKeys.stream(id),
+      PUBLICATION_TTL_S,
+      JSON.stringify(event),
+      write.reopen && write.expect?.status ? "" : FINAL_STATUSES,
+      Object.keys(write.expect ?? {}).length,
+      ...Object.entries(write.expect ?? {}).flat(),
+      ...Object.entries(hash).flat(),
+    );
+  // The status indexes follow the status the record holds after the script, in the same MULTI.
+  const [seq] = await execPipeline(syncStatusIndex(append, PUBLICATION_STATUS_INDEXING, publicationKeys.state(id), id));
+  return seq as number;
 }
 
 /** Whether a TIMED_OUT publication's container may still be published (Graph expires it 24 h after creation). */

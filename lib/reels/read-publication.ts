@@ -1,11 +1,14 @@
 import { z } from "zod";
 import { ApiError } from "../errors";
-import { readIndexPage, type IndexCursor } from "../paging";
+import { pageQuerySchema, readIndexPage, type IndexCursor } from "../paging";
+import { forgetIndexed, listedIndex } from "../status-index";
+import { PUBLICATION_STATUSES, type PublicationStatus } from "./status";
 import { execPipeline, type Redis } from "../redis";
 import type { PublicationEvent, PublicationView } from "./publication";
 import {
   parseEvent,
   parsePublicationRecord,
+  PUBLICATION_STATUS_INDEXING,
   publicationKeys,
   readPublicationRecord,
   recordedReelParameters,
@@ -64,18 +67,21 @@ export async function readPublication(
   return toPublicationView(record, await readEvents(redis, id));
 }
 
-/** The tenant's publications, newest first; `cursor` is where the previous page ended (see lib/paging.ts). */
+/** `?limit=&cursor=&status=` of GET /api/reels. */
+export const publicationListQuerySchema = pageQuerySchema.extend({ status: z.enum(PUBLICATION_STATUSES).optional() });
+
+/**
+ * The tenant's publications, newest first, or only those in `status` (its index,
+ * lib/status-index.ts); `cursor` is where the previous page ended (see lib/paging.ts). One that
+ * left the status between the index read and its record's is left out of the page.
+ */
 export async function listPublications(
   redis: Redis,
   tenantId: string,
-  opts: { limit: number; cursor?: IndexCursor },
+  opts: { limit: number; cursor?: IndexCursor; status?: PublicationStatus },
 ): Promise<{ data: PublicationView[]; next_cursor: string | null }> {
-  const { entries: page, next } = await readIndexPage(
-    redis,
-    publicationKeys.tenantIndex(tenantId),
-    opts.limit,
-    opts.cursor,
-  );
+  const index = listedIndex(PUBLICATION_STATUS_INDEXING, tenantId, opts.status);
+  const { entries: page, next } = await readIndexPage(redis, index, opts.limit, opts.cursor);
   const pipeline = redis.pipeline();
   for (const { id } of page) pipeline.hgetall(publicationKeys.state(id)).lrange(publicationKeys.events(id), 0, -1);
   const results = await execPipeline(pipeline);
@@ -88,9 +94,10 @@ export async function listPublications(
       .map(parseEvent)
       .filter((e): e is PublicationEvent => !!e);
     if (!hash?.publication_id) expired.push(id);
-    else if (record?.tenant_id === tenantId && !record.submitting) data.push(toPublicationView(record, events));
+    else if (record?.tenant_id === tenantId && !record.submitting && (!opts.status || record.status === opts.status))
+      data.push(toPublicationView(record, events));
   });
-  if (expired.length) await redis.zrem(publicationKeys.tenantIndex(tenantId), ...expired);
+  await forgetIndexed(redis, PUBLICATION_STATUS_INDEXING, tenantId, expired);
   return { data, next_cursor: next };
 }
 

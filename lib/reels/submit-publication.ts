@@ -9,7 +9,7 @@ import type { ConnectedAccounts } from "../accounts/connected-accounts";
 import { parsePublishAt, publicationRequestRecord, type PublicationInput } from "./publication-input";
 import type { PublicationEvent, PublicationView } from "./publication";
 import {
-  PUBLICATION_INDEX_BOUND,
+  PUBLICATION_STATUS_INDEXING,
   PUBLICATION_TTL_S,
   publicationKeys,
   publicationRecordSchema,
@@ -36,8 +36,7 @@ export const PUBLICATION_WORK: WorkKind<PublicationView> = {
   topic: TOPICS.reels.name,
   recordKey: publicationKeys.state,
   companionKeys: (id) => [publicationKeys.events(id)],
-  tenantIndex: publicationKeys.tenantIndex,
-  indexBound: PUBLICATION_INDEX_BOUND,
+  ...PUBLICATION_STATUS_INDEXING,
   ttlS: PUBLICATION_TTL_S,
   read: readPublication,
   unreachable: "The publishing log is unreachable right now; the publication was not accepted. Try again shortly.",

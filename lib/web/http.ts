@@ -2,7 +2,6 @@ import { z } from "zod";
 import { authenticate } from "./auth";
 import { ApiError, toProblem, validationError, zodIssues } from "../errors";
 import { createLog, type Log } from "../log";
-import { cursorSchema } from "../paging";
 import { readWithin } from "../read-within";
 import { isRedisUnavailable, REDIS_RETRY_AFTER_S } from "../redis";
 import { getServices, type Services } from "./services";
@@ -127,11 +126,8 @@ export const redisUnavailable = () =>
     "Retry-After": String(REDIS_RETRY_AFTER_S),
   });
 
-/** `?limit=&cursor=` of the list endpoints: a page of up to 100, after the opaque cursor the last page returned. */
-export const pageQuerySchema = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: cursorSchema.optional(),
-});
+/** Declared with the cursor (lib/paging.ts), so a feature's list can extend it without importing the web side. */
+export { pageQuerySchema } from "../paging";
 
 const ROUTE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 type RouteMethod = (typeof ROUTE_METHODS)[number];

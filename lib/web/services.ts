@@ -9,8 +9,7 @@ import { configureMetrics, observeBroker, observeRedis } from "../metrics";
 import { OpenStreams } from "../stream/open-streams";
 import { StreamHub } from "../stream/stream-hub";
 import { createSubscriber, createWebRedis, type Redis } from "../redis";
-import { createGraphHosts, type GraphHosts } from "../reels/graph-hosts";
-import { createGraphPacer } from "../reels/graph-pacing";
+import { configuredGraphHosts, type GraphHosts } from "../reels/graph-hosts";
 import { ConnectedAccounts } from "../accounts/connected-accounts";
 import { loadAccountsKey } from "../accounts/token-cipher";
 
@@ -66,14 +65,7 @@ function createServices(config: Config): Services {
     kafka,
     log,
     streams: new OpenStreams(config.MAX_STREAMS_PER_TENANT),
-    graphs: createGraphHosts({
-      graphUrl: config.GRAPH_URL,
-      otherHosts: [config.INSTAGRAM_LOGIN.graphUrl],
-      version: config.GRAPH_VERSION,
-      fetch: (input, init) => fetch(input, init),
-      timeoutMs: 10_000,
-      pacer: createGraphPacer(redis, { spacingMs: config.GRAPH_PACE_SPACING_MS }),
-    }),
+    graphs: configuredGraphHosts(config, redis, 10_000),
     accounts: new ConnectedAccounts(redis, loadAccountsKey(config), config.REEL_ACCOUNTS),
     producer: connectedOnDemand(async (dropped) => {
       if (!topicsChecked) {

@@ -43,6 +43,8 @@ export default async function globalSetup() {
     METRICS_PORT: String(await freePort()),
     REEL_POLL_INTERVAL_MS: "300",
     SANDBOX_PROCESSING_MS: "1000",
+    // A reel's insights answer at once, so its card shows figures on the first view after publishing.
+    SANDBOX_INSIGHTS_LAG_MS: "0",
     LOCAL_MODEL_TOKENS_PER_SECOND: "20",
     // The large-reel spec serves its video from a server of its own on 127.0.0.1.
     ALLOW_PRIVATE_URLS: "true",

@@ -73,6 +73,9 @@ function scriptedGraph(script: {
     },
     readAccount: async (account) => ({ id: account.accountId }),
     readPublishingLimit: async () => ({ quota_usage: 0, quota_total: 100, quota_duration: 86400 }),
+    readMediaInsights: async () => {
+      throw new Error("unexpected insights read");
+    },
   };
   return { graph, calls };
 }

@@ -1,5 +1,5 @@
-import { json, otherMethods, pageQuerySchema, parseWith, readJsonBody, withTenant } from "@/lib/web/http";
-import { listPublications } from "@/lib/reels/read-publication";
+import { json, otherMethods, parseWith, readJsonBody, withTenant } from "@/lib/web/http";
+import { listPublications, publicationListQuerySchema } from "@/lib/reels/read-publication";
 import { publicationInputSchema } from "@/lib/reels/publication-input";
 import { submitPublication } from "@/lib/reels/submit-publication";
 import { enforceRateLimit } from "@/lib/web/rate-limit";
@@ -24,7 +24,7 @@ export const POST = withTenant(
 );
 
 export const GET = withTenant(async (request: Request, { services, tenantId }) => {
-  const query = parseWith(pageQuerySchema, Object.fromEntries(new URL(request.url).searchParams));
+  const query = parseWith(publicationListQuerySchema, Object.fromEntries(new URL(request.url).searchParams));
   return json(await listPublications(services.redis, tenantId, query));
 });
 

@@ -1,7 +1,7 @@
-import { json, otherMethods, pageQuerySchema, parseWith, readJsonBody, withTenant } from "@/lib/web/http";
+import { json, otherMethods, parseWith, readJsonBody, withTenant } from "@/lib/web/http";
 import { commandInputSchema } from "@/lib/jobs/command";
 import { listModels } from "@/lib/jobs/list-models";
-import { listJobs } from "@/lib/jobs/read-job";
+import { jobListQuerySchema, listJobs } from "@/lib/jobs/read-job";
 import { submitJob } from "@/lib/jobs/submit-job";
 import { recordJobSubmitted } from "@/lib/metrics";
 import { enforceRateLimit } from "@/lib/web/rate-limit";
@@ -29,7 +29,7 @@ export const POST = withTenant(
 );
 
 export const GET = withTenant(async (request: Request, { services, tenantId }) => {
-  const query = parseWith(pageQuerySchema, Object.fromEntries(new URL(request.url).searchParams));
+  const query = parseWith(jobListQuerySchema, Object.fromEntries(new URL(request.url).searchParams));
   const [page, running] = await Promise.all([
     listJobs(services.redis, tenantId, query),
     readTenantLoad(services.redis, tenantId, services.config.TENANT_CONCURRENCY),

@@ -12,6 +12,7 @@ import { appendEvent, type EventBody, type PublicationHash, type PublicationReco
 import type { PublicationStatus } from "../status";
 import { PUBLICATION_WORK } from "../submit-publication";
 import { DEFAULT_RETRY, type RetryPolicy } from "./graph-retry";
+import { registerPublishedReel } from "../insights/insights-store";
 
 export interface PublicationDeps {
   redis: Redis;
@@ -146,7 +147,15 @@ export class PublicationRun {
       { post_id: postId ?? undefined, permalink: link },
     );
     await recordPublished(this.deps.redis, this.account.accountId, this.id, this.now());
+    // Its insights are read on view and swept daily from here on.
+    if (postId) await registerPublishedReel(this.deps.redis, this.publishedReel(postId, link), this.now());
     return "published";
+  }
+
+  private publishedReel(mediaId: string, permalink: string | null) {
+    const { tenant_id: tenantId, caption } = this.record;
+    const accountId = this.account.accountId;
+    return { mediaId, publicationId: this.id, tenantId, accountId, caption, permalink, publishedAt: this.now() };
   }
 
   async fail(raw: PublicationError): Promise<PublicationOutcome> {

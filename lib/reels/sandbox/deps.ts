@@ -51,6 +51,8 @@ export interface SandboxLimits {
   maxStoreBytes: number;
   /** A published reel, its records and its video are kept this long after publishing. */
   mediaTtlMs: number;
+  /** A reel's insights answer an empty `data` this long after publishing (SANDBOX_INSIGHTS_LAG_MS; Meta's lag is up to 48 h). */
+  insightsLagMs: number;
 }
 
 export const DEFAULT_LIMITS: SandboxLimits = {
@@ -65,6 +67,7 @@ export const DEFAULT_LIMITS: SandboxLimits = {
   maxAccountBytes: 1024 * 1024 * 1024,
   maxStoreBytes: 4 * 1024 * 1024 * 1024,
   mediaTtlMs: 30 * 24 * 60 * 60 * 1000,
+  insightsLagMs: 60_000,
 };
 
 export function limitsOf(deps: SandboxDeps): SandboxLimits {

@@ -17,6 +17,8 @@ import {
 import { LONG_LIVED_S, setTokenState, TOKEN_STATES } from "./sandbox-tokens";
 import { setContainerProcessingMs } from "./container-writes";
 import { setUsage } from "./usage-headers";
+import { SANDBOX_INSIGHT_METRICS } from "./insights-growth";
+import { setMediaInsights } from "./media-insights";
 
 /**
  * The sandbox's control surface, `/graph/_sandbox/...`: not Meta's interface but the way tests,
@@ -31,6 +33,8 @@ import { setUsage } from "./usage-headers";
  *                                                 → the usage headers' figures (at 100 %, or with a time to regain access, calls are refused); {} clears
  *   PUT  /_sandbox/accounts/{id}/processing       {processing_ms}              → how long the account's new containers take to process (null: SANDBOX_PROCESSING_MS)
  *   PUT  /_sandbox/containers/{id}/processing     {processing_ms}              → the same for one container, even while it processes
+ *   PUT  /_sandbox/media/{id}/insights            {views?, reach?, likes?, …}  → a published reel's insights, served from now on
+ *                                                 (the metrics not named keep growing); {} goes back to the seeded growth
  * Only from this machine (not through a proxy), or with `Authorization: Bearer $SANDBOX_ADMIN_TOKEN`;
  * never from the sandbox's own fetcher.
  * Errors are Dispatch's problem+json: nothing here pretends to be Graph.
@@ -92,6 +96,20 @@ const processingBody = z.strictObject({
     .nullable(),
 });
 
+const insightsBody = z.strictObject(
+  Object.fromEntries(
+    SANDBOX_INSIGHT_METRICS.map((m) => [
+      m,
+      z
+        .number({ error: `${m} is a whole number from 0 to 10^12` })
+        .int()
+        .min(0)
+        .max(1e12)
+        .optional(),
+    ]),
+  ) as Record<(typeof SANDBOX_INSIGHT_METRICS)[number], z.ZodOptional<z.ZodNumber>>,
+);
+
 export async function handleControlRequest(request: Request, deps: SandboxDeps, path: string[]): Promise<Response> {
   try {
     if (!mayControl(request, deps.config.SANDBOX_ADMIN_TOKEN)) {
@@ -108,6 +126,13 @@ export async function handleControlRequest(request: Request, deps: SandboxDeps, 
       if (!(await setContainerProcessingMs(deps.redis, accountId, processing_ms)))
         throw new ApiError("not-found", `The sandbox has no container ${accountId}.`);
       return reply({ container_id: accountId, processing_ms });
+    }
+    if (collection === "media" && accountId !== undefined && action === "insights" && extra.length === 0) {
+      allow(method, "PUT");
+      const values = await readJson(request, insightsBody);
+      if (!(await setMediaInsights(deps, accountId, values)))
+        throw new ApiError("not-found", `The sandbox has no published reel ${accountId}.`);
+      return reply({ media_id: accountId, ...values });
     }
     if (collection !== "accounts" || extra.length > 0)
       throw new ApiError("not-found", "No such control; see README's rehearsal section.");

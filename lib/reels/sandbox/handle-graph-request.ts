@@ -11,6 +11,7 @@ import {
   type GraphCall,
 } from "./graph-request";
 import { listMedia, readAccount, readMedia, renderPermalinkPage, serveMediaFile } from "./media";
+import { readMediaInsights } from "./media-insights";
 import { publishContainer, readPublishingLimit } from "./publishing";
 import { CONTROL_SEGMENT, handleControlRequest } from "./handle-control-request";
 import { findSandboxAccount, takeFault, type FaultKind } from "./sandbox-accounts";
@@ -28,6 +29,7 @@ import { isRateLimitCode } from "../graph-usage";
  *   POST /{version}/{ig-user-id}/media_publish              publish a FINISHED container
  *   GET  /{version}/{ig-user-id}/content_publishing_limit   quota usage
  *   GET  /{version}/{id}                                    an account, container or reel
+ *   GET  /{version}/{media-id}/insights                     a reel's insights (media-insights.ts)
  *   GET  /media-files/{media-id}.mp4                        the kept video (Range supported)
  *   GET  /reel/{shortcode}                                  the permalink page
  *   POST /ig-api-upload/{version}/{container-id}            a resumable container's bytes (upload-container.ts)
@@ -131,6 +133,7 @@ async function route(call: GraphCall, path: string[]): Promise<Response> {
 
 async function answerFor(call: GraphCall, id: string, edge: string | undefined): Promise<Response> {
   if (edge === undefined) return readNode(call, id);
+  if (edge === "insights") return readMediaInsights(call, id);
 
   const account = await findSandboxAccount(call.deps, id);
   if (!account) throw unsupportedRequest(call.method, id);

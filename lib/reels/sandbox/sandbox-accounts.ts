@@ -14,7 +14,7 @@ import { newGraphId } from "./store";
  */
 
 /** The calls a fault can be queued for, by the control surface's names. */
-export const FAULT_KINDS = ["media", "status", "media_publish", "upload", "refresh"] as const;
+export const FAULT_KINDS = ["media", "status", "media_publish", "upload", "refresh", "insights"] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export interface SandboxAccount {

@@ -14,6 +14,8 @@ import { DAY_MS, type SandboxDeps } from "./deps";
 export const keys = {
   container: (id: string) => `sandbox:container:${id}`,
   media: (id: string) => `sandbox:media:${id}`,
+  /** Insights set through the control surface, by metric (media-insights.ts). */
+  mediaInsights: (id: string) => `sandbox:media:${id}:insights`,
   shortcode: (code: string) => `sandbox:shortcode:${code}`,
   /** zset of container ids scored by creation time: the 400-per-24 h limit. */
   accountContainers: (accountId: string) => `sandbox:account:${accountId}:containers`,

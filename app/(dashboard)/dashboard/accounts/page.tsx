@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import { ConnectAccountForm } from "@/components/accounts/connect-account-form";
 import { AccountList } from "@/components/accounts/account-list";
 import { ReconnectBanner } from "@/components/accounts/reconnect-banner";
+import { AccountInsights } from "@/components/accounts/account-insights";
 import { PageHeader } from "@/components/page-header";
 import { focusRing } from "@/components/ui/button";
 import { Card, CardBody, CardHeader } from "@/components/ui/card";
@@ -49,6 +50,9 @@ export default function AccountsPage() {
             </CardBody>
           </Card>
         </div>
+      </div>
+      <div className="mt-6">
+        <AccountInsights />
       </div>
     </>
   );
