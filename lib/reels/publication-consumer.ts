@@ -76,7 +76,7 @@ function publicationDeps(ctx: WorkerContext): PublicationDeps {
     producer,
     graphs: createGraphHosts({
       graphUrl: config.GRAPH_URL,
-      otherHosts: [config.INSTAGRAM_LOGIN.graphUrl],
+      otherHosts: [config.INSTAGRAM_LOGIN.graphUrl, config.FACEBOOK_LOGIN.graphUrl],
       version: config.GRAPH_VERSION,
       fetch: (input, init) => fetch(input, init),
       pacer: createGraphPacer(redis, { spacingMs: config.GRAPH_PACE_SPACING_MS }),

@@ -68,7 +68,7 @@ function createServices(config: Config): Services {
     streams: new OpenStreams(config.MAX_STREAMS_PER_TENANT),
     graphs: createGraphHosts({
       graphUrl: config.GRAPH_URL,
-      otherHosts: [config.INSTAGRAM_LOGIN.graphUrl],
+      otherHosts: [config.INSTAGRAM_LOGIN.graphUrl, config.FACEBOOK_LOGIN.graphUrl],
       version: config.GRAPH_VERSION,
       fetch: (input, init) => fetch(input, init),
       timeoutMs: 10_000,
