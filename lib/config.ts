@@ -324,7 +324,8 @@ function facebookLoginOf(
   return {
     app: configured ?? (sandboxUrl ? { ...SANDBOX_FACEBOOK_APP } : undefined),
     dialogUrl: (
-      env.FACEBOOK_DIALOG_URL ?? (sandboxUrl ? `${publicUrl}/graph${dialogPath}` : `https://www.facebook.com${dialogPath}`)
+      env.FACEBOOK_DIALOG_URL ??
+      (sandboxUrl ? `${publicUrl}/graph${dialogPath}` : `https://www.facebook.com${dialogPath}`)
     ).replace(/\/+$/, ""),
     graphUrl: (env.FACEBOOK_GRAPH_URL ?? sandboxUrl ?? "https://graph.facebook.com").replace(/\/+$/, ""),
     redirectUri: `${publicUrl}${FACEBOOK_CALLBACK_PATH}`,

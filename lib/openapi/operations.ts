@@ -378,7 +378,11 @@ export const OPERATIONS: Operation[] = [
         description: "Nothing connected: an HTML page says why (cancelled, state not valid, Instagram refused)",
         text: "text/html",
       },
-      401: { description: "Not signed in (the session ended meanwhile): an HTML page with a link to sign in again; nothing stored", text: "text/html" },
+      401: {
+        description:
+          "Not signed in (the session ended meanwhile): an HTML page with a link to sign in again; nothing stored",
+        text: "text/html",
+      },
     },
   },
   {
@@ -398,20 +402,28 @@ export const OPERATIONS: Operation[] = [
     tag: "Accounts",
     summary: "Where Facebook sends the browser back",
     description:
-      "Takes the `state` (once), exchanges the `code` for a user token, that for a long-lived one (`fb_exchange_token`), lists the Pages (`me/accounts`, with their Page tokens) and reads each Page's `instagram_business_account{id,username}`. One account is stored at once, with its encrypted Page token (which does not expire: `token_expires_at` null), `login: \"facebook\"` and the Facebook Graph host; several are offered on a picker page (checkboxes; the choice is kept server-side, bound to this session, single use). A mismatched, replayed or expired state, `error=access_denied` or a refused exchange ends on an HTML page saying so, and nothing is stored.",
+      'Takes the `state` (once), exchanges the `code` for a user token, that for a long-lived one (`fb_exchange_token`), lists the Pages (`me/accounts`, with their Page tokens) and reads each Page\'s `instagram_business_account{id,username}`. One account is stored at once, with its encrypted Page token (which does not expire: `token_expires_at` null), `login: "facebook"` and the Facebook Graph host; several are offered on a picker page (checkboxes; the choice is kept server-side, bound to this session, single use). A mismatched, replayed or expired state, `error=access_denied` or a refused exchange ends on an HTML page saying so, and nothing is stored.',
     auth: "tenant",
     query: metaCallbackSchema,
     responses: {
-      200: { description: "Several accounts: the picker, an HTML form posting to `/api/accounts/connect/facebook/choose`", text: "text/html" },
+      200: {
+        description: "Several accounts: the picker, an HTML form posting to `/api/accounts/connect/facebook/choose`",
+        text: "text/html",
+      },
       303: {
         description: "Connected: to `/dashboard/accounts?connected={account_id}#account-{account_id}`",
         empty: true,
       },
       400: {
-        description: "Nothing connected: an HTML page says why (cancelled, state not valid, Facebook refused, no Page with an Instagram account)",
+        description:
+          "Nothing connected: an HTML page says why (cancelled, state not valid, Facebook refused, no Page with an Instagram account)",
         text: "text/html",
       },
-      401: { description: "Not signed in (the session ended meanwhile): an HTML page with a link to sign in again; nothing stored", text: "text/html" },
+      401: {
+        description:
+          "Not signed in (the session ended meanwhile): an HTML page with a link to sign in again; nothing stored",
+        text: "text/html",
+      },
     },
   },
   {
@@ -424,12 +436,19 @@ export const OPERATIONS: Operation[] = [
     auth: "tenant",
     bytes: ["application/x-www-form-urlencoded"],
     responses: {
-      303: { description: "Connected: to `/dashboard/accounts?connected={account_id}#account-{account_id}`", empty: true },
+      303: {
+        description: "Connected: to `/dashboard/accounts?connected={account_id}#account-{account_id}`",
+        empty: true,
+      },
       400: {
-        description: "Nothing connected: an HTML page says why (nothing ticked, the choice already made, too old or another session's)",
+        description:
+          "Nothing connected: an HTML page says why (nothing ticked, the choice already made, too old or another session's)",
         text: "text/html",
       },
-      401: { description: "Not signed in: an HTML page with a link to sign in again; nothing stored", text: "text/html" },
+      401: {
+        description: "Not signed in: an HTML page with a link to sign in again; nothing stored",
+        text: "text/html",
+      },
     },
     errors: { 415: "Not a form body" },
   },

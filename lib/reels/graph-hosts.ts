@@ -79,7 +79,8 @@ export function untrustedGraphHostError(): PublicationError {
   return {
     code: null,
     subcode: null,
-    message: "The account's stored Graph host is neither GRAPH_URL nor the Graph host of Instagram Login or Facebook Login.",
+    message:
+      "The account's stored Graph host is neither GRAPH_URL nor the Graph host of Instagram Login or Facebook Login.",
     fbtrace_id: null,
     classification: "reconnect-account",
     headline: "Dispatch will not send this account's token to the Graph host it was stored with.",

@@ -15,6 +15,8 @@ export async function readAccountChoiceForm(request: Request): Promise<AccountCh
   if (!/^application\/x-www-form-urlencoded\s*(;|$)/i.test(request.headers.get("content-type") ?? ""))
     throw new ApiError("unsupported-media-type", "Send the picker's form as application/x-www-form-urlencoded.");
   const form = new URLSearchParams(new TextDecoder().decode(await readBody(request)));
-  return parseWith(accountChoiceFormSchema, { choice: form.get("choice") ?? "", account_id: form.getAll("account_id") });
+  return parseWith(accountChoiceFormSchema, {
+    choice: form.get("choice") ?? "",
+    account_id: form.getAll("account_id"),
+  });
 }
-

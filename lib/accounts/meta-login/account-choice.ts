@@ -21,8 +21,7 @@ interface StoredChoice {
 }
 
 export type TakenChoice =
-  | { ok: true; chosen: AccountCandidate[] }
-  | { ok: false; reason: "unknown" | "other-session" | "not-offered" };
+  { ok: true; chosen: AccountCandidate[] } | { ok: false; reason: "unknown" | "other-session" | "not-offered" };
 
 export const CHOICE_ID_PATTERN = /^[A-Za-z0-9_-]{32}$/;
 const choiceKey = (choiceId: string) => `meta-login:choice:${choiceId}`;
@@ -69,7 +68,10 @@ export async function takeAccountChoice(
   if ((await deps.redis.del(choiceKey(choiceId))) !== 1) return { ok: false, reason: "unknown" };
   const chosen = record.options
     .filter((option) => picked.includes(option.accountId))
-    .map(({ sealedToken, ...option }) => ({ ...option, accessToken: deps.accounts.openFor(option.accountId, sealedToken) }))
+    .map(({ sealedToken, ...option }) => ({
+      ...option,
+      accessToken: deps.accounts.openFor(option.accountId, sealedToken),
+    }))
     .filter((option): option is AccountCandidate => option.accessToken !== undefined);
   return { ok: true, chosen };
 }

@@ -102,7 +102,9 @@ export async function finishFacebookChoice(
 ): Promise<LoginOutcome> {
   // Left untouched, so going back to the picker still works.
   if (form.account_id.length === 0)
-    return nothingConnected("No account was ticked. Go back and tick at least one, or start again from the Accounts page.");
+    return nothingConnected(
+      "No account was ticked. Go back and tick at least one, or start again from the Accounts page.",
+    );
   const taken = await takeAccountChoice(deps, form.choice, caller, form.account_id);
   if (!taken.ok) return nothingConnected(CHOICE_REFUSALS[taken.reason]);
   if (taken.chosen.length === 0) return nothingConnected(CHOICE_REFUSALS.unknown);

@@ -82,7 +82,11 @@ export async function listFacebookPages(
     );
     for (const entry of Array.isArray(body.data) ? body.data : []) {
       if (!isRecord(entry) || typeof entry.id !== "string" || typeof entry.access_token !== "string") continue;
-      pages.push({ id: entry.id, name: typeof entry.name === "string" ? entry.name : entry.id, accessToken: entry.access_token });
+      pages.push({
+        id: entry.id,
+        name: typeof entry.name === "string" ? entry.name : entry.id,
+        accessToken: entry.access_token,
+      });
     }
     url = nextPageUrl(body, login.graphUrl);
   }

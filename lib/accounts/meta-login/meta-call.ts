@@ -45,7 +45,10 @@ export async function callMeta(
   try {
     body = JSON.parse(text);
   } catch {
-    throw new MetaLoginError(`${who} answered "${what}" with something that is not JSON (HTTP ${response.status}).`, null);
+    throw new MetaLoginError(
+      `${who} answered "${what}" with something that is not JSON (HTTP ${response.status}).`,
+      null,
+    );
   }
   const record = isRecord(body) ? body : {};
   const metaMessage =

@@ -38,7 +38,12 @@ export async function answerFacebookDialog(request: Request, deps: SandboxDeps):
   if (form.get("decision") !== "allow")
     return redirectBack(
       dialog,
-      { error: "access_denied", error_code: "200", error_description: "Permissions error", error_reason: "user_denied" },
+      {
+        error: "access_denied",
+        error_code: "200",
+        error_description: "Permissions error",
+        error_reason: "user_denied",
+      },
       FRAGMENT,
     );
   const picked = new Set(form.getAll("page_id"));

@@ -23,7 +23,9 @@ const pageKey = (pageId: string) => `sandbox:facebook:page:${pageId}`;
 
 /** The Page of an Instagram account: its id derived from the account's, so it stays the same. */
 export function pageOf(account: SandboxAccount): SandboxPage {
-  const digits = BigInt(`0x${createHash("sha256").update(`sandbox-page:${account.accountId}`).digest("hex").slice(0, 11)}`);
+  const digits = BigInt(
+    `0x${createHash("sha256").update(`sandbox-page:${account.accountId}`).digest("hex").slice(0, 11)}`,
+  );
   return { pageId: `1${digits.toString().padStart(14, "0")}`, name: `${account.username} Page`, account };
 }
 

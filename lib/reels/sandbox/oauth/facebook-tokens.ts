@@ -12,13 +12,7 @@ import {
   type GraphCall,
 } from "../graph-request";
 import { deadTokenError, issueToken, resolveToken } from "../sandbox-tokens";
-import {
-  findSandboxPage,
-  grantedPages,
-  grantPages,
-  SANDBOX_FACEBOOK_USER,
-  type SandboxPage,
-} from "./facebook-pages";
+import { findSandboxPage, grantedPages, grantPages, SANDBOX_FACEBOOK_USER, type SandboxPage } from "./facebook-pages";
 import { redeemLoginCode } from "./login-codes";
 import { LONG_LIVED_S, SHORT_LIVED_MS } from "./login-tokens";
 
@@ -110,19 +104,26 @@ async function listAllowedPages(call: GraphCall): Promise<Response> {
   const resolved = await resolveToken(call.deps, token);
   if (call.caller !== SANDBOX_FACEBOOK_USER.id || !resolved)
     throw invalidParameter("Tried accessing nonexisting field (accounts) on node type (User)");
-  const fields = requestedFields(
-    call,
-    ["id", "name", "access_token", "category", "tasks"],
-    "Page",
-    ["access_token", "category", "name", "id", "tasks"],
-  );
+  const fields = requestedFields(call, ["id", "name", "access_token", "category", "tasks"], "Page", [
+    "access_token",
+    "category",
+    "name",
+    "id",
+    "tasks",
+  ]);
   const pages = await Promise.all((await grantedPages(call.deps, token)).map((id) => findSandboxPage(call.deps, id)));
   const expiresAt = resolved.kind === "short" ? call.deps.now() + SHORT_LIVED_MS : undefined;
   const data: Record<string, unknown>[] = [];
   for (const page of pages) {
     if (!page) continue;
     const accessToken = await issueToken(call.deps, page.account.accountId, expiresAt);
-    const values = { id: page.pageId, name: page.name, access_token: accessToken, category: "Creator", tasks: PAGE_TASKS };
+    const values = {
+      id: page.pageId,
+      name: page.name,
+      access_token: accessToken,
+      category: "Creator",
+      tasks: PAGE_TASKS,
+    };
     data.push(pickFields(values, fields));
   }
   const cursor = (i: number) => Buffer.from(String(i)).toString("base64url");
