@@ -3,10 +3,10 @@ import type { SandboxDeps } from "../deps";
 import { listSandboxPages, rememberPages, SANDBOX_FACEBOOK_USER } from "./facebook-pages";
 import { issueLoginCode } from "./login-codes";
 import {
+  consentFormHtml,
   dialogError,
   dialogPage,
   dialogRequestOf,
-  hiddenDialogFields,
   readDialogForm,
   redirectBack,
   type DialogRequest,
@@ -79,12 +79,5 @@ async function consentForm(deps: SandboxDeps, dialog: DialogRequest): Promise<st
     )
     .join("\n");
   return `<p>Continue as <strong>${SANDBOX_FACEBOOK_USER.name}</strong>. The app <strong>${escapeHtml(dialog.clientId)}</strong> asks for: ${escapeHtml(dialog.scope)}.</p>
-<form method="post" aria-label="Facebook consent">
-${hiddenDialogFields(dialog)}
-<fieldset><legend>Pages the app may use</legend>
-${choices || "<p>The sandbox has no accounts yet, so no Pages: make one through its control surface.</p>"}
-</fieldset>
-<button type="submit" name="decision" value="allow">Allow</button>
-<button type="submit" name="decision" value="cancel">Cancel</button>
-</form>`;
+${consentFormHtml("Facebook", dialog, "Pages the app may use", choices)}`;
 }

@@ -95,20 +95,20 @@ async function consentForm(deps: SandboxDeps, dialog: DialogRequest): Promise<st
     )
     .join("\n");
   return `<p>The app <strong>${escapeHtml(dialog.clientId)}</strong> asks for: ${escapeHtml(dialog.scope)}.</p>
-<form method="post" aria-label="Instagram consent">
-${hiddenDialogFields(dialog)}
-<fieldset><legend>Log in as</legend>
+${consentFormHtml("Instagram", dialog, "Log in as", choices)}`;
+}
+
+/** The form both dialogs show: the request carried in hidden fields, the choices, Allow and Cancel. */
+export function consentFormHtml(who: LoginBrand, dialog: DialogRequest, legend: string, choices: string): string {
+  const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
+  return `<form method="post" aria-label="${who} consent">
+${hidden("client_id", dialog.clientId)}${hidden("redirect_uri", dialog.redirectUri)}${hidden("scope", dialog.scope)}${hidden("state", dialog.state)}
+<fieldset><legend>${escapeHtml(legend)}</legend>
 ${choices || "<p>The sandbox has no accounts yet: make one through its control surface.</p>"}
 </fieldset>
 <button type="submit" name="decision" value="allow">Allow</button>
 <button type="submit" name="decision" value="cancel">Cancel</button>
 </form>`;
-}
-
-/** The hidden fields that carry the dialog's request through its form. */
-export function hiddenDialogFields(dialog: DialogRequest): string {
-  const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
-  return `${hidden("client_id", dialog.clientId)}${hidden("redirect_uri", dialog.redirectUri)}${hidden("scope", dialog.scope)}${hidden("state", dialog.state)}`;
 }
 
 export function dialogError(who: LoginBrand, message: string): Response {
