@@ -189,6 +189,15 @@ const envSchema = z.object({
   INSTAGRAM_DIALOG_URL: z.string().url().optional(),
   INSTAGRAM_TOKEN_URL: z.string().url().optional(),
   INSTAGRAM_GRAPH_URL: z.string().url().optional(),
+  /** The Facebook app of Facebook Login for Business (Meta's App Dashboard); with the sandbox, its own app when unset. */
+  FACEBOOK_APP_ID: z
+    .string()
+    .regex(/^[0-9A-Za-z_-]{1,64}$/, "FACEBOOK_APP_ID is the Facebook app's id (digits)")
+    .optional(),
+  FACEBOOK_APP_SECRET: z.string().min(8, "FACEBOOK_APP_SECRET is the Facebook app's secret").optional(),
+  /** Facebook's OAuth dialog (www.facebook.com/<version>/dialog/oauth) and its Graph host (tokens, Pages, publishing). */
+  FACEBOOK_DIALOG_URL: z.string().url().optional(),
+  FACEBOOK_GRAPH_URL: z.string().url().optional(),
   /** How long a connection may take between leaving for Meta's dialog and coming back. */
   META_LOGIN_STATE_TTL_S: z.coerce.number().int().min(1).max(3600).default(600),
   /** A long-lived Instagram-login token is refreshed once it expires within this many seconds (and is 24 h old). */
@@ -222,9 +231,17 @@ export const INSTAGRAM_CALLBACK_PATH = "/api/accounts/connect/instagram/callback
 /** The sandbox's own Instagram app, used when GRAPH_URL is the sandbox and no app is configured. */
 export const SANDBOX_INSTAGRAM_APP = { id: "990000000000001", secret: "sandbox-instagram-app-secret" } as const;
 
+/** Facebook Login for Business, resolved as Instagram Login's is; its Graph host serves the tokens, the Pages and publishing. */
+export type FacebookLoginConfig = Omit<InstagramLoginConfig, "tokenUrl">;
+
+export const FACEBOOK_CALLBACK_PATH = "/api/accounts/connect/facebook/callback";
+/** The sandbox's own Facebook app, used when GRAPH_URL is the sandbox and no app is configured. */
+export const SANDBOX_FACEBOOK_APP = { id: "990000000000002", secret: "sandbox-facebook-app-secret" } as const;
+
 export type Config = Omit<z.infer<typeof envSchema>, "REEL_ACCOUNTS" | "GRAPH_URL" | "PUBLIC_URL"> & {
   PUBLIC_URL: string;
   INSTAGRAM_LOGIN: InstagramLoginConfig;
+  FACEBOOK_LOGIN: FacebookLoginConfig;
   GRAPH_URL: string;
   /** True when GRAPH_URL points at the built-in sandbox of this same server. */
   GRAPH_SANDBOX: boolean;
@@ -261,11 +278,16 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(
       "Invalid configuration:\n  INSTAGRAM_APP_SECRET: set INSTAGRAM_APP_ID and INSTAGRAM_APP_SECRET together",
     );
+  if (!parsed.FACEBOOK_APP_ID !== !parsed.FACEBOOK_APP_SECRET)
+    throw new ConfigError(
+      "Invalid configuration:\n  FACEBOOK_APP_SECRET: set FACEBOOK_APP_ID and FACEBOOK_APP_SECRET together",
+    );
   const publicUrl = (parsed.PUBLIC_URL ?? `http://127.0.0.1:${parsed.PORT}`).replace(/\/+$/, "");
   return {
     ...parsed,
     PUBLIC_URL: publicUrl,
     INSTAGRAM_LOGIN: instagramLoginOf(parsed, publicUrl, graphSandbox ? graphUrl : undefined),
+    FACEBOOK_LOGIN: facebookLoginOf(parsed, publicUrl, graphSandbox ? graphUrl : undefined),
     GRAPH_URL: graphUrl,
     GRAPH_SANDBOX: graphSandbox,
     REEL_ACCOUNTS: accounts,
@@ -291,6 +313,28 @@ function instagramLoginOf(
     tokenUrl: trim(env.INSTAGRAM_TOKEN_URL ?? sandboxUrl ?? "https://api.instagram.com"),
     graphUrl: trim(env.INSTAGRAM_GRAPH_URL ?? sandboxUrl ?? "https://graph.instagram.com"),
     redirectUri: `${publicUrl}${INSTAGRAM_CALLBACK_PATH}`,
+  };
+}
+
+/** Facebook Login for Business the same way: the sandbox's dialog and Graph with the sandbox, Meta's otherwise. */
+function facebookLoginOf(
+  env: z.infer<typeof envSchema>,
+  publicUrl: string,
+  sandboxUrl: string | undefined,
+): FacebookLoginConfig {
+  const configured =
+    env.FACEBOOK_APP_ID && env.FACEBOOK_APP_SECRET
+      ? { id: env.FACEBOOK_APP_ID, secret: env.FACEBOOK_APP_SECRET }
+      : undefined;
+  const dialogPath = `/${env.GRAPH_VERSION}/dialog/oauth`;
+  return {
+    app: configured ?? (sandboxUrl ? { ...SANDBOX_FACEBOOK_APP } : undefined),
+    dialogUrl: (
+      env.FACEBOOK_DIALOG_URL ??
+      (sandboxUrl ? `${publicUrl}/graph${dialogPath}` : `https://www.facebook.com${dialogPath}`)
+    ).replace(/\/+$/, ""),
+    graphUrl: (env.FACEBOOK_GRAPH_URL ?? sandboxUrl ?? "https://graph.facebook.com").replace(/\/+$/, ""),
+    redirectUri: `${publicUrl}${FACEBOOK_CALLBACK_PATH}`,
   };
 }
 

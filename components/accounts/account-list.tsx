@@ -124,9 +124,15 @@ function AccountCard({ account }: { account: AccountView }) {
   );
 }
 
+const LOGIN_NAMES: Record<AccountView["login"], string> = {
+  instagram: "Connected with Instagram",
+  facebook: "Connected with Facebook",
+  token: "Access token",
+};
+
 /** How the account was connected and when its token stops working, so a person knows before it does. */
 function TokenLine({ account }: { account: AccountView }) {
-  const how = account.login === "instagram" ? "Connected with Instagram" : "Access token";
+  const how = LOGIN_NAMES[account.login];
   const daysLeft = daysLeftToReconnect(account, useNow());
   return (
     <span className="block" data-testid="token-expiry">
@@ -135,6 +141,9 @@ function TokenLine({ account }: { account: AccountView }) {
         <>
           token expires <Time iso={account.token_expires_at} />
         </>
+      ) : account.login === "facebook" ? (
+        // A Page token got through a long-lived user token: Meta gives it no expiry.
+        "token does not expire"
       ) : (
         "token expiry not known"
       )}

@@ -33,8 +33,8 @@ export interface AccountView {
   /** Whether it publishes to the built-in sandbox. */
   sandbox: boolean;
   connected_at: string;
-  /** How it was connected: `instagram` (Instagram Login) or `token` (a pasted token, or REEL_ACCOUNTS). */
-  login: "token" | "instagram";
+  /** How it was connected: `instagram` (Instagram Login), `facebook` (Facebook Login for Business: a Page token) or `token` (a pasted token, or REEL_ACCOUNTS). */
+  login: "token" | "instagram" | "facebook";
   /** When its token stops working unless refreshed; null when it does not expire or Dispatch was not told. */
   token_expires_at: string | null;
 }

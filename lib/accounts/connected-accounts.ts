@@ -43,11 +43,12 @@ export interface ConnectedAccount {
   tokenExpiresAt: string | null;
   /** The Graph host this account publishes through (Instagram Login: graph.instagram.com's); null: GRAPH_URL. */
   graphUrl: string | null;
-  /** How it was connected: a pasted token (or REEL_ACCOUNTS), or Instagram Login. */
+  /** How it was connected: a pasted token (or REEL_ACCOUNTS), Instagram Login or Facebook Login for Business. */
   login: AccountLogin;
 }
 
-export type AccountLogin = "token" | "instagram";
+export const ACCOUNT_LOGINS = ["token", "instagram", "facebook"] as const;
+export type AccountLogin = (typeof ACCOUNT_LOGINS)[number];
 
 /** What a connection through Meta's login knows beyond the token. */
 export interface TokenDetails {
@@ -170,6 +171,16 @@ export class ConnectedAccounts {
     return removed === 1;
   }
 
+  /** The token sealed for the account, as its record keeps it: for a short stay elsewhere (a login's pending choice). */
+  sealFor(accountId: string, token: string): string {
+    return sealToken(this.key, accountId, token);
+  }
+
+  /** What sealFor sealed; undefined when the key changed meanwhile. */
+  openFor(accountId: string, sealed: string): string | undefined {
+    return openToken(this.key, accountId, sealed);
+  }
+
   /** Graph refused the token of this version: the account needs reconnecting. False when it was reconnected meanwhile. */
   async markNeedsReconnect(accountId: string, tokenVersion: number, error: PublicationError): Promise<boolean> {
     const marked = await this.redis.eval(
@@ -279,7 +290,7 @@ export class ConnectedAccounts {
       connectedAt: record.connected_at ?? record.updated_at ?? "",
       tokenExpiresAt: record.token_expires_at || null,
       graphUrl: record.graph_url || null,
-      login: record.login === "instagram" ? "instagram" : "token",
+      login: ACCOUNT_LOGINS.find((login) => login === record.login) ?? "token",
     };
   }
 }

@@ -4,6 +4,7 @@ import { publicationListQuerySchema } from "../reels/read-publication";
 import { deliveriesQuerySchema } from "../webhooks/deliveries";
 import { retrieveQuerySchema } from "../responses/manage-response";
 import { instagramCallbackSchema } from "../accounts/meta-login/connect-with-instagram";
+import { metaCallbackSchema } from "../accounts/meta-login/login-callback";
 import { UPLOAD_CONTENT_TYPES } from "../uploads/receive-upload";
 import { accountInsightsQuerySchema } from "../reels/insights/read-reel-insights";
 import type { SchemaName } from "./schemas";
@@ -396,7 +397,79 @@ export const OPERATIONS: Operation[] = [
         description: "Nothing connected: an HTML page says why (cancelled, state not valid, Instagram refused)",
         text: "text/html",
       },
+      401: {
+        description:
+          "Not signed in (the session ended meanwhile): an HTML page with a link to sign in again; nothing stored",
+        text: "text/html",
+      },
     },
+  },
+  {
+    method: "get",
+    path: "/api/accounts/connect/facebook",
+    tag: "Accounts",
+    summary: "Connect accounts with Facebook Login for Business: leave for Facebook's OAuth dialog",
+    description:
+      "For a browser signed in to the dashboard; for Instagram professional accounts linked to a Facebook Page. Redirects to `https://www.facebook.com/{version}/dialog/oauth` (FACEBOOK_DIALOG_URL) with `client_id`, `redirect_uri` (PUBLIC_URL + the callback path), `scope=instagram_basic,instagram_content_publish,pages_show_list,pages_read_engagement,business_management` and a single-use `state` bound to this session and tenant, valid META_LOGIN_STATE_TTL_S (10 minutes).",
+    auth: "tenant",
+    responses: { 302: { description: "To Facebook's OAuth dialog (`Location`)", empty: true } },
+    errors: { 503: "Facebook Login is not configured (FACEBOOK_APP_ID, FACEBOOK_APP_SECRET)" },
+  },
+  {
+    method: "get",
+    path: "/api/accounts/connect/facebook/callback",
+    tag: "Accounts",
+    summary: "Where Facebook sends the browser back",
+    description:
+      'Takes the `state` (once), exchanges the `code` for a user token, that for a long-lived one (`fb_exchange_token`), lists the Pages (`me/accounts`, with their Page tokens) and reads each Page\'s `instagram_business_account{id,username}`. One account is stored at once, with its encrypted Page token (which does not expire: `token_expires_at` null), `login: "facebook"` and the Facebook Graph host; several are offered on a picker page (checkboxes; the choice is kept server-side, bound to this session, single use). A mismatched, replayed or expired state, `error=access_denied` or a refused exchange ends on an HTML page saying so, and nothing is stored.',
+    auth: "tenant",
+    query: metaCallbackSchema,
+    responses: {
+      200: {
+        description: "Several accounts: the picker, an HTML form posting to `/api/accounts/connect/facebook/choose`",
+        text: "text/html",
+      },
+      303: {
+        description: "Connected: to `/dashboard/accounts?connected={account_id}#account-{account_id}`",
+        empty: true,
+      },
+      400: {
+        description:
+          "Nothing connected: an HTML page says why (cancelled, state not valid, Facebook refused, no Page with an Instagram account)",
+        text: "text/html",
+      },
+      401: {
+        description:
+          "Not signed in (the session ended meanwhile): an HTML page with a link to sign in again; nothing stored",
+        text: "text/html",
+      },
+    },
+  },
+  {
+    method: "post",
+    path: "/api/accounts/connect/facebook/choose",
+    tag: "Accounts",
+    summary: "The picker's form: connect the Instagram accounts ticked",
+    description:
+      "`application/x-www-form-urlencoded`: `choice` (the picker's id) and `account_id` once per account ticked. The choice is taken once, by the session that logged in; its accounts are stored as the callback stores one.",
+    auth: "tenant",
+    bytes: ["application/x-www-form-urlencoded"],
+    responses: {
+      303: {
+        description: "Connected: to `/dashboard/accounts?connected={account_id}#account-{account_id}`",
+        empty: true,
+      },
+      400: {
+        description:
+          "Nothing connected: an HTML page says why (nothing ticked, the choice already made, too old or another session's)",
+        text: "text/html",
+      },
+      401: {
+        description: "Not signed in: an HTML page with a link to sign in again; nothing stored",
+        text: "text/html",
+      },
+    },
+    errors: { 415: "Not a form body" },
   },
   {
     method: "delete",

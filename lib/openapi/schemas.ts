@@ -189,12 +189,13 @@ const account = z.looseObject({
   }),
   sandbox: z.boolean(),
   connected_at: isoTime,
-  login: z
-    .enum(["token", "instagram"])
-    .meta({ description: "How it was connected: a pasted token (or REEL_ACCOUNTS), or Instagram Login." }),
+  login: z.enum(["token", "instagram", "facebook"]).meta({
+    description:
+      "How it was connected: a pasted token (or REEL_ACCOUNTS), Instagram Login, or Facebook Login for Business (a Page token).",
+  }),
   token_expires_at: nullable(isoTime).meta({
     description:
-      "When its token stops working (Instagram Login: about 60 days); null when it does not expire or Dispatch was not told.",
+      "When its token stops working (Instagram Login: about 60 days); null when it does not expire (Facebook Login's Page tokens) or Dispatch was not told.",
   }),
 });
 

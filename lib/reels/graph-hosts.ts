@@ -5,13 +5,14 @@ import { createGraphPacer } from "./graph-pacing";
 import type { PublicationError } from "./publication";
 
 /**
- * Graph per host. An account connected with Instagram Login keeps the Graph host it was connected
- * through (graph.instagram.com's against Meta), and every call for it goes there; an account
+ * Graph per host. An account connected with Meta's login keeps the Graph host it was connected
+ * through (graph.instagram.com's with Instagram Login, graph.facebook.com's with Facebook Login
+ * for Business, against Meta), and every call for it goes there; an account
  * without one (a pasted token, REEL_ACCOUNTS) goes to GRAPH_URL. One client per host, made on
  * first use, all with the same version, timeout, pacer and metrics.
  *
  * A stored host is a string in Redis: a token is sent to it only when it is one of the hosts the
- * configuration names (GRAPH_URL, the Instagram Login's Graph host), never to whatever the
+ * configuration names (GRAPH_URL, the logins' Graph hosts), never to whatever the
  * record says.
  */
 export interface GraphHosts {
@@ -24,7 +25,7 @@ export interface GraphHosts {
 export type GraphHostsOptions = Omit<GraphClientOptions, "graphUrl"> & {
   /** GRAPH_URL: the default host. */
   graphUrl: string;
-  /** The other hosts an account may have been connected through (config.INSTAGRAM_LOGIN.graphUrl). */
+  /** The other hosts an account may have been connected through (the INSTAGRAM_LOGIN's and FACEBOOK_LOGIN's graphUrl). */
   otherHosts: readonly string[];
 };
 
@@ -53,13 +54,13 @@ export function createGraphHosts(options: GraphHostsOptions): GraphHosts {
 
 /** The hosts as the configuration names them, paced through Redis: what the worker's flows call Graph with. */
 export function configuredGraphHosts(
-  config: Pick<Config, "GRAPH_URL" | "GRAPH_VERSION" | "GRAPH_PACE_SPACING_MS" | "INSTAGRAM_LOGIN">,
+  config: Pick<Config, "GRAPH_URL" | "GRAPH_VERSION" | "GRAPH_PACE_SPACING_MS" | "INSTAGRAM_LOGIN" | "FACEBOOK_LOGIN">,
   redis: Redis,
   timeoutMs?: number,
 ): GraphHosts {
   return createGraphHosts({
     graphUrl: config.GRAPH_URL,
-    otherHosts: [config.INSTAGRAM_LOGIN.graphUrl],
+    otherHosts: [config.INSTAGRAM_LOGIN.graphUrl, config.FACEBOOK_LOGIN.graphUrl],
     version: config.GRAPH_VERSION,
     fetch: (input, init) => fetch(input, init),
     timeoutMs,
@@ -97,7 +98,8 @@ export function untrustedGraphHostError(): PublicationError {
   return {
     code: null,
     subcode: null,
-    message: "The account's stored Graph host is neither GRAPH_URL nor the Instagram Login's Graph host.",
+    message:
+      "The account's stored Graph host is neither GRAPH_URL nor the Graph host of Instagram Login or Facebook Login.",
     fbtrace_id: null,
     classification: "reconnect-account",
     headline: "Dispatch will not send this account's token to the Graph host it was stored with.",

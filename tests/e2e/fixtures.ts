@@ -53,3 +53,10 @@ export async function submitJob(page: Page, body: { prompt: string; max_tokens?:
   expect(response.status()).toBe(202);
   return ((await response.json()) as { job_id: string }).job_id;
 }
+
+/** A new account in the stack's Graph sandbox, through its control surface (this machine may call it): its id. */
+export async function sandboxAccount(page: Page, username: string): Promise<string> {
+  const response = await page.request.post("/graph/_sandbox/accounts", { data: { username } });
+  expect(response.status()).toBe(201);
+  return ((await response.json()) as { account_id: string }).account_id;
+}

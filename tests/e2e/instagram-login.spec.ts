@@ -1,17 +1,11 @@
 import type { Page } from "@playwright/test";
-import { expect, screenshot, signIn, test } from "./fixtures";
+import { expect, sandboxAccount, screenshot, signIn, test } from "./fixtures";
 import { LOGIN_STATE_TTL_S } from "./stack-file";
 
 /**
  * Instagram Login through the sandbox's dialog, in the browser: the Accounts page's button, the
  * dialog's Allow and Cancel, and the callback's refusals of a replayed and an expired state.
  */
-
-async function sandboxAccount(page: Page, username: string): Promise<string> {
-  const response = await page.request.post("/graph/_sandbox/accounts", { data: { username } });
-  expect(response.status()).toBe(201);
-  return ((await response.json()) as { account_id: string }).account_id;
-}
 
 /** From the Accounts page to the sandbox's dialog, as a person gets there. */
 async function openDialog(page: Page): Promise<void> {

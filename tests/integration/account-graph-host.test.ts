@@ -18,10 +18,11 @@ import { inProcessWorker, waitFor } from "../helpers";
 import { closeServers, listen, origin, serveSandbox, type SandboxServer } from "../sandbox-server";
 
 /**
- * An account connected with Instagram Login is called at the Graph host it was connected through,
- * not at GRAPH_URL: here GRAPH_URL is a port that refuses every connection and the Instagram
- * Login's Graph host (INSTAGRAM_GRAPH_URL) is the sandbox over HTTP, so a reel that publishes, and
- * an account whose username is read, went to the account's host. A stored host the configuration
+ * An account connected with Meta's login is called at the Graph host it was connected through,
+ * not at GRAPH_URL: here GRAPH_URL is a port that refuses every connection, and the Instagram
+ * Login's Graph host (INSTAGRAM_GRAPH_URL) and Facebook Login's (FACEBOOK_GRAPH_URL) are the
+ * sandbox over HTTP on two ports, so a reel that publishes, and an account whose username is read,
+ * went to the account's host. A stored host the configuration
  * does not name gets no call, and the account must be connected again.
  */
 
@@ -32,6 +33,8 @@ const ADMIN_TOKEN = "sandbox-admin-token-0123456789";
 
 let redis: Redis;
 let sandboxServer: SandboxServer;
+/** The same sandbox on another port: Facebook Login's Graph host. */
+let facebookServer: SandboxServer;
 let files: Server;
 const filesSeen: string[] = [];
 let config: Config;
@@ -49,6 +52,7 @@ beforeAll(async () => {
   redis = createRedis(inject("redisUrl"));
   sandbox = {} as SandboxDeps;
   sandboxServer = await serveSandbox(sandbox);
+  facebookServer = await serveSandbox(sandbox);
   files = await listen(serveFiles);
   const refused = await listen((_req, res) => res.end());
   const refusedUrl = `${origin(refused)}/graph`;
@@ -65,6 +69,9 @@ beforeAll(async () => {
     INSTAGRAM_DIALOG_URL: `${graph}/oauth/authorize`,
     INSTAGRAM_TOKEN_URL: graph,
     INSTAGRAM_GRAPH_URL: graph,
+    FACEBOOK_APP_ID: "2234567890123",
+    FACEBOOK_APP_SECRET: "graph-host-facebook-secret",
+    FACEBOOK_GRAPH_URL: `${facebookServer.url}/graph`,
     REEL_POLL_INTERVAL_MS: "50",
     REEL_POLL_ATTEMPTS: "100",
     REEL_PREFLIGHT: "off",
@@ -103,6 +110,7 @@ afterAll(async () => {
   await (await services.producer()).disconnect().catch(() => {});
   services.redis.disconnect();
   await sandboxServer?.close();
+  await facebookServer?.close();
   await closeServers(files);
   redis?.disconnect();
   await rm(DATA_DIR, { recursive: true, force: true });
@@ -117,8 +125,10 @@ function serveFiles(req: IncomingMessage, res: ServerResponse) {
     .pipe(res);
 }
 
-/** A sandbox account, connected as Instagram Login connects one: with the Graph host it came through. */
-async function connectedThroughLogin(): Promise<{ accountId: string; accessToken: string }> {
+/** A sandbox account, connected as Meta's login connects one: with the Graph host it came through. */
+async function connectedThroughLogin(
+  login: "instagram" | "facebook" = "instagram",
+): Promise<{ accountId: string; accessToken: string }> {
   const response = await fetch(`${sandboxServer.url}/graph/_sandbox/accounts`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${ADMIN_TOKEN}` },
@@ -134,9 +144,10 @@ async function connectedThroughLogin(): Promise<{ accountId: string; accessToken
     tenantId: "graphhost",
     accountId,
     accessToken,
-    graphUrl: config.INSTAGRAM_LOGIN.graphUrl,
-    login: "instagram",
-    tokenExpiresAt: new Date(Date.now() + 60 * 86_400_000).toISOString(),
+    graphUrl: login === "facebook" ? config.FACEBOOK_LOGIN.graphUrl : config.INSTAGRAM_LOGIN.graphUrl,
+    login,
+    // A Facebook Page token does not expire.
+    tokenExpiresAt: login === "facebook" ? null : new Date(Date.now() + 60 * 86_400_000).toISOString(),
   });
   expect(connected).not.toBe("taken");
   return { accountId, accessToken };
@@ -172,31 +183,32 @@ async function accountViews(): Promise<AccountView[]> {
 }
 
 describe("an account's own Graph host", () => {
-  it("publishes a reel through the host the account was connected through, while GRAPH_URL refuses", async () => {
-    const { accountId, accessToken } = await connectedThroughLogin();
-    const caption = `through its host ${randomUUID()}`;
-    const id = await createReel(accountId, caption);
-    const done = await waitFor(
-      async () => {
-        const view = await readReel(id);
-        return ["PUBLISHED", "FAILED", "TIMED_OUT"].includes(view.status) ? view : undefined;
-      },
-      { timeoutMs: 60_000, intervalMs: 100, what: `publication ${id} to settle` },
-    );
-    expect(done.status, JSON.stringify(done.error)).toBe("PUBLISHED");
-    expect(done.post_id).toBeTruthy();
+  for (const login of ["instagram", "facebook"] as const)
+    it(`publishes a reel through the host the account was connected through (${login} login), while GRAPH_URL refuses`, async () => {
+      const { accountId, accessToken } = await connectedThroughLogin(login);
+      const caption = `through its host ${randomUUID()}`;
+      const id = await createReel(accountId, caption);
+      const done = await waitFor(
+        async () => {
+          const view = await readReel(id);
+          return ["PUBLISHED", "FAILED", "TIMED_OUT"].includes(view.status) ? view : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 100, what: `publication ${id} to settle` },
+      );
+      expect(done.status, JSON.stringify(done.error)).toBe("PUBLISHED");
+      expect(done.post_id).toBeTruthy();
 
-    const media = await fetch(
-      `${sandboxServer.url}/graph/v21.0/${accountId}/media?fields=id,caption&access_token=${accessToken}`,
-    );
-    const { data } = (await media.json()) as { data: { id: string; caption: string }[] };
-    expect(data.map((m) => m.caption)).toContain(caption);
+      const media = await fetch(
+        `${sandboxServer.url}/graph/v21.0/${accountId}/media?fields=id,caption&access_token=${accessToken}`,
+      );
+      const { data } = (await media.json()) as { data: { id: string; caption: string }[] };
+      expect(data.map((m) => m.caption)).toContain(caption);
 
-    // The web side reads the account at its host too: its username comes from the sandbox.
-    const view = (await accountViews()).find((a) => a.account_id === accountId);
-    expect(view).toMatchObject({ status: "connected", login: "instagram" });
-    expect(view?.username).toMatch(/^host_/);
-  });
+      // The web side reads the account at its host too: its username comes from the sandbox.
+      const view = (await accountViews()).find((a) => a.account_id === accountId);
+      expect(view).toMatchObject({ status: "connected", login });
+      expect(view?.username).toMatch(/^host_/);
+    });
 
   it("sends nothing to a stored host the configuration does not name: the account needs reconnecting", async () => {
     const { accountId } = await connectedThroughLogin();

@@ -1,5 +1,7 @@
 import type { InstagramLoginConfig } from "../../config";
-import { GraphError } from "../../reels/graph-error";
+import { callMeta, isRecord, MetaLoginError, type LoginClientDeps } from "./meta-call";
+
+export { MetaLoginError, type LoginClientDeps };
 
 /**
  * Instagram Login's three calls after the dialog, as Meta documents them: the code for a
@@ -8,22 +10,6 @@ import { GraphError } from "../../reels/graph-error";
  * belongs to (`me?fields=user_id,username`); and later the long-lived token's refresh
  * (refresh_access_token, ig_refresh_token). Secrets and tokens never appear in an error.
  */
-
-export class MetaLoginError extends Error {
-  /** Meta's answer when it was a Graph error object (graph.instagram.com's calls), with its code. */
-  readonly graphError: GraphError | undefined;
-
-  constructor(
-    message: string,
-    /** Meta's own words, when it answered with an error. */
-    readonly metaMessage: string | null,
-    options?: ErrorOptions & { graphError?: GraphError },
-  ) {
-    super(message, options);
-    this.name = "MetaLoginError";
-    this.graphError = options?.graphError;
-  }
-}
 
 export interface LongLivedToken {
   accessToken: string;
@@ -39,11 +25,6 @@ export interface InstagramProfile {
 type Endpoints = Pick<InstagramLoginConfig, "tokenUrl" | "graphUrl" | "redirectUri"> & {
   app: { id: string; secret: string };
 };
-export interface LoginClientDeps {
-  fetch: typeof fetch;
-  version: string;
-  timeoutMs?: number;
-}
 
 export async function exchangeCode(deps: LoginClientDeps, login: Endpoints, code: string): Promise<string> {
   const form = new URLSearchParams({
@@ -116,51 +97,4 @@ export async function readInstagramProfile(
   if (!userId || !/^[0-9A-Za-z_-]{1,64}$/.test(userId))
     throw new MetaLoginError("Instagram did not say which account the token belongs to.", null);
   return { userId, username: typeof body.username === "string" ? body.username : null };
-}
-
-/** One call; Meta's error (either shape: Graph's {error:{message}} or Instagram's {error_message}) becomes a MetaLoginError. */
-async function callMeta(
-  deps: LoginClientDeps,
-  what: string,
-  url: string,
-  init: RequestInit,
-): Promise<Record<string, unknown>> {
-  let response: Response;
-  try {
-    response = await deps.fetch(url, {
-      ...init,
-      signal: AbortSignal.timeout(deps.timeoutMs ?? 10_000),
-      redirect: "error",
-    });
-  } catch (error) {
-    throw new MetaLoginError(`Instagram could not be reached to ${what}.`, null, { cause: error });
-  }
-  const text = await response.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw new MetaLoginError(
-      `Instagram answered "${what}" with something that is not JSON (HTTP ${response.status}).`,
-      null,
-    );
-  }
-  const record = isRecord(body) ? body : {};
-  const metaMessage =
-    isRecord(record.error) && typeof record.error.message === "string"
-      ? record.error.message
-      : typeof record.error_message === "string"
-        ? record.error_message
-        : null;
-  if (!response.ok || metaMessage)
-    throw new MetaLoginError(
-      `Instagram refused to ${what}${metaMessage ? `: ${metaMessage}` : ` (HTTP ${response.status})`}.`,
-      metaMessage,
-      { graphError: GraphError.fromResponse(record, response.status) },
-    );
-  return record;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

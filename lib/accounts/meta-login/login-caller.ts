@@ -1,5 +1,5 @@
 import { readCookie, SESSION_COOKIE } from "../../web/auth";
-import type { LoginCaller } from "./connect-with-instagram";
+import type { LoginCaller } from "./login-callback";
 import { bindingOf } from "./login-state";
 
 /**

@@ -7,7 +7,7 @@ import type { Redis } from "../../redis";
  * outlives its validity by an hour so a late or repeated callback is told which of these it is.
  */
 
-export type LoginProvider = "instagram";
+export type LoginProvider = "instagram" | "facebook";
 
 export interface LoginStateRecord {
   tenantId: string;
@@ -54,7 +54,7 @@ return record`;
 export async function takeLoginState(
   redis: Redis,
   state: string,
-  expected: { tenantId: string; binding: string },
+  expected: { tenantId: string; binding: string; provider: LoginProvider },
   now: number,
 ): Promise<TakenState> {
   if (!/^[A-Za-z0-9_-]{16,64}$/.test(state)) return { ok: false, reason: "unknown" };
@@ -63,13 +63,16 @@ export async function takeLoginState(
   if (answer === null) return { ok: false, reason: "unknown" };
   if (answer === "used") return { ok: false, reason: "replayed" };
   const record = JSON.parse(answer) as LoginStateRecord;
+  // A state handed to the other login's callback was not started for it.
+  if (record.provider !== expected.provider) return { ok: false, reason: "unknown" };
   if (record.tenantId !== expected.tenantId || !sameDigest(record.binding, expected.binding))
     return { ok: false, reason: "other-session" };
   if (now >= record.expiresAt) return { ok: false, reason: "expired" };
   return { ok: true, record };
 }
 
-function sameDigest(a: string, b: string): boolean {
+/** Compares two bindings in constant time. */
+export function sameDigest(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);

@@ -18,6 +18,7 @@ export interface SandboxDeps {
     | "DATA_DIR"
     | "SANDBOX_ADMIN_TOKEN"
     | "INSTAGRAM_LOGIN"
+    | "FACEBOOK_LOGIN"
   >;
   /** Milliseconds since the epoch. Container ages, expiry and quotas follow this clock. */
   now: () => number;

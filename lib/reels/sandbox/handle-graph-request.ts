@@ -20,6 +20,7 @@ import { receiveContainerUpload } from "./upload-container";
 import { throttleFor, withUsageHeaders } from "./usage-headers";
 import { handleLoginRequest } from "./oauth/handle-login-request";
 import { readMe } from "./oauth/login-tokens";
+import { answerFacebookCall } from "./oauth/facebook-tokens";
 import { isRateLimitCode } from "../graph-usage";
 
 /**
@@ -35,6 +36,8 @@ import { isRateLimitCode } from "../graph-usage";
  *   POST /ig-api-upload/{version}/{container-id}            a resumable container's bytes (upload-container.ts)
  *   /_sandbox/...                                           the control surface (handle-control-request.ts)
  *   /oauth/authorize, /oauth/access_token, /access_token    Instagram Login (oauth/)
+ *   /{version}/dialog/oauth, /{version}/oauth/access_token  Facebook Login for Business (oauth/)
+ *   GET /{version}/me/accounts, GET /{version}/{page-id}     its Pages (oauth/facebook-tokens.ts)
  */
 
 export interface GraphRouteOptions {
@@ -132,6 +135,8 @@ async function route(call: GraphCall, path: string[]): Promise<Response> {
 }
 
 async function answerFor(call: GraphCall, id: string, edge: string | undefined): Promise<Response> {
+  const facebook = await answerFacebookCall(call, id, edge);
+  if (facebook) return facebook;
   if (edge === undefined) return readNode(call, id);
   if (edge === "insights") return readMediaInsights(call, id);
 

@@ -1,12 +1,15 @@
 import type { SandboxDeps } from "../deps";
 import { readGraphParams } from "../graph-request";
+import { answerFacebookDialog } from "./facebook-dialog";
+import { exchangeFacebookToken } from "./facebook-tokens";
 import { answerLoginDialog } from "./login-dialog";
 import { exchangeForLongLived, exchangeLoginCode, refreshLongLived } from "./login-tokens";
 
 /**
- * Instagram Login's unversioned paths, which sit on other hosts at Meta (www.instagram.com,
- * api.instagram.com, graph.instagram.com) and beside the versioned Graph paths here. Undefined
- * for any other path.
+ * The login paths, which sit on other hosts at Meta and beside the Graph paths here: Instagram
+ * Login's unversioned ones (www.instagram.com, api.instagram.com, graph.instagram.com) and
+ * Facebook Login's (www.facebook.com/{version}/dialog/oauth, graph.facebook.com/{version}/oauth/
+ * access_token, also without the version). Undefined for any other path.
  */
 export async function handleLoginRequest(
   request: Request,
@@ -14,7 +17,12 @@ export async function handleLoginRequest(
   segments: string[],
 ): Promise<Response | undefined> {
   const method = request.method.toUpperCase();
-  const path = segments.join("/");
+  const versioned = /^v\d{1,2}\.\d{1,2}$/.test(segments[0] ?? "");
+  const path = (versioned ? segments.slice(1) : segments).join("/");
+  if (path === "dialog/oauth" && versioned) return answerFacebookDialog(request, deps);
+  if (path === "oauth/access_token" && method === "GET")
+    return exchangeFacebookToken(deps, await readGraphParams(request));
+  if (versioned) return undefined;
   if (path === "oauth/authorize") return answerLoginDialog(request, deps);
   if (path === "oauth/access_token" && method === "POST")
     return exchangeLoginCode(deps, await readGraphParams(request));

@@ -13,7 +13,10 @@ const codeKey = (code: string) => `sandbox:oauth:code:${createHash("sha256").upd
 export interface LoginCode {
   appId: string;
   redirectUri: string;
+  /** Who logged in: the Instagram account, or with Facebook Login the sandbox's Facebook user. */
   accountId: string;
+  /** Facebook Login: the Pages the person allowed the app to see. */
+  pageIds?: string[];
   issuedAt: number;
 }
 
@@ -31,6 +34,8 @@ export async function issueLoginCode(deps: SandboxDeps, grant: Omit<LoginCode, "
       grant.redirectUri,
       "account_id",
       grant.accountId,
+      "page_ids",
+      (grant.pageIds ?? []).join(","),
       "issued_at",
       String(deps.now()),
     )
@@ -61,6 +66,7 @@ export async function redeemLoginCode(deps: SandboxDeps, code: string): Promise<
     appId: fields.app_id ?? "",
     redirectUri: fields.redirect_uri ?? "",
     accountId: fields.account_id ?? "",
+    pageIds: fields.page_ids ? fields.page_ids.split(",") : [],
     issuedAt,
   };
 }

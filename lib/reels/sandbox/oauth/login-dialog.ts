@@ -11,7 +11,7 @@ import { issueLoginCode } from "./login-codes";
  * with `error=access_denied` as Instagram sends a person who cancelled.
  */
 
-interface DialogRequest {
+export interface DialogRequest {
   clientId: string;
   redirectUri: string;
   scope: string;
@@ -24,38 +24,48 @@ export async function answerLoginDialog(request: Request, deps: SandboxDeps): Pr
     const query = new URL(request.url).searchParams;
     const dialog = dialogRequestOf(query);
     const refused = refusal(deps, dialog, query.get("response_type"));
-    if (refused) return page("Error", `<p role="alert">${escapeHtml(refused)}</p>`, 400);
-    return page("Log in with Instagram", await consentForm(deps, dialog));
+    if (refused) return dialogError("Instagram", refused);
+    return dialogPage("Instagram", "Log in with Instagram", await consentForm(deps, dialog));
   }
-  if (method !== "POST") return page("Error", "<p>Method not allowed.</p>", 405);
-  const form = new URLSearchParams(new TextDecoder().decode(await readBody(request)));
+  if (method !== "POST") return dialogPage("Instagram", "Error", "<p>Method not allowed.</p>", 405);
+  const form = await readDialogForm(request);
   const dialog = dialogRequestOf(form);
   const refused = refusal(deps, dialog, "code");
-  if (refused) return page("Error", `<p role="alert">${escapeHtml(refused)}</p>`, 400);
-  const back = new URL(dialog.redirectUri);
-  if (form.get("decision") !== "allow") {
-    back.searchParams.set("error", "access_denied");
-    back.searchParams.set("error_reason", "user_denied");
-    back.searchParams.set("error_description", "The user denied your request.");
-  } else {
-    const accountId = form.get("account_id") ?? "";
-    const accounts = await listSandboxAccounts(deps);
-    if (!accounts.some((a) => a.accountId === accountId))
-      return page("Error", `<p role="alert">Pick an account to continue.</p>`, 400);
-    back.searchParams.set(
-      "code",
-      await issueLoginCode(deps, { appId: dialog.clientId, redirectUri: dialog.redirectUri, accountId }),
-    );
-  }
-  if (dialog.state) back.searchParams.set("state", dialog.state);
+  if (refused) return dialogError("Instagram", refused);
   // Instagram appends #_ to the redirect; clients must not take it for part of the code.
+  if (form.get("decision") !== "allow")
+    return redirectBack(
+      dialog,
+      { error: "access_denied", error_reason: "user_denied", error_description: "The user denied your request." },
+      "#_",
+    );
+  const accountId = form.get("account_id") ?? "";
+  const accounts = await listSandboxAccounts(deps);
+  if (!accounts.some((a) => a.accountId === accountId)) return dialogError("Instagram", "Pick an account to continue.");
+  const code = await issueLoginCode(deps, { appId: dialog.clientId, redirectUri: dialog.redirectUri, accountId });
+  return redirectBack(dialog, { code }, "#_");
+}
+
+export async function readDialogForm(request: Request): Promise<URLSearchParams> {
+  return new URLSearchParams(new TextDecoder().decode(await readBody(request)));
+}
+
+/** Back to redirect_uri with the dialog's answer and its state, and the fragment Meta appends. */
+export function redirectBack(
+  dialog: Pick<DialogRequest, "redirectUri" | "state">,
+  answer: Record<string, string>,
+  fragment: string,
+): Response {
+  const back = new URL(dialog.redirectUri);
+  for (const [name, value] of Object.entries(answer)) back.searchParams.set(name, value);
+  if (dialog.state) back.searchParams.set("state", dialog.state);
   return new Response(null, {
     status: 302,
-    headers: { location: `${back.toString()}#_`, "cache-control": "no-store" },
+    headers: { location: `${back.toString()}${fragment}`, "cache-control": "no-store" },
   });
 }
 
-function dialogRequestOf(params: URLSearchParams): DialogRequest {
+export function dialogRequestOf(params: URLSearchParams): DialogRequest {
   return {
     clientId: params.get("client_id") ?? "",
     redirectUri: params.get("redirect_uri") ?? "",
@@ -78,7 +88,6 @@ function refusal(deps: SandboxDeps, dialog: DialogRequest, responseType: string 
 
 async function consentForm(deps: SandboxDeps, dialog: DialogRequest): Promise<string> {
   const accounts = await listSandboxAccounts(deps);
-  const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
   const choices = accounts
     .map(
       (a, i) =>
@@ -86,9 +95,15 @@ async function consentForm(deps: SandboxDeps, dialog: DialogRequest): Promise<st
     )
     .join("\n");
   return `<p>The app <strong>${escapeHtml(dialog.clientId)}</strong> asks for: ${escapeHtml(dialog.scope)}.</p>
-<form method="post" aria-label="Instagram consent">
+${consentFormHtml("Instagram", dialog, "Log in as", choices)}`;
+}
+
+/** The form both dialogs show: the request carried in hidden fields, the choices, Allow and Cancel. */
+export function consentFormHtml(who: LoginBrand, dialog: DialogRequest, legend: string, choices: string): string {
+  const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
+  return `<form method="post" aria-label="${who} consent">
 ${hidden("client_id", dialog.clientId)}${hidden("redirect_uri", dialog.redirectUri)}${hidden("scope", dialog.scope)}${hidden("state", dialog.state)}
-<fieldset><legend>Log in as</legend>
+<fieldset><legend>${escapeHtml(legend)}</legend>
 ${choices || "<p>The sandbox has no accounts yet: make one through its control surface.</p>"}
 </fieldset>
 <button type="submit" name="decision" value="allow">Allow</button>
@@ -96,13 +111,20 @@ ${choices || "<p>The sandbox has no accounts yet: make one through its control s
 </form>`;
 }
 
-function page(title: string, body: string, status = 200): Response {
+export function dialogError(who: LoginBrand, message: string): Response {
+  return dialogPage(who, "Error", `<p role="alert">${escapeHtml(message)}</p>`, 400);
+}
+
+type LoginBrand = "Instagram" | "Facebook";
+
+/** A page of the sandbox's login dialogs, standing in for `who`'s. */
+export function dialogPage(who: LoginBrand, title: string, body: string, status = 200): Response {
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)} · Instagram (Graph sandbox)</title></head>
+<title>${escapeHtml(title)} · ${who} (Graph sandbox)</title></head>
 <body><main><h1>${escapeHtml(title)}</h1>
 ${body}
-<p><small>The Dispatch Graph sandbox standing in for Instagram's login.</small></p></main></body></html>`;
+<p><small>The Dispatch Graph sandbox standing in for ${who}'s login.</small></p></main></body></html>`;
   return new Response(html, {
     status,
     headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" },

@@ -2,7 +2,7 @@ import { otherMethods, parseWith, withTenant } from "@/lib/web/http";
 import { loginCallerOf } from "@/lib/accounts/meta-login/login-caller";
 import { finishInstagramLogin, instagramCallbackSchema } from "@/lib/accounts/meta-login/connect-with-instagram";
 import { instagramLoginDeps } from "@/lib/accounts/meta-login/instagram-login-deps";
-import { loginOutcomeResponse } from "@/lib/accounts/meta-login/login-outcome-page";
+import { loginErrorAnswer, loginOutcomeResponse } from "@/lib/accounts/meta-login/login-outcome-page";
 
 export const dynamic = "force-dynamic";
 
@@ -11,6 +11,6 @@ export const GET = withTenant(async (request: Request, { services, tenantId }) =
   const query = parseWith(instagramCallbackSchema, Object.fromEntries(new URL(request.url).searchParams));
   const outcome = await finishInstagramLogin(instagramLoginDeps(services), loginCallerOf(request, tenantId), query);
   return loginOutcomeResponse(outcome);
-});
+}, loginErrorAnswer);
 
 export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET });

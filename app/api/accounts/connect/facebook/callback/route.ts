@@ -1,0 +1,17 @@
+import { otherMethods, parseWith, withTenant } from "@/lib/web/http";
+import { loginCallerOf } from "@/lib/accounts/meta-login/login-caller";
+import { finishFacebookLogin } from "@/lib/accounts/meta-login/connect-with-facebook";
+import { metaCallbackSchema } from "@/lib/accounts/meta-login/login-callback";
+import { facebookLoginDeps } from "@/lib/accounts/meta-login/meta-login-deps";
+import { loginErrorAnswer, loginOutcomeResponse } from "@/lib/accounts/meta-login/login-outcome-page";
+
+export const dynamic = "force-dynamic";
+
+/** Where Facebook sends the browser back: `?code&state`, or `?error=access_denied&…`; several accounts: the picker. */
+export const GET = withTenant(async (request: Request, { services, tenantId }) => {
+  const query = parseWith(metaCallbackSchema, Object.fromEntries(new URL(request.url).searchParams));
+  const outcome = await finishFacebookLogin(facebookLoginDeps(services), loginCallerOf(request, tenantId), query);
+  return loginOutcomeResponse(outcome);
+}, loginErrorAnswer);
+
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET });
