@@ -12,9 +12,10 @@ const TICK = { fill: "var(--chart-text)", fontSize: 12 };
  * reads the same numbers in the table beside it.
  */
 export function UsageBarChart({ data, unit, height = 240 }: { data: ChartData; unit: ChartUnit; height?: number }) {
+  // Drawn once the browser has measured its box (nothing on the server), and never wider than the card.
   return (
-    <div aria-hidden="true" className="w-full" style={{ height }}>
-      <ResponsiveContainer width="100%" height="100%" initialDimension={{ width: 600, height }}>
+    <div aria-hidden="true" className="w-full overflow-hidden" style={{ height }}>
+      <ResponsiveContainer width="100%" height="100%">
         <BarChart data={data.rows} accessibilityLayer={false} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>
           <CartesianGrid vertical={false} stroke="var(--chart-grid)" />
           <XAxis dataKey="x" tick={TICK} tickLine={false} axisLine={{ stroke: "var(--chart-grid)" }} minTickGap={12} />
@@ -48,6 +49,7 @@ export function UsageBarChart({ data, unit, height = 240 }: { data: ChartData; u
               name={series.label}
               stackId={series.stack}
               fill={series.color}
+              maxBarSize={48}
               isAnimationActive={false}
             />
           ))}

@@ -123,7 +123,7 @@ test.describe("the Usage page", () => {
     await page.goto("/dashboard/usage");
     await expect(page.getByRole("heading", { level: 1, name: "Usage" })).toBeVisible();
     await expect(page.getByRole("link", { name: "24 h" })).toHaveAttribute("aria-current", "page");
-    await expect(page.getByTestId("usage-tokens").locator("svg.recharts-surface")).toBeVisible();
+    await expect(page.getByTestId("usage-tokens").locator(".recharts-bar-rectangle").first()).toBeVisible();
 
     expect(column(await tableOf(page, "tokens"), "local-ngram")).toBe(after.tokens);
     const outcomes = await tableOf(page, "outcomes");
@@ -181,6 +181,8 @@ test.describe("the Usage page", () => {
     await signIn(page);
     await page.goto("/dashboard/usage?range=7d");
     await expect(page.getByRole("link", { name: "7 d" })).toHaveAttribute("aria-current", "page");
+    // The charts are drawn once the browser has measured them: only then can one overflow the page.
+    await expect(page.getByTestId("usage-outcomes").locator(".recharts-bar-rectangle").first()).toBeVisible();
     expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
     for (const colorScheme of ["light", "dark"] as const) {
       await page.emulateMedia({ colorScheme });
