@@ -7,6 +7,7 @@ import { cx } from "./ui/cx";
 const LINKS = [
   { href: "/dashboard/jobs", label: "Jobs" },
   { href: "/dashboard/reels", label: "Reels" },
+  { href: "/dashboard/usage", label: "Usage" },
   { href: "/dashboard/accounts", label: "Accounts" },
   { href: "/dashboard/system", label: "System" },
   { href: "/dashboard/webhooks", label: "Webhooks" },
@@ -16,7 +17,7 @@ const LINKS = [
 export function NavLinks({ className }: { className?: string }) {
   const pathname = usePathname();
   return (
-    // Six sections do not fit a phone's width: the row scrolls sideways by itself, the page does not.
+    // Seven sections do not fit a phone's width: the row scrolls sideways by itself, the page does not.
     <nav
       aria-label="Main"
       className={cx(

@@ -26,6 +26,7 @@ export async function startGenerationConsumer(ctx: WorkerContext): Promise<Runni
     models: listModels(config),
     providerFor: createProviders(config),
     running,
+    recordUsage: config.USAGE_AGGREGATES,
   };
 
   const cancels = await subscribeToCancels(config.REDIS_URL, running);

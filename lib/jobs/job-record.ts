@@ -72,6 +72,8 @@ export const jobRecordSchema = z.object({
   dead_lettered: flag,
   /** Its event is on ai.generation.completed. */
   audited: flag,
+  /** It is added to its tenant's usage aggregates (lib/usage/record-usage.ts). */
+  usage_counted: flag,
   /** Set for a job submitted as an OpenAI Response: what that object echoes beyond the command, JSON that lib/responses reads. */
   response: z.string().optional(),
 });

@@ -17,6 +17,7 @@ import { HandBack, runUnderLease, writeIfLeaseHeld, type RedisCommand } from "..
 import { statusIndexCommands, syncStatusIndex } from "../status-index";
 import { abortableSleep } from "../sleep";
 import { recordJobFinished } from "../metrics";
+import { recordJobUsage } from "../usage/record-usage";
 
 export interface GenerationDeps {
   redis: Redis;
@@ -30,6 +31,8 @@ export interface GenerationDeps {
   leaseMs?: number;
   providerRetries?: number;
   now?: () => number;
+  /** Add each finished job to the usage aggregates (USAGE_AGGREGATES; on unless false). */
+  recordUsage?: boolean;
 }
 
 export type GenerationOutcome = "finished" | "skipped" | "handed-back";
@@ -349,9 +352,12 @@ function finishReasonOf(
 
 /**
  * What follows a final state, each marked once done so a redelivery after a crash (or a refused
- * write, tried again) does only what is missing: a FAILED job's copy to the DLQ, then the audit event.
+ * write, tried again) does only what is missing: the tenant's usage aggregates, a FAILED job's copy
+ * to the DLQ, then the audit event (last: once `audited` is set the job may be deleted).
  */
 async function emitAfterFinal(deps: GenerationDeps, command: GenerationCommand, record: JobRecord): Promise<void> {
+  if (deps.recordUsage !== false && !record.usage_counted && isFinalJob(record.status))
+    await recordJobUsage(deps.redis, { ...record, status: record.status }, deps.now?.());
   if (record.status === "FAILED" && !record.dead_lettered) {
     await deps.producer.send({
       topic: TOPICS.dlq.name,

@@ -61,7 +61,11 @@ function responseBody(response: Operation["responses"][number]) {
   });
   if ("json" in response)
     return {
-      content: { "application/json": { schema: ref(response.json) }, ...(response.sse ? events(response.sse) : {}) },
+      content: {
+        "application/json": { schema: ref(response.json) },
+        ...(response.sse ? events(response.sse) : {}),
+        ...(response.csv ? { "text/csv": { schema: { type: "string", description: response.csv } } } : {}),
+      },
     };
   if ("sse" in response) return { content: events(response.sse) };
   if ("text" in response) return { content: { [response.text]: { schema: { type: "string" } } } };
@@ -144,6 +148,7 @@ const TAGS: { name: Operation["tag"]; description: string }[] = [
   { name: "Accounts", description: "The tenant's publishing accounts." },
   { name: "Webhooks", description: "Signed deliveries of job and reel events (Standard Webhooks)." },
   { name: "Session", description: "The dashboard's sign-in." },
+  { name: "Usage", description: "What the tenant's jobs and reels used and how they did, over time." },
   { name: "Operations", description: "Health, readiness, metrics and this document." },
 ];
 

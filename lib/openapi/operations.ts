@@ -7,6 +7,7 @@ import { instagramCallbackSchema } from "../accounts/meta-login/connect-with-ins
 import { metaCallbackSchema } from "../accounts/meta-login/login-callback";
 import { UPLOAD_CONTENT_TYPES } from "../uploads/receive-upload";
 import { accountInsightsQuerySchema } from "../reels/insights/read-reel-insights";
+import { usageQuerySchema } from "../usage/usage-query";
 import type { SchemaName } from "./schemas";
 
 /**
@@ -20,14 +21,16 @@ import type { SchemaName } from "./schemas";
 
 export type Method = "get" | "post" | "put" | "patch" | "delete";
 
-export type Body = { json: SchemaName; sse?: SchemaName } | { sse: SchemaName } | { text: string } | { empty: true };
+/** `csv`: the same answer as text/csv when the query asks for it. */
+export type Body =
+  { json: SchemaName; sse?: SchemaName; csv?: string } | { sse: SchemaName } | { text: string } | { empty: true };
 
 export interface Operation {
   method: Method;
   /** The OpenAPI path, `{name}` for a route's `[name]` segment. */
   path: string;
   /** Responses answer errors in OpenAI's shape; every other tag in problem+json. */
-  tag: "Jobs" | "Responses" | "Reels" | "Accounts" | "Session" | "Operations" | "Webhooks";
+  tag: "Jobs" | "Responses" | "Reels" | "Accounts" | "Session" | "Operations" | "Webhooks" | "Usage";
   summary: string;
   description?: string;
   /** tenant: API key or session cookie; none: open; metrics: METRICS_TOKEN or this machine. */
@@ -200,6 +203,26 @@ export const OPERATIONS: Operation[] = [
     query: jobListQuerySchema,
     responses: {
       200: { description: "A page of jobs, the cursor of the next, and the tenant's running share", json: "JobList" },
+    },
+  },
+  {
+    method: "get",
+    path: "/v1/usage",
+    tag: "Usage",
+    summary: "The tenant's usage over time",
+    description:
+      "Buckets of an hour or a day (UTC) from `from` to `to`, each with its results, in the spirit of OpenAI's usage API: finished jobs (count, tokens, cost, p50/p95 time to first token and tokens per second) and publications that reached a final status (published, failed, cancelled, p50/p95 submit to live). Percentiles come from mergeable histograms (10 buckets a decade), so they hold to about ±13 % over any range. The figures outlive the jobs' records: hours are kept 35 days, days 400.",
+    auth: "tenant",
+    query: usageQuerySchema,
+    responses: {
+      200: {
+        description: "The buckets, oldest first, every one of the range (`results` empty when nothing happened)",
+        json: "UsagePage",
+        csv: "With `format=csv`: a header row, then one row per bucket and group; times in ISO 8601",
+      },
+    },
+    errors: {
+      422: "The query does not match the schema, `to` is not after `from`, the range is too long for its bucket (31 days of hours, 400 of days), or `from` is older than the bucket is kept",
     },
   },
   ...jobRoutes("/v1"),

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { DEFAULT_MAX_PROMPT_CHARS } from "../config";
 import { commandInputSchema } from "../jobs/command";
-import { FINISH_REASONS, JOB_STATUSES } from "../jobs/status";
+import { FINAL_JOB_STATUSES, FINISH_REASONS, JOB_STATUSES } from "../jobs/status";
 import { connectAccountSchema } from "../accounts/connect-account";
 import { SCHEDULED_REASONS } from "../reels/publication";
 import { publicationInputSchema, publicationUpdateSchema } from "../reels/publication-input";
@@ -13,6 +13,8 @@ import { INSIGHTS_STATUSES, REEL_INSIGHT_METRICS } from "../reels/insights/metri
 import { signInSchema } from "../web/sessions";
 import { WEBHOOK_EVENT_TYPES } from "../webhooks/events";
 import { webhookInputSchema } from "../webhooks/input";
+import { USAGE_BUCKETS } from "../usage/usage-keys";
+import { USAGE_GROUPS } from "../usage/usage-query";
 
 /**
  * The named schemas of the OpenAPI document. Request bodies are the very zod schemas the routes
@@ -228,6 +230,48 @@ const webhook = z.looseObject({
 
 const accepted = (id: "job_id" | "publication_id") => z.looseObject({ [id]: z.uuid(), status: z.string() });
 
+const percentiles = nullable(z.looseObject({ p50: z.number(), p95: z.number() })).meta({
+  description: "Estimated from a histogram of 10 buckets a decade: within one bucket (about ±13 %) of the exact value.",
+});
+
+const usagePage = z.looseObject({
+  object: z.literal("page"),
+  bucket: z.enum(USAGE_BUCKETS),
+  group_by: nullable(z.enum(USAGE_GROUPS)),
+  data: z.array(
+    z.looseObject({
+      object: z.literal("bucket"),
+      start_time: z.number().int().meta({ description: "Unix seconds, UTC." }),
+      end_time: z.number().int().meta({ description: "Unix seconds, excluded." }),
+      results: z.array(
+        z.union([
+          z.looseObject({
+            object: z.literal("usage.jobs.result"),
+            model: nullable(z.string()),
+            status: nullable(z.enum(FINAL_JOB_STATUSES)),
+            jobs: z.number().int(),
+            input_tokens: z.number().int(),
+            output_tokens: z.number().int(),
+            cost: z.looseObject({ currency: z.literal("USD"), amount: z.number() }),
+            ttft_ms: percentiles,
+            tokens_per_second: percentiles,
+          }),
+          z.looseObject({
+            object: z.literal("usage.reels.result"),
+            account_id: nullable(z.string()),
+            published: z.number().int(),
+            failed: z.number().int(),
+            cancelled: z.number().int(),
+            submit_to_live_ms: percentiles,
+          }),
+        ]),
+      ),
+    }),
+  ),
+  has_more: z.boolean(),
+  next_page: z.null(),
+});
+
 /** Request and response schemas by the name they have under `components.schemas`. */
 export const SCHEMAS = {
   Problem: problem,
@@ -317,6 +361,7 @@ export const SCHEMAS = {
   }),
   DeliveryResent: z.looseObject({ id: z.string(), status: z.literal("pending") }),
   Upload: z.looseObject({ upload_id: z.string(), size: z.number().int() }),
+  UsagePage: usagePage,
   Session: z.looseObject({ tenant_id: z.string() }),
   Health: z.looseObject({ status: z.enum(["ok", "unavailable"]), failing: z.array(z.string()) }),
   Live: z.looseObject({ status: z.literal("ok") }),

@@ -3,6 +3,7 @@ import type { Redis } from "../redis";
 import type { PublicationView } from "./publication";
 import { appendEvent, publicationKeys } from "./publication-record";
 import { publicationNotFound, readPublication } from "./read-publication";
+import { recordSettledReelUsage } from "../usage/record-usage";
 
 /**
  * Withdraws a publication before anything reached Graph: while SCHEDULED, or QUEUED before a
@@ -39,6 +40,8 @@ export async function cancelPublication(
   if (seq <= 0) seq = await write("QUEUED");
   if (seq <= 0) throw notCancellable(await deps.redis.hget(publicationKeys.state(id), "status"));
   await deps.redis.zrem(publicationKeys.scheduled, id);
+  // A cancelled SCHEDULED publication has no message for a worker to find it by: it is counted here.
+  await recordSettledReelUsage(deps.redis, id);
   return (await readPublication(deps.redis, tenantId, id)) ?? view;
 }
 

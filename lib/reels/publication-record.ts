@@ -130,6 +130,8 @@ export const publicationRecordSchema = z.object({
   permalink: text,
   error: storedError,
   warnings: z.preprocess((raw) => json(raw) ?? [], z.array(z.string()).catch([])),
+  /** The updated_at of the last final status added to the tenant's usage aggregates (lib/usage/record-usage.ts). */
+  usage_counted: text,
 });
 
 export type PublicationRecord = z.infer<typeof publicationRecordSchema>;

@@ -9,6 +9,7 @@ import type { StepName, StepResult } from "./publish/step-result";
 import { waitUntil } from "./publish/waits";
 import { publicationKeys, readPublicationRecord } from "./publication-record";
 import { isSettledPublication } from "./status";
+import { recordReelUsage, recordSettledReelUsage } from "../usage/record-usage";
 
 export type { PublicationDeps, PublicationOutcome } from "./publish/publication-run";
 export { DEFAULT_RETRY, type RetryPolicy } from "./publish/graph-retry";
@@ -53,13 +54,15 @@ async function runFlow(run: PublicationRun): Promise<PublicationOutcome> {
     if (error instanceof RecordClosed) return "skipped" as const;
     throw error;
   });
-  if (SETTLING.has(outcome))
+  if (SETTLING.has(outcome)) {
+    await recordSettledReelUsage(run.deps.redis, run.id);
     await announcePublication(run.deps.producer, {
       publication_id: run.id,
       tenant_id: run.record.tenant_id,
       kind: "settled",
       status: run.status,
     });
+  }
   return outcome;
 }
 
@@ -126,7 +129,8 @@ export async function runPublication(
             continue;
           }
           if (isSettledPublication(record.status)) {
-            // A run that died between its final write and its announcement left the message uncommitted: announce it now.
+            // A run that died between its final write and its announcement left the message uncommitted: count and announce it now.
+            await recordReelUsage(redis, record);
             await announcePublication(deps.producer, {
               publication_id: publicationId,
               tenant_id: record.tenant_id,

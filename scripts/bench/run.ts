@@ -23,6 +23,7 @@ import { measureRawLimits } from "./figures/raw-limits";
 import { measureResponsesFirstToken } from "./figures/responses-first-token";
 import { measureReelFlow } from "./figures/reel-flow";
 import { measureSubmit, warmUp } from "./figures/submit";
+import { measureUsageCost } from "./figures/usage-cost";
 import type { BenchContext, Tenant } from "./lib/context";
 import { describeMachine, loadAverage } from "./lib/machine";
 import { benchSizes } from "./lib/sizes";
@@ -171,7 +172,7 @@ async function main() {
     await stack.workers[0].stop();
 
     const only = new Set(
-      (process.env.BENCH_ONLY ?? "raw,submit,ttft,responses,fanout-worker,fanout,reel,concurrency").split(","),
+      (process.env.BENCH_ONLY ?? "raw,submit,usage,ttft,responses,fanout-worker,fanout,reel,concurrency").split(","),
     );
     if (only.has("raw")) results.raw = await figure("raw limits", () => measureRawLimits(ctx, size.rawSeconds));
     if (only.has("submit")) await figure("warm-up", () => warmUp(ctx));
@@ -190,6 +191,14 @@ async function main() {
       backlogIds.push(...submitted.jobIds);
       const drained = await figure(`drain (${workers})`, () => drainBacklog(ctx, submitted.jobIds, workers, 600_000));
       if (drained) results.drains.push(drained);
+    }
+    if (only.has("usage")) {
+      log(`usage aggregates on and off: ${size.usageRounds} round(s) of ${size.backlog} jobs each way, one worker`);
+      const cost = await figure("usage cost", () => measureUsageCost(ctx, size.backlog, size.usageRounds));
+      if (cost) {
+        log(`usage aggregates slow the drain by ${cost.drainSlowdownPct.toFixed(1)} % (median of ${size.usageRounds})`);
+        writeFileSync(path.join(benchDir, "usage-cost.json"), JSON.stringify(cost, null, 2));
+      }
     }
     if (only.has("ttft")) {
       log("time to first token");

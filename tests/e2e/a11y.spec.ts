@@ -1,19 +1,8 @@
 import { randomUUID } from "node:crypto";
-import AxeBuilder from "@axe-core/playwright";
 import type { APIRequestContext, Page } from "@playwright/test";
 import { isFinalJob } from "@/lib/jobs/status";
 import { isSettledPublication } from "@/lib/reels/status";
-import { expect, signIn, submitJob, test } from "./fixtures";
-
-/** Axe's findings on the page as it is now, in a form a failure message can show. */
-async function violations(page: Page) {
-  const results = await new AxeBuilder({ page }).analyze();
-  return results.violations.map((v) => ({
-    rule: v.id,
-    help: v.help,
-    nodes: v.nodes.map((n) => `${n.target.join(" ")}: ${n.failureSummary ?? ""}`),
-  }));
-}
+import { expect, signIn, submitJob, test, violations } from "./fixtures";
 
 async function waitFor<T>(request: APIRequestContext, url: string, done: (body: T) => boolean): Promise<T> {
   let body: T | undefined;

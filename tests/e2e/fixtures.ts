@@ -1,4 +1,5 @@
 import { mkdirSync } from "node:fs";
+import AxeBuilder from "@axe-core/playwright";
 import { test as base, expect, type Page } from "@playwright/test";
 import { readStack, type StackInfo } from "./stack-file";
 
@@ -59,4 +60,14 @@ export async function sandboxAccount(page: Page, username: string): Promise<stri
   const response = await page.request.post("/graph/_sandbox/accounts", { data: { username } });
   expect(response.status()).toBe(201);
   return ((await response.json()) as { account_id: string }).account_id;
+}
+
+/** Axe's findings on the page as it is now, in a form a failure message can show. */
+export async function violations(page: Page) {
+  const results = await new AxeBuilder({ page }).analyze();
+  return results.violations.map((v) => ({
+    rule: v.id,
+    help: v.help,
+    nodes: v.nodes.map((n) => `${n.target.join(" ")}: ${n.failureSummary ?? ""}`),
+  }));
 }

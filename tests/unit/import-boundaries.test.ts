@@ -14,7 +14,7 @@ import { ROOT } from "../helpers";
  * - jobs and reels reach webhooks by events on the log (the audit topic, reels.publication.events).
  */
 
-const FEATURES = ["jobs", "responses", "reels", "accounts", "webhooks", "uploads", "system"];
+const FEATURES = ["jobs", "responses", "reels", "accounts", "webhooks", "uploads", "system", "usage"];
 const SANDBOX = "lib/reels/sandbox/";
 
 /** Generic modules that name features on purpose, each with its reason. */

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { CANCEL_CHANNEL, jobKeys } from "@/lib/jobs/keys";
 import { CONSUMER_GROUPS, TOPICS } from "@/lib/topics";
 import { WORKERS_KEY } from "@/lib/live-workers";
+import { usageKeys } from "@/lib/usage/usage-keys";
 
 /**
  * The names other programs see (SPEC: topics, job:state and job:stream; the rest as README and
@@ -25,6 +26,16 @@ describe("the wire names", () => {
     ["generation consumer group", CONSUMER_GROUPS.generation, "ai-generation-workers"],
     ["reel consumer group", CONSUMER_GROUPS.reels, "reel-publish-workers"],
     ["reel webhook consumer group", CONSUMER_GROUPS.reelWebhooks, "webhook-reel-event-workers"],
+    [
+      "usage of a tenant's jobs in an hour",
+      usageKeys.bucket("jobs", "acme", "hour", 1_764_115_200_000),
+      "usage:jobs:acme:hour:1764115200",
+    ],
+    [
+      "usage of a tenant's reels in a day",
+      usageKeys.bucket("reels", "acme", "day", 1_764_115_200_000),
+      "usage:reels:acme:day:1764115200",
+    ],
   ])("%s", (_what, actual, expected) => {
     expect(actual).toBe(expected);
   });

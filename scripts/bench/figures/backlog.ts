@@ -33,10 +33,16 @@ const FAST_MODEL = { LOCAL_MODEL_TOKENS_PER_SECOND: "100000" };
  * Figure 4: drains a backlog that is already on the log with `count` fresh worker processes and
  * a fast model, sampling consumer lag (committed offsets vs high watermarks) until it is zero.
  */
-export async function drainBacklog(ctx: BenchContext, jobIds: string[], count: number, timeoutMs: number): Promise<DrainRun> {
+export async function drainBacklog(
+  ctx: BenchContext,
+  jobIds: string[],
+  count: number,
+  timeoutMs: number,
+  env: Record<string, string> = {},
+): Promise<DrainRun> {
   const pids = (ws: ReturnType<typeof startWorkers>) => Object.fromEntries(ws.workers.map((w) => [w.name, w.child.pid]));
   await ctx.redis.config("RESETSTAT");
-  const set = startWorkers(ctx, count, FAST_MODEL);
+  const set = startWorkers(ctx, count, { ...FAST_MODEL, ...env });
   const watch = watchProcesses({ ...pids(set), web: ctx.stack.web.child.pid, redis: ctx.stack.redis?.pid, broker: ctx.stack.broker?.pid });
   const lag: DrainRun["lag"] = [];
   const deadline = Date.now() + timeoutMs;

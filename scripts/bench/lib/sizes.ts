@@ -15,6 +15,8 @@ export function benchSizes() {
       .map(Number)
       .filter((n) => n >= 0),
     backlogMaxTokens: 8,
+    /** Drains with the usage aggregates on and off, each way (BENCH_USAGE_ROUNDS). */
+    usageRounds: Math.max(1, Number(process.env.BENCH_USAGE_ROUNDS ?? 3)),
     firstTokenSamples: Math.max(5, Math.round(30 * scale)),
     fanOut,
     /** Jobs streaming at once through Kafka and one worker (the 200 and 500). */

@@ -1,0 +1,60 @@
+"use client";
+
+import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import type { ChartData } from "@/lib/usage/usage-charts";
+import { formatTick, formatValue, type ChartUnit } from "./chart-values";
+
+const TICK = { fill: "var(--chart-text)", fontSize: 12 };
+
+/**
+ * A bar chart of `data`, stacked where its series share a stack, drawn in the theme's chart colours.
+ * It is a picture for sighted readers: hidden from assistive technology (no keyboard layer), which
+ * reads the same numbers in the table beside it.
+ */
+export function UsageBarChart({ data, unit, height = 240 }: { data: ChartData; unit: ChartUnit; height?: number }) {
+  // Drawn once the browser has measured its box (nothing on the server), and never wider than the card.
+  return (
+    <div aria-hidden="true" className="w-full overflow-hidden" style={{ height }}>
+      <ResponsiveContainer width="100%" height="100%">
+        <BarChart data={data.rows} accessibilityLayer={false} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>
+          <CartesianGrid vertical={false} stroke="var(--chart-grid)" />
+          <XAxis dataKey="x" tick={TICK} tickLine={false} axisLine={{ stroke: "var(--chart-grid)" }} minTickGap={12} />
+          <YAxis
+            tick={TICK}
+            tickLine={false}
+            axisLine={false}
+            width={56}
+            tickFormatter={(value: number) => formatTick(value, unit)}
+          />
+          <Tooltip
+            cursor={{ fill: "var(--chart-cursor)" }}
+            contentStyle={{
+              background: "var(--chart-tooltip)",
+              border: "1px solid var(--chart-grid)",
+              borderRadius: 8,
+              color: "var(--chart-text-strong)",
+              fontSize: 12,
+            }}
+            labelStyle={{ color: "var(--chart-text-strong)" }}
+            formatter={(value) => formatValue(Number(value), unit)}
+          />
+          <Legend
+            wrapperStyle={{ fontSize: 12 }}
+            formatter={(label: string) => <span style={{ color: "var(--chart-text)" }}>{label}</span>}
+          />
+          {data.series.map((series) => (
+            <Bar
+              key={series.key}
+              dataKey={series.key}
+              name={series.label}
+              stackId={series.stack}
+              fill={series.color}
+              maxBarSize={48}
+              isAnimationActive={false}
+            />
+          ))}
+        </BarChart>
+      </ResponsiveContainer>
+    </div>
+  );
+}

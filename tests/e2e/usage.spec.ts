@@ -1,0 +1,198 @@
+import type { Page } from "@playwright/test";
+import { isFinalJob } from "@/lib/jobs/status";
+import { isSettledPublication } from "@/lib/reels/status";
+import type { UsagePage } from "@/lib/usage/usage-report";
+import { expect, signIn, submitJob, test, violations } from "./fixtures";
+
+/** The tenant's usage as GET /v1/usage tells it: the built-in model's tokens, jobs by outcome, reels by account. */
+async function usageTotals(page: Page) {
+  const from = Math.floor(Date.now() / 1000) - 2 * 86_400;
+  const read = async (query: string) =>
+    (await (await page.request.get(`/v1/usage?from=${from}&${query}`)).json()) as UsagePage;
+  const results = (p: UsagePage) => p.data.flatMap((b) => b.results);
+  const totals = { tokens: 0, COMPLETED: 0, FAILED: 0, CANCELLED: 0, published: 0, failed: 0 };
+  for (const r of results(await read("bucket=hour&group_by=model")))
+    if (r.object === "usage.jobs.result" && r.model === "local-ngram")
+      totals.tokens += r.input_tokens + r.output_tokens;
+  for (const r of results(await read("bucket=hour&group_by=status")))
+    if (r.object === "usage.jobs.result") totals[r.status as "COMPLETED" | "FAILED" | "CANCELLED"] += r.jobs;
+  for (const r of results(await read("bucket=day&group_by=account")))
+    if (r.object === "usage.reels.result") {
+      totals.published += r.published;
+      totals.failed += r.failed;
+    }
+  return totals;
+}
+
+/** Nothing of this tenant is still running (an earlier spec's job or reel), so the figures hold still. */
+async function settled(page: Page) {
+  await expect
+    .poll(
+      async () => {
+        const jobs = (await (await page.request.get("/v1/jobs?limit=100")).json()) as { data: { status: string }[] };
+        const reels = (await (await page.request.get("/api/reels?limit=100")).json()) as { data: { status: string }[] };
+        return (
+          jobs.data.every((j) => isFinalJob(j.status)) &&
+          reels.data.every((r) => isSettledPublication(r.status) || r.status === "SCHEDULED")
+        );
+      },
+      // An earlier spec's longest job (2,048 tokens at the stack's 20 a second) takes 100 s.
+      { timeout: 200_000 },
+    )
+    .toBe(true);
+}
+
+/** A chart's table view, opened, as rows of header → cell text. */
+async function tableOf(page: Page, chart: string): Promise<Record<string, string>[]> {
+  const card = page.getByTestId(`usage-${chart}`);
+  const details = card.locator("details");
+  if (!(await details.evaluate((d) => (d as HTMLDetailsElement).open))) await card.getByText("Table view").click();
+  return card.locator("table").evaluate((table) => {
+    const headers = [...table.querySelectorAll("thead th")].map((th) => th.textContent ?? "");
+    return [...table.querySelectorAll("tbody tr")].map((tr) =>
+      Object.fromEntries([...tr.children].map((cell, i) => [headers[i], cell.textContent ?? ""])),
+    );
+  });
+}
+
+const amount = (text: string | undefined) => Number((text ?? "").replace(/[^0-9.]/g, ""));
+const column = (rows: Record<string, string>[], name: string) => rows.reduce((sum, row) => sum + amount(row[name]), 0);
+
+async function publish(page: Page, videoUrl: string): Promise<string> {
+  const accounts = (await (await page.request.get("/api/accounts")).json()) as { data: { account_id: string }[] };
+  const response = await page.request.post("/api/reels", {
+    data: { account_id: accounts.data[0].account_id, video_url: videoUrl, caption: "Usage" },
+  });
+  expect(response.status()).toBe(202);
+  const { publication_id: id } = (await response.json()) as { publication_id: string };
+  await expect
+    .poll(async () => ((await (await page.request.get(`/api/reels/${id}`)).json()) as { status: string }).status, {
+      timeout: 60_000,
+    })
+    .toMatch(/^(PUBLISHED|FAILED)$/);
+  return accounts.data[0].account_id;
+}
+
+test.describe("the Usage page", () => {
+  test("draws tokens, outcomes, speeds and reels from known jobs and reels, as its table views read", async ({
+    page,
+    stack,
+  }) => {
+    test.setTimeout(420_000);
+    await signIn(page);
+    await settled(page);
+    const before = await usageTotals(page);
+
+    const ids = await Promise.all(
+      [5, 7, 9].map((max_tokens) =>
+        submitJob(page, { prompt: `Usage, ${max_tokens} tokens`, max_tokens, temperature: 0 }),
+      ),
+    );
+    const cancelled = await submitJob(page, { prompt: "Usage, cancelled", max_tokens: 2000 });
+    expect((await page.request.post(`/jobs/${cancelled}/cancel`)).status()).toBe(200);
+    const account = await publish(page, `${stack.url}/samples/reel-valid.mp4`);
+    await publish(page, `${stack.url}/samples/reel-too-short.mp4`);
+    const jobs = await Promise.all(
+      [...ids, cancelled].map(async (id) => {
+        let job: { status: string; usage: { total_tokens: number } | null } | undefined;
+        await expect
+          .poll(async () => isFinalJob((job = await (await page.request.get(`/jobs/${id}`)).json()).status), {
+            timeout: 60_000,
+          })
+          .toBe(true);
+        return job!;
+      }),
+    );
+    expect(jobs.map((j) => j.status)).toEqual(["COMPLETED", "COMPLETED", "COMPLETED", "CANCELLED"]);
+    const tokens = jobs.reduce((sum, j) => sum + (j.usage?.total_tokens ?? 0), 0);
+    expect(tokens).toBeGreaterThan(21);
+
+    // A job cancelled while queued is counted when a worker passes its command: wait for it.
+    let after = before;
+    await expect
+      .poll(
+        async () => {
+          after = await usageTotals(page);
+          return [after.tokens - before.tokens, after.COMPLETED - before.COMPLETED, after.CANCELLED - before.CANCELLED];
+        },
+        { timeout: 60_000 },
+      )
+      .toEqual([tokens, 3, 1]);
+    expect([after.published - before.published, after.failed - before.failed]).toEqual([1, 1]);
+
+    await page.goto("/dashboard/usage");
+    await expect(page.getByRole("heading", { level: 1, name: "Usage" })).toBeVisible();
+    await expect(page.getByRole("link", { name: "24 h" })).toHaveAttribute("aria-current", "page");
+    await expect(page.getByTestId("usage-tokens").locator(".recharts-bar-rectangle").first()).toBeVisible();
+
+    expect(column(await tableOf(page, "tokens"), "local-ngram")).toBe(after.tokens);
+    const outcomes = await tableOf(page, "outcomes");
+    expect([column(outcomes, "completed"), column(outcomes, "failed"), column(outcomes, "cancelled")]).toEqual([
+      after.COMPLETED,
+      after.FAILED,
+      after.CANCELLED,
+    ]);
+    const reels = await tableOf(page, "reels");
+    expect([column(reels, `${account} published`), column(reels, `${account} failed`)]).toEqual([
+      after.published,
+      after.failed,
+    ]);
+    for (const [chart, unit] of [
+      ["ttft", / ms$/],
+      ["tps", /\/s$/],
+    ] as const) {
+      const [row] = await tableOf(page, chart);
+      expect(row.Model).toBe("local-ngram");
+      expect(row.p50).toMatch(unit);
+      expect(amount(row.p95)).toBeGreaterThanOrEqual(amount(row.p50));
+    }
+    // The built-in model has no price here: the cost chart says what it will show instead.
+    await expect(page.getByTestId("usage-cost")).toContainText("No cost in this range");
+
+    for (const colorScheme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme });
+      expect(await violations(page), `/dashboard/usage (${colorScheme})`).toEqual([]);
+    }
+  });
+
+  test("says what each chart will show when the range has nothing, and why a range it cannot show is replaced", async ({
+    page,
+  }) => {
+    await signIn(page);
+    const day = (daysAgo: number) => new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10);
+    await page.goto(`/dashboard/usage?from=${day(100)}&to=${day(90)}`);
+    for (const [chart, text] of [
+      ["tokens", "Each model's tokens will appear here"],
+      ["outcomes", "Completed, failed and cancelled jobs will appear here"],
+      ["reels", "published and failed reels will appear here"],
+      ["ttft", "time to first token will appear here"],
+    ])
+      await expect(page.getByTestId(`usage-${chart}`)).toContainText(text);
+    await expect(page.getByLabel("From")).toHaveValue(day(100));
+
+    await page.goto(`/dashboard/usage?from=${day(20)}&to=${day(30)}`);
+    await expect(page.getByRole("status").filter({ hasText: "Showing the last 24 hours instead" })).toContainText(
+      "must be after from",
+    );
+  });
+
+  test("fits a phone, with axe clean in light and dark and every control big enough to tap", async ({ page }) => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await signIn(page);
+    await page.goto("/dashboard/usage?range=7d");
+    await expect(page.getByRole("link", { name: "7 d" })).toHaveAttribute("aria-current", "page");
+    // The charts are drawn once the browser has measured them: only then can one overflow the page.
+    await expect(page.getByTestId("usage-outcomes").locator(".recharts-bar-rectangle").first()).toBeVisible();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
+    for (const colorScheme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme });
+      expect(await violations(page), `phone (${colorScheme})`).toEqual([]);
+    }
+    const small = await page
+      .locator("main a, main button, main input, main summary")
+      .evaluateAll((els) =>
+        els.filter((el) => el.getBoundingClientRect().height < 44).map((el) => el.outerHTML.slice(0, 80)),
+      );
+    expect(small).toEqual([]);
+  });
+});

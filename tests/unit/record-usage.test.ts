@@ -1,0 +1,120 @@
+import { describe, expect, it } from "vitest";
+import { jobHashArgs, parseJobRecord, type JobHash } from "@/lib/jobs/job-record";
+import { jobKeys } from "@/lib/jobs/keys";
+import type { FinalJobStatus } from "@/lib/jobs/status";
+import { parsePublicationRecord, publicationKeys, type PublicationHash } from "@/lib/reels/publication-record";
+import { readUsage } from "@/lib/usage/read-usage";
+import { recordJobUsage, recordReelUsage } from "@/lib/usage/record-usage";
+import { usageKeys } from "@/lib/usage/usage-keys";
+import { bucketResults } from "@/lib/usage/usage-report";
+import { realRedisPerFile } from "./real-redis";
+
+/** The counting script on a real Redis: once per job, once per arrival of a publication at a final status. */
+const redis = realRedisPerFile();
+const NOW = Date.parse("2026-11-26T12:30:00Z");
+const RANGE = {
+  fromMs: Date.parse("2026-11-26T12:00:00Z"),
+  toMs: Date.parse("2026-11-26T13:00:00Z"),
+  bucket: "hour" as const,
+};
+
+async function finalJob(id: string, fields: JobHash = {}) {
+  const hash: JobHash = {
+    job_id: id,
+    tenant_id: "acme",
+    model_name: "local-ngram",
+    temperature: "0",
+    max_tokens: "10",
+    status: "COMPLETED",
+    created_at: "2026-11-26T12:10:00.000Z",
+    completed_at: "2026-11-26T12:11:00.000Z",
+    usage: JSON.stringify({ prompt_tokens: 4, completion_tokens: 10, total_tokens: 14 }),
+    cost: JSON.stringify({ currency: "USD", amount: 0.0000066 }),
+    ttft_ms: "12",
+    tokens_per_second: "40",
+    ...fields,
+  };
+  await redis().hset(jobKeys.state(id), ...jobHashArgs(hash));
+  const record = parseJobRecord(await redis().hgetall(jobKeys.state(id)))!;
+  return { ...record, status: record.status as FinalJobStatus };
+}
+
+const jobsCounted = async () => {
+  const [bucket] = await readUsage(redis(), "acme", RANGE);
+  return bucketResults(bucket, undefined)[0];
+};
+
+describe("recording a job's usage", () => {
+  it("counts a job once, however often it is asked, and marks it counted in the same step", async () => {
+    const job = await finalJob("job-once");
+    const results = await Promise.all([1, 2, 3].map(() => recordJobUsage(redis(), job, NOW)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(await recordJobUsage(redis(), job, NOW)).toBe(false);
+    expect(await redis().hget(jobKeys.state("job-once"), "usage_counted")).toBe("1");
+    expect(await jobsCounted()).toMatchObject({
+      jobs: 1,
+      input_tokens: 4,
+      output_tokens: 10,
+      cost: { amount: 0.0000066 },
+    });
+  });
+
+  it("counts nothing when the record no longer holds the status it was read with, or is gone", async () => {
+    const job = await finalJob("job-moved");
+    await redis().hset(jobKeys.state("job-moved"), "status", "RUNNING");
+    expect(await recordJobUsage(redis(), job, NOW)).toBe(false);
+    await redis().del(jobKeys.state("job-moved"));
+    expect(await recordJobUsage(redis(), job, NOW)).toBe(false);
+    // Nothing written for a record that is gone: no stray hash without an expiry.
+    expect(await redis().exists(jobKeys.state("job-moved"))).toBe(0);
+    expect(await jobsCounted()).toMatchObject({ jobs: 1 });
+  });
+
+  it("gives the hour's hash an expiry 35 days after the hour, the day's 400 days after the day", async () => {
+    const expiries = await Promise.all([
+      redis().call("EXPIRETIME", usageKeys.bucket("jobs", "acme", "hour", Date.parse("2026-11-26T12:00:00Z"))),
+      redis().call("EXPIRETIME", usageKeys.bucket("jobs", "acme", "day", Date.parse("2026-11-26T00:00:00Z"))),
+    ]);
+    expect(expiries).toEqual([
+      (Date.parse("2026-11-26T13:00:00Z") + 35 * 86_400_000) / 1000,
+      (Date.parse("2026-11-27T00:00:00Z") + 400 * 86_400_000) / 1000,
+    ]);
+  });
+});
+
+describe("recording a publication's usage", () => {
+  async function settled(id: string, status: string, updatedAt: string) {
+    const hash: PublicationHash = {
+      publication_id: id,
+      tenant_id: "acme",
+      account_id: "178414",
+      status,
+      created_at: "2026-11-26T12:00:00.000Z",
+      updated_at: updatedAt,
+    };
+    await redis().hset(publicationKeys.state(id), hash);
+    return parsePublicationRecord(await redis().hgetall(publicationKeys.state(id)))!;
+  }
+  const reels = async () => bucketResults((await readUsage(redis(), "acme", RANGE))[0], "account")[0];
+
+  it("counts each arrival at a final status once: a failure, then the publish of its retry", async () => {
+    const failed = await settled("pub-1", "FAILED", "2026-11-26T12:05:00.000Z");
+    expect(await recordReelUsage(redis(), failed, NOW)).toBe(true);
+    expect(await recordReelUsage(redis(), failed, NOW)).toBe(false);
+    const published = await settled("pub-1", "PUBLISHED", "2026-11-26T12:20:00.000Z");
+    expect(await recordReelUsage(redis(), published, NOW)).toBe(true);
+    expect(await recordReelUsage(redis(), published, NOW)).toBe(false);
+    expect(await reels()).toMatchObject({ account_id: "178414", published: 1, failed: 1, cancelled: 0 });
+    // 20 minutes from submission to live: the p50 lies in that value's bucket, 10⁶ to 1.26 × 10⁶ ms.
+    const result = await reels();
+    const p50 = result.object === "usage.reels.result" ? result.submit_to_live_ms?.p50 : undefined;
+    expect(p50).toBeGreaterThanOrEqual(1_000_000);
+    expect(p50).toBeLessThanOrEqual(1_260_000);
+  });
+
+  it("counts nothing for a status that can still change", async () => {
+    const timedOut = await settled("pub-2", "TIMED_OUT", "2026-11-26T12:06:00.000Z");
+    expect(await recordReelUsage(redis(), timedOut, NOW)).toBe(false);
+    expect(await reels()).toMatchObject({ published: 1, failed: 1 });
+  });
+});
