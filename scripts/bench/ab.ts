@@ -115,7 +115,8 @@ function render(rows: { round: number; a: Figures; b: Figures }[], a: Tree, b: T
 
 /** Runs the A/B comparison and writes .bench-data/ab.md and ab.json in the working tree. */
 export async function runAB(root: string, commit: string, log: (message: string) => void): Promise<void> {
-  const a: Tree = { name: `working tree (${git(root, ["rev-parse", "--short", "HEAD"])})`, dir: root };
+  // "-dirty": the working tree's uncommitted changes are measured too.
+  const a: Tree = { name: `working tree (${git(root, ["describe", "--always", "--dirty"])})`, dir: root };
   const b = checkout(root, commit);
   const env: NodeJS.ProcessEnv = { ...process.env, BENCH_ONLY: process.env.BENCH_ONLY ?? "submit" };
   delete env.BENCH_AB;
