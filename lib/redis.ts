@@ -24,16 +24,6 @@ export function createWebRedis(url: string): Redis {
   return createRedis(url, { commandTimeout: 1500, maxRetriesPerRequest: 1 });
 }
 
-/**
- * The worker's command connection. A worker runs many jobs at once, each a handful of commands
- * sent on their own: with auto-pipelining, the commands of one event-loop turn (of every job) go
- * out as one socket write instead of one each, which was most of ioredis's CPU in the drain's
- * profile (scripts/bench/NOTES.md). Each command still gets its own reply, in order.
- */
-export function createWorkerRedis(url: string): Redis {
-  return createRedis(url, { enableAutoPipelining: true });
-}
-
 /** How long a client told "Redis is away" waits before it tries again. */
 export const REDIS_RETRY_AFTER_S = 2;
 

@@ -8,7 +8,7 @@ import { createKafka, createProducer, ensureTopics } from "../lib/kafka";
 import { createLog } from "../lib/log";
 import { configureMetrics, observeBroker, observeConsumers, observeRedis } from "../lib/metrics";
 import { startWorkerOperations } from "../lib/worker/metrics-server";
-import { createWorkerRedis } from "../lib/redis";
+import { createRedis } from "../lib/redis";
 import { startTracing, stopTracing } from "../lib/tracing";
 import { startPublicationConsumer } from "../lib/reels/publication-consumer";
 import { startWebhookWorker } from "../lib/webhooks/start-webhook-worker";
@@ -31,7 +31,7 @@ async function main() {
   configureMetrics(config);
   const workerId = config.WORKER_ID ?? `${hostname()}-${process.pid}`;
   const log = createLog(`worker:${workerId}`);
-  const redis = observeRedis(createWorkerRedis(config.REDIS_URL), config);
+  const redis = observeRedis(createRedis(config.REDIS_URL), config);
   // ioredis reconnects by itself; the commands that need Redis fail and say so.
   redis.on("error", () => {});
   const kafka = createKafka(config.KAFKA_BROKERS, `dispatch-worker-${workerId}`, { requestTimeout: 30_000 });
