@@ -40,14 +40,14 @@ export function createProducer(kafka: Kafka): Producer {
  * with a backlog in small batches (the mock broker returns one record batch per fetch) the wait
  * bounds how many jobs a partition can start per second.
  */
-export function createWorkerConsumer(kafka: Kafka, groupId: string): Consumer {
+export function createWorkerConsumer(kafka: Kafka, groupId: string, maxWaitTimeInMs = 50): Consumer {
   return kafka.consumer({
     groupId,
     sessionTimeout: 6_000,
     rebalanceTimeout: 10_000,
     heartbeatInterval: 500,
     allowAutoTopicCreation: false,
-    maxWaitTimeInMs: 50,
+    maxWaitTimeInMs,
     retry: { initialRetryTime: 200, retries: 1_000_000, maxRetryTime: 2000 },
   });
 }

@@ -1,20 +1,25 @@
 import type { Redis } from "./redis";
+import { redisScript } from "./redis-script";
 import { abortableSleep } from "./sleep";
 
 // Takes the lease, or says who holds it.
-const TAKE = `
+const TAKE = redisScript(`
 local holder = redis.call('GET', KEYS[1])
 if holder and holder ~= ARGV[1] then return holder end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return ''`;
-const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+return ''`);
+const RENEW = redisScript(
+  `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`,
+);
+const RELEASE = redisScript(
+  `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`,
+);
 // Runs the commands only while no one else holds the lease (a lapsed lease nobody took is still ours to finish).
-const WRITE_IF_HELD = `
+const WRITE_IF_HELD = redisScript(`
 local holder = redis.call('GET', KEYS[1])
 if holder and holder ~= ARGV[1] then return 0 end
 for _, command in ipairs(cjson.decode(ARGV[2])) do redis.call(unpack(command)) end
-return 1`;
+return 1`);
 
 /**
  * A run's claim on a job or publication while it works on it, so a redelivery (after a rebalance,
@@ -23,7 +28,7 @@ return 1`;
  * inside one process cannot both hold it. Returns "" when `owner` holds it now, else the holder.
  */
 export async function takeLease(redis: Redis, key: string, owner: string, ms: number): Promise<string> {
-  return (await redis.eval(TAKE, 1, key, owner, ms)) as string;
+  return (await TAKE.run(redis, [key], [owner, ms])) as string;
 }
 
 /**
@@ -41,8 +46,7 @@ export function keepLease(
     () => {
       // A missed heartbeat is sent again with the next renewal; the group's session outlives several.
       hooks.heartbeat().catch(() => {});
-      redis
-        .eval(RENEW, 1, key, owner, ms)
+      RENEW.run(redis, [key], [owner, ms])
         .then((renewed) => {
           if (!renewed) hooks.onLost();
         })
@@ -55,7 +59,7 @@ export function keepLease(
     async release(): Promise<void> {
       clearInterval(timer);
       // A lease not given up lapses by itself when its time runs out.
-      await redis.eval(RELEASE, 1, key, owner).catch(() => {});
+      await RELEASE.run(redis, [key], [owner]).catch(() => {});
     },
   };
 }
@@ -75,7 +79,7 @@ export async function writeIfLeaseHeld(
   commands: RedisCommand[],
 ): Promise<boolean> {
   const words = commands.map((command) => command.map(String));
-  return (await redis.eval(WRITE_IF_HELD, 1, key, owner, JSON.stringify(words))) === 1;
+  return (await WRITE_IF_HELD.run(redis, [key], [owner, JSON.stringify(words)])) === 1;
 }
 
 /** Why a run stopped half-way: the worker is stopping, or its lease was lost. The work is handed back, not settled. */

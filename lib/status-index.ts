@@ -26,24 +26,37 @@ export function statusIndexKey(tenantIndexKey: string, status: string): string {
   return `${tenantIndexKey}:status:${status}`;
 }
 
-// KEYS[1]: the record (a hash with tenant_id and status). ARGV: the id, the tenant index's prefix,
-// the statuses (space-separated), the index's lifetime (ms). The item leaves every other status's
-// index and enters its own at its score in the tenant index; an item not there (not revealed, or
-// trimmed) is left out. Entries of expired records go when a list meets them, as in the tenant index.
-const SYNC_STATUS_INDEX = `
-local tenant = redis.call('HGET', KEYS[1], 'tenant_id')
-local status = redis.call('HGET', KEYS[1], 'status')
-if not tenant or not status then return 0 end
-local tenantIndex = ARGV[2] .. tenant
-local score = redis.call('ZSCORE', tenantIndex, ARGV[1])
-if not score then return 0 end
-for other in string.gmatch(ARGV[3], '%S+') do
-  if other ~= status then redis.call('ZREM', tenantIndex .. ':status:' .. other, ARGV[1]) end
-end
-local key = tenantIndex .. ':status:' .. status
-redis.call('ZADD', key, score, ARGV[1])
-redis.call('PEXPIRE', key, ARGV[4])
-return 1`;
+// The move, as a Lua function a status-writing script can call after its write (start-attempt.ts
+// does). `record`: the record's key (a hash with tenant_id and status); `prefix`: the tenant
+// index's prefix; `statuses`: space-separated; `ttl`: the index's lifetime (ms). The item leaves
+// every other status's index and enters its own at its score in the tenant index; an item not
+// there (not revealed, or trimmed) is left out. Entries of expired records go when a list meets
+// them, as in the tenant index.
+export const SYNC_STATUS_INDEX_LUA = `
+local function syncStatusIndex(record, id, prefix, statuses, ttl)
+  local tenant = redis.call('HGET', record, 'tenant_id')
+  local status = redis.call('HGET', record, 'status')
+  if not tenant or not status then return 0 end
+  local tenantIndex = prefix .. tenant
+  local score = redis.call('ZSCORE', tenantIndex, id)
+  if not score then return 0 end
+  for other in string.gmatch(statuses, '%S+') do
+    if other ~= status then redis.call('ZREM', tenantIndex .. ':status:' .. other, id) end
+  end
+  local key = tenantIndex .. ':status:' .. status
+  redis.call('ZADD', key, score, id)
+  redis.call('PEXPIRE', key, ttl)
+  return 1
+end`;
+
+// KEYS[1]: the record. ARGV: the id, the tenant index's prefix, the statuses, the lifetime (ms).
+const SYNC_STATUS_INDEX = `${SYNC_STATUS_INDEX_LUA}
+return syncStatusIndex(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4])`;
+
+/** The arguments SYNC_STATUS_INDEX_LUA's function takes after the record's key and the id. */
+export function statusIndexArgs(indexing: StatusIndexing): [string, string, number] {
+  return [indexing.tenantIndex(""), indexing.statuses.join(" "), indexing.indexBound.maxAgeMs];
+}
 
 /**
  * Queues, on the MULTI that writes a status (or reveals the item), after that write: the item's
@@ -55,9 +68,7 @@ export function syncStatusIndex(
   recordKey: string,
   id: string,
 ): ChainableCommander {
-  const { statuses, indexBound } = indexing;
-  const prefix = indexing.tenantIndex("");
-  return chain.eval(SYNC_STATUS_INDEX, 1, recordKey, id, prefix, statuses.join(" "), indexBound.maxAgeMs);
+  return chain.eval(SYNC_STATUS_INDEX, 1, recordKey, id, ...statusIndexArgs(indexing));
 }
 
 /**

@@ -2,6 +2,7 @@ import type { ChainableCommander } from "ioredis";
 import type { Message, Producer } from "kafkajs";
 import { ApiError, brokerUnavailable } from "../errors";
 import type { Redis } from "../redis";
+import { redisScript } from "../redis-script";
 import { addToTenantIndex, type IndexBound } from "../tenant-index";
 import { syncStatusIndex, type StatusIndexing } from "../status-index";
 import { sendBatched } from "./send-batched";
@@ -81,7 +82,7 @@ export type Accepted<View> = { created: true } | { created: false; existing: Vie
 
 // KEYS: the record, the idempotency key (the record again when the id is the key), the companion
 // lists. ARGV: ttl, id, the number of companion values, those values, the record's field/value pairs.
-const CLAIM = `
+const CLAIM = redisScript(`
 if KEYS[2] == KEYS[1] then
   if redis.call('EXISTS', KEYS[1]) == 1 then return {0, ARGV[2]} end
 else
@@ -96,7 +97,7 @@ for i = 1, lists do
   redis.call('RPUSH', KEYS[2 + i], ARGV[3 + i])
   redis.call('EXPIRE', KEYS[2 + i], ARGV[1])
 end
-return {1, ARGV[2]}`;
+return {1, ARGV[2]}`);
 
 // The same KEYS; ARGV[1] the id. Revealed work (no `submitting`) is on the log and stays.
 const RELEASE = `
@@ -119,16 +120,13 @@ export async function acceptWork<View>(
   const fields = Object.entries({ ...work.fields, fingerprint: work.fingerprint, submitting: "1" }).flatMap(
     ([field, value]) => (value === undefined ? [] : [field, value]),
   );
-  const [claimed, holder] = (await redis.eval(
-    CLAIM,
-    keys.length,
-    ...keys,
+  const [claimed, holder] = (await CLAIM.run(redis, keys, [
     kind.ttlS,
     work.id,
     companions.length,
     ...companions,
     ...fields,
-  )) as [number, string];
+  ])) as [number, string];
   if (!claimed) return { created: false, existing: await existingWork(redis, kind, work, holder) };
 
   // Redis away as well: the claim, never revealed, stays invisible until its keys expire. Answers

@@ -1,4 +1,5 @@
 import type { Redis } from "../redis";
+import { redisScript } from "../redis-script";
 
 /** Redis key of a group's running-work slots for one key (a tenant, an account). */
 export const slotsKey = (group: string, key: string) => `slots:${group}:${key}`;
@@ -6,21 +7,21 @@ export const slotsKey = (group: string, key: string) => `slots:${group}:${key}`;
 // A slot is a member of a sorted set scored by when it lapses (Redis's clock, so workers' clocks
 // do not matter). Lapsed slots are dropped first: a dead worker's slots free themselves.
 const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
-const ACQUIRE = `${NOW}
+const ACQUIRE = redisScript(`${NOW}
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return 1`;
-const RENEW = `${NOW}
+return 1`);
+const RENEW = redisScript(`${NOW}
 for i, key in ipairs(KEYS) do
   redis.call('ZADD', key, 'XX', now + tonumber(ARGV[1]), ARGV[i + 1])
   redis.call('PEXPIRE', key, ARGV[1])
 end
-return 1`;
-const COUNT = `${NOW}
+return 1`);
+const COUNT = redisScript(`${NOW}
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-return redis.call('ZCARD', KEYS[1])`;
+return redis.call('ZCARD', KEYS[1])`);
 
 /**
  * A cap on running work per key across the whole cluster (TENANT_CONCURRENCY): a worker takes a
@@ -38,9 +39,13 @@ export class KeySlots {
     private readonly ttlMs = 10_000,
   ) {}
 
-  /** Takes a slot of `key` for `slot` (a run id); false when the key has `limit` running already. */
+  /**
+   * Takes a slot of `key` for `slot` (a run id); false when the key has `limit` running already.
+   * With no limit (Infinity) there is nothing to count: no slot is written, none is released.
+   */
   async acquire(key: string, slot: string): Promise<boolean> {
-    const taken = (await this.redis.eval(ACQUIRE, 1, slotsKey(this.group, key), slot, this.limit, this.ttlMs)) === 1;
+    if (this.limit === Infinity) return true;
+    const taken = (await ACQUIRE.run(this.redis, [slotsKey(this.group, key)], [slot, this.limit, this.ttlMs])) === 1;
     if (taken) this.held.set(slot, key);
     return taken;
   }
@@ -56,17 +61,15 @@ export class KeySlots {
   async renew(): Promise<void> {
     if (this.held.size === 0) return;
     const slots = [...this.held];
-    await this.redis.eval(
-      RENEW,
-      slots.length,
-      ...slots.map(([, key]) => slotsKey(this.group, key)),
-      this.ttlMs,
-      ...slots.map(([slot]) => slot),
+    await RENEW.run(
+      this.redis,
+      slots.map(([, key]) => slotsKey(this.group, key)),
+      [this.ttlMs, ...slots.map(([slot]) => slot)],
     );
   }
 
   /** Running work of `key` across the cluster. */
   async count(key: string): Promise<number> {
-    return Number(await this.redis.eval(COUNT, 1, slotsKey(this.group, key)));
+    return Number(await COUNT.run(this.redis, [slotsKey(this.group, key)], []));
   }
 }

@@ -29,8 +29,14 @@ export interface ParallelOptions<T> {
   concurrency: number;
   /** Fetched-but-unsettled messages per partition before its fetch pauses (MAX_BUFFERED_PER_PARTITION). */
   maxBuffered: number;
-  /** Running messages per key across the whole cluster (TENANT_CONCURRENCY). */
+  /** Running messages per key across the whole cluster (TENANT_CONCURRENCY); Infinity: no cap, and no slot kept in Redis. */
   perKeyLimit: number;
+  /**
+   * The fetch long-poll, 50 ms by default (see createWorkerConsumer). A group whose work may wait
+   * a little fetches less while idle with a longer one: every worker runs every group, and an idle
+   * fetch every 50 ms is 20 requests a second per group and worker for the broker and the worker.
+   */
+  fetchWaitMs?: number;
   /** The ordering and fairness key; by default the message key. */
   keyOf?: (message: KafkaMessage) => string;
   /** The payload's schema (its topic's, lib/topics.ts): each message's value is parsed as JSON with it once, before `work` sees it. */
@@ -137,7 +143,7 @@ class ConsumerSupervisor<T> {
 
   /** A new consumer and runner, made current, joined within START_TIMEOUT_MS (else retired, and the error thrown). */
   async start(): Promise<void> {
-    const consumer = createWorkerConsumer(this.ctx.kafka, this.opts.groupId);
+    const consumer = createWorkerConsumer(this.ctx.kafka, this.opts.groupId, this.opts.fetchWaitMs);
     const self: Incarnation<T> = {
       consumer,
       runner: new ParallelRunner(consumer, this.ctx, this.opts, this.slots),

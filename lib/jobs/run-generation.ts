@@ -1,20 +1,22 @@
 import type { Producer } from "kafkajs";
 import type { Log } from "../log";
-import { execPipeline, type Redis } from "../redis";
+import type { Redis } from "../redis";
 import { revealWork } from "../accept/accept-work";
+import { sendBatched } from "../accept/send-batched";
 import { TOPICS } from "../topics";
 import { jobAuditEvent } from "./audit-event";
 import type { GenerationCommand } from "./command";
-import { jobHashArgs, readJobRecord, type JobField, type JobHash, type JobRecord } from "./job-record";
+import { jobHashArgs, parseJobRecord, readJobRecord, type JobHash, type JobRecord } from "./job-record";
 import { FINISHED_JOB_TTL_S, JOB_STATUS_INDEXING, jobKeys } from "./keys";
 import { isFinalJob, type FinishReason, type JobStatus } from "./status";
+import { startAttempt, type StartedAttempt } from "./start-attempt";
 import { costFields } from "./models";
 import { PermanentProviderError, type ModelInfo, type Provider } from "./providers/provider";
 import { StreamWriter } from "./stream-writer";
 import { JOB_WORK } from "./submit-job";
 import { countTokens } from "./tokens";
 import { HandBack, runUnderLease, writeIfLeaseHeld, type RedisCommand } from "../lease";
-import { statusIndexCommands, syncStatusIndex } from "../status-index";
+import { statusIndexCommands } from "../status-index";
 import { abortableSleep } from "../sleep";
 import { recordJobFinished } from "../metrics";
 import { recordJobUsage } from "../usage/record-usage";
@@ -56,57 +58,53 @@ export async function runGeneration(
   command: GenerationCommand,
   control: GenerationControl,
 ): Promise<GenerationOutcome> {
+  const lease = {
+    redis: deps.redis,
+    key: jobKeys.lease(command.job_id),
+    owner: control.runId,
+    ms: deps.leaseMs ?? 10_000,
+    heartbeat: control.heartbeat,
+    shutdown: control.shutdown,
+  };
+  return runUnderLease<GenerationOutcome>(lease, generationSteps(deps, command, control.runId), "handed-back");
+}
+
+/**
+ * runGeneration's two steps (see runUnderLease): `check` the record without the lease, then `run`
+ * under it. Anything may happen to the job between them (a cancel, another run's end): the run's
+ * start marks it RUNNING only if it is still not final.
+ */
+export function generationSteps(deps: GenerationDeps, command: GenerationCommand, runId: string) {
   const { redis } = deps;
   const now = deps.now ?? Date.now;
-  const leaseKey = jobKeys.lease(command.job_id);
-  return runUnderLease<GenerationOutcome>(
-    {
-      redis,
-      key: leaseKey,
-      owner: control.runId,
-      ms: deps.leaseMs ?? 10_000,
-      heartbeat: control.heartbeat,
-      shutdown: control.shutdown,
+  return {
+    async check(): Promise<GenerationOutcome | undefined> {
+      const record = await readJobRecord(redis, command.job_id);
+      if (!record || isFinalJob(record.status)) return skipFinal(deps, command, record);
+      // On the log but never revealed: its submitter died (or lost Redis) after the broker's ack.
+      if (record.submitting)
+        await revealWork(
+          redis.multi(),
+          JOB_WORK,
+          record.tenant_id,
+          command.job_id,
+          Date.parse(record.created_at) || now(),
+        ).exec();
+      return undefined;
     },
-    {
-      async check() {
-        const record = await readJobRecord(redis, command.job_id);
-        if (!record) {
-          deps.log("warn", "skipping a command with no job record (not acknowledged to its client, or expired)", {
-            job_id: command.job_id,
-          });
-          return "skipped";
-        }
-        if (isFinalJob(record.status)) {
-          await emitAfterFinal(deps, command, record);
-          return "skipped";
-        }
-        // On the log but never revealed: its submitter died (or lost Redis) after the broker's ack.
-        if (record.submitting)
-          await revealWork(
-            redis.multi(),
-            JOB_WORK,
-            record.tenant_id,
-            command.job_id,
-            Date.parse(record.created_at) || now(),
-          ).exec();
-        return undefined;
-      },
-      async run(signal) {
-        const controller = new AbortController();
-        const forward = () => controller.abort(signal.reason);
-        signal.addEventListener("abort", forward);
-        deps.running.set(command.job_id, controller);
-        try {
-          return await generate(deps, command, controller.signal, now, control.runId);
-        } finally {
-          signal.removeEventListener("abort", forward);
-          deps.running.delete(command.job_id);
-        }
-      },
+    async run(signal: AbortSignal): Promise<GenerationOutcome> {
+      const controller = new AbortController();
+      const forward = () => controller.abort(signal.reason);
+      signal.addEventListener("abort", forward);
+      deps.running.set(command.job_id, controller);
+      try {
+        return await generate(deps, command, controller.signal, now, runId);
+      } finally {
+        signal.removeEventListener("abort", forward);
+        deps.running.delete(command.job_id);
+      }
     },
-    "handed-back",
-  );
+  };
 }
 
 async function generate(
@@ -117,50 +115,57 @@ async function generate(
   runId: string,
 ): Promise<GenerationOutcome> {
   const { redis } = deps;
-  const stateKey = jobKeys.state(command.job_id);
-  const writer = await StreamWriter.open(redis, command.job_id);
   const provider = deps.providerFor(command.model_name);
   const model = deps.models.find((m) => m.id === command.model_name);
   const maxTries = 1 + (deps.providerRetries ?? 2);
+  let writer: StreamWriter | undefined;
+  let started: StartedAttempt | undefined;
   let lastError = "";
 
   for (let tryNo = 1; tryNo <= maxTries; tryNo++) {
-    const { attempt, startedAt } = await startAttempt(deps, command.job_id, runId, now);
-    if (writer.written > 0) await writer.reset(attempt);
-    if (!provider) {
-      return finish(deps, command, writer, runId, "FAILED", {
-        error: `unknown model "${command.model_name}"`,
-        startedAt,
-        now,
-        model,
-        attempt,
-      });
-    }
-    if ((await redis.hget(stateKey, "cancel_requested" satisfies JobField)) === "1") {
-      return finish(deps, command, writer, runId, "CANCELLED", { output: "", startedAt, now, model, attempt });
-    }
+    started = await startAttempt(redis, command.job_id, { workerId: deps.workerId, runId }, now);
+    // Ended since the check (a cancel while it was queued): as if the check had seen it.
+    if (!started) return skipFinal(deps, command, await readJobRecord(redis, command.job_id));
+    writer ??= StreamWriter.continueAfter(redis, command.job_id, started.eventsWritten);
+    if (writer.written > 0) await writer.reset(started.attempt);
+    const run: AttemptContext = { deps, command, writer, runId, signal, now, model, started };
+    if (!provider)
+      return finish(run, "FAILED", { error: `unknown model "${command.model_name}"`, startedAt: started.startedAt });
+    if (started.hash.cancel_requested === "1")
+      return finish(run, "CANCELLED", { output: "", startedAt: started.startedAt });
 
-    const tried = await tryOnce({ deps, command, writer, runId, signal, now, model }, provider, attempt, startedAt);
+    const tried = await tryOnce(run, provider);
     if (typeof tried === "string") return tried;
     const { error } = tried;
     lastError = error instanceof Error ? error.message : String(error);
-    deps.log("warn", "generation failed", { job_id: command.job_id, attempt, error });
+    deps.log("warn", "generation failed", { job_id: command.job_id, attempt: started.attempt, error });
     if (error instanceof PermanentProviderError) break;
     // The sleep is cut short by a cancel or the shutdown, which the next attempt checks.
     if (tryNo < maxTries) await abortableSleep(250 * 2 ** tryNo, signal).catch(() => {});
     if (signal.aborted)
       return signal.reason instanceof HandBack
         ? "handed-back"
-        : finish(deps, command, writer, runId, "CANCELLED", { output: "", startedAt, now, model, attempt });
+        : finish(run, "CANCELLED", { output: "", startedAt: started.startedAt });
   }
-  const attempt = Number(await redis.hget(stateKey, "attempts" satisfies JobField));
-  return finish(deps, command, writer, runId, "FAILED", {
-    error: `the model failed: ${lastError}`,
-    startedAt: now(),
-    now,
-    model,
-    attempt,
-  });
+  // The loop ran at least once and every way out of it without an attempt started returned.
+  const last: AttemptContext = { deps, command, writer: writer!, runId, signal, now, model, started: started! };
+  return finish(last, "FAILED", { error: `the model failed: ${lastError}`, startedAt: now() });
+}
+
+/** A job with no record, or final already: nothing to run; what a final state is owed (DLQ copy, audit event) is made sure of. */
+async function skipFinal(
+  deps: GenerationDeps,
+  command: GenerationCommand,
+  record: JobRecord | undefined,
+): Promise<GenerationOutcome> {
+  if (!record) {
+    deps.log("warn", "skipping a command with no job record (not acknowledged to its client, or expired)", {
+      job_id: command.job_id,
+    });
+    return "skipped";
+  }
+  await emitAfterFinal(deps, command, record);
+  return "skipped";
 }
 
 /** What an attempt needs besides its provider: the job, where its output goes, and when to stop. */
@@ -172,28 +177,7 @@ interface AttemptContext {
   signal: AbortSignal;
   now: () => number;
   model: ModelInfo | undefined;
-}
-
-/** Marks the job RUNNING for a new attempt (counted in `attempts`); its number and when it started. */
-async function startAttempt(
-  deps: GenerationDeps,
-  jobId: string,
-  runId: string,
-  now: () => number,
-): Promise<{ attempt: number; startedAt: number }> {
-  const { redis } = deps;
-  const stateKey = jobKeys.state(jobId);
-  const attempt = await redis.hincrby(stateKey, "attempts" satisfies JobField, 1);
-  const startedAt = now();
-  const running = redis.multi().hset(stateKey, {
-    status: "RUNNING",
-    worker_id: deps.workerId,
-    run_id: runId,
-    attempt_started_at: new Date(startedAt).toISOString(),
-  } satisfies JobHash);
-  await execPipeline(syncStatusIndex(running, JOB_STATUS_INDEXING, stateKey, jobId));
-  await redis.hsetnx(stateKey, "started_at" satisfies JobField, new Date(startedAt).toISOString());
-  return { attempt, startedAt };
+  started: StartedAttempt;
 }
 
 /**
@@ -201,13 +185,9 @@ async function startAttempt(
  * what was written when it was cut short; a hand-back says so. Any other failure is answered for
  * generate to decide about (a retry, or FAILED).
  */
-async function tryOnce(
-  run: AttemptContext,
-  provider: Provider,
-  attempt: number,
-  startedAt: number,
-): Promise<GenerationOutcome | { error: unknown }> {
-  const { deps, command, writer, runId, signal, now, model } = run;
+async function tryOnce(run: AttemptContext, provider: Provider): Promise<GenerationOutcome | { error: unknown }> {
+  const { deps, command, writer, signal, now, started } = run;
+  const { startedAt } = started;
   let output = "";
   let firstTokenAt: number | undefined;
   let reported: { prompt_tokens: number; completion_tokens: number } | undefined;
@@ -233,31 +213,14 @@ async function tryOnce(
       await writer.delta(chunk.delta);
     }
     signal.throwIfAborted();
-    return finish(deps, command, writer, runId, "COMPLETED", {
-      output,
-      startedAt,
-      firstTokenAt,
-      reported,
-      stoppedBecause,
-      now,
-      model,
-      attempt,
-    });
+    return finish(run, "COMPLETED", { output, startedAt, firstTokenAt, reported, stoppedBecause });
   } catch (error) {
     const reason = signal.reason ?? error;
     if (reason instanceof HandBack) {
       deps.log("info", "handing a job back", { job_id: command.job_id, reason: reason.message });
       return "handed-back";
     }
-    if (signal.aborted)
-      return finish(deps, command, writer, runId, "CANCELLED", {
-        output,
-        startedAt,
-        firstTokenAt,
-        now,
-        model,
-        attempt,
-      });
+    if (signal.aborted) return finish(run, "CANCELLED", { output, startedAt, firstTokenAt });
     return { error };
   }
 }
@@ -270,23 +233,14 @@ interface FinishFacts {
   reported?: { prompt_tokens: number; completion_tokens: number };
   /** What the provider said about why it stopped, when it said. */
   stoppedBecause?: "stop" | "length";
-  now: () => number;
-  model: ModelInfo | undefined;
-  attempt: number;
 }
 
 /** Final state, final stream message and expiry of every key in one MULTI; then the audit event. */
-async function finish(
-  deps: GenerationDeps,
-  command: GenerationCommand,
-  writer: StreamWriter,
-  runId: string,
-  status: JobStatus,
-  facts: FinishFacts,
-): Promise<GenerationOutcome> {
+async function finish(run: AttemptContext, status: JobStatus, facts: FinishFacts): Promise<GenerationOutcome> {
+  const { deps, command, writer, runId, started } = run;
   const { redis } = deps;
   const id = command.job_id;
-  const end = facts.now();
+  const end = run.now();
   const output = facts.output ?? "";
   const usageCounts = facts.reported ?? {
     prompt_tokens: countTokens(command.prompt),
@@ -297,21 +251,20 @@ async function finish(
   const ttftMs = facts.firstTokenAt === undefined ? null : facts.firstTokenAt - facts.startedAt;
   const tokensPerSecond =
     generationMs > 0 ? Math.round((usage.completion_tokens / generationMs) * 1000 * 10) / 10 : null;
-  const createdAt =
-    Date.parse((await redis.hget(jobKeys.state(id), "created_at" satisfies JobField)) ?? "") || facts.startedAt;
+  const createdAt = Date.parse(started.hash.created_at ?? "") || facts.startedAt;
   const finishReason = finishReasonOf(status, facts.stoppedBecause, usage.completion_tokens, command.max_tokens);
   const fields: JobHash = {
     status,
     finish_reason: finishReason,
     output,
     usage: JSON.stringify(usage),
-    ...costFields(command.model_name, facts.model, usage),
+    ...costFields(command.model_name, run.model, usage),
     completed_at: new Date(end).toISOString(),
     generation_ms: String(generationMs),
     queued_ms: String(Math.max(0, facts.startedAt - createdAt)),
     ttft_ms: ttftMs === null ? "" : String(ttftMs),
     tokens_per_second: tokensPerSecond === null ? "" : String(tokensPerSecond),
-    model_version: facts.model?.version ?? command.model_name,
+    model_version: run.model?.version ?? command.model_name,
   };
   if (facts.error) fields.error = facts.error;
   const commands: RedisCommand[] = [
@@ -332,11 +285,15 @@ async function finish(
     ttftMs,
     tokensPerSecond,
   });
-  const record = await readJobRecord(redis, id);
+  // The record as the final write left it, without reading it back: what the start read, and what was written.
+  const record = parseJobRecord({ ...started.hash, ...definedFields(fields) });
   if (!record) throw new Error(`job ${id}: its record does not parse after the final write`);
   await emitAfterFinal(deps, command, record);
   return "finished";
 }
+
+const definedFields = (fields: JobHash) =>
+  Object.fromEntries(Object.entries(fields).filter((e): e is [string, string] => e[1] !== undefined));
 
 /** A provider that did not say why it stopped is taken to have hit max_tokens when it produced that many. */
 function finishReasonOf(
@@ -380,10 +337,8 @@ async function emitAudit(deps: GenerationDeps, jobId: string, record: JobRecord)
   const { status } = record;
   if (!isFinalJob(status)) throw new Error(`job ${jobId}: an audit event before its final state (${status})`);
   const event = jobAuditEvent({ ...record, status }, deps.workerId);
-  await deps.producer.send({
-    topic: TOPICS.completed.name,
-    acks: -1,
-    messages: [{ key: record.tenant_id, value: JSON.stringify(event) }],
-  });
+  // With the events of other jobs that end in the same turn: one produce request and one record
+  // batch for all of them, which the webhook consumer then fetches together.
+  await sendBatched(deps.producer, TOPICS.completed.name, { key: record.tenant_id, value: JSON.stringify(event) });
   await deps.redis.hset(jobKeys.state(jobId), { audited: "1" } satisfies JobHash);
 }

@@ -18,7 +18,12 @@ export class StreamWriter {
 
   /** Continues after whatever earlier attempts wrote. */
   static async open(redis: Redis, jobId: string): Promise<StreamWriter> {
-    return new StreamWriter(redis, jobId, await redis.llen(jobKeys.events(jobId)));
+    return StreamWriter.continueAfter(redis, jobId, await redis.llen(jobKeys.events(jobId)));
+  }
+
+  /** Continues after `written` messages, a count read already (the job's start reads it with the rest). */
+  static continueAfter(redis: Redis, jobId: string, written: number): StreamWriter {
+    return new StreamWriter(redis, jobId, written);
   }
 
   get written(): number {

@@ -2,7 +2,6 @@ import { z } from "zod";
 import { ApiError } from "../errors";
 import { json, parseWith } from "../web/http";
 import { cancelJob } from "../jobs/cancel-job";
-import { abortableSleep } from "../sleep";
 import { deleteSettledJob } from "../jobs/delete-job";
 import { isFinalJob } from "../jobs/status";
 import type { Services } from "../web/services";
@@ -55,16 +54,11 @@ export async function cancelResponse(
   if (!found.fields.background)
     throw new ApiError("bad-request", "Only responses created with background set to true can be cancelled.");
   if (isFinalJob(found.job.status)) return found;
+  // The job's first final message is its final state: a worker that read it queued just before the
+  // cancel finds it final when it starts, and ends nothing a second time (lib/jobs/start-attempt.ts).
   const within = AbortSignal.any([signal, AbortSignal.timeout(CANCEL_WAIT_MS)]);
   await cancelAndWait(services, tenantId, found.job.job_id, within);
-  // A job cancelled while queued can still be taken by a worker that read it just before: it marks
-  // the job RUNNING again, sees the cancel and ends it CANCELLED. Wait for that end as well.
-  let answer = await readResponse(services.redis, tenantId, responseId);
-  while (!isFinalJob(answer.job.status) && !within.aborted) {
-    await abortableSleep(50, within).catch(() => {}); // cut short by the deadline, which the loop checks
-    answer = await readResponse(services.redis, tenantId, responseId);
-  }
-  return answer;
+  return readResponse(services.redis, tenantId, responseId);
 }
 
 /**

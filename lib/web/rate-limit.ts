@@ -1,9 +1,10 @@
 import { ApiError } from "../errors";
 import type { Redis } from "../redis";
+import { redisScript } from "../redis-script";
 
 // GCRA: one key per tenant and action holding the "theoretical arrival time" of the next request.
 // A tenant may burst up to a minute's allowance, then gets `limit` requests a minute, smoothly.
-const GCRA = `
+const GCRA = redisScript(`
 local now = tonumber(ARGV[1])
 local interval = tonumber(ARGV[2])
 local burst = tonumber(ARGV[3])
@@ -13,7 +14,7 @@ if tat - now > burst then return tat - now - burst end
 if ARGV[4] == 'peek' then return 0 end
 local next = tat + interval
 redis.call('SET', KEYS[1], next, 'PX', math.ceil(next - now) + 1000)
-return 0`;
+return 0`);
 
 /**
  * Per-tenant limit on an action (e.g. submitting jobs), so one tenant cannot starve the others.
@@ -66,7 +67,7 @@ export function redisAuthThrottle(redis: Redis, perMinute = AUTH_FAILURES_PER_MI
 async function gcra(redis: Redis, key: string, perMinute: number, now: number, mode: "take" | "peek"): Promise<number> {
   if (perMinute <= 0) return 0;
   const interval = 60_000 / perMinute;
-  const waitMs = Number(await redis.eval(GCRA, 1, key, now, interval, 60_000 - interval, mode));
+  const waitMs = Number(await GCRA.run(redis, [key], [now, interval, 60_000 - interval, mode]));
   return waitMs > 0 ? Math.max(1, Math.ceil(waitMs / 1000)) : 0;
 }
 

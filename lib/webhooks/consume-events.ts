@@ -25,6 +25,11 @@ export function consumeEvents<T>(
   return consumeInParallel(ctx, {
     ...subscription,
     ...workerLimits(ctx.config),
+    // Queuing an event's deliveries is a few Redis commands: no tenant slot for it (a slot cost two
+    // round trips per event). Tenants' delivery attempts have their own cap (TENANT_ATTEMPTS_IN_FLIGHT).
+    perKeyLimit: Infinity,
+    // A webhook may go out half a second later; an idle group then fetches twice a second, not 20 times.
+    fetchWaitMs: 500,
     async onInvalid(message, reason, control) {
       ctx.log("warn", "skipping an event that does not parse", {
         topic: subscription.topic,

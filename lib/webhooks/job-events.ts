@@ -4,6 +4,7 @@ import type { FinalJobStatus } from "../jobs/status";
 import type { Redis } from "../redis";
 import { enqueueWebhookEvent } from "./enqueue-event";
 import type { WebhookEventType } from "./events";
+import type { TenantsWithWebhooks } from "./tenants-with-webhooks";
 
 const EVENT_OF_STATUS: Record<FinalJobStatus, WebhookEventType> = {
   COMPLETED: "job.completed",
@@ -11,8 +12,16 @@ const EVENT_OF_STATUS: Record<FinalJobStatus, WebhookEventType> = {
   CANCELLED: "job.cancelled",
 };
 
-/** Turns one audit event into deliveries; a job already expired (a long backlog) sends nothing. */
-export async function enqueueJobEvent(redis: Redis, event: JobAuditEvent): Promise<string[]> {
+/**
+ * Turns one audit event into deliveries; a job already expired (a long backlog) sends nothing, and
+ * a tenant without webhooks costs only the cached answer that says so.
+ */
+export async function enqueueJobEvent(
+  redis: Redis,
+  tenants: TenantsWithWebhooks,
+  event: JobAuditEvent,
+): Promise<string[]> {
+  if (!(await tenants.has(event.tenant_id))) return [];
   const at = new Date(Date.parse(event.completed_at ?? "") || Date.now());
   return enqueueWebhookEvent(redis, {
     tenantId: event.tenant_id,

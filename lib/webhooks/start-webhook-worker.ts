@@ -1,17 +1,23 @@
 import { createPublicAgent } from "../net/public-agent";
+import { createSubscriber } from "../redis";
 import type { RunningConsumer, WorkerContext } from "../worker/worker-context";
 import { startDeliveryLoop } from "./delivery-loop";
 import { SUBSCRIPTIONS } from "../topics";
 import { consumeEvents } from "./consume-events";
 import { enqueueJobEvent } from "./job-events";
 import { enqueuePublicationEvent } from "./publication-events";
+import { watchTenantsWithWebhooks } from "./tenants-with-webhooks";
 
 /** The worker's webhook part: job events (the audit topic) and publication events into the queue, and the delivery loop. */
 export async function startWebhookWorker(ctx: WorkerContext): Promise<RunningConsumer> {
   const { config, redis, log } = ctx;
+  const subscriber = createSubscriber(config.REDIS_URL);
+  // ioredis reconnects by itself; meanwhile the cache reads Redis, and those reads fail and say so.
+  subscriber.on("error", () => {});
+  const tenants = await watchTenantsWithWebhooks(redis, subscriber);
   // Job events from the audit topic, publications' from reels.publication.events: each group only queues deliveries.
   const consumers = [
-    await consumeEvents(ctx, SUBSCRIPTIONS.webhooks, enqueueJobEvent),
+    await consumeEvents(ctx, SUBSCRIPTIONS.webhooks, (_, event) => enqueueJobEvent(redis, tenants, event)),
     await consumeEvents(ctx, SUBSCRIPTIONS.reelWebhooks, enqueuePublicationEvent),
   ];
   const dispatcher = createPublicAgent({
@@ -35,6 +41,7 @@ export async function startWebhookWorker(ctx: WorkerContext): Promise<RunningCon
       await Promise.all(consumers.map((consumer) => consumer.stop(0).catch(() => {})));
       await loop.stop();
       // Stopping: a client that cannot close cleanly goes with the process.
+      await subscriber.quit().catch(() => {});
       await dispatcher.close().catch(() => {});
     },
   };

@@ -5,6 +5,7 @@ import { execPipeline, type Redis } from "../redis";
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from "./events";
 import type { WebhookInput } from "./input";
 import { webhookKeys } from "./keys";
+import { WEBHOOK_CREATED_CHANNEL } from "./tenants-with-webhooks";
 
 /** A webhook as stored: its hash, read and written only through this module. */
 const webhookRecordSchema = z.object({
@@ -50,11 +51,12 @@ export function parseWebhookRecord(hash: Record<string, string>): WebhookRecord 
   return parsed.success ? parsed.data : undefined;
 }
 
-// Adds the webhook unless the tenant already has `limit`.
+// Adds the webhook unless the tenant already has `limit`, and says so to the workers' caches.
 const CREATE = `
 if redis.call('SCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
 redis.call('HSET', KEYS[2], unpack(cjson.decode(ARGV[2])))
 redis.call('SADD', KEYS[1], ARGV[3])
+redis.call('PUBLISH', ARGV[4], ARGV[5])
 return 1`;
 
 const randomId = (prefix: string) =>
@@ -84,6 +86,8 @@ export async function createWebhook(
     limit,
     JSON.stringify(Object.entries(record).flat()),
     record.id,
+    WEBHOOK_CREATED_CHANNEL,
+    tenantId,
   );
   if (added !== 1) throw new ApiError("conflict", `A tenant has at most ${limit} webhooks. Delete one first.`);
   return { ...toWebhookView(parseWebhookRecord(record)!), secret: record.secret };

@@ -14,6 +14,7 @@ import { TOPICS } from "../../lib/topics";
 import { buildIfStale } from "../lib/build";
 import { freePort } from "../lib/redis-server";
 import { startStack } from "../lib/stack";
+import { runAB } from "./ab";
 import { checkAudit } from "./figures/audit";
 import { drainAtPace, measureFairness, measureMemory, submitMany } from "./figures/concurrency";
 import { drainBacklog } from "./figures/backlog";
@@ -186,7 +187,12 @@ async function main() {
         measureSubmit(ctx, size.backlog, size.backlogMaxTokens),
       );
       if (!submitted) continue;
-      results.submits.push({ floor: submitted.floor, submit: submitted.submit, jobs: submitted.jobIds.length });
+      results.submits.push({
+        floor: submitted.floor,
+        submit: submitted.submit,
+        jobs: submitted.jobIds.length,
+        procs: submitted.procs,
+      });
       if (!workers) continue;
       backlogIds.push(...submitted.jobIds);
       const drained = await figure(`drain (${workers})`, () => drainBacklog(ctx, submitted.jobIds, workers, 600_000));
@@ -317,9 +323,16 @@ function writeReport(results: Results): void {
   writeFileSync(path.join(outDir, "BENCHMARKS.md"), markdown);
 }
 
-// BENCH_RENDER=<results.json> writes the report of an earlier run again, without running anything.
+// BENCH_RENDER=<results.json> writes the report of an earlier run again, without running anything;
+// BENCH_AB=<commit> runs the figures on that commit and on this tree in turn (scripts/bench/ab.ts).
 const rendering = process.env.BENCH_RENDER;
-(rendering ? Promise.resolve(writeReport(JSON.parse(readFileSync(rendering, "utf8")) as Results)) : main()).then(
+const otherCommit = process.env.BENCH_AB;
+(rendering
+  ? Promise.resolve(writeReport(JSON.parse(readFileSync(rendering, "utf8")) as Results))
+  : otherCommit
+    ? runAB(root, otherCommit, log)
+    : main()
+).then(
   () => process.exit(0),
   (error) => {
     process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);

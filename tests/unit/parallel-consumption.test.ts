@@ -119,6 +119,28 @@ describe("on a real Redis", () => {
     expect(await redis().exists(slotsKey(group, "tenant"))).toBe(0);
   });
 
+  it("KeySlots without a limit: every acquire succeeds and nothing is kept in Redis", async () => {
+    const group = `g-${randomUUID()}`;
+    const slots = new KeySlots(redis(), group, Infinity, 300);
+    for (let n = 0; n < 50; n++) expect(await slots.acquire("tenant", `run-${n}`)).toBe(true);
+    await slots.renew();
+    await slots.release("run-0");
+    expect(await redis().exists(slotsKey(group, "tenant"))).toBe(0);
+  });
+
+  it("runs scripts by their SHA1, and by their text once when Redis has forgotten them", async () => {
+    const key = `lease-${randomUUID()}`;
+    expect(await takeLease(redis(), key, "run-1", 10_000)).toBe("");
+    await redis().script("FLUSH");
+    await redis().config("RESETSTAT");
+    for (let n = 2; n <= 6; n++) expect(await takeLease(redis(), key, `run-${n}`, 10_000)).toBe("run-1");
+    const stats = await redis().info("commandstats");
+    const calls = (command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+    // The text went once, after the first EVALSHA was refused with NOSCRIPT; the other four by SHA1.
+    expect(calls("eval")).toBe(1);
+    expect(calls("evalsha")).toBeGreaterThanOrEqual(4);
+  });
+
   it("writeIfLeaseHeld writes for the holder (or a lapsed lease) and nothing for a run that lost it", async () => {
     const key = `lease-${randomUUID()}`;
     const target = `target-${randomUUID()}`;

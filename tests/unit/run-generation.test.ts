@@ -5,7 +5,8 @@ import { jobKeys } from "@/lib/jobs/keys";
 import { listModels } from "@/lib/jobs/list-models";
 import { createProviders } from "@/lib/jobs/providers";
 import type { GenerationChunk, Provider } from "@/lib/jobs/providers/provider";
-import { runGeneration, type GenerationDeps } from "@/lib/jobs/run-generation";
+import { cancelJob } from "@/lib/jobs/cancel-job";
+import { generationSteps, runGeneration, type GenerationDeps } from "@/lib/jobs/run-generation";
 import { submitJob } from "@/lib/jobs/submit-job";
 import { takeLease } from "@/lib/lease";
 import { TOPICS } from "@/lib/topics";
@@ -49,14 +50,13 @@ async function newJob() {
   return { id: job.job_id, command };
 }
 
-const auditOf = (id: string) =>
+/** Audit events sent, each request's messages one by one (events of jobs that end together share a request). */
+const auditEvents = () =>
   sent
     .filter((r) => r.topic === TOPICS.completed.name)
-    .map((r) => JSON.parse(r.messages[0].value as string))
-    .find((e) => e.job_id === id);
-const audits = (id: string) =>
-  sent.filter((r) => r.topic === TOPICS.completed.name && JSON.parse(r.messages[0].value as string).job_id === id)
-    .length;
+    .flatMap((r) => r.messages.map((m) => JSON.parse(m.value as string)));
+const auditOf = (id: string) => auditEvents().find((e) => e.job_id === id);
+const audits = (id: string) => auditEvents().filter((e) => e.job_id === id).length;
 const control = (runId: string) => ({ heartbeat: async () => {}, shutdown: new AbortController().signal, runId });
 
 it("runs a job once when one process gets it twice", async () => {
@@ -69,6 +69,26 @@ it("runs a job once when one process gets it twice", async () => {
   expect(await redis().hget(jobKeys.state(id), "attempts")).toBe("1");
   expect(audits(id)).toBe(1);
 });
+
+it("ends a job cancelled between the run's check and its start once: CANCELLED, one final message, one audit event", async () => {
+  const { id, command } = await newJob();
+  const steps = generationSteps(deps(), command, "run-1");
+  // The consumer's steps one by one, the cancel landing where a worker's check had seen the job queued.
+  expect(await steps.check()).toBeUndefined();
+  expect((await cancelJob(redis(), "t", id))?.status).toBe("CANCELLED");
+  expect(await takeLease(redis(), jobKeys.lease(id), "run-1", 10_000)).toBe("");
+  expect(await steps.run(new AbortController().signal)).toBe("skipped");
+
+  const messages = (await redis().lrange(jobKeys.events(id), 0, -1)).map((raw) => JSON.parse(raw));
+  expect(messages).toEqual([{ seq: 1, delta: "", is_final: true, status: "CANCELLED", finish_reason: "cancelled" }]);
+  expect(await redis().hmget(jobKeys.state(id), "status", "attempts", "worker_id")).toEqual(["CANCELLED", "0", null]);
+  expect(audits(id)).toBe(1);
+  expect(auditOf(id)).toMatchObject({ status: "CANCELLED", finish_reason: "cancelled" });
+  // A redelivery of the command finds the job final at its check: still one of each.
+  expect(await runGeneration(deps(), command, control("run-2"))).toBe("skipped");
+  expect(await redis().llen(jobKeys.events(id))).toBe(1);
+  expect(audits(id)).toBe(1);
+}, 60_000);
 
 it("drops the final write of a run whose lease another run took", async () => {
   const { id, command } = await newJob();

@@ -22,6 +22,10 @@ import { TENANT_ATTEMPTS_IN_FLIGHT, webhookKeys } from "@/lib/webhooks/keys";
 import { enqueuePublicationEvent } from "@/lib/webhooks/publication-events";
 import type { PublicationAnnouncement } from "@/lib/reels/publication-announcement";
 import { createWebhook } from "@/lib/webhooks/store";
+import { enqueueJobEvent } from "@/lib/webhooks/job-events";
+import { watchTenantsWithWebhooks } from "@/lib/webhooks/tenants-with-webhooks";
+import type { JobAuditEvent } from "@/lib/jobs/audit-event";
+import { createSubscriber } from "@/lib/redis";
 import { waitFor } from "../helpers";
 import { realRedisPerFile } from "./real-redis";
 
@@ -140,6 +144,52 @@ describe("queuing an event", () => {
     await enqueueWebhookEvent(redis(), { ...event, type: "job.cancelled" });
     expect(reads).toBe(2);
   });
+
+  it("asks Redis once whether a tenant has a webhook, and hears at once of one made since", async () => {
+    const tenant = `quiet-${randomBytes(4).toString("hex")}`;
+    const subscriber = createSubscriber(`redis://127.0.0.1:${redis().options.port}`);
+    const commands = async () =>
+      [...(await redis().info("commandstats")).matchAll(/cmdstat_(\w+):calls=(\d+)/g)]
+        .filter(([, name]) => name !== "info" && name !== "config")
+        .reduce((sum, [, , calls]) => sum + Number(calls), 0);
+    try {
+      // A clock that stands still: the cached answer never lapses, only the creation's message ends it.
+      const tenants = await watchTenantsWithWebhooks(redis(), subscriber, () => 0);
+      await redis().config("RESETSTAT");
+      const event = auditEvent(tenant);
+      for (let n = 0; n < 100; n++) expect(await enqueueJobEvent(redis(), tenants, event)).toEqual([]);
+      expect(await commands()).toBe(1);
+      await createWebhook(redis(), tenant, input, 10, new Date(Date.parse(event.completed_at!) - 1000));
+      await waitFor(() => tenants.has(tenant), { what: "the worker's cache to hear of the new webhook" });
+      // The job has expired (none was stored here): the tenant's webhooks are read, no delivery is made.
+      expect(await enqueueJobEvent(redis(), tenants, event)).toEqual([]);
+      expect(await commands()).toBeGreaterThan(3);
+    } finally {
+      subscriber.disconnect();
+    }
+  }, 60_000);
+});
+
+/** A finished job's audit event, of a job Redis no longer holds. */
+const auditEvent = (tenantId: string): JobAuditEvent => ({
+  job_id: `job-${randomBytes(4).toString("hex")}`,
+  tenant_id: tenantId,
+  model_name: "local-ngram",
+  model_version: "local-ngram",
+  prompt: "p",
+  parameters: { temperature: 0, max_tokens: 4 },
+  output: "o",
+  status: "COMPLETED",
+  finish_reason: "stop",
+  error: null,
+  usage: null,
+  cost: null,
+  cost_note: null,
+  timing: { queued_ms: 0, ttft_ms: null, generation_ms: 1, tokens_per_second: null },
+  worker_id: "w",
+  attempt: 1,
+  submitted_at: new Date().toISOString(),
+  completed_at: new Date().toISOString(),
 });
 
 describe("resending a delivery", () => {
