@@ -12,7 +12,13 @@ export default defineConfig({
   resolve: { alias },
   test: {
     projects: [
-      { resolve: { alias }, test: { name: "unit", include: ["tests/unit/**/*.test.ts"], environment: "node" } },
+      {
+        resolve: { alias },
+        // Some unit tests use a real Redis or import every route module: vitest's 5 s default was
+        // passed on a machine as busy as CI may be (2 cores, another run beside). They wait on
+        // conditions, so a quiet run is not slower.
+        test: { name: "unit", include: ["tests/unit/**/*.test.ts"], environment: "node", testTimeout: 30_000 },
+      },
       {
         resolve: { alias },
         test: {
