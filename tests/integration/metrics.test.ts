@@ -245,9 +245,12 @@ describe("GET /metrics", () => {
     expect(delta(`dispatch_job_tokens_per_second_count{model="local-ngram"}`)).toBe(3);
     expect(get(after, `dispatch_consumer_capacity{consumer="generation"}`)).toBe(64);
     expect(get(after, `dispatch_consumer_running{consumer="generation"}`)).toBe(0);
+    // At least one produce round trip was timed: the three completed events may share one request
+    // (jobs that end in the same turn are produced together, lib/accept/send-batched.ts).
     expect(
-      get(after, `dispatch_broker_round_trip_seconds_count{client="producer",api="Produce"}`),
-    ).toBeGreaterThanOrEqual(3);
+      get(after, `dispatch_broker_round_trip_seconds_count{client="producer",api="Produce"}`) -
+        get(workerBefore, `dispatch_broker_round_trip_seconds_count{client="producer",api="Produce"}`),
+    ).toBeGreaterThanOrEqual(1);
     // The partition the jobs were on: lag once they were fetched, none once the worker committed past them.
     await waitFor(
       async () => {
