@@ -44,7 +44,8 @@ export function CoverPicker({
               value={choice.value}
               checked={value.cover === choice.value}
               onChange={() => onChange("cover", { cover: choice.value })}
-              className="size-4 accent-indigo-600"
+              // 44 px tall on a phone, so the radio itself is big enough to tap (WCAG 2.5.8), not only its label.
+              className="h-11 w-4 accent-indigo-600 sm:size-4"
             />
             {choice.label}
           </label>
