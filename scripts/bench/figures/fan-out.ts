@@ -5,6 +5,7 @@ import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { GenerationCommand } from "../../../lib/jobs/command";
 import { jobKeys } from "../../../lib/jobs/keys";
+import { createLocalNgram, readShippedCorpus } from "../../../lib/jobs/providers/local-ngram";
 import { createSubscriber } from "../../../lib/redis";
 import { auth, postJson, startWorkers, type BenchContext, type Tenant } from "../lib/context";
 import { watchProcesses, type ProcUsage } from "../lib/proc";
@@ -37,7 +38,25 @@ export interface FanOutRun {
   execPerDelta: number;
 }
 
-export const FAN_OUT_PROMPT = "Stream clients subscribe first";
+/**
+ * Prompts tried in turn for the one whose continuation at temperature 0 runs to max_tokens: every
+ * stream must last the whole window, and where the built-in model stops depends on its corpus (the
+ * README and docs/, which change with the code). The first prompt ended after 22 tokens once the
+ * README grew, and the figure then offered 200 streams for about a second, not five.
+ */
+const FAN_OUT_PROMPTS = ["Stream clients subscribe first", "Each job", "Dispatch publishes", "Kafka", "Workers in a consumer group"];
+
+/** The first of FAN_OUT_PROMPTS the shipped model continues to `maxTokens` without ending. */
+async function longRunningPrompt(root: string, maxTokens: number): Promise<string> {
+  const model = createLocalNgram({ corpus: readShippedCorpus(root), tokensPerSecond: 1e9, sleep: async () => {} });
+  for (const prompt of FAN_OUT_PROMPTS) {
+    let finish: unknown;
+    for await (const chunk of model.generate({ model: "local-ngram", prompt, temperature: 0, maxTokens, signal: new AbortController().signal }))
+      if ("finish_reason" in chunk) finish = chunk.finish_reason;
+    if (finish === "length") return prompt;
+  }
+  throw new Error(`none of the fan-out prompts runs to ${maxTokens} tokens at temperature 0: add one to FAN_OUT_PROMPTS`);
+}
 const STREAM_PREFIX = jobKeys.stream("");
 
 /**
@@ -189,11 +208,12 @@ async function commandStats(ctx: BenchContext): Promise<{ total: number; exec: n
 }
 
 async function submitAll(ctx: BenchContext, n: number, tenants: Tenant[], maxTokens: number): Promise<GenerationCommand[]> {
+  const prompt = await longRunningPrompt(ctx.root, maxTokens);
   const commands: GenerationCommand[] = Array.from({ length: n }, (_, i) => ({
     job_id: crypto.randomUUID(),
     tenant_id: tenants[i % tenants.length].id,
     model_name: "local-ngram",
-    prompt: FAN_OUT_PROMPT,
+    prompt,
     temperature: 0,
     max_tokens: maxTokens,
     timestamp: new Date().toISOString(),
