@@ -1,9 +1,11 @@
 import { jobKeys } from "../../../lib/jobs/keys";
-import { isFinalJob } from "../../../lib/jobs/status";
 import { startWorkers, type BenchContext, type Tenant } from "../lib/context";
 import { load } from "../lib/load";
 import { rssMb, processTree, watchProcesses } from "../lib/proc";
 import { sleep, summarize, type Summary } from "../lib/stats";
+
+/** The final statuses, spelled here: BENCH_AB copies this harness onto older commits, which lack lib/jobs/status.ts. */
+const isFinalJob = (status: string | null | undefined) => status === "COMPLETED" || status === "FAILED" || status === "CANCELLED";
 
 /** At temperature 0 local-ngram continues this cycle without a natural end: every job runs its full max_tokens. */
 const CYCLE = "one two three four five six seven eight nine ten ".repeat(3).trim();
