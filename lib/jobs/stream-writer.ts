@@ -78,17 +78,14 @@ class WriteBatch {
     this.written = undefined;
     const multi = this.redis.multi();
     for (const { jobId, raw } of messages) multi.rpush(jobKeys.events(jobId), raw).publish(jobKeys.stream(jobId), raw);
+    // A running job's event list expires like its state unless it has an expiry already: the final
+    // write's 24 h is never lengthened by a late message of a run that lost the job, and a list a
+    // delete removed mid-run is not left behind for ever. NX: one command, not a script (Redis 7).
     for (const jobId of new Set(messages.map((m) => m.jobId)))
-      multi.eval(EXPIRE_IF_NONE, 1, jobKeys.events(jobId), OPEN_JOB_TTL_S);
+      multi.expire(jobKeys.events(jobId), OPEN_JOB_TTL_S, "NX");
     await multi.exec();
   }
 }
-
-/**
- * A running job's event list expires like its state (OPEN_JOB_TTL_S) unless it already has an
- * expiry: the final write's 24 h is never lengthened by a late message of a run that lost the job.
- */
-const EXPIRE_IF_NONE = `if redis.call('TTL', KEYS[1]) == -1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end return 0`;
 
 const batches = new WeakMap<Redis, WriteBatch>();
 

@@ -3,7 +3,7 @@ import type { Redis } from "@/lib/redis";
 import { jobKeys, OPEN_JOB_TTL_S } from "@/lib/jobs/keys";
 import { StreamWriter } from "@/lib/jobs/stream-writer";
 
-/** Just enough of ioredis for StreamWriter: LLEN, and MULTI with RPUSH/PUBLISH/EVAL, recording each EXEC. */
+/** Just enough of ioredis for StreamWriter: LLEN, and MULTI with RPUSH/PUBLISH/EXPIRE, recording each EXEC. */
 function fakeRedis(options: { failExec?: boolean } = {}) {
   const execs: string[][][] = [];
   const lists = new Map<string, string[]>();
@@ -15,10 +15,7 @@ function fakeRedis(options: { failExec?: boolean } = {}) {
       const multi = {
         rpush: (key: string, ...values: string[]) => (commands.push(["rpush", key, ...values]), multi),
         publish: (channel: string, message: string) => (commands.push(["publish", channel, message]), multi),
-        eval: (_script: string, _keys: number, key: string, ttl: number) => (
-          commands.push(["eval", key, String(ttl)]),
-          multi
-        ),
+        expire: (key: string, ttl: number, mode: string) => (commands.push(["expire", key, String(ttl), mode]), multi),
         async exec() {
           if (options.failExec) throw new Error("Connection is closed.");
           execs.push(commands);
@@ -51,9 +48,9 @@ describe("StreamWriter", () => {
     const { redis, execs } = fakeRedis();
     const writers = await Promise.all(["job-1", "job-2"].map((id) => StreamWriter.open(redis, id)));
     await Promise.all([writers[0]!.delta("a"), writers[0]!.delta("b"), writers[1]!.delta("c")]);
-    expect(execs[0]?.filter(([name]) => name === "eval")).toEqual([
-      ["eval", jobKeys.events("job-1"), String(OPEN_JOB_TTL_S)],
-      ["eval", jobKeys.events("job-2"), String(OPEN_JOB_TTL_S)],
+    expect(execs[0]?.filter(([name]) => name === "expire")).toEqual([
+      ["expire", jobKeys.events("job-1"), String(OPEN_JOB_TTL_S), "NX"],
+      ["expire", jobKeys.events("job-2"), String(OPEN_JOB_TTL_S), "NX"],
     ]);
   });
 
@@ -78,7 +75,7 @@ describe("StreamWriter", () => {
     await Promise.all(writers.map((w) => w.delta("x")));
     await Promise.all(writers.map((w) => w.delta("y")));
     expect(execs).toHaveLength(2);
-    expect(execs[0]?.filter(([name]) => name !== "eval")).toHaveLength(6);
+    expect(execs[0]?.filter(([name]) => name !== "expire")).toHaveLength(6);
     for (const id of ["job-1", "job-2", "job-3"]) expect(seqs(lists.get(jobKeys.events(id)))).toEqual([1, 2]);
   });
 
