@@ -2,10 +2,13 @@ import { describe, it, expect, beforeAll, afterAll } from "vitest";
 import { Kafka, logLevel, type Consumer, type Producer } from "kafkajs";
 import { startMockBroker, type MockBroker } from "../../scripts/lib/kafka-mock";
 import { ALL_TOPICS, TOPICS } from "../../lib/topics";
+import { createKafka, createWorkerConsumer } from "../../lib/kafka";
 
 // A private broker: these tests take it down, which must not disturb the suite's shared one.
 let broker: MockBroker;
 let kafka: Kafka;
+/** The consumers' client, configured as the worker's (see consumer()). */
+let groupKafka: Kafka;
 const clients: { disconnect(): Promise<void> }[] = [];
 const runId = `${process.pid}-${Date.now()}`;
 
@@ -17,7 +20,11 @@ const runId = `${process.pid}-${Date.now()}`;
 const GROUP_WAIT_MS = 90_000;
 
 /** Polls `check` until it returns a truthy value; never a fixed sleep. */
-async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 20_000): Promise<NonNullable<T>> {
+async function waitFor<T>(
+  what: string | (() => string),
+  check: () => T | Promise<T>,
+  timeoutMs = 20_000,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -28,7 +35,9 @@ async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs =
       last = error;
     }
     if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${typeof what === "string" ? what : what()}${last ? `: ${String(last)}` : ""}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -44,16 +53,15 @@ function producer(): Producer {
   return p;
 }
 
+/**
+ * A group member as a worker makes one (lib/kafka.ts): a 6 s session, 500 ms heartbeats, retries
+ * without end, on a client whose requests may wait 30 s. The mock holds a rebalance open for
+ * sessionTimeout - 1 s; a JoinGroup or SyncGroup timed out sooner (this file's client allows 2 s)
+ * makes the member rejoin as a new one, again and again, which a busy machine turned into 90 s
+ * without two stable assignments. The fetch wait is 500 ms so the test's idle members poll less.
+ */
 function consumer(groupId: string): Consumer {
-  // The mock holds a rebalance open for sessionTimeout - 1 s and members notice it at their next heartbeat,
-  // which kafkajs only sends between fetches: short fetch waits and heartbeats make rebalances take seconds.
-  const c = kafka.consumer({
-    groupId,
-    sessionTimeout: 6000,
-    heartbeatInterval: 500,
-    maxWaitTimeInMs: 500,
-    allowAutoTopicCreation: false,
-  });
+  const c = createWorkerConsumer(groupKafka, groupId, 500);
   clients.push(c);
   return c;
 }
@@ -68,6 +76,7 @@ beforeAll(async () => {
     requestTimeout: 2000,
     retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 500 },
   });
+  groupKafka = createKafka([broker.bootstrap], "kafka-mock-test-group", { requestTimeout: 30_000 });
 });
 
 afterAll(async () => {
@@ -121,9 +130,17 @@ describe("embedded Kafka mock broker", () => {
       const topic = TOPICS.requests.name;
       const groupId = `kafka-mock-test-split-${runId}`;
       const assignments = new Map<string, number[]>();
+      // What each member went through, printed if the wait fails: joins, rebalances, crashes.
+      const history: string[] = [];
       const start = async (name: string) => {
         const c = consumer(groupId);
-        c.on(c.events.GROUP_JOIN, (event) => assignments.set(name, event.payload.memberAssignment[topic] ?? []));
+        const note = (what: string) => history.push(`${new Date().toISOString()} ${name} ${what}`);
+        c.on(c.events.GROUP_JOIN, (event) => {
+          assignments.set(name, event.payload.memberAssignment[topic] ?? []);
+          note(`joined with [${assignments.get(name)!.join(",")}]`);
+        });
+        c.on(c.events.REBALANCING, () => note("rebalancing"));
+        c.on(c.events.CRASH, (event) => note(`crashed: ${String(event.payload.error)}`));
         await c.connect();
         await c.subscribe({ topic });
         await c.run({ eachMessage: async () => {} });
@@ -137,7 +154,7 @@ describe("embedded Kafka mock broker", () => {
       await start("b");
 
       const [a, b] = await waitFor(
-        "two disjoint assignments covering every partition",
+        () => `two disjoint assignments covering every partition; the members' history:\n${history.join("\n")}`,
         () => {
           const a = assignments.get("a") ?? [];
           const b = assignments.get("b") ?? [];
