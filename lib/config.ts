@@ -82,6 +82,8 @@ const envSchema = z.object({
         .filter(Boolean),
     ),
   KAFKA_EMBEDDED: boolean.default(false),
+  /** The generation consumer's fetch long-poll; `npm start` shortens it for the embedded broker (see stack.ts). */
+  KAFKA_FETCH_WAIT_MS: z.coerce.number().int().min(1).max(10_000).default(50),
   API_KEYS: apiKeys,
   WORKERS: z.coerce.number().int().min(1).max(64).default(1),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(4096).default(64),

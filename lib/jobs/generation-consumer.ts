@@ -34,6 +34,7 @@ export async function startGenerationConsumer(ctx: WorkerContext): Promise<Runni
   const consumer = await consumeInParallel(ctx, {
     ...SUBSCRIPTIONS.generation,
     ...workerLimits(config),
+    fetchWaitMs: config.KAFKA_FETCH_WAIT_MS,
     async onInvalid(message, reason, control) {
       log("warn", "poison command sent to the DLQ", { partition: control.partition, offset: message.offset, reason });
       await producer.send({

@@ -31,6 +31,8 @@ export interface Results {
   submits: { floor: LoadResult; submit: LoadResult; jobs: number; procs?: SubmitRun["procs"] }[];
   drains: DrainRun[];
   firstToken?: FirstTokenResult;
+  /** Figure 2 again with the worker's fetch long-poll at 50 ms, a real cluster's default. */
+  firstTokenDefaultWait?: FirstTokenResult;
   responsesFirstToken?: ResponsesFirstTokenResult;
   fanOut: FanOutRun[];
   reel?: ReelFlowResult;
@@ -210,9 +212,14 @@ export function renderReport(
   if (ft) {
     const added = ft.pipeline.p50 - ft.direct.p50;
     push(
-      `| 2 | Time to first token, median | ${fmt(ft.pipeline.p50)} ms | model alone ${fmt(ft.direct.p50)} ms | +${fmt(added)} ms | ≤ +15 ms | ${mark(added <= 15)} |`,
+      `| 2 | Time to first token, median${ft.fetchWaitMs ? ` (worker fetch wait ${ft.fetchWaitMs} ms)` : ""} | ${fmt(ft.pipeline.p50)} ms | model alone ${fmt(ft.direct.p50)} ms | +${fmt(added)} ms | ≤ +15 ms | ${mark(added <= 15)} |`,
     );
   }
+  const dw = r.firstTokenDefaultWait;
+  if (dw)
+    push(
+      `| 2 | Time to first token, median, worker fetch wait ${dw.fetchWaitMs} ms (a real cluster's default; the embedded broker waits it out) | ${fmt(dw.pipeline.p50)} ms | model alone ${fmt(dw.direct.p50)} ms | +${fmt(dw.pipeline.p50 - dw.direct.p50)} ms | | |`,
+    );
   const rt = r.responsesFirstToken;
   if (rt) {
     const added = rt.responses.p50 - rt.jobs.p50;

@@ -56,6 +56,9 @@ export interface ManagedProcess {
   stop(): Promise<void>;
 }
 
+/** The generation consumer's fetch long-poll on the embedded broker (KAFKA_FETCH_WAIT_MS). */
+export const EMBEDDED_FETCH_WAIT_MS = 10;
+
 /** The dev API key of the embedded default, kept in the data dir so it survives restarts. */
 export function devApiKeys(dataDir: string): string {
   const file = path.join(dataDir, "api-keys");
@@ -114,6 +117,11 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       broker = await startMockBroker();
       env.KAFKA_BROKERS = broker.bootstrap;
       env.KAFKA_EMBEDDED = "true";
+      // The mock holds an empty fetch for the whole long-poll and does not answer it early when a
+      // command arrives, as a real broker does: an idle worker's next job waited half the 50 ms on
+      // average. 10 ms keeps time to first token near a real broker's for a few more empty fetches
+      // while idle (scripts/bench/NOTES.md measures both).
+      env.KAFKA_FETCH_WAIT_MS ||= String(EMBEDDED_FETCH_WAIT_MS);
     }
 
     const nextBin = path.join(opts.root, "node_modules/next/dist/bin/next");
