@@ -114,6 +114,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       broker = await startMockBroker();
       env.KAFKA_BROKERS = broker.bootstrap;
       env.KAFKA_EMBEDDED = "true";
+      // The mock broker keeps a bounded log per partition, in memory: the audit log's durable copy
+      // goes to DATA_DIR (an operator's AUDIT_ARCHIVE_DIR, an empty one too, wins).
+      env.AUDIT_ARCHIVE_DIR ??= path.join(opts.dataDir, "audit");
     }
 
     const nextBin = path.join(opts.root, "node_modules/next/dist/bin/next");
