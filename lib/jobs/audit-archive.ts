@@ -74,7 +74,7 @@ class AuditArchiveFiles implements AuditArchive {
     const { handle, startsMidLine } = await this.fileOf(new Date(this.now()).toISOString().slice(0, 10));
     const data = Buffer.from(`${startsMidLine ? "\n" : ""}${lines.join("\n")}\n`);
     try {
-      for (let offset = 0; offset < data.length; )
+      for (let offset = 0; offset < data.length;)
         offset += (await handle.write(data, offset, data.length - offset)).bytesWritten;
     } catch (error) {
       // A write cut short may have left half a line: the file is opened again, which ends it first.

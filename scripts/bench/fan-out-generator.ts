@@ -31,7 +31,9 @@ async function main() {
     providerFor: createProviders(config),
     running: new Map(),
     // As a worker of the stack: its events in the audit archive too when the stack keeps one.
-    auditArchive: config.AUDIT_ARCHIVE_DIR ? createAuditArchive(config.AUDIT_ARCHIVE_DIR, "bench-generator") : undefined,
+    auditArchive: config.AUDIT_ARCHIVE_DIR
+      ? createAuditArchive(config.AUDIT_ARCHIVE_DIR, "bench-generator")
+      : undefined,
   };
   const shutdown = new AbortController();
   process.once("message", async (message: Command) => {

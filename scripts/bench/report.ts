@@ -538,7 +538,9 @@ function auditParagraph(a: AuditCheck): string {
   const n = (x: number) => x.toLocaleString("en-US");
   const read = `Audit log: read ${n(a.eventsRead)} events of \`ai.generation.completed\`${a.inArchive === undefined ? "" : " and the audit archive (`AUDIT_ARCHIVE_DIR`)"}`;
   const kept =
-    a.onLog === undefined ? "" : ` (${n(a.onLog)} still on the log${a.inArchive === undefined ? "" : `, ${n(a.inArchive)} in the archive`})`;
+    a.onLog === undefined
+      ? ""
+      : ` (${n(a.onLog)} still on the log${a.inArchive === undefined ? "" : `, ${n(a.inArchive)} in the archive`})`;
   const counts = `of the ${n(a.jobs)} backlog jobs ${n(a.exactlyOnce)} have exactly one completed event${kept}, ${a.missing} none, ${a.duplicated} more than one.`;
   const trimmed = a.trimmed
     ? ` The broker no longer had the oldest ${n(a.trimmed)} events (its partitions' low offsets): librdkafka's mock cluster keeps a bounded log per partition, so with the embedded broker every worker also appends each event to the audit archive in \`DATA_DIR/audit\`; a real cluster with retention.ms=-1 keeps everything on the log.`
