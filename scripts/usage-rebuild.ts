@@ -8,8 +8,9 @@ import { rebuildJobUsage } from "../lib/usage/rebuild-usage";
 
 /**
  * `npm run usage:rebuild`: every tenant's job usage aggregates again from the audit topic
- * (ai.generation.completed), with the deployment's REDIS_URL and KAFKA_BROKERS. Stop the workers
- * first: a job finishing while it runs may be lost to the replacement (see rebuildJobUsage).
+ * (ai.generation.completed) and, when AUDIT_ARCHIVE_DIR is set, the audit archive, with the
+ * deployment's REDIS_URL and KAFKA_BROKERS. Stop the workers first: a job finishing while it runs
+ * may be lost to the replacement (see rebuildJobUsage).
  */
 async function main() {
   loadEnvFiles(path.resolve(__dirname, ".."));
@@ -17,7 +18,12 @@ async function main() {
   const log = createLog("usage-rebuild");
   const redis = createRedis(config.REDIS_URL);
   try {
-    const report = await rebuildJobUsage({ redis, kafka: createKafka(config.KAFKA_BROKERS, "usage-rebuild"), log });
+    const report = await rebuildJobUsage({
+      redis,
+      kafka: createKafka(config.KAFKA_BROKERS, "usage-rebuild"),
+      log,
+      auditArchiveDir: config.AUDIT_ARCHIVE_DIR,
+    });
     log("info", "usage aggregates rebuilt", { ...report });
   } finally {
     redis.disconnect();

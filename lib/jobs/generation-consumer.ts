@@ -3,6 +3,7 @@ import { SUBSCRIPTIONS, TOPICS } from "../topics";
 import { createSubscriber } from "../redis";
 import { consumeInParallel, workerLimits } from "../consume/parallel-consumer";
 import { inSpan, messageTraceContext, SpanKind } from "../tracing";
+import { createAuditArchive } from "./audit-archive";
 import { CANCEL_CHANNEL } from "./keys";
 import { listModels } from "./list-models";
 import { createProviders } from "./providers";
@@ -18,6 +19,7 @@ import { runGeneration, type GenerationDeps } from "./run-generation";
 export async function startGenerationConsumer(ctx: WorkerContext): Promise<RunningConsumer> {
   const { config, producer, redis, log, workerId } = ctx;
   const running = new Map<string, AbortController>();
+  const auditArchive = config.AUDIT_ARCHIVE_DIR ? createAuditArchive(config.AUDIT_ARCHIVE_DIR, workerId) : undefined;
   const deps: GenerationDeps = {
     redis,
     producer,
@@ -27,6 +29,7 @@ export async function startGenerationConsumer(ctx: WorkerContext): Promise<Runni
     providerFor: createProviders(config),
     running,
     recordUsage: config.USAGE_AGGREGATES,
+    auditArchive,
   };
 
   const cancels = await subscribeToCancels(config.REDIS_URL, running);
@@ -65,6 +68,7 @@ export async function startGenerationConsumer(ctx: WorkerContext): Promise<Runni
     workerId,
     concurrency: config.WORKER_CONCURRENCY,
     tenantConcurrency: config.TENANT_CONCURRENCY,
+    auditArchive: config.AUDIT_ARCHIVE_DIR ?? null,
   });
 
   return {
@@ -72,6 +76,7 @@ export async function startGenerationConsumer(ctx: WorkerContext): Promise<Runni
       // Take no new work; let jobs in flight finish for a moment, then hand the rest back
       // uncommitted so the group gives them to another worker.
       await consumer.stop(graceMs);
+      await auditArchive?.close();
       // Stopping: a client that cannot close cleanly goes with the process.
       await cancels.quit().catch(() => {});
     },

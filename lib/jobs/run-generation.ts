@@ -4,6 +4,7 @@ import type { Redis } from "../redis";
 import { revealWork } from "../accept/accept-work";
 import { sendBatched } from "../accept/send-batched";
 import { TOPICS } from "../topics";
+import type { AuditArchive } from "./audit-archive";
 import { jobAuditEvent } from "./audit-event";
 import type { GenerationCommand } from "./command";
 import { jobHashArgs, parseJobRecord, readJobRecord, type JobHash, type JobRecord } from "./job-record";
@@ -35,6 +36,8 @@ export interface GenerationDeps {
   now?: () => number;
   /** Add each finished job to the usage aggregates (USAGE_AGGREGATES; on unless false). */
   recordUsage?: boolean;
+  /** Where each audit event is also written (AUDIT_ARCHIVE_DIR: on with the embedded broker, whose log is bounded). */
+  auditArchive?: AuditArchive;
 }
 
 export type GenerationOutcome = "finished" | "skipped" | "handed-back";
@@ -332,13 +335,17 @@ async function emitAfterFinal(deps: GenerationDeps, command: GenerationCommand, 
   if (!record.audited) await emitAudit(deps, command.job_id, record);
 }
 
-/** One event per finished job on ai.generation.completed: the audit log. */
+/** One event per finished job on ai.generation.completed, the audit log, and in the audit archive when there is one. */
 async function emitAudit(deps: GenerationDeps, jobId: string, record: JobRecord): Promise<void> {
   const { status } = record;
   if (!isFinalJob(status)) throw new Error(`job ${jobId}: an audit event before its final state (${status})`);
-  const event = jobAuditEvent({ ...record, status }, deps.workerId);
+  const value = JSON.stringify(jobAuditEvent({ ...record, status }, deps.workerId));
   // With the events of other jobs that end in the same turn: one produce request and one record
-  // batch for all of them, which the webhook consumer then fetches together.
-  await sendBatched(deps.producer, TOPICS.completed.name, { key: record.tenant_id, value: JSON.stringify(event) });
+  // batch for all of them, which the webhook consumer then fetches together; one archive write too.
+  // `audited` only once both hold it: either failing, the emit is tried again on redelivery.
+  await Promise.all([
+    sendBatched(deps.producer, TOPICS.completed.name, { key: record.tenant_id, value }),
+    deps.auditArchive?.append(value),
+  ]);
   await deps.redis.hset(jobKeys.state(jobId), { audited: "1" } satisfies JobHash);
 }

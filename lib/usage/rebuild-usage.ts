@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Kafka } from "kafkajs";
+import { readAuditArchive } from "../jobs/audit-archive";
 import type { Log } from "../log";
 import type { Redis } from "../redis";
 import { TOPICS } from "../topics";
@@ -20,26 +21,29 @@ export interface RebuildReport {
 
 /**
  * Rebuilds every tenant's job aggregates from ai.generation.completed, which keeps every finished
- * job's event on a real cluster (the records expire after a day): reads the topic from its start to
- * the end it had when the rebuild began, adds the events up in memory, then replaces each jobs hash
- * whole (one MULTI per hash) and removes the ones no event adds to. Reels are not on that topic and
- * are left as they are. Jobs that finish while it runs may be lost to the replacement: stop the
- * workers first (their backlog waits on the log).
+ * job's event on a real cluster (the records expire after a day), and from the audit archive when
+ * there is one (`auditArchiveDir`: the embedded broker's log is bounded and in memory): reads the
+ * topic from its start to the end it had when the rebuild began, then the archive, adds the events
+ * up in memory, then replaces each jobs hash whole (one MULTI per hash) and removes the ones no
+ * event adds to. Reels are not on that topic and are left as they are. Jobs that finish while it
+ * runs may be lost to the replacement: stop the workers first (their backlog waits on the log).
  */
 export async function rebuildJobUsage(deps: {
   redis: Redis;
   kafka: Kafka;
   log: Log;
   now?: number;
+  auditArchiveDir?: string;
 }): Promise<RebuildReport> {
   const now = deps.now ?? Date.now();
   const totals: UsageTotals = new Map();
-  // The topic has each job's event at least once (a worker that died between producing it and
-  // marking it produced left a second): the first one counts.
+  // The topic and the archive have each job's event at least once, the archive a copy of the
+  // topic's (a worker that died between producing it and marking it produced left a second): the
+  // first one counts.
   const seen = new Set<string>();
   let counted = 0;
   let skipped = 0;
-  await readAuditTopic(deps.kafka, (value) => {
+  const countEvent = (value: string) => {
     const parsed = TOPICS.completed.schema.safeParse(safeJson(value));
     const event = parsed.success && !seen.has(parsed.data.job_id) ? parsed.data : undefined;
     const facts = event && jobFactsFromAudit(event);
@@ -48,8 +52,15 @@ export async function rebuildJobUsage(deps: {
     seen.add(event.job_id);
     addTallies(totals, tallies);
     counted++;
+  };
+  await readAuditTopic(deps.kafka, countEvent);
+  if (deps.auditArchiveDir) await readAuditArchive(deps.auditArchiveDir, countEvent);
+  deps.log("info", "audit events read", {
+    counted,
+    skipped,
+    hashes: totals.size,
+    archive: deps.auditArchiveDir ?? null,
   });
-  deps.log("info", "audit topic read", { counted, skipped, hashes: totals.size });
   const { written, removed } = await replaceJobUsage(deps.redis, totals);
   return { counted, skipped, written, removed };
 }

@@ -6,6 +6,7 @@
  * event) for N commands concurrently. Driven over IPC by scripts/bench/figures/fan-out.ts.
  */
 import { parseConfig } from "../../lib/config";
+import { createAuditArchive } from "../../lib/jobs/audit-archive";
 import type { GenerationCommand } from "../../lib/jobs/command";
 import { listModels } from "../../lib/jobs/list-models";
 import { createProviders } from "../../lib/jobs/providers";
@@ -29,6 +30,10 @@ async function main() {
     models: listModels(config),
     providerFor: createProviders(config),
     running: new Map(),
+    // As a worker of the stack: its events in the audit archive too when the stack keeps one.
+    auditArchive: config.AUDIT_ARCHIVE_DIR
+      ? createAuditArchive(config.AUDIT_ARCHIVE_DIR, "bench-generator")
+      : undefined,
   };
   const shutdown = new AbortController();
   process.once("message", async (message: Command) => {
@@ -42,6 +47,7 @@ async function main() {
         }),
       ),
     );
+    await deps.auditArchive?.close();
     await producer.disconnect().catch(() => {});
     redis.disconnect();
     process.send!(

@@ -122,6 +122,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       // average. 10 ms keeps time to first token near a real broker's for a few more empty fetches
       // while idle (scripts/bench/NOTES.md measures both).
       env.KAFKA_FETCH_WAIT_MS ||= String(EMBEDDED_FETCH_WAIT_MS);
+      // The mock broker keeps a bounded log per partition, in memory: the audit log's durable copy
+      // goes to DATA_DIR (an operator's AUDIT_ARCHIVE_DIR, an empty one too, wins).
+      env.AUDIT_ARCHIVE_DIR ??= path.join(opts.dataDir, "audit");
     }
 
     const nextBin = path.join(opts.root, "node_modules/next/dist/bin/next");

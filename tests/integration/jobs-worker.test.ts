@@ -1,12 +1,15 @@
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import Redis from "ioredis";
-import { Partitioners } from "kafkajs";
+import { Partitioners, type KafkaMessage } from "kafkajs";
+import { readAuditArchive } from "@/lib/jobs/audit-archive";
 import { jobKeys } from "@/lib/jobs/keys";
+import { createKafka } from "@/lib/kafka";
 import { isFinalJob } from "@/lib/jobs/status";
-import { TOPICS } from "@/lib/topics";
+import { CONSUMER_GROUPS, TOPICS } from "@/lib/topics";
 import { WORKERS_KEY } from "@/lib/live-workers";
-import { readSse, readTopic, spawnWorker, waitFor, type WorkerProcess } from "../helpers";
+import { readSse, readTopic, ROOT, spawnWorker, waitFor, type WorkerProcess } from "../helpers";
 
 /**
  * Generation jobs end to end on the real services: route handlers in this process, real worker
@@ -15,6 +18,8 @@ import { readSse, readTopic, spawnWorker, waitFor, type WorkerProcess } from "..
 const KEY = "tenant-key-0123456789abcdef";
 const tenants = ["ordered", ...Array.from({ length: 8 }, (_, i) => `spread-${i}`)];
 const CYCLE = "one two three four five six seven eight nine ten ".repeat(3).trim();
+/** The workers' audit archive, as npm start gives them with the embedded broker. */
+const ARCHIVE_DIR = path.join(ROOT, ".test-data/jobs-worker-audit");
 let env: Record<string, string>;
 let redis: Redis;
 const workers: WorkerProcess[] = [];
@@ -35,7 +40,9 @@ beforeAll(async () => {
     WORKER_CONCURRENCY: "6",
     // Strict one-at-a-time order per tenant, the mode the ordering test pins.
     TENANT_CONCURRENCY: "1",
+    AUDIT_ARCHIVE_DIR: ARCHIVE_DIR,
   };
+  rmSync(ARCHIVE_DIR, { recursive: true, force: true });
   Object.assign(process.env, env);
   redis = new Redis(env.REDIS_URL);
   routes = {
@@ -106,6 +113,13 @@ const completedEvents = (ids: string[]) =>
       .map((x) => ({ key: x.key?.toString(), ...JSON.parse(x.value!.toString()) }))
       .filter((e) => ids.includes(e.job_id)),
   );
+
+/** The lines of the audit archive whose events are of `ids`. */
+async function archivedEvents(ids: string[]): Promise<{ job_id: string }[]> {
+  const events: { job_id: string }[] = [];
+  await readAuditArchive(ARCHIVE_DIR, (line) => events.push(JSON.parse(line)));
+  return events.filter((e) => ids.includes(e.job_id));
+}
 
 describe("generation jobs on the real stack", () => {
   it("streams deltas over time, ends COMPLETED with the full output, a 24 h expiry and one audit event", async () => {
@@ -239,6 +253,53 @@ describe("generation jobs on the real stack", () => {
     const events = await completedEvents(ids);
     expect(new Set(events.map((e) => e.job_id)).size).toBe(8);
     expect(new Set(events.map((e) => e.worker_id))).toEqual(new Set(["worker-a", "worker-b"]));
+  });
+
+  it("keeps every finished job's event in the audit archive once, as produced; a redelivered audited job adds none", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 24; i++)
+      ids.push(await submit(`spread-${i % 8}`, { prompt: `${CYCLE} burst ${i}`, max_tokens: 3 }));
+    await waitFor(
+      async () =>
+        (await Promise.all(ids.map((id) => redis.hget(jobKeys.state(id), "audited")))).every((a) => a === "1"),
+      { timeoutMs: 90_000, intervalMs: 200, what: "every job of the burst audited" },
+    );
+    const byId = (events: { job_id: string }[]) => [...events].sort((a, b) => a.job_id.localeCompare(b.job_id));
+    const archived = await archivedEvents(ids);
+    expect(archived.map((e) => e.job_id).sort()).toEqual([...ids].sort());
+    const produced = (await completedEvents(ids)).map(({ key: _key, ...event }) => event);
+    expect(byId(archived)).toEqual(byId(produced));
+
+    // The command of a job already audited, delivered again (as after a worker died before its commit).
+    const [redelivered] = ids;
+    const commandOf = (m: KafkaMessage) => JSON.parse(m.value!.toString()).job_id === redelivered;
+    const original = (await readTopic(inject("kafkaBrokers"), TOPICS.requests.name, (m) => m.some(commandOf))).find(
+      commandOf,
+    )!;
+    const { getServices } = await import("@/lib/web/services");
+    const [sent] = await (
+      await getServices().producer()
+    ).send({ topic: TOPICS.requests.name, acks: -1, messages: [{ key: original.key, value: original.value }] });
+    const admin = createKafka([inject("kafkaBrokers")], "jobs-worker-offsets").admin();
+    await admin.connect();
+    try {
+      // Committed past it: a worker took it and settled it.
+      await waitFor(
+        async () => {
+          const [{ partitions }] = await admin.fetchOffsets({
+            groupId: CONSUMER_GROUPS.generation,
+            topics: [TOPICS.requests.name],
+          });
+          const committed = partitions.find((p) => p.partition === sent.partition)?.offset;
+          return Number(committed) > Number(sent.baseOffset);
+        },
+        { timeoutMs: 60_000, intervalMs: 200, what: "the redelivered command to be settled" },
+      );
+    } finally {
+      await admin.disconnect();
+    }
+    expect((await archivedEvents([redelivered])).length).toBe(1);
+    expect((await completedEvents([redelivered])).length).toBe(1);
   });
 
   it("makes a job visible when its submitter lost Redis between the broker's ack and the reveal", async () => {

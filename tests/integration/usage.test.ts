@@ -1,4 +1,6 @@
+import { rmSync } from "node:fs";
 import http from "node:http";
+import path from "node:path";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import Redis from "ioredis";
@@ -11,7 +13,16 @@ import { readUsage } from "@/lib/usage/read-usage";
 import { usageField } from "@/lib/usage/usage-facts";
 import { usageKeys } from "@/lib/usage/usage-keys";
 import { mergeAll, type UsagePage } from "@/lib/usage/usage-report";
-import { closeWebServices, expectProblem, spawnWorker, stopWorker, waitFor, type WorkerProcess } from "../helpers";
+import { startMockBroker } from "../../scripts/lib/kafka-mock";
+import {
+  closeWebServices,
+  expectProblem,
+  ROOT,
+  spawnWorker,
+  stopWorker,
+  waitFor,
+  type WorkerProcess,
+} from "../helpers";
 
 /**
  * Usage aggregates on the real stack: real worker processes finish a burst of mixed jobs (completed,
@@ -24,6 +35,8 @@ const key = (tenant: string) => `${tenant}-key-0123456789abcdef`;
 const PRICE = { input_per_million: 0.15, output_per_million: 0.6 };
 const CYCLE = "one two three four five six seven eight nine ten ".repeat(3).trim();
 const startedAt = Date.now();
+/** The workers' audit archive, as npm start gives them with the embedded broker. */
+const ARCHIVE_DIR = path.join(ROOT, ".test-data/usage-audit");
 let refuser: http.Server;
 let env: Record<string, string>;
 let redis: Redis;
@@ -61,7 +74,9 @@ beforeAll(async () => {
     LLM_BASE_URL: await refusingModelServer(),
     LLM_MODELS: "refuser",
     MODEL_PRICES: JSON.stringify({ "local-ngram": PRICE }),
+    AUDIT_ARCHIVE_DIR: ARCHIVE_DIR,
   };
+  rmSync(ARCHIVE_DIR, { recursive: true, force: true });
   Object.assign(process.env, env);
   redis = new Redis(env.REDIS_URL);
   routes = {
@@ -298,6 +313,36 @@ describe("usage aggregates", () => {
     expect(lines).toHaveLength(1 + json.data.length);
     const jobs = sumBy(lines.slice(1), (line) => Number(line.split(",")[2]));
     expect(jobs).toBe((await records()).filter((r) => r.tenant_id === "usage-a").length);
+  });
+
+  it("rebuilds the same aggregates of this file's tenants from the audit archive when the broker has lost the topic", async () => {
+    const { rebuildJobUsage } = await import("@/lib/usage/rebuild-usage");
+    const { createKafka } = await import("@/lib/kafka");
+    const pages = () =>
+      Promise.all(TENANTS.map(async (t) => (await (await usage(t, `${RANGE()}&group_by=model`)).json()) as UsagePage));
+    const before = await pages();
+    const hour = before[0].data.find((b) => b.results.length)!.start_time * 1000;
+    await redis.hincrby(
+      usageKeys.bucket("jobs", "usage-a", "hour", hour),
+      usageField("jobs", "local-ngram", "COMPLETED"),
+      5,
+    );
+    // A broker as the embedded one is after a restart (or past its bounded log): no audit event left.
+    const emptied = await startMockBroker();
+    try {
+      const report = await rebuildJobUsage({
+        redis,
+        kafka: createKafka([emptied.bootstrap], "usage-rebuild-archive-test"),
+        log: () => {},
+        auditArchiveDir: ARCHIVE_DIR,
+      });
+      // Every job of this file is in the archive; the pages below show none counted twice, though the
+      // worker killed mid-run may have archived one twice.
+      expect(report.counted).toBeGreaterThanOrEqual(jobIds.length);
+    } finally {
+      await emptied.stop();
+    }
+    expect(await pages()).toEqual(before);
   });
 
   it("rebuilds the same job aggregates from the audit topic", async () => {

@@ -1,6 +1,10 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import type { Producer, ProducerRecord } from "kafkajs";
 import { expect, it } from "vitest";
 import { parseConfig } from "@/lib/config";
+import { createAuditArchive, readAuditArchive } from "@/lib/jobs/audit-archive";
 import { jobKeys } from "@/lib/jobs/keys";
 import { listModels } from "@/lib/jobs/list-models";
 import { createProviders } from "@/lib/jobs/providers";
@@ -178,4 +182,31 @@ it("produces audit events that their topic's schema reads whole, for a finished 
     expect(TOPICS.completed.schema.parse(event)).toEqual(event);
   }
   expect([auditOf(finished.id).status, auditOf(failed.id).status]).toEqual(["COMPLETED", "FAILED"]);
+});
+
+it("marks a job audited only once its event is in the audit archive too; a failed archive write is tried again on redelivery", async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "run-generation-archive-"));
+  try {
+    // The archive's directory is a file at first: its write fails as a full or read-only disk would.
+    writeFileSync(path.join(dir, "audit"), "");
+    const archive = createAuditArchive(path.join(dir, "audit"), "one-worker");
+    const { id, command } = await newJob();
+    await expect(runGeneration({ ...deps(), auditArchive: archive }, command, control("run-1"))).rejects.toThrow();
+    expect(await redis().hmget(jobKeys.state(id), "status", "audited")).toEqual(["COMPLETED", null]);
+
+    rmSync(path.join(dir, "audit"));
+    expect(await runGeneration({ ...deps(), auditArchive: archive }, command, control("run-2"))).toBe("skipped");
+    expect(await redis().hget(jobKeys.state(id), "audited")).toBe("1");
+    // A redelivery of an audited job writes nothing more.
+    expect(await runGeneration({ ...deps(), auditArchive: archive }, command, control("run-3"))).toBe("skipped");
+    await archive.close();
+    const lines: string[] = [];
+    await readAuditArchive(path.join(dir, "audit"), (line) => lines.push(line));
+    // The first produce went through while the archive failed: the topic has the job's event twice
+    // (at least once, as after a crash), the archive once, as the second produce sent it.
+    expect(audits(id)).toBe(2);
+    expect(lines.map((line) => JSON.parse(line))).toEqual([auditEvents().filter((e) => e.job_id === id)[1]]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
