@@ -53,7 +53,8 @@ async function longRunningPrompt(root: string, maxTokens: number): Promise<strin
     let finish: unknown;
     for await (const chunk of model.generate({ model: "local-ngram", prompt, temperature: 0, maxTokens, signal: new AbortController().signal }))
       if ("finish_reason" in chunk) finish = chunk.finish_reason;
-    if (finish === "length") return prompt;
+    // Older commits' model yields no finish chunk at all: only "stop" says the text ended early.
+    if (finish !== "stop") return prompt;
   }
   throw new Error(`none of the fan-out prompts runs to ${maxTokens} tokens at temperature 0: add one to FAN_OUT_PROMPTS`);
 }
