@@ -18,7 +18,6 @@ import {
   uploadPath,
 } from "./upload-store";
 import { removeFile } from "../remove-file";
-import { drainingBody } from "../web/draining-body";
 
 /**
  * POST /api/uploads: the video is streamed to disk (never held in memory), refused past
@@ -95,13 +94,12 @@ function uploadBody(config: UploadDeps["config"], request: Request): Parameters<
   const bodyLimit = config.UPLOAD_MAX_BYTES + (multipart ? MULTIPART_OVERHEAD_BYTES : 0);
   if (Number(request.headers.get("content-length") ?? "0") > bodyLimit) throw tooLarge(config);
   if (!request.body) throw new ApiError("validation", "The body is empty: send the video's bytes.");
-  const body = drainingBody(request.body);
-  if (!multipart) return body;
+  if (!multipart) return request.body;
   const boundary = multipartBoundary(contentType);
   if (!boundary) throw new ApiError("bad-request", "The multipart body has no boundary in its Content-Type.");
   // A chunked body has no Content-Length to check: its bytes are counted as they arrive, fields and all.
   return ReadableStream.from(
-    firstFilePart(ReadableStream.from(bytesWithin(body, bodyLimit, () => tooLarge(config))), boundary),
+    firstFilePart(ReadableStream.from(bytesWithin(request.body, bodyLimit, () => tooLarge(config))), boundary),
   );
 }
 

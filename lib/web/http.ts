@@ -5,7 +5,6 @@ import { createLog, type Log } from "../log";
 import { readWithin } from "../read-within";
 import { isRedisUnavailable, REDIS_RETRY_AFTER_S } from "../redis";
 import { getServices, type Services } from "./services";
-import { drainingBody } from "./draining-body";
 
 /** Helpers for route handlers, on the web-standard Request/Response so lib stays framework-free. */
 
@@ -65,7 +64,7 @@ export async function readBody(request: Request, maxBytes = MAX_BODY_BYTES): Pro
   if (declared > maxBytes) throw tooLarge();
   if (!request.body) return new Uint8Array();
   const chunks: Uint8Array[] = [];
-  await readWithin(drainingBody(request.body), maxBytes, tooLarge, (chunk) => chunks.push(chunk));
+  await readWithin(request.body, maxBytes, tooLarge, (chunk) => chunks.push(chunk));
   return Buffer.concat(chunks);
 }
 
