@@ -14,7 +14,8 @@ export function AccountChoiceForm({ choiceId, options }: { choiceId: string; opt
       <CardHeader title="Instagram accounts" description="Linked to the Facebook Pages you allowed." />
       <form id="account-choice" method="post" action={FACEBOOK_CHOICE_PATH} aria-label="Accounts to connect">
         <input type="hidden" name="choice" value={choiceId} />
-        <fieldset>
+        {/* min-w-0: a fieldset is as wide as its content by default, which would push long names out of the card on a phone. */}
+        <fieldset className="min-w-0">
           <legend className="sr-only">Instagram accounts</legend>
           <ul className="divide-y divide-zinc-100 dark:divide-zinc-800">
             {options.map((option) => (
@@ -28,10 +29,10 @@ export function AccountChoiceForm({ choiceId, options }: { choiceId: string; opt
                     className="h-11 w-4 shrink-0 accent-indigo-600 sm:size-4"
                   />
                   <span className="min-w-0 py-1">
-                    <span className="block truncate text-sm font-medium text-zinc-900 dark:text-zinc-100">
+                    <span className="block text-sm font-medium wrap-anywhere text-zinc-900 dark:text-zinc-100">
                       {option.username ? `@${option.username}` : option.accountId}
                     </span>
-                    <span className="block truncate text-sm text-zinc-500 dark:text-zinc-400">
+                    <span className="block text-sm wrap-anywhere text-zinc-500 dark:text-zinc-400">
                       Page: {option.pageName}
                     </span>
                   </span>

@@ -106,7 +106,7 @@ test("back from Facebook after the session ended: sign in again, then the page s
   page,
   stack,
 }) => {
-  const username = `e2e_fb_signed_out_${Date.now()}`;
+  const username = `e2e_fb_out_${Date.now()}`;
   const accountId = await sandboxAccount(page, username);
   await openDialog(page);
   await tickPages(page, [username]);
@@ -132,6 +132,14 @@ async function checkLooks(page: Page, name: string): Promise<void> {
   const desktop = page.viewportSize()!;
   await page.setViewportSize({ width: 390, height: 844 });
   expect(await smallControls(page), name).toEqual([]);
+  // Nothing reaches past the page's content box: long usernames wrap instead of leaving their card.
+  const overflowing = await page.locator("main").evaluate((main) => {
+    const edge = main.getBoundingClientRect().right - parseFloat(getComputedStyle(main).paddingRight);
+    return [...main.querySelectorAll("*")]
+      .filter((el) => el.getBoundingClientRect().right > edge + 0.5)
+      .map((el) => `${el.tagName.toLowerCase()} "${(el.textContent ?? "").trim().slice(0, 30)}"`);
+  });
+  expect(overflowing, name).toEqual([]);
   await screenshot(page, `${name}-phone`);
   await page.setViewportSize(desktop);
   await page.emulateMedia({ colorScheme: "light" });
