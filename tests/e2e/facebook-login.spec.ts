@@ -115,6 +115,7 @@ test("back from Facebook after the session ended: sign in again, then the page s
 
   await expect(page.getByRole("heading", { name: "Sign in to Dispatch" })).toBeVisible();
   await expect(page.getByRole("status").filter({ hasText: "Nothing was connected" })).toBeVisible();
+  await screenshot(page, "login-pages-sign-in");
   await page.getByLabel("API key").fill(stack.apiKey);
   await page.getByRole("button", { name: "Sign in" }).click();
   await expect(page.getByRole("heading", { name: "Nothing was connected" })).toBeVisible();
