@@ -2,6 +2,8 @@ import type { Metadata } from "next";
 import { redirect } from "next/navigation";
 import { SignInForm } from "@/components/auth/sign-in-form";
 import { Logo } from "@/components/logo";
+import { Alert } from "@/components/ui/states";
+import { SIGNED_OUT_OUTCOME_PATH } from "@/lib/accounts/meta-login/login-outcome-redirect";
 import { safeNext } from "../safe-next";
 import { sessionTenant } from "../session-tenant";
 
@@ -20,6 +22,11 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
             Use your API key. It is checked once and not stored in the browser.
           </p>
         </div>
+        {next === SIGNED_OUT_OUTCOME_PATH && (
+          <Alert tone="warning" title="Nothing was connected" className="mb-6">
+            You came back from Instagram or Facebook signed out of Dispatch. Sign in, then connect the account again.
+          </Alert>
+        )}
         <div className="rounded-xl border border-zinc-200 bg-white p-6 shadow-xs dark:border-zinc-800 dark:bg-zinc-900">
           <SignInForm next={next} />
         </div>

@@ -18,6 +18,21 @@ const SIZES = { sm: "h-11 px-3 text-sm sm:h-8", md: "h-11 px-4 text-sm sm:h-10" 
 export const focusRing =
   "outline-none focus-visible:ring-2 focus-visible:ring-indigo-500 focus-visible:ring-offset-2 focus-visible:ring-offset-white dark:focus-visible:ring-offset-zinc-950";
 
+/** A button's look, for a link that acts as one (a plain navigation, so it works without JavaScript). */
+export function buttonStyles({
+  variant = "primary",
+  size = "md",
+  className,
+}: { variant?: keyof typeof VARIANTS; size?: keyof typeof SIZES; className?: string } = {}) {
+  return cx(
+    "inline-flex shrink-0 items-center justify-center gap-2 rounded-lg font-medium transition-colors disabled:cursor-not-allowed",
+    focusRing,
+    VARIANTS[variant],
+    SIZES[size],
+    className,
+  );
+}
+
 export type ButtonProps = React.ComponentProps<"button"> & {
   variant?: keyof typeof VARIANTS;
   size?: keyof typeof SIZES;
@@ -39,13 +54,7 @@ export function Button({
       type={type}
       disabled={disabled || loading}
       aria-busy={loading || undefined}
-      className={cx(
-        "inline-flex shrink-0 items-center justify-center gap-2 rounded-lg font-medium transition-colors disabled:cursor-not-allowed",
-        focusRing,
-        VARIANTS[variant],
-        SIZES[size],
-        className,
-      )}
+      className={buttonStyles({ variant, size, className })}
       {...props}
     >
       {loading && <Spinner />}

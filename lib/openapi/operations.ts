@@ -19,6 +19,12 @@ import type { SchemaName } from "./schemas";
  * /api/bench/floor exists only in a server the benchmark starts.
  */
 
+/** How Meta's login routes answer when nothing was connected: dashboard pages, whose addresses carry only an id. */
+const NOTHING_CONNECTED =
+  "Nothing connected: to `/dashboard/accounts/connect?outcome={id}`, a page that says why (the message is kept server-side for this session, never put in the address)";
+const SIGNED_OUT =
+  "Not signed in (the session ended meanwhile): to `/sign-in?next=/dashboard/accounts/connect?outcome=signed-out` (URL-encoded), which says nothing was connected; nothing stored";
+
 export type Method = "get" | "post" | "put" | "patch" | "delete";
 
 /** `csv`: the same answer as text/csv when the query asks for it. */
@@ -408,22 +414,13 @@ export const OPERATIONS: Operation[] = [
     tag: "Accounts",
     summary: "Where Instagram sends the browser back",
     description:
-      "Takes the `state` (once), exchanges the `code` for a short-lived token, that for a long-lived one (about 60 days), reads `me?fields=user_id,username` and stores the account with its encrypted token and `token_expires_at`. A mismatched, replayed or expired state, `error=access_denied` or a refused exchange ends on an HTML page saying so, and nothing is stored.",
+      "Takes the `state` (once), exchanges the `code` for a short-lived token, that for a long-lived one (about 60 days), reads `me?fields=user_id,username` and stores the account with its encrypted token and `token_expires_at`. A mismatched, replayed or expired state, `error=access_denied` or a refused exchange ends on a dashboard page saying so, and nothing is stored.",
     auth: "tenant",
     query: instagramCallbackSchema,
     responses: {
       303: {
-        description: "Connected: to `/dashboard/accounts?connected={account_id}#account-{account_id}`",
+        description: `Connected: to \`/dashboard/accounts?connected={account_id}#account-{account_id}\`. ${NOTHING_CONNECTED} (cancelled, state not valid, Instagram refused). ${SIGNED_OUT}`,
         empty: true,
-      },
-      400: {
-        description: "Nothing connected: an HTML page says why (cancelled, state not valid, Instagram refused)",
-        text: "text/html",
-      },
-      401: {
-        description:
-          "Not signed in (the session ended meanwhile): an HTML page with a link to sign in again; nothing stored",
-        text: "text/html",
       },
     },
   },
@@ -444,27 +441,13 @@ export const OPERATIONS: Operation[] = [
     tag: "Accounts",
     summary: "Where Facebook sends the browser back",
     description:
-      'Takes the `state` (once), exchanges the `code` for a user token, that for a long-lived one (`fb_exchange_token`), lists the Pages (`me/accounts`, with their Page tokens) and reads each Page\'s `instagram_business_account{id,username}`. One account is stored at once, with its encrypted Page token (which does not expire: `token_expires_at` null), `login: "facebook"` and the Facebook Graph host; several are offered on a picker page (checkboxes; the choice is kept server-side, bound to this session, single use). A mismatched, replayed or expired state, `error=access_denied` or a refused exchange ends on an HTML page saying so, and nothing is stored.',
+      "Takes the `state` (once), exchanges the `code` for a user token, that for a long-lived one (`fb_exchange_token`), lists the Pages (`me/accounts`, with their Page tokens) and reads each Page's `instagram_business_account{id,username}`. One account is stored at once, with its encrypted Page token (which does not expire: `token_expires_at` null), `login: \"facebook\"` and the Facebook Graph host; several are offered on the dashboard's picker page (checkboxes; the choice is kept server-side, bound to this session, single use). A mismatched, replayed or expired state, `error=access_denied` or a refused exchange ends on a dashboard page saying so, and nothing is stored.",
     auth: "tenant",
     query: metaCallbackSchema,
     responses: {
-      200: {
-        description: "Several accounts: the picker, an HTML form posting to `/api/accounts/connect/facebook/choose`",
-        text: "text/html",
-      },
       303: {
-        description: "Connected: to `/dashboard/accounts?connected={account_id}#account-{account_id}`",
+        description: `Connected: to \`/dashboard/accounts?connected={account_id}#account-{account_id}\`. Several accounts: to the picker, \`/dashboard/accounts/connect/choose?choice={id}\`, a form posting to \`/api/accounts/connect/facebook/choose\`. ${NOTHING_CONNECTED} (cancelled, state not valid, Facebook refused, no Page with an Instagram account). ${SIGNED_OUT}`,
         empty: true,
-      },
-      400: {
-        description:
-          "Nothing connected: an HTML page says why (cancelled, state not valid, Facebook refused, no Page with an Instagram account)",
-        text: "text/html",
-      },
-      401: {
-        description:
-          "Not signed in (the session ended meanwhile): an HTML page with a link to sign in again; nothing stored",
-        text: "text/html",
       },
     },
   },
@@ -479,17 +462,8 @@ export const OPERATIONS: Operation[] = [
     bytes: ["application/x-www-form-urlencoded"],
     responses: {
       303: {
-        description: "Connected: to `/dashboard/accounts?connected={account_id}#account-{account_id}`",
+        description: `Connected: to \`/dashboard/accounts?connected={account_id}#account-{account_id}\`. ${NOTHING_CONNECTED} (nothing ticked, the choice already made, too old or another session's). ${SIGNED_OUT}`,
         empty: true,
-      },
-      400: {
-        description:
-          "Nothing connected: an HTML page says why (nothing ticked, the choice already made, too old or another session's)",
-        text: "text/html",
-      },
-      401: {
-        description: "Not signed in: an HTML page with a link to sign in again; nothing stored",
-        text: "text/html",
       },
     },
     errors: { 415: "Not a form body" },

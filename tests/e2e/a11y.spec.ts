@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { APIRequestContext, Page } from "@playwright/test";
 import { isFinalJob } from "@/lib/jobs/status";
 import { isSettledPublication } from "@/lib/reels/status";
-import { expect, signIn, submitJob, test, violations } from "./fixtures";
+import { expect, signIn, smallControls, submitJob, test, violations } from "./fixtures";
 
 async function waitFor<T>(request: APIRequestContext, url: string, done: (body: T) => boolean): Promise<T> {
   let body: T | undefined;
@@ -91,22 +91,7 @@ test("every control on a phone is at least 44 px to tap", async ({ page, stack }
   ]) {
     await page.goto(path);
     await expect(page.getByRole("status").filter({ hasText: /Loading|Reading/ })).toHaveCount(0);
-    // Links inside a sentence are exempt (WCAG 2.5.8's inline exception); video controls are the browser's.
-    const small = await page.locator("a, button, input, select, textarea, summary, [role=switch]").evaluateAll((els) =>
-      els
-        .filter((el) => {
-          const style = getComputedStyle(el);
-          const box = el.getBoundingClientRect();
-          return (
-            box.width > 0 && style.visibility !== "hidden" && style.display !== "inline" && !el.closest(".sr-only")
-          );
-        })
-        .filter((el) => el.getBoundingClientRect().height < 44)
-        .map(
-          (el) =>
-            `${el.tagName.toLowerCase()} "${(el.textContent ?? "").trim().slice(0, 30)}" ${Math.round(el.getBoundingClientRect().height)}px`,
-        ),
-    );
+    const small = await smallControls(page);
     expect(small, path).toEqual([]);
   }
 });

@@ -71,3 +71,23 @@ export async function violations(page: Page) {
     nodes: v.nodes.map((n) => `${n.target.join(" ")}: ${n.failureSummary ?? ""}`),
   }));
 }
+
+/**
+ * The page's controls shorter than 44 px, as "tag "text" height" lines. Links inside a sentence are
+ * exempt (WCAG 2.5.8's inline exception); video controls are the browser's.
+ */
+export async function smallControls(page: Page): Promise<string[]> {
+  return page.locator("a, button, input, select, textarea, summary, [role=switch]").evaluateAll((els) =>
+    els
+      .filter((el) => {
+        const style = getComputedStyle(el);
+        const box = el.getBoundingClientRect();
+        return box.width > 0 && style.visibility !== "hidden" && style.display !== "inline" && !el.closest(".sr-only");
+      })
+      .filter((el) => el.getBoundingClientRect().height < 44)
+      .map(
+        (el) =>
+          `${el.tagName.toLowerCase()} "${(el.textContent ?? "").trim().slice(0, 30)}" ${Math.round(el.getBoundingClientRect().height)}px`,
+      ),
+  );
+}

@@ -1,15 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectedAccountKeys } from "@/lib/accounts/connected-accounts";
-import { finishFacebookLogin } from "@/lib/accounts/meta-login/connect-with-facebook";
+import { finishFacebookLogin, offeredAccounts } from "@/lib/accounts/meta-login/connect-with-facebook";
 import { facebookLoginDeps } from "@/lib/accounts/meta-login/meta-login-deps";
 import { loginCallerOf } from "@/lib/accounts/meta-login/login-caller";
-import { startMetaLoginStack, type MetaLoginStack } from "./meta-login-stack";
+import { readLoginOutcome } from "@/lib/accounts/meta-login/login-outcome-redirect";
+import { callerOf, outcomePageOf, startMetaLoginStack, type MetaLoginStack } from "./meta-login-stack";
 
 /**
  * Facebook Login for Business end to end on the real stack: the route handlers, real Redis, and
  * the Graph sandbox over HTTP standing in for www.facebook.com and graph.facebook.com; its dialog
  * is driven as a browser would (GET the page, tick Pages, POST its form, follow the redirect),
- * and so is the picker Dispatch shows when several Instagram accounts come back.
+ * and so is the picker Dispatch shows when several Instagram accounts come back. The dashboard
+ * pages the routes redirect to are read through the lib functions they render.
  */
 
 const TENANT = { id: "fblogin", key: "facebook-login-key-0123456789abcdef" };
@@ -99,7 +101,16 @@ async function choose(cookie: string, choiceId: string, accountIds: string[]): P
   );
 }
 
-const choiceIdOf = (html: string) => /name="choice" value="([^"]+)"/.exec(html)?.[1] ?? "";
+/** The picker page a callback sent the browser to: its choice's id, the only thing its address carries. */
+function choiceIdOf(response: Response): string {
+  expect(response.status).toBe(303);
+  const location = new URL(response.headers.get("location")!, stack.publicUrl);
+  expect(location.pathname).toBe("/dashboard/accounts/connect/choose");
+  expect([...location.searchParams.keys()]).toEqual(["choice"]);
+  return location.searchParams.get("choice")!;
+}
+
+const outcomeOf = (response: Response, cookie: string) => outcomePageOf(stack.redis, response, cookie, TENANT.id);
 const listed = async (accountId: string) => (await stack.listAccounts()).find((a) => a.account_id === accountId);
 
 describe("Facebook Login for Business", () => {
@@ -143,22 +154,30 @@ describe("Facebook Login for Business", () => {
       await decide(await startLogin(cookie), "allow", [first!.username, second!.username]),
       cookie,
     );
-    expect(picker.status).toBe(200);
-    const html = await picker.text();
-    expect(html).toContain(`type="checkbox" name="account_id" value="${first!.accountId}"`);
-    expect(html).toContain(`type="checkbox" name="account_id" value="${second!.accountId}"`);
-    expect(html).toContain(`@${second!.username}`);
-    expect(html).not.toMatch(/IGSANDBOX|access_token/);
-    const choiceId = choiceIdOf(html);
+    const choiceId = choiceIdOf(picker);
     expect(choiceId).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    // The page lists exactly the accounts and their Pages: no token reaches it.
+    const offer = await offeredAccounts(stack.redis, choiceId, callerOf(cookie, TENANT.id));
+    expect(offer).toEqual({
+      kind: "choose",
+      choiceId,
+      options: expect.arrayContaining(
+        [first!, second!].map(({ accountId, username }) => ({ accountId, username, pageName: `${username} Page` })),
+      ),
+    });
+    expect(offer.kind === "choose" && offer.options).toHaveLength(2);
     expect(await listed(first!.accountId)).toBeUndefined();
 
-    // Another session's browser cannot use it, and its attempt leaves it to its owner.
-    const stranger = await choose(await stack.signedInCookie(), choiceId, [second!.accountId]);
-    expect(stranger.status).toBe(400);
-    expect(await stranger.text()).toContain("another session");
+    // Another session's browser can neither see it nor use it, and its attempt leaves it to its owner.
+    const strangerCookie = await stack.signedInCookie();
+    expect(await offeredAccounts(stack.redis, choiceId, callerOf(strangerCookie, TENANT.id))).toMatchObject({
+      kind: "refused",
+      detail: expect.stringContaining("another session"),
+    });
+    const stranger = await choose(strangerCookie, choiceId, [second!.accountId]);
+    expect((await outcomeOf(stranger, strangerCookie)).detail).toContain("another session");
     const nothingTicked = await choose(cookie, choiceId, []);
-    expect(await nothingTicked.text()).toContain("No account was ticked");
+    expect((await outcomeOf(nothingTicked, cookie)).detail).toContain("No account was ticked");
 
     const chosen = await choose(cookie, choiceId, [second!.accountId]);
     expect(chosen.status).toBe(303);
@@ -169,9 +188,12 @@ describe("Facebook Login for Business", () => {
     expect(await listed(first!.accountId)).toBeUndefined();
 
     const again = await choose(cookie, choiceId, [first!.accountId]);
-    expect(again.status).toBe(400);
-    expect(await again.text()).toContain("already made");
+    expect((await outcomeOf(again, cookie)).detail).toContain("already made");
     expect(await listed(first!.accountId)).toBeUndefined();
+    expect(await offeredAccounts(stack.redis, choiceId, callerOf(cookie, TENANT.id))).toMatchObject({
+      kind: "refused",
+      detail: expect.stringContaining("already made"),
+    });
   });
 
   it("a picker's form naming an account it did not offer connects nothing", async () => {
@@ -181,9 +203,8 @@ describe("Facebook Login for Business", () => {
       await decide(await startLogin(cookie), "allow", [first!.username, second!.username]),
       cookie,
     );
-    const forged = await choose(cookie, choiceIdOf(await picker.text()), [first!.accountId, "17841400000000000"]);
-    expect(forged.status).toBe(400);
-    expect(await forged.text()).toContain("not offered");
+    const forged = await choose(cookie, choiceIdOf(picker), [first!.accountId, "17841400000000000"]);
+    expect((await outcomeOf(forged, cookie)).detail).toContain("not offered");
     expect(await listed(first!.accountId)).toBeUndefined();
   });
 
@@ -194,14 +215,14 @@ describe("Facebook Login for Business", () => {
     expect((await callback(back, cookie)).status).toBe(303);
     await stack.redis.del(connectedAccountKeys.record(account!.accountId));
     const replay = await callback(back, cookie);
-    expect(replay.status).toBe(400);
-    expect(await replay.text()).toContain("already used");
+    expect((await outcomeOf(replay, cookie)).detail).toContain("already used");
 
+    const strangerCookie = await stack.signedInCookie();
     const stranger = await callback(
       await decide(await startLogin(cookie), "allow", [account!.username]),
-      await stack.signedInCookie(),
+      strangerCookie,
     );
-    expect(await stranger.text()).toContain("started in another session");
+    expect((await outcomeOf(stranger, strangerCookie)).detail).toContain("started in another session");
 
     const instagramDialog = new URL(
       (
@@ -213,7 +234,7 @@ describe("Facebook Login for Business", () => {
     );
     const crossed = new URL(back);
     crossed.searchParams.set("state", instagramDialog.searchParams.get("state")!);
-    expect(await (await callback(crossed, cookie)).text()).toContain("not started here");
+    expect((await outcomeOf(await callback(crossed, cookie), cookie)).detail).toContain("not started here");
 
     const late = await decide(await startLogin(cookie), "allow", [account!.username]);
     const { getServices } = await import("@/lib/web/services");
@@ -240,16 +261,20 @@ describe("Facebook Login for Business", () => {
     });
     const count = (await stack.listAccounts()).length;
     const response = await callback(cancelled, cookie);
-    expect(response.status).toBe(400);
-    expect(await response.text()).toContain("You cancelled at Facebook");
+    expect(await outcomeOf(response, cookie)).toEqual({
+      kind: "refused",
+      title: "You cancelled at Facebook",
+      detail: "Nothing was connected.",
+    });
+    // The page's message is this session's: another one's browser, given the address, is shown nothing of it.
+    expect(await outcomeOf(response, await stack.signedInCookie())).toMatchObject({ title: "Nothing to show" });
 
     const none = await callback(await decide(await startLogin(cookie), "allow", []), cookie);
-    expect(none.status).toBe(400);
-    expect(await none.text()).toContain("None of the Pages you allowed");
+    expect((await outcomeOf(none, cookie)).detail).toContain("None of the Pages you allowed");
     expect(await stack.listAccounts()).toHaveLength(count);
   });
 
-  it("back from Meta after the session ended: a page to sign in again, for both logins, nothing stored and the state left", async () => {
+  it("back from Meta after the session ended: to sign in, then a page saying nothing was connected, for both logins; nothing stored and the state left", async () => {
     const [account] = await newAccounts("fb_signed_out", 1);
     const { getServices } = await import("@/lib/web/services");
     for (const login of ["facebook", "instagram"] as const) {
@@ -264,11 +289,21 @@ describe("Facebook Login for Business", () => {
         new Request(`${stack.publicUrl}${back.pathname}${back.search}`, { headers: { cookie } }),
         undefined,
       );
-      expect(response.status).toBe(401);
-      expect(response.headers.get("content-type")).toMatch(/^text\/html/);
-      const html = await response.text();
-      expect(html).toContain("Sign in again");
-      expect(html).toContain(`href="/sign-in?next=%2Fdashboard%2Faccounts"`);
+      expect(response.status).toBe(303);
+      expect(response.headers.get("location")).toBe(
+        "/sign-in?next=%2Fdashboard%2Faccounts%2Fconnect%3Foutcome%3Dsigned-out",
+      );
+      // Signed in again, the browser lands on the page that says nothing was connected.
+      const next = new URL(
+        new URL(response.headers.get("location")!, stack.publicUrl).searchParams.get("next")!,
+        stack.publicUrl,
+      );
+      const page = await readLoginOutcome(
+        stack.redis,
+        next.searchParams.get("outcome"),
+        callerOf(await stack.signedInCookie(), TENANT.id),
+      );
+      expect(page).toMatchObject({ title: "Nothing was connected", detail: expect.stringContaining("not signed in") });
       const state = back.searchParams.get("state")!;
       expect(await stack.redis.exists(`meta-login:state:${state}:used`)).toBe(0);
     }

@@ -11,6 +11,7 @@ import { connectedAccountKeys } from "@/lib/accounts/connected-accounts";
 import type { SandboxDeps } from "@/lib/reels/sandbox";
 import { SESSION_COOKIE } from "@/lib/web/sessions";
 import { serveSandbox, type SandboxServer } from "../sandbox-server";
+import { outcomePageOf } from "./meta-login-stack";
 
 /**
  * Instagram Login end to end on the real stack: the route handlers, real Redis, and the Graph
@@ -126,6 +127,8 @@ async function callback(back: URL, cookie: string): Promise<Response> {
   );
 }
 
+const outcomeOf = (response: Response, cookie: string) => outcomePageOf(redis, response, cookie, "iglogin");
+
 async function listAccounts(): Promise<AccountView[]> {
   const response = await routes.accounts.GET(
     new Request(`${PUBLIC_URL}/api/accounts`, { headers: { authorization: `Bearer ${TENANT_KEY}` } }),
@@ -192,21 +195,21 @@ describe("Instagram Login", () => {
     expect(first.status).toBe(303);
     await redis.del(connectedAccountKeys.record(accountId));
     const again = await callback(back, cookie);
-    expect(again.status).toBe(400);
-    expect(await again.text()).toContain("already used");
+    expect((await outcomeOf(again, cookie)).detail).toContain("already used");
     expect((await listAccounts()).some((a) => a.account_id === accountId)).toBe(false);
   });
 
   it("a state from another session, an unknown one and an expired one: clear pages, nothing stored", async () => {
     const accountId = await newSandboxAccount(`iglogin_state_${Date.now()}`);
     const back = await decide(await startLogin(await signedInCookie()), "allow", accountId);
-    const stranger = await callback(back, await signedInCookie());
-    expect(stranger.status).toBe(400);
-    expect(await stranger.text()).toContain("started in another session");
+    const strangerCookie = await signedInCookie();
+    const stranger = await callback(back, strangerCookie);
+    expect((await outcomeOf(stranger, strangerCookie)).detail).toContain("started in another session");
 
     const forged = new URL(back);
     forged.searchParams.set("state", "A".repeat(32));
-    expect(await (await callback(forged, await signedInCookie())).text()).toContain("not started here");
+    const forgerCookie = await signedInCookie();
+    expect((await outcomeOf(await callback(forged, forgerCookie), forgerCookie)).detail).toContain("not started here");
 
     const cookie = await signedInCookie();
     const late = await decide(await startLogin(cookie), "allow", accountId);
@@ -234,8 +237,7 @@ describe("Instagram Login", () => {
     });
     const count = (await listAccounts()).length;
     const response = await callback(back, cookie);
-    expect(response.status).toBe(400);
-    expect(await response.text()).toContain("You cancelled at Instagram");
+    expect(await outcomeOf(response, cookie)).toMatchObject({ title: "You cancelled at Instagram" });
     expect(await listAccounts()).toHaveLength(count);
   });
 });

@@ -4,6 +4,9 @@ import { expect, inject } from "vitest";
 import { parseConfig, type Config } from "@/lib/config";
 import { createRedis, type Redis } from "@/lib/redis";
 import type { AccountView } from "@/lib/accounts/account";
+import { loginCallerOf } from "@/lib/accounts/meta-login/login-caller";
+import type { LoginCaller, LoginRefusal } from "@/lib/accounts/meta-login/login-callback";
+import { LOGIN_OUTCOME_PATH, readLoginOutcome } from "@/lib/accounts/meta-login/login-outcome-redirect";
 import type { SandboxDeps } from "@/lib/reels/sandbox";
 import { SESSION_COOKIE } from "@/lib/web/sessions";
 import { serveSandbox } from "../sandbox-server";
@@ -33,6 +36,29 @@ export interface MetaLoginStack {
 
 const ADMIN_TOKEN = "sandbox-admin-token-0123456789";
 const PUBLIC_URL = "http://dispatch.test";
+
+/** The login caller of a browser with this cookie, as the routes and the dashboard's pages make it. */
+export function callerOf(cookie: string, tenantId: string): LoginCaller {
+  return loginCallerOf(new Request(PUBLIC_URL, { headers: { cookie } }), tenantId);
+}
+
+/**
+ * Where a login's route sent a browser that connected nothing: the outcome page, whose address
+ * carries only a random id. Its message, read as that page reads it, by the same session.
+ */
+export async function outcomePageOf(
+  redis: Redis,
+  response: Response,
+  cookie: string,
+  tenantId: string,
+): Promise<LoginRefusal> {
+  expect(response.status).toBe(303);
+  const location = new URL(response.headers.get("location")!, PUBLIC_URL);
+  expect(location.pathname).toBe(LOGIN_OUTCOME_PATH);
+  expect([...location.searchParams.keys()]).toEqual(["outcome"]);
+  expect(location.searchParams.get("outcome")).toMatch(/^[A-Za-z0-9_-]{32}$/);
+  return readLoginOutcome(redis, location.searchParams.get("outcome"), callerOf(cookie, tenantId));
+}
 
 export async function startMetaLoginStack(tenant: { id: string; key: string }): Promise<MetaLoginStack> {
   const dataDir = path.resolve(__dirname, `../../.test-data/meta-login-${tenant.id}`);

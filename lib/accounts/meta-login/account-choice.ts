@@ -1,8 +1,7 @@
-import { randomBytes } from "node:crypto";
 import type { Redis } from "../../redis";
 import type { ConnectedAccounts } from "../connected-accounts";
 import type { AccountChoiceOption, LoginCaller } from "./login-callback";
-import { sameDigest } from "./login-state";
+import { readSessionBound, RECORD_ID_PATTERN, saveSessionBound, type ReadBoundRecord } from "./session-bound-record";
 
 /**
  * The Instagram accounts a Facebook login offered, waiting for the person to pick: kept in Redis
@@ -14,16 +13,12 @@ export interface AccountCandidate extends AccountChoiceOption {
   accessToken: string;
 }
 
-interface StoredChoice {
-  tenantId: string;
-  binding: string;
-  options: (AccountChoiceOption & { sealedToken: string })[];
-}
+type StoredOptions = (AccountChoiceOption & { sealedToken: string })[];
 
 export type TakenChoice =
   { ok: true; chosen: AccountCandidate[] } | { ok: false; reason: "unknown" | "other-session" | "not-offered" };
 
-export const CHOICE_ID_PATTERN = /^[A-Za-z0-9_-]{32}$/;
+export const CHOICE_ID_PATTERN = RECORD_ID_PATTERN;
 const choiceKey = (choiceId: string) => `meta-login:choice:${choiceId}`;
 
 type ChoiceDeps = { redis: Redis; accounts: Pick<ConnectedAccounts, "sealFor" | "openFor"> };
@@ -34,16 +29,25 @@ export async function saveAccountChoice(
   candidates: readonly AccountCandidate[],
   ttlS: number,
 ): Promise<string> {
-  const choiceId = randomBytes(24).toString("base64url");
-  const record: StoredChoice = {
-    ...caller,
-    options: candidates.map(({ accessToken, ...option }) => ({
-      ...option,
-      sealedToken: deps.accounts.sealFor(option.accountId, accessToken),
-    })),
+  const options: StoredOptions = candidates.map(({ accessToken, ...option }) => ({
+    ...option,
+    sealedToken: deps.accounts.sealFor(option.accountId, accessToken),
+  }));
+  return saveSessionBound(deps.redis, choiceKey, caller, options, ttlS);
+}
+
+/** The accounts a choice offers, for its picker page: never their tokens; the choice stays. */
+export async function readAccountChoice(
+  redis: Redis,
+  choiceId: string,
+  caller: LoginCaller,
+): Promise<ReadBoundRecord<AccountChoiceOption[]>> {
+  const read = await readSessionBound<StoredOptions>(redis, choiceKey, choiceId, caller);
+  if (!read.ok) return read;
+  return {
+    ok: true,
+    value: read.value.map(({ accountId, username, pageName }) => ({ accountId, username, pageName })),
   };
-  await deps.redis.set(choiceKey(choiceId), JSON.stringify(record), "EX", ttlS, "NX");
-  return choiceId;
 }
 
 /**
@@ -56,17 +60,13 @@ export async function takeAccountChoice(
   caller: LoginCaller,
   picked: readonly string[],
 ): Promise<TakenChoice> {
-  if (!CHOICE_ID_PATTERN.test(choiceId)) return { ok: false, reason: "unknown" };
-  const stored = await deps.redis.get(choiceKey(choiceId));
-  if (stored === null) return { ok: false, reason: "unknown" };
-  const record = JSON.parse(stored) as StoredChoice;
-  if (record.tenantId !== caller.tenantId || !sameDigest(record.binding, caller.binding))
-    return { ok: false, reason: "other-session" };
-  const offered = new Set(record.options.map((option) => option.accountId));
+  const read = await readSessionBound<StoredOptions>(deps.redis, choiceKey, choiceId, caller);
+  if (!read.ok) return read;
+  const offered = new Set(read.value.map((option) => option.accountId));
   if (picked.some((accountId) => !offered.has(accountId))) return { ok: false, reason: "not-offered" };
   // Whoever deletes it took it: a second submit of the same page finds nothing.
   if ((await deps.redis.del(choiceKey(choiceId))) !== 1) return { ok: false, reason: "unknown" };
-  const chosen = record.options
+  const chosen = read.value
     .filter((option) => picked.includes(option.accountId))
     .map(({ sealedToken, ...option }) => ({
       ...option,

@@ -1,4 +1,5 @@
 import type { FacebookLoginConfig } from "../../config";
+import type { Redis } from "../../redis";
 import {
   exchangeFacebookCode,
   exchangeForLongLivedUserToken,
@@ -6,7 +7,7 @@ import {
   readLinkedInstagramAccount,
 } from "./facebook-login-client";
 import type { LoginClientDeps } from "./meta-call";
-import { saveAccountChoice, takeAccountChoice, type AccountCandidate } from "./account-choice";
+import { readAccountChoice, saveAccountChoice, takeAccountChoice, type AccountCandidate } from "./account-choice";
 import type { AccountChoiceForm } from "./account-choice-form";
 import {
   acceptLoginCallback,
@@ -18,6 +19,7 @@ import {
   type LoginCaller,
   type LoginFlowDeps,
   type LoginOutcome,
+  type LoginRefusal,
   type MetaCallback,
 } from "./login-callback";
 
@@ -93,6 +95,18 @@ const CHOICE_REFUSALS = {
   "other-session": "This choice belongs to another session. Start again from the Accounts page.",
   "not-offered": "The form named an account that was not offered. Start again from the Accounts page.",
 } as const;
+
+/** The picker page's accounts (never their tokens), or the refusal that says why there is nothing to pick. */
+export async function offeredAccounts(
+  redis: Redis,
+  choiceId: unknown,
+  caller: LoginCaller | undefined,
+): Promise<Extract<LoginOutcome, { kind: "choose" }> | LoginRefusal> {
+  if (typeof choiceId !== "string" || !caller) return nothingConnected(CHOICE_REFUSALS.unknown);
+  const read = await readAccountChoice(redis, choiceId, caller);
+  if (!read.ok) return nothingConnected(CHOICE_REFUSALS[read.reason]);
+  return { kind: "choose", choiceId, options: read.value };
+}
 
 /** The picker's answer: connects the accounts ticked, once; nothing when none is. */
 export async function finishFacebookChoice(

@@ -10,5 +10,10 @@ import { bindingOf } from "./login-state";
 export function loginCallerOf(request: Request, tenantId: string): LoginCaller {
   const credential =
     readCookie(request.headers.get("cookie"), SESSION_COOKIE) ?? request.headers.get("authorization") ?? "";
+  return loginCallerFor(tenantId, credential);
+}
+
+/** The caller of a dashboard page: its tenant and session cookie, as the login's routes saw them. */
+export function loginCallerFor(tenantId: string, credential: string): LoginCaller {
   return { tenantId, binding: bindingOf(credential) };
 }

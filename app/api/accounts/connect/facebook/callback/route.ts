@@ -3,15 +3,16 @@ import { loginCallerOf } from "@/lib/accounts/meta-login/login-caller";
 import { finishFacebookLogin } from "@/lib/accounts/meta-login/connect-with-facebook";
 import { metaCallbackSchema } from "@/lib/accounts/meta-login/login-callback";
 import { facebookLoginDeps } from "@/lib/accounts/meta-login/meta-login-deps";
-import { loginErrorAnswer, loginOutcomeResponse } from "@/lib/accounts/meta-login/login-outcome-page";
+import { loginErrorAnswer, loginOutcomeRedirect } from "@/lib/accounts/meta-login/login-outcome-redirect";
 
 export const dynamic = "force-dynamic";
 
-/** Where Facebook sends the browser back: `?code&state`, or `?error=access_denied&…`; several accounts: the picker. */
+/** Where Facebook sends the browser back: `?code&state`, or `?error=access_denied&…`; several accounts: to the picker. */
 export const GET = withTenant(async (request: Request, { services, tenantId }) => {
   const query = parseWith(metaCallbackSchema, Object.fromEntries(new URL(request.url).searchParams));
-  const outcome = await finishFacebookLogin(facebookLoginDeps(services), loginCallerOf(request, tenantId), query);
-  return loginOutcomeResponse(outcome);
+  const caller = loginCallerOf(request, tenantId);
+  const outcome = await finishFacebookLogin(facebookLoginDeps(services), caller, query);
+  return loginOutcomeRedirect(services.redis, caller, outcome);
 }, loginErrorAnswer);
 
 export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET });
