@@ -169,7 +169,7 @@ const envSchema = z.object({
   METRICS_TENANT_LABELS: z.coerce.number().int().min(0).max(1000).default(DEFAULT_METRICS_TENANT_LABELS),
   /** Times every Redis command (`redis_round_trip_seconds`); off by default, it costs a worker about a tenth of its CPU per job. */
   METRICS_REDIS_COMMANDS: boolean.default(false),
-  /** Adds each finished generation job to the usage aggregates (GET /v1/usage); off only to measure what that costs. */
+  /** Adds each finished job and settled publication to the usage aggregates (GET /v1/usage); off only to measure what that costs. */
   USAGE_AGGREGATES: boolean.default(true),
   /** Where traces go (OTLP over HTTP, e.g. http://collector:4318); unset: no traces are recorded. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z
