@@ -17,10 +17,10 @@ export function QuotaCards({ windows }: { windows: AccountQuotaWindow[] }) {
         Publishing quota
       </h2>
       <p className="mt-1 max-w-3xl text-sm text-zinc-600 dark:text-zinc-400">
-        Reels each account published through Dispatch in the moving window its limit counts (24 h), read every hour
-        and now, over the last 24 h whatever the range above. Posts made outside Dispatch (in the Instagram app or
-        another tool) count against the limit too, but Dispatch knows of them only through Graph&apos;s own count,
-        its quota_usage, given with each account: the line leaves them out.
+        How many reels Dispatch published through each account in the moving 24 h its limit counts, read every hour
+        of the last day and now, whatever the range above. Posts made outside Dispatch (in the Instagram app or
+        another tool) count against the limit too, but Dispatch knows of them only through Graph&apos;s own count
+        (quota_usage), given with each account: the line leaves them out.
       </p>
       {windows.length === 0 ? (
         <Card className="mt-4" data-testid="usage-quota">

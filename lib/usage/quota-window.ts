@@ -92,11 +92,11 @@ async function readQuotaWindow(deps: AccountDeps, view: AccountView, now: number
 export function quotaChartData(quota: AccountQuotaWindow): ChartData {
   const limit = quota.graph.quota_total;
   const last = quota.samples.length - 1;
-  const rows = quota.samples.map(({ at, published }, i) => ({
-    x: i === last ? `Now, ${bucketLabel(at, "hour")}` : bucketLabel(at, "hour"),
-    published,
-    ...(limit === null ? {} : { limit }),
-  }));
+  const rows = quota.samples.map(({ at, published }, i) => {
+    const row: ChartData["rows"][number] = { x: `${i === last ? "Now, " : ""}${bucketLabel(at, "hour")}`, published };
+    if (limit !== null) row.limit = limit;
+    return row;
+  });
   const series = [{ key: "published", label: "Published through Dispatch", color: "var(--chart-1)" }];
   if (limit !== null) series.push({ key: "limit", label: "Limit", color: "var(--chart-failed)" });
   return { rows, series };
