@@ -16,7 +16,13 @@ export function UsageBarChart({ data, unit, height = 240 }: { data: ChartData; u
       <ResponsiveContainer width="100%" height="100%">
         <BarChart data={data.rows} accessibilityLayer={false} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>
           <CartesianGrid vertical={false} stroke="var(--chart-grid)" />
-          <XAxis dataKey="x" tick={CHART_TICK} tickLine={false} axisLine={{ stroke: "var(--chart-grid)" }} minTickGap={12} />
+          <XAxis
+            dataKey="x"
+            tick={CHART_TICK}
+            tickLine={false}
+            axisLine={{ stroke: "var(--chart-grid)" }}
+            minTickGap={12}
+          />
           <YAxis
             tick={CHART_TICK}
             tickLine={false}

@@ -17,17 +17,17 @@ export function QuotaCards({ windows }: { windows: AccountQuotaWindow[] }) {
         Publishing quota
       </h2>
       <p className="mt-1 max-w-3xl text-sm text-zinc-600 dark:text-zinc-400">
-        How many reels Dispatch published through each account in the moving 24 h its limit counts, read every hour
-        of the last day and now, whatever the range above. Posts made outside Dispatch (in the Instagram app or
-        another tool) count against the limit too, but Dispatch knows of them only through Graph&apos;s own count
-        (quota_usage), given with each account: the line leaves them out.
+        How many reels Dispatch published through each account in the moving 24 h its limit counts, read every hour of
+        the last day and now, whatever the range above. Posts made outside Dispatch (in the Instagram app or another
+        tool) count against the limit too, but Dispatch knows of them only through Graph&apos;s own count (quota_usage),
+        given with each account: the line leaves them out.
       </p>
       {windows.length === 0 ? (
         <Card className="mt-4" data-testid="usage-quota">
           <CardBody>
             <Empty title="No connected accounts">
-              Each account&apos;s reels published in the moving 24 h will appear here against its publishing limit,
-              once an account is connected.
+              Each account&apos;s reels published in the moving 24 h will appear here against its publishing limit, once
+              an account is connected.
             </Empty>
           </CardBody>
         </Card>
@@ -71,7 +71,8 @@ function QuotaCard({ quota }: { quota: AccountQuotaWindow }) {
 
 /** Graph's own figure (posts made elsewhere included), as cached or read now. */
 function graphCount(used: number | null, limit: number | null): string {
-  if (used === null) return "Graph's own count is not known right now (Graph did not answer, or the account needs reconnecting).";
+  if (used === null)
+    return "Graph's own count is not known right now (Graph did not answer, or the account needs reconnecting).";
   return limit === null
     ? `Graph counts ${used} posts in the moving window now, outside Dispatch included.`
     : `Graph counts ${used} of ${limit} posts in the moving window now, outside Dispatch included.`;

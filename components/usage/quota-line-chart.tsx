@@ -9,7 +9,15 @@ import { CHART_TICK, CHART_TOOLTIP, formatTick, formatValue } from "./chart-valu
  * reaches up to it, however far below it the count stays). A picture for sighted readers, hidden
  * from assistive technology like the bar charts: the table beside it has the same numbers.
  */
-export function QuotaLineChart({ data, limit, height = 240 }: { data: ChartData; limit: number | null; height?: number }) {
+export function QuotaLineChart({
+  data,
+  limit,
+  height = 240,
+}: {
+  data: ChartData;
+  limit: number | null;
+  height?: number;
+}) {
   const published = data.series.find((s) => s.key === "published")!;
   return (
     <div aria-hidden="true" className="w-full overflow-hidden" style={{ height }}>

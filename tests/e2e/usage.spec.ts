@@ -82,9 +82,12 @@ async function publishTo(page: Page, accountId: string, videoUrl: string): Promi
   const { publication_id: id } = (await response.json()) as { publication_id: string };
   let status = "";
   await expect
-    .poll(async () => (status = ((await (await page.request.get(`/api/reels/${id}`)).json()) as { status: string }).status), {
-      timeout: 90_000,
-    })
+    .poll(
+      async () => (status = ((await (await page.request.get(`/api/reels/${id}`)).json()) as { status: string }).status),
+      {
+        timeout: 90_000,
+      },
+    )
     .toMatch(/^(PUBLISHED|FAILED)$/);
   return status;
 }
@@ -93,7 +96,11 @@ async function publishTo(page: Page, accountId: string, videoUrl: string): Promi
  * A reel published straight through the sandbox's Graph API with the account's token, as the
  * Instagram app or another tool would: Graph counts it, Dispatch never hears of it.
  */
-async function publishOutsideDispatch(page: Page, account: { account_id: string; access_token: string }, videoUrl: string) {
+async function publishOutsideDispatch(
+  page: Page,
+  account: { account_id: string; access_token: string },
+  videoUrl: string,
+) {
   const graph = "/graph/v21.0";
   const token = { access_token: account.access_token };
   const created = await page.request.post(`${graph}/${account.account_id}/media`, {
@@ -104,9 +111,13 @@ async function publishOutsideDispatch(page: Page, account: { account_id: string;
   await expect
     .poll(
       async () =>
-        ((await (await page.request.get(`${graph}/${id}`, { params: { ...token, fields: "status_code" } })).json()) as {
-          status_code: string;
-        }).status_code,
+        (
+          (await (
+            await page.request.get(`${graph}/${id}`, { params: { ...token, fields: "status_code" } })
+          ).json()) as {
+            status_code: string;
+          }
+        ).status_code,
       { timeout: 60_000 },
     )
     .toBe("FINISHED");

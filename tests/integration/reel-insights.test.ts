@@ -225,7 +225,9 @@ describe("the daily sweep", () => {
     const dead = `worker-dead-${randomUUID()}`;
     expect(await takeLease(redis, SWEEP_LEASE_KEY, dead, 1000)).toBe("");
     expect(await sweepReelInsights(deps, options)).toEqual({ read: 0, held: false });
-    await waitFor(async () => (await redis.exists(SWEEP_LEASE_KEY)) === 0, { what: "the dead worker's lease to lapse" });
+    await waitFor(async () => (await redis.exists(SWEEP_LEASE_KEY)) === 0, {
+      what: "the dead worker's lease to lapse",
+    });
     expect(await sweepReelInsights(deps, options)).toEqual({ read: 2, held: true });
     // Given up at the end of the pass: another worker's tick sweeps at once (nothing is due any more).
     expect(await redis.exists(SWEEP_LEASE_KEY)).toBe(0);

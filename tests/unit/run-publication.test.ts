@@ -850,8 +850,7 @@ describe("runPublication", () => {
   });
 
   /** Its usage marker: the updated_at of the final write added to the tenant's usage, "" before any. */
-  const usageCounted = async (id: string) =>
-    (await redis().hget(publicationKeys.state(id), "usage_counted")) ?? "";
+  const usageCounted = async (id: string) => (await redis().hget(publicationKeys.state(id), "usage_counted")) ?? "";
 
   it("counts a cancelled SCHEDULED publication in the cancel's own MULTI: a web process dying right after the write loses nothing", async () => {
     const h = harness(scriptedGraph({}).graph);
