@@ -32,7 +32,7 @@ export function QuotaCards({ windows }: { windows: AccountQuotaWindow[] }) {
           </CardBody>
         </Card>
       ) : (
-        <div className="mt-4 grid grid-cols-1 gap-6 lg:grid-cols-2">
+        <div className="mt-4 grid grid-cols-1 items-start gap-6 lg:grid-cols-2">
           {windows.map((quota) => (
             <QuotaCard key={quota.accountId} quota={quota} />
           ))}

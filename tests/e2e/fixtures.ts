@@ -57,17 +57,11 @@ export async function submitJob(page: Page, body: { prompt: string; max_tokens?:
 
 /** A new account in the stack's Graph sandbox, through its control surface (this machine may call it): its id. */
 export async function sandboxAccount(page: Page, username: string): Promise<string> {
-  return (await newSandboxAccount(page, username)).account_id;
+  return (await sandboxAccountWithToken(page, username)).account_id;
 }
 
-/** The same, connected to the signed-in tenant with its token (POST /api/accounts): its id and token. */
-export async function connectedSandboxAccount(page: Page, username: string) {
-  const { account_id, access_token } = await newSandboxAccount(page, username);
-  expect((await page.request.post("/api/accounts", { data: { account_id, access_token } })).status()).toBe(201);
-  return { account_id, access_token };
-}
-
-async function newSandboxAccount(page: Page, username: string) {
+/** The same with its token, to connect it with (POST /api/accounts) or to call the sandbox's Graph as the account. */
+export async function sandboxAccountWithToken(page: Page, username: string) {
   const response = await page.request.post("/graph/_sandbox/accounts", { data: { username } });
   expect(response.status()).toBe(201);
   return (await response.json()) as { account_id: string; access_token: string };

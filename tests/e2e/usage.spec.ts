@@ -2,7 +2,7 @@ import type { Page } from "@playwright/test";
 import { isFinalJob } from "@/lib/jobs/status";
 import { isSettledPublication } from "@/lib/reels/status";
 import type { UsagePage } from "@/lib/usage/usage-report";
-import { connectedSandboxAccount, expect, signIn, submitJob, test, violations } from "./fixtures";
+import { expect, sandboxAccountWithToken, screenshot, signIn, submitJob, test, violations } from "./fixtures";
 
 /** The tenant's usage as GET /v1/usage tells it: the built-in model's tokens, jobs by outcome, reels by account. */
 async function usageTotals(page: Page) {
@@ -259,10 +259,14 @@ test.describe("the Usage page", () => {
   }) => {
     test.setTimeout(300_000);
     await signIn(page);
-    const account = await connectedSandboxAccount(page, `e2e_quota_${Date.now()}`);
-    const limit = { quota_total: 5 };
-    const quota = await page.request.put(`/graph/_sandbox/accounts/${account.account_id}/quota`, { data: limit });
+    const account = await sandboxAccountWithToken(page, `e2e_quota_${Date.now()}`);
+    // The limit first: connecting reads the quota, and Dispatch keeps what it read for 30 s.
+    const quota = await page.request.put(`/graph/_sandbox/accounts/${account.account_id}/quota`, {
+      data: { quota_total: 5 },
+    });
     expect(quota.status()).toBe(200);
+    const { account_id, access_token } = account;
+    expect((await page.request.post("/api/accounts", { data: { account_id, access_token } })).status()).toBe(201);
     const card = page.getByTestId(`usage-quota-${account.account_id}`);
 
     await page.goto("/dashboard/usage");
@@ -280,7 +284,9 @@ test.describe("the Usage page", () => {
 
     await page.goto("/dashboard/usage?range=7d");
     await expect(card.locator(".recharts-line-curve")).toBeVisible();
-    await expect(card.locator(".recharts-reference-line-line")).toBeVisible();
+    // A horizontal line has no height, which Playwright calls hidden: its label is what shows.
+    await expect(card.locator(".recharts-reference-line-line")).toHaveCount(1);
+    await expect(card.getByText("Limit 5")).toBeVisible();
     // Graph's own count has the post made outside Dispatch; the line has only Dispatch's two.
     await expect(card).toContainText("Graph counts 3 of 5 posts in the moving window now");
     const rows = await tableOf(page, `quota-${account.account_id}`);
@@ -295,6 +301,8 @@ test.describe("the Usage page", () => {
       await page.emulateMedia({ colorScheme });
       expect(await violations(page), `/dashboard/usage with a quota chart (${colorScheme})`).toEqual([]);
     }
+    await card.scrollIntoViewIfNeeded();
+    await screenshot(page, "usage-quota");
 
     await page.setViewportSize({ width: 390, height: 844 });
     await page.reload();
