@@ -173,7 +173,7 @@ const envSchema = z.object({
   METRICS_REDIS_COMMANDS: boolean.default(false),
   /** A directory where workers also append every audit event (JSON lines); `npm start` sets DATA_DIR/audit with the embedded broker, whose log is bounded. Unset or empty: off. */
   AUDIT_ARCHIVE_DIR: z.string().optional(),
-  /** Adds each finished generation job to the usage aggregates (GET /v1/usage); off only to measure what that costs. */
+  /** Adds each finished job and settled publication to the usage aggregates (GET /v1/usage); off only to measure what that costs. */
   USAGE_AGGREGATES: boolean.default(true),
   /** Where traces go (OTLP over HTTP, e.g. http://collector:4318); unset: no traces are recorded. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z

@@ -13,3 +13,13 @@ export function parseHashRecord<T>(
   const parsed = schema.safeParse(hash);
   return parsed.success ? parsed.data : undefined;
 }
+
+/** A field holding JSON, parsed; undefined when it is absent, empty or not JSON. */
+export function jsonField(raw: unknown): unknown {
+  if (typeof raw !== "string" || raw === "") return undefined;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+}

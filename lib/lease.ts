@@ -58,10 +58,15 @@ export function keepLease(
   return {
     async release(): Promise<void> {
       clearInterval(timer);
-      // A lease not given up lapses by itself when its time runs out.
-      await RELEASE.run(redis, [key], [owner]).catch(() => {});
+      await releaseLease(redis, key, owner);
     },
   };
+}
+
+/** Gives up a lease `owner` holds (one another run took meanwhile stays theirs). Never throws. */
+export async function releaseLease(redis: Redis, key: string, owner: string): Promise<void> {
+  // A lease not given up lapses by itself when its time runs out.
+  await RELEASE.run(redis, [key], [owner]).catch(() => {});
 }
 
 /** A Redis command as its words, e.g. ["HSET", key, field, value]. */

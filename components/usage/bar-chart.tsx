@@ -2,9 +2,7 @@
 
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import type { ChartData } from "@/lib/usage/usage-charts";
-import { formatTick, formatValue, type ChartUnit } from "./chart-values";
-
-const TICK = { fill: "var(--chart-text)", fontSize: 12 };
+import { CHART_TICK, CHART_TOOLTIP, formatTick, formatValue, type ChartUnit } from "./chart-values";
 
 /**
  * A bar chart of `data`, stacked where its series share a stack, drawn in the theme's chart colours.
@@ -18,9 +16,15 @@ export function UsageBarChart({ data, unit, height = 240 }: { data: ChartData; u
       <ResponsiveContainer width="100%" height="100%">
         <BarChart data={data.rows} accessibilityLayer={false} margin={{ top: 8, right: 8, bottom: 0, left: 0 }}>
           <CartesianGrid vertical={false} stroke="var(--chart-grid)" />
-          <XAxis dataKey="x" tick={TICK} tickLine={false} axisLine={{ stroke: "var(--chart-grid)" }} minTickGap={12} />
+          <XAxis
+            dataKey="x"
+            tick={CHART_TICK}
+            tickLine={false}
+            axisLine={{ stroke: "var(--chart-grid)" }}
+            minTickGap={12}
+          />
           <YAxis
-            tick={TICK}
+            tick={CHART_TICK}
             tickLine={false}
             axisLine={false}
             width={56}
@@ -28,14 +32,7 @@ export function UsageBarChart({ data, unit, height = 240 }: { data: ChartData; u
           />
           <Tooltip
             cursor={{ fill: "var(--chart-cursor)" }}
-            contentStyle={{
-              background: "var(--chart-tooltip)",
-              border: "1px solid var(--chart-grid)",
-              borderRadius: 8,
-              color: "var(--chart-text-strong)",
-              fontSize: 12,
-            }}
-            labelStyle={{ color: "var(--chart-text-strong)" }}
+            {...CHART_TOOLTIP}
             formatter={(value) => formatValue(Number(value), unit)}
           />
           <Legend

@@ -24,3 +24,16 @@ export function formatTick(value: number, unit: ChartUnit): string {
   if (unit === "usd") return value === 0 ? "$0" : `$${precise.format(value)}`;
   return short.format(value);
 }
+
+/** The ink every usage chart shares, in the theme's chart colours (app/globals.css): axis labels and the tooltip. */
+export const CHART_TICK = { fill: "var(--chart-text)", fontSize: 12 };
+export const CHART_TOOLTIP = {
+  contentStyle: {
+    background: "var(--chart-tooltip)",
+    border: "1px solid var(--chart-grid)",
+    borderRadius: 8,
+    color: "var(--chart-text-strong)",
+    fontSize: 12,
+  },
+  labelStyle: { color: "var(--chart-text-strong)" },
+};

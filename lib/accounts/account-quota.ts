@@ -12,6 +12,9 @@ import type { PublishingLimit } from "../reels/graph-client";
 /** Short: usage changes with every publish, and the flow reads it fresh anyway. */
 export const QUOTA_CACHE_S = 30;
 
+/** How long the record of the account's publishes is kept: a day's moving window, looked back on over a day. */
+export const PUBLISHED_KEPT_MS = 2 * 86_400_000;
+
 export async function cacheQuota(redis: Redis, accountId: string, limit: PublishingLimit): Promise<void> {
   await redis.set(connectedAccountKeys.quota(accountId), JSON.stringify(limit), "EX", QUOTA_CACHE_S);
 }
@@ -31,10 +34,16 @@ export async function recordPublished(
   await redis
     .multi()
     .zadd(key, now, publicationId)
-    .zremrangebyscore(key, "-inf", now - 2 * 86_400_000)
-    .pexpire(key, 2 * 86_400_000)
+    .zremrangebyscore(key, "-inf", now - PUBLISHED_KEPT_MS)
+    .pexpire(key, PUBLISHED_KEPT_MS)
     .del(connectedAccountKeys.quota(accountId))
     .exec();
+}
+
+/** When Dispatch published through the account after `since` and up to `until` (ms), oldest first. */
+export async function publishTimes(redis: Redis, accountId: string, since: number, until: number): Promise<number[]> {
+  const flat = await redis.zrangebyscore(connectedAccountKeys.published(accountId), `(${since}`, until, "WITHSCORES");
+  return flat.filter((_, i) => i % 2 === 1).map(Number);
 }
 
 /**

@@ -82,6 +82,7 @@ function publicationDeps(ctx: WorkerContext): PublicationDeps {
     watchIntervalMs: config.REEL_WATCH_INTERVAL_MS,
     dataDir: config.DATA_DIR,
     preflight: preflightWanted(config) ? createPreflight(PREFLIGHT(config)) : undefined,
+    recordUsage: config.USAGE_AGGREGATES,
   };
 }
 

@@ -1,3 +1,4 @@
+import type { ChainableCommander } from "ioredis";
 import { z } from "zod";
 import {
   SCHEDULED_REASONS,
@@ -9,7 +10,7 @@ import {
 } from "./publication";
 import { MAX_SCHEDULE_AHEAD_DAYS } from "./publication-input";
 import { isFinalPublication, PUBLICATION_STATUSES, type PublicationStatus } from "./status";
-import { parseHashRecord } from "../hash-record";
+import { jsonField, parseHashRecord } from "../hash-record";
 import { parseReelGraphParams, type ReelParameters } from "./reel-parameters";
 import { REEL_PARAMETER_NAMES } from "./reel-parameter-limits";
 import { execPipeline, type Redis } from "../redis";
@@ -62,17 +63,9 @@ const text = z.string().default("");
 const count = z.coerce.number().int().default(0);
 /** Set to "1", or absent. */
 const flag = z.preprocess((v) => v === "1", z.boolean());
-function json(raw: unknown): unknown {
-  if (typeof raw !== "string" || raw === "") return undefined;
-  try {
-    return JSON.parse(raw);
-  } catch {
-    return undefined;
-  }
-}
 /** An error recorded before headline and remedy existed reads with its message and advice in their place. */
 const storedError = z.preprocess((raw) => {
-  const error = json(raw) as Partial<PublicationError> | undefined;
+  const error = jsonField(raw) as Partial<PublicationError> | undefined;
   if (typeof error?.message !== "string" || typeof error.advice !== "string") return null;
   return { ...error, headline: error.headline ?? error.message, remedy: error.remedy ?? error.advice };
 }, z.custom<PublicationError | null>());
@@ -129,7 +122,7 @@ export const publicationRecordSchema = z.object({
   post_id: text,
   permalink: text,
   error: storedError,
-  warnings: z.preprocess((raw) => json(raw) ?? [], z.array(z.string()).catch([])),
+  warnings: z.preprocess((raw) => jsonField(raw) ?? [], z.array(z.string()).catch([])),
   /** The updated_at of the last final status added to the tenant's usage aggregates (lib/usage/record-usage.ts). */
   usage_counted: text,
 });
@@ -196,6 +189,8 @@ export interface EventWrite {
   expect?: PublicationHash;
   /** Writes over a final status: a retry of a FAILED publication, which `expect` must name. */
   reopen?: boolean;
+  /** Queued on the write's MULTI after it (a final status's usage count): they run even if the write is refused. */
+  alsoQueue?: (multi: ChainableCommander) => ChainableCommander;
 }
 
 /**
@@ -229,7 +224,8 @@ export async function appendEvent(redis: Redis, id: string, write: EventWrite): 
       ...Object.entries(hash).flat(),
     );
   // The status indexes follow the status the record holds after the script, in the same MULTI.
-  const [seq] = await execPipeline(syncStatusIndex(append, PUBLICATION_STATUS_INDEXING, publicationKeys.state(id), id));
+  const indexed = syncStatusIndex(append, PUBLICATION_STATUS_INDEXING, publicationKeys.state(id), id);
+  const [seq] = await execPipeline(write.alsoQueue ? write.alsoQueue(indexed) : indexed);
   return seq as number;
 }
 

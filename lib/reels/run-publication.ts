@@ -55,7 +55,7 @@ async function runFlow(run: PublicationRun): Promise<PublicationOutcome> {
     throw error;
   });
   if (SETTLING.has(outcome)) {
-    await recordSettledReelUsage(run.deps.redis, run.id);
+    if (run.deps.recordUsage !== false) await recordSettledReelUsage(run.deps.redis, run.id);
     await announcePublication(run.deps.producer, {
       publication_id: run.id,
       tenant_id: run.record.tenant_id,
@@ -130,7 +130,7 @@ export async function runPublication(
           }
           if (isSettledPublication(record.status)) {
             // A run that died between its final write and its announcement left the message uncommitted: count and announce it now.
-            await recordReelUsage(redis, record);
+            if (deps.recordUsage !== false) await recordReelUsage(redis, record);
             await announcePublication(deps.producer, {
               publication_id: publicationId,
               tenant_id: record.tenant_id,

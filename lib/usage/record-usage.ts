@@ -1,3 +1,4 @@
+import type { ChainableCommander } from "ioredis";
 import type { Redis } from "../redis";
 import type { JobHash, JobRecord } from "../jobs/job-record";
 import { jobKeys } from "../jobs/keys";
@@ -8,7 +9,14 @@ import {
   type PublicationHash,
   type PublicationRecord,
 } from "../reels/publication-record";
-import { jobFactsFromRecord, jobTallies, reelFactsFromRecord, reelTallies, type Tally } from "./usage-facts";
+import {
+  jobFactsFromRecord,
+  jobTallies,
+  reelFactsFromRecord,
+  reelTallies,
+  type ReelFacts,
+  type Tally,
+} from "./usage-facts";
 
 // Adds a record's tallies once: only while the record still holds the expected fields (the final
 // state the tallies were read from), and only if its marker field does not hold the marker yet.
@@ -34,16 +42,20 @@ interface CountOnce {
   tallies: Tally[];
 }
 
-/** True when this call added the tallies; false when they were added before (or the record moved on). */
-async function countOnce(redis: Redis, spec: CountOnce): Promise<boolean> {
+/** COUNT_ONCE's arguments after the script, for EVAL on its own or on a MULTI. */
+function countOnceArgs(spec: CountOnce): [numKeys: 1, recordKey: string, words: string] {
   // Amounts as strings: Lua would print a large number in exponent form, which HINCRBY refuses.
   const tallies = spec.tallies.map((t) => ({
     key: t.key,
     expire_at: String(t.expireAt),
     fields: t.fields.map(([field, by]) => [field, String(by)]),
   }));
-  const words = JSON.stringify({ expect: spec.expect, marker: spec.marker, tallies });
-  return (await redis.eval(COUNT_ONCE, 1, spec.recordKey, words)) === 1;
+  return [1, spec.recordKey, JSON.stringify({ expect: spec.expect, marker: spec.marker, tallies })];
+}
+
+/** True when this call added the tallies; false when they were added before (or the record moved on). */
+async function countOnce(redis: Redis, spec: CountOnce): Promise<boolean> {
+  return (await redis.eval(COUNT_ONCE, ...countOnceArgs(spec))) === 1;
 }
 
 /** A job is final once: its marker is a flag. */
@@ -70,18 +82,37 @@ export function recordJobUsage(
  */
 export async function recordReelUsage(redis: Redis, record: PublicationRecord, now = Date.now()): Promise<boolean> {
   const facts = reelFactsFromRecord(record);
-  if (!facts) return false;
-  const marker: [keyof PublicationHash, string] = ["usage_counted", record.updated_at];
-  return countOnce(redis, {
-    recordKey: publicationKeys.state(record.publication_id),
-    expect: { status: record.status, updated_at: record.updated_at } satisfies PublicationHash,
-    marker,
-    tallies: reelTallies(facts, now),
-  });
+  return facts ? countOnce(redis, reelCount(record.publication_id, record.updated_at, facts, now)) : false;
 }
 
 /** The same, for a publication whose final write has just been made: its record as it is now. */
 export async function recordSettledReelUsage(redis: Redis, publicationId: string): Promise<boolean> {
   const record = await readPublicationRecord(redis, publicationId);
   return record ? recordReelUsage(redis, record) : false;
+}
+
+/**
+ * A publication's count queued on the MULTI that makes the final write, after it: the count goes with the write
+ * or not at all, so no crash can leave one without the other. `updatedAt` is the final write's. The
+ * script counts only if the record then holds that status and updated_at, so a write refused in the
+ * same MULTI counts nothing.
+ */
+export function queueReelUsage(
+  multi: ChainableCommander,
+  publicationId: string,
+  updatedAt: string,
+  facts: ReelFacts,
+  now = Date.now(),
+): ChainableCommander {
+  return multi.eval(COUNT_ONCE, ...countOnceArgs(reelCount(publicationId, updatedAt, facts, now)));
+}
+
+/** A publication's arrival at a final status is marked by the time of that write (`updated_at`). */
+function reelCount(publicationId: string, updatedAt: string, facts: ReelFacts, now: number): CountOnce {
+  return {
+    recordKey: publicationKeys.state(publicationId),
+    expect: { status: facts.status, updated_at: updatedAt } satisfies PublicationHash,
+    marker: ["usage_counted", updatedAt] satisfies [keyof PublicationHash, string],
+    tallies: reelTallies(facts, now),
+  };
 }

@@ -57,9 +57,14 @@ export async function submitJob(page: Page, body: { prompt: string; max_tokens?:
 
 /** A new account in the stack's Graph sandbox, through its control surface (this machine may call it): its id. */
 export async function sandboxAccount(page: Page, username: string): Promise<string> {
+  return (await sandboxAccountWithToken(page, username)).account_id;
+}
+
+/** The same with its token, to connect it with (POST /api/accounts) or to call the sandbox's Graph as the account. */
+export async function sandboxAccountWithToken(page: Page, username: string) {
   const response = await page.request.post("/graph/_sandbox/accounts", { data: { username } });
   expect(response.status()).toBe(201);
-  return ((await response.json()) as { account_id: string }).account_id;
+  return (await response.json()) as { account_id: string; access_token: string };
 }
 
 /** Axe's findings on the page as it is now, in a form a failure message can show. */

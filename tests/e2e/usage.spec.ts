@@ -2,7 +2,7 @@ import type { Page } from "@playwright/test";
 import { isFinalJob } from "@/lib/jobs/status";
 import { isSettledPublication } from "@/lib/reels/status";
 import type { UsagePage } from "@/lib/usage/usage-report";
-import { expect, signIn, submitJob, test, violations } from "./fixtures";
+import { expect, sandboxAccountWithToken, screenshot, signIn, submitJob, test, violations } from "./fixtures";
 
 /** The tenant's usage as GET /v1/usage tells it: the built-in model's tokens, jobs by outcome, one account's reels. */
 async function usageTotals(page: Page, account: string) {
@@ -75,6 +75,60 @@ async function publish(page: Page, account: string, videoUrl: string): Promise<v
       timeout: 60_000,
     })
     .toMatch(/^(PUBLISHED|FAILED)$/);
+}
+
+/** Publishes through Dispatch to that account and waits for it to settle: its status. */
+async function publishTo(page: Page, accountId: string, videoUrl: string): Promise<string> {
+  const response = await page.request.post("/api/reels", {
+    data: { account_id: accountId, video_url: videoUrl, caption: "Quota" },
+  });
+  expect(response.status()).toBe(202);
+  const { publication_id: id } = (await response.json()) as { publication_id: string };
+  let status = "";
+  await expect
+    .poll(
+      async () => (status = ((await (await page.request.get(`/api/reels/${id}`)).json()) as { status: string }).status),
+      {
+        timeout: 90_000,
+      },
+    )
+    .toMatch(/^(PUBLISHED|FAILED)$/);
+  return status;
+}
+
+/**
+ * A reel published straight through the sandbox's Graph API with the account's token, as the
+ * Instagram app or another tool would: Graph counts it, Dispatch never hears of it.
+ */
+async function publishOutsideDispatch(
+  page: Page,
+  account: { account_id: string; access_token: string },
+  videoUrl: string,
+) {
+  const graph = "/graph/v21.0";
+  const token = { access_token: account.access_token };
+  const created = await page.request.post(`${graph}/${account.account_id}/media`, {
+    form: { ...token, media_type: "REELS", video_url: videoUrl },
+  });
+  expect(created.status()).toBe(200);
+  const { id } = (await created.json()) as { id: string };
+  await expect
+    .poll(
+      async () =>
+        (
+          (await (
+            await page.request.get(`${graph}/${id}`, { params: { ...token, fields: "status_code" } })
+          ).json()) as {
+            status_code: string;
+          }
+        ).status_code,
+      { timeout: 60_000 },
+    )
+    .toBe("FINISHED");
+  const published = await page.request.post(`${graph}/${account.account_id}/media_publish`, {
+    form: { ...token, creation_id: id },
+  });
+  expect(published.status()).toBe(200);
 }
 
 test.describe("the Usage page", () => {
@@ -199,5 +253,66 @@ test.describe("the Usage page", () => {
         els.filter((el) => el.getBoundingClientRect().height < 44).map((el) => el.outerHTML.slice(0, 80)),
       );
     expect(small).toEqual([]);
+  });
+
+  test("draws an account's reels in the moving 24 h against its limit, as its table view reads, axe clean on a desktop and a phone", async ({
+    page,
+    stack,
+  }) => {
+    test.setTimeout(300_000);
+    await signIn(page);
+    const account = await sandboxAccountWithToken(page, `e2e_quota_${Date.now()}`);
+    // The limit first: connecting reads the quota, and Dispatch keeps what it read for 30 s.
+    const quota = await page.request.put(`/graph/_sandbox/accounts/${account.account_id}/quota`, {
+      data: { quota_total: 5 },
+    });
+    expect(quota.status()).toBe(200);
+    const { account_id, access_token } = account;
+    expect((await page.request.post("/api/accounts", { data: { account_id, access_token } })).status()).toBe(201);
+    const card = page.getByTestId(`usage-quota-${account.account_id}`);
+
+    await page.goto("/dashboard/usage");
+    await expect(card).toContainText("Nothing published through Dispatch in the last 24 h");
+    await expect(card).toContainText("against its limit of 5");
+
+    // One post Graph counts and Dispatch does not know of, then two reels through Dispatch and one that fails.
+    await publishOutsideDispatch(page, account, `${stack.url}/samples/reel-valid.mp4`);
+    const statuses = await Promise.all(
+      ["reel-valid.mp4", "reel-valid.mp4", "reel-too-short.mp4"].map((sample) =>
+        publishTo(page, account.account_id, `${stack.url}/samples/${sample}`),
+      ),
+    );
+    expect(statuses).toEqual(["PUBLISHED", "PUBLISHED", "FAILED"]);
+
+    await page.goto("/dashboard/usage?range=7d");
+    await expect(card.locator(".recharts-line-curve")).toBeVisible();
+    // A horizontal line has no height, which Playwright calls hidden: its label is what shows.
+    await expect(card.locator(".recharts-reference-line-line")).toHaveCount(1);
+    await expect(card.getByText("Limit 5")).toBeVisible();
+    // Graph's own count has the post made outside Dispatch; the line has only Dispatch's two.
+    await expect(card).toContainText("Graph counts 3 of 5 posts in the moving window now");
+    const rows = await tableOf(page, `quota-${account.account_id}`);
+    const published = rows.map((row) => amount(row["Published through Dispatch"]));
+    expect(rows.at(-1)?.["Time (UTC)"]).toMatch(/^Now, \d{1,2} [A-Z][a-z]{2} \d{2}:\d{2}$/);
+    expect(published.at(-1)).toBe(2);
+    // Every hour of the last day, then now; a new account's count only grows within its first day.
+    expect([24, 25]).toContain(rows.length);
+    expect(published).toEqual([...published].sort((a, b) => a - b));
+    expect(rows.every((row) => row.Limit === "5")).toBe(true);
+    for (const colorScheme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme });
+      expect(await violations(page), `/dashboard/usage with a quota chart (${colorScheme})`).toEqual([]);
+    }
+    await card.scrollIntoViewIfNeeded();
+    await screenshot(page, "usage-quota");
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.reload();
+    await expect(card.locator(".recharts-line-curve")).toBeVisible();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
+    for (const colorScheme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme });
+      expect(await violations(page), `phone, with a quota chart (${colorScheme})`).toEqual([]);
+    }
   });
 });

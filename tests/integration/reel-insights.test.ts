@@ -10,7 +10,8 @@ import type { GraphAccount } from "@/lib/reels/graph-client";
 import { createGraphHosts, type GraphHosts } from "@/lib/reels/graph-hosts";
 import { registerPublishedReel } from "@/lib/reels/insights/insights-store";
 import { insightsKeys } from "@/lib/reels/insights/insights-store";
-import { sweepReelInsights } from "@/lib/reels/insights/insights-sweep";
+import { SWEEP_LEASE_KEY, sweepReelInsights } from "@/lib/reels/insights/insights-sweep";
+import { takeLease } from "@/lib/lease";
 import { REEL_INSIGHT_METRICS } from "@/lib/reels/insights/metrics";
 import { listAccountInsights, readReelInsights } from "@/lib/reels/insights/read-reel-insights";
 import type { InsightsDeps } from "@/lib/reels/insights/refresh-reel-insights";
@@ -204,7 +205,7 @@ describe("a published reel's insights", () => {
 });
 
 describe("the daily sweep", () => {
-  it("reads each of the last 30 days' reels once a day, a day after publishing first, under one lease across the cluster", async () => {
+  it("reads each of the last 30 days' reels once a day, a day after publishing first, under one lease across the cluster, given up after each pass", async () => {
     await redis.del(insightsKeys.recent);
     const reels = [await publishReel("swept one"), await publishReel("swept two")];
     for (const reel of reels)
@@ -217,15 +218,33 @@ describe("the daily sweep", () => {
     const callsBefore = insightsCalls.length;
 
     expect(await sweepReelInsights(deps, options)).toEqual({ read: 0, held: true });
+    expect(await redis.exists(SWEEP_LEASE_KEY)).toBe(0);
     clock.at += 24 * 60 * MIN;
-    // Another worker finds the lease held and reads nothing.
-    expect(await sweepReelInsights(deps, { ...options, owner: `worker-b-${randomUUID()}` })).toEqual({
-      read: 0,
-      held: false,
+    // While another worker holds the lease (mid-pass, or dead before giving it up) a sweep reads nothing,
+    // until the lease lapses.
+    const dead = `worker-dead-${randomUUID()}`;
+    expect(await takeLease(redis, SWEEP_LEASE_KEY, dead, 1000)).toBe("");
+    expect(await sweepReelInsights(deps, options)).toEqual({ read: 0, held: false });
+    await waitFor(async () => (await redis.exists(SWEEP_LEASE_KEY)) === 0, {
+      what: "the dead worker's lease to lapse",
     });
     expect(await sweepReelInsights(deps, options)).toEqual({ read: 2, held: true });
-    expect(await sweepReelInsights(deps, options)).toEqual({ read: 0, held: true });
+    // Given up at the end of the pass: another worker's tick sweeps at once (nothing is due any more).
+    expect(await redis.exists(SWEEP_LEASE_KEY)).toBe(0);
+    expect(await sweepReelInsights(deps, { ...options, owner: `worker-b-${randomUUID()}` })).toEqual({
+      read: 0,
+      held: true,
+    });
     expect(insightsCalls.length - callsBefore).toBe(2);
+    // A pass that fails gives the lease up too.
+    const broken = {
+      ...deps,
+      now: (): number => {
+        throw new Error("the clock failed");
+      },
+    };
+    await expect(sweepReelInsights(broken, options)).rejects.toThrow("the clock failed");
+    expect(await redis.exists(SWEEP_LEASE_KEY)).toBe(0);
 
     const rows = await listAccountInsights(redis, tenantId, accountId, { sort: "views", order: "desc", limit: 500 });
     const swept = rows.filter((r) => reels.some((reel) => reel.mediaId === r.media_id));

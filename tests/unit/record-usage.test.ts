@@ -4,7 +4,7 @@ import { jobKeys } from "@/lib/jobs/keys";
 import type { FinalJobStatus } from "@/lib/jobs/status";
 import { parsePublicationRecord, publicationKeys, type PublicationHash } from "@/lib/reels/publication-record";
 import { readUsage } from "@/lib/usage/read-usage";
-import { recordJobUsage, recordReelUsage } from "@/lib/usage/record-usage";
+import { queueReelUsage, recordJobUsage, recordReelUsage } from "@/lib/usage/record-usage";
 import { usageKeys } from "@/lib/usage/usage-keys";
 import { bucketResults } from "@/lib/usage/usage-report";
 import { realRedisPerFile } from "./real-redis";
@@ -116,5 +116,49 @@ describe("recording a publication's usage", () => {
     const timedOut = await settled("pub-2", "TIMED_OUT", "2026-11-26T12:06:00.000Z");
     expect(await recordReelUsage(redis(), timedOut, NOW)).toBe(false);
     expect(await reels()).toMatchObject({ published: 1, failed: 1 });
+  });
+
+  it("counts a final write in the write's own MULTI, and nothing when the write in front of it was refused", async () => {
+    await settled("pub-3", "SCHEDULED", "2026-11-26T12:07:00.000Z");
+    const cancelledAt = "2026-11-26T12:08:00.000Z";
+    const facts = {
+      tenantId: "acme",
+      accountId: "178414",
+      status: "CANCELLED",
+      at: Date.parse(cancelledAt),
+      submitToLiveMs: null,
+    } as const;
+    const cancel = (expected: string) =>
+      queueReelUsage(
+        redis()
+          .multi()
+          // A stand-in for appendEvent's conditional write: the status moves only from the expected one.
+          .eval(
+            "if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then return 0 end redis.call('HSET', KEYS[1], 'status', 'CANCELLED', 'updated_at', ARGV[2]) return 1",
+            1,
+            publicationKeys.state("pub-3"),
+            expected,
+            cancelledAt,
+          ),
+        "pub-3",
+        cancelledAt,
+        facts,
+        NOW,
+      ).exec();
+    expect(await cancel("QUEUED")).toEqual([
+      [null, 0],
+      [null, 0],
+    ]);
+    expect(await reels()).toMatchObject({ cancelled: 0 });
+    expect(await cancel("SCHEDULED")).toEqual([
+      [null, 1],
+      [null, 1],
+    ]);
+    expect(await cancel("SCHEDULED")).toEqual([
+      [null, 0],
+      [null, 0],
+    ]);
+    expect(await redis().hget(publicationKeys.state("pub-3"), "usage_counted")).toBe(cancelledAt);
+    expect(await reels()).toMatchObject({ published: 1, failed: 1, cancelled: 1 });
   });
 });

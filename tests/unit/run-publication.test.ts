@@ -849,6 +849,41 @@ describe("runPublication", () => {
     expect(stepNames(await read(id))).toEqual(["queued", "cancelled"]);
   });
 
+  /** Its usage marker: the updated_at of the final write added to the tenant's usage, "" before any. */
+  const usageCounted = async (id: string) => (await redis().hget(publicationKeys.state(id), "usage_counted")) ?? "";
+
+  it("counts a cancelled SCHEDULED publication in the cancel's own MULTI: a web process dying right after the write loses nothing", async () => {
+    const h = harness(scriptedGraph({}).graph);
+    const id = await newPublication(h, { publish_at: new Date(h.clock.now + 3_600_000).toISOString() });
+    // The command after the write fails, as if the process died there.
+    const dying = new Proxy(redis(), {
+      get(target, prop, receiver) {
+        if (prop === "zrem") return async () => Promise.reject(new Error("the web process died"));
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    await expect(cancelPublication({ redis: dying, now: () => h.clock.now }, TENANT, id)).rejects.toThrow("died");
+    const p = await read(id);
+    expect(p.status).toBe("CANCELLED");
+    expect(await usageCounted(id)).toBe(new Date(h.clock.now).toISOString());
+  });
+
+  it("with USAGE_AGGREGATES off, counts neither a cancel nor a settled run", async () => {
+    const { graph } = scriptedGraph({ create: [created()], read: [status("FINISHED")], publish: [{ id: POST }] });
+    const h = harness(graph, { recordUsage: false });
+    const scheduled = await newPublication(h, { publish_at: new Date(h.clock.now + 3_600_000).toISOString() });
+    await cancelPublication({ redis: redis(), now: () => h.clock.now, recordUsage: false }, TENANT, scheduled);
+    const published = await newPublication(h);
+    expect(await runPublication(h.deps, published, control())).toBe("published");
+    expect(await runPublication(h.deps, published, control())).toBe("skipped");
+    expect([(await read(scheduled)).status, await usageCounted(scheduled), await usageCounted(published)]).toEqual([
+      "CANCELLED",
+      "",
+      "",
+    ]);
+  });
+
   /** The worker's Redis, with `between` run once right after the run read the record and before its first event. */
   const interleaved = (between: () => Promise<unknown>) => {
     let done = false;

@@ -41,6 +41,8 @@ export interface PublicationDeps {
   dataDir?: string;
   /** Checks the video before a container is created (against the real Graph API; see preflight-video.ts). */
   preflight?: (source: PreflightSource, signal: AbortSignal) => Promise<PreflightResult>;
+  /** Add each settled publication to the usage aggregates (USAGE_AGGREGATES; on unless false), as jobs are. */
+  recordUsage?: boolean;
 }
 
 /** Meta advises reading a container's status about once a minute. */

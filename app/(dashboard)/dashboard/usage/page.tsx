@@ -2,7 +2,9 @@ import type { Metadata } from "next";
 import { PageHeader } from "@/components/page-header";
 import { Alert } from "@/components/ui/states";
 import { ChartCard } from "@/components/usage/chart-card";
+import { QuotaCards } from "@/components/usage/quota-cards";
 import { RangePicker } from "@/components/usage/range-picker";
+import { readQuotaWindows } from "@/lib/usage/quota-window";
 import { readUsage } from "@/lib/usage/read-usage";
 import { byModelOverTime, jobsByOutcome, percentilesByModel, reelsPerDay } from "@/lib/usage/usage-charts";
 import { pickUsageRange } from "@/lib/usage/usage-range";
@@ -14,27 +16,32 @@ export const dynamic = "force-dynamic";
 
 type SearchParams = Record<string, string | string[] | undefined>;
 
-/** The range asked for, its buckets and the same range by the day (reels are drawn per day), read at request time. */
+/**
+ * The range asked for, its buckets and the same range by the day (reels are drawn per day), and
+ * each account's publishing quota over the last 24 h, read at request time.
+ */
 async function readPageUsage(params: SearchParams) {
   const tenant = (await sessionTenant()) ?? "";
-  const range = pickUsageRange(params, Date.now());
-  const { redis } = getServices();
-  const [buckets, days] = await Promise.all([
+  const now = Date.now();
+  const range = pickUsageRange(params, now);
+  const { redis, accounts, graphs, config } = getServices();
+  const [buckets, days, quota] = await Promise.all([
     readUsage(redis, tenant, range),
     range.bucket === "day" ? undefined : readUsage(redis, tenant, { ...range, bucket: "day" }),
+    readQuotaWindows({ redis, accounts, graphs, sandbox: config.GRAPH_SANDBOX }, tenant, now),
   ]);
-  return { range, buckets, days: days ?? buckets };
+  return { range, buckets, days: days ?? buckets, quota };
 }
 
 export default async function UsagePage({ searchParams }: { searchParams: Promise<SearchParams> }) {
-  const { range, buckets, days } = await readPageUsage(await searchParams);
+  const { range, buckets, days, quota } = await readPageUsage(await searchParams);
   const rowHeader = range.bucket === "hour" ? "Hour (UTC)" : "Day (UTC)";
   const per = range.bucket === "hour" ? "hour" : "day";
   return (
     <>
       <PageHeader
         title="Usage"
-        description="What your jobs used and how fast they ran, and how your reels did: kept 13 months, after the jobs themselves expire."
+        description="What your jobs used and how fast they ran, and how your reels did: kept 13 months, after the jobs themselves expire. Below, each account's publishing quota."
         actions={<RangePicker range={range} />}
       />
       {range.problems && (
@@ -116,6 +123,7 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
           }}
         />
       </div>
+      <QuotaCards windows={quota} />
     </>
   );
 }

@@ -24,7 +24,8 @@ export const PATCH = withTenant(async (request: Request, { services, tenantId },
 
 /** Cancels a publication before anything reached Graph (SCHEDULED, or QUEUED without a container). */
 export const DELETE = withTenant(async (request: Request, { services, tenantId }, { params }: Params) => {
-  const cancelled = await cancelPublication({ redis: services.redis }, tenantId, parsePublicationId((await params).id));
+  const deps = { redis: services.redis, recordUsage: services.config.USAGE_AGGREGATES };
+  const cancelled = await cancelPublication(deps, tenantId, parsePublicationId((await params).id));
   // A cancelled publication's upload is freed at once (bounded storage).
   if (cancelled.upload_id) await discardUpload(services.redis, services.config.DATA_DIR, cancelled.upload_id);
   return json(cancelled);
