@@ -27,7 +27,8 @@ export function ChartTable({
   rowHeader: string;
 }) {
   return (
-    <div className="mt-2 overflow-x-auto">
+    // A table wider than the card scrolls: focusable, so a keyboard can scroll it too (axe's scrollable-region-focusable).
+    <div className="mt-2 overflow-x-auto" tabIndex={0}>
       <table className="w-full text-left text-sm tabular-nums">
         <caption className="sr-only">{title}</caption>
         <thead>
