@@ -28,6 +28,8 @@ export function UsageBarChart({ data, unit, height = 240 }: { data: ChartData; u
             tickLine={false}
             axisLine={false}
             width={56}
+            // Jobs and reels are counted whole: no 0.8 or 2.3 ticks on a small count's axis.
+            allowDecimals={unit !== "jobs" && unit !== "reels"}
             tickFormatter={(value: number) => formatTick(value, unit)}
           />
           <Tooltip
