@@ -91,8 +91,11 @@ export function percentilesByModel(buckets: BucketUsage[], metric: "ttft" | "tps
   };
 }
 
-/** Publications published and failed per day (daily buckets), one series per account and outcome. */
-export function reelsPerDay(days: BucketUsage[]): ChartData {
+/**
+ * Publications published and failed per day (daily buckets), one series per account and outcome,
+ * each account named as `names` says (its @username; an account no longer connected keeps its id).
+ */
+export function reelsPerDay(days: BucketUsage[], names: ReadonlyMap<string, string> = new Map()): ChartData {
   const accounts = sorted(days.flatMap((b) => b.reels.map((c) => c.accountId)));
   const outcomes = REEL_OUTCOMES.filter((o) => o !== "CANCELLED");
   const key = (account: string, outcome: string) => `${account} ${outcome.toLowerCase()}`;
@@ -107,7 +110,7 @@ export function reelsPerDay(days: BucketUsage[]): ChartData {
   const series = accounts.flatMap((account, i) =>
     outcomes.map((outcome) => ({
       key: key(account, outcome),
-      label: `${account} ${outcome.toLowerCase()}`,
+      label: `${names.get(account) ?? account} ${outcome.toLowerCase()}`,
       // Each account its own stack (side by side): its colour for what it published, the failure colour on top.
       color: outcome === "PUBLISHED" ? palette(i) : OUTCOME_COLORS.FAILED,
       stack: account,

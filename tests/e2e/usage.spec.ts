@@ -59,9 +59,12 @@ async function tableOf(page: Page, chart: string): Promise<Record<string, string
 const amount = (text: string | undefined) => Number((text ?? "").replace(/[^0-9.]/g, ""));
 const column = (rows: Record<string, string>[], name: string) => rows.reduce((sum, row) => sum + amount(row[name]), 0);
 
-async function firstAccount(page: Page): Promise<string> {
-  const accounts = (await (await page.request.get("/api/accounts")).json()) as { data: { account_id: string }[] };
-  return accounts.data[0].account_id;
+async function firstAccount(page: Page): Promise<{ id: string; name: string }> {
+  const accounts = (await (await page.request.get("/api/accounts")).json()) as {
+    data: { account_id: string; username: string | null }[];
+  };
+  const [first] = accounts.data;
+  return { id: first.account_id, name: first.username ? `@${first.username}` : first.account_id };
 }
 
 async function publish(page: Page, account: string, videoUrl: string): Promise<void> {
@@ -140,7 +143,7 @@ test.describe("the Usage page", () => {
     await signIn(page);
     await settled(page);
     const account = await firstAccount(page);
-    const before = await usageTotals(page, account);
+    const before = await usageTotals(page, account.id);
 
     const ids = await Promise.all(
       [5, 7, 9].map((max_tokens) =>
@@ -149,8 +152,8 @@ test.describe("the Usage page", () => {
     );
     const cancelled = await submitJob(page, { prompt: "Usage, cancelled", max_tokens: 2000 });
     expect((await page.request.post(`/jobs/${cancelled}/cancel`)).status()).toBe(200);
-    await publish(page, account, `${stack.url}/samples/reel-valid.mp4`);
-    await publish(page, account, `${stack.url}/samples/reel-too-short.mp4`);
+    await publish(page, account.id, `${stack.url}/samples/reel-valid.mp4`);
+    await publish(page, account.id, `${stack.url}/samples/reel-too-short.mp4`);
     const jobs = await Promise.all(
       [...ids, cancelled].map(async (id) => {
         let job: { status: string; usage: { total_tokens: number } | null } | undefined;
@@ -171,7 +174,7 @@ test.describe("the Usage page", () => {
     await expect
       .poll(
         async () => {
-          after = await usageTotals(page, account);
+          after = await usageTotals(page, account.id);
           return [after.tokens - before.tokens, after.COMPLETED - before.COMPLETED, after.CANCELLED - before.CANCELLED];
         },
         { timeout: 60_000 },
@@ -192,7 +195,8 @@ test.describe("the Usage page", () => {
       after.CANCELLED,
     ]);
     const reels = await tableOf(page, "reels");
-    expect([column(reels, `${account} published`), column(reels, `${account} failed`)]).toEqual([
+    // The page names the account by its @username.
+    expect([column(reels, `${account.name} published`), column(reels, `${account.name} failed`)]).toEqual([
       after.published,
       after.failed,
     ]);

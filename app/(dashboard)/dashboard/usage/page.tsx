@@ -90,7 +90,7 @@ export default async function UsagePage({ searchParams }: { searchParams: Promis
           id="reels"
           title="Reels per day"
           description="Publications published and failed each day (UTC), per account."
-          data={reelsPerDay(days)}
+          data={reelsPerDay(days, new Map(quota.map((q) => [q.accountId, q.name])))}
           unit="reels"
           rowHeader="Day (UTC)"
           empty={{
