@@ -150,6 +150,22 @@ function exactPercentile(values: number[], p: number): number {
   return sorted[Math.max(1, Math.ceil(p * sorted.length)) - 1];
 }
 
+/** This file's tenants' usage by model over the test's range, as GET /v1/usage answers it. */
+const usagePages = () =>
+  Promise.all(TENANTS.map(async (t) => (await (await usage(t, `${RANGE()}&group_by=model`)).json()) as UsagePage));
+
+/** The pages as they are, then five jobs too many in the first hour with any: a count a rebuild must put right. */
+async function miscountOneHour(): Promise<{ before: UsagePage[]; hour: number }> {
+  const before = await usagePages();
+  const hour = before[0].data.find((b) => b.results.length)!.start_time * 1000;
+  await redis.hincrby(
+    usageKeys.bucket("jobs", "usage-a", "hour", hour),
+    usageField("jobs", "local-ngram", "COMPLETED"),
+    5,
+  );
+  return { before, hour };
+}
+
 describe("usage aggregates", () => {
   it("equal a recount of the job records after a burst of mixed jobs with a worker killed mid-run", async () => {
     // Two long jobs first, so one is surely running when the kill lands.
@@ -318,15 +334,7 @@ describe("usage aggregates", () => {
   it("rebuilds the same aggregates of this file's tenants from the audit archive when the broker has lost the topic", async () => {
     const { rebuildJobUsage } = await import("@/lib/usage/rebuild-usage");
     const { createKafka } = await import("@/lib/kafka");
-    const pages = () =>
-      Promise.all(TENANTS.map(async (t) => (await (await usage(t, `${RANGE()}&group_by=model`)).json()) as UsagePage));
-    const before = await pages();
-    const hour = before[0].data.find((b) => b.results.length)!.start_time * 1000;
-    await redis.hincrby(
-      usageKeys.bucket("jobs", "usage-a", "hour", hour),
-      usageField("jobs", "local-ngram", "COMPLETED"),
-      5,
-    );
+    const { before } = await miscountOneHour();
     // A broker as the embedded one is after a restart (or past its bounded log): no audit event left.
     const emptied = await startMockBroker();
     try {
@@ -342,28 +350,20 @@ describe("usage aggregates", () => {
     } finally {
       await emptied.stop();
     }
-    expect(await pages()).toEqual(before);
+    expect(await usagePages()).toEqual(before);
   });
 
   it("rebuilds the same job aggregates from the audit topic", async () => {
     const { rebuildJobUsage } = await import("@/lib/usage/rebuild-usage");
     const { createKafka } = await import("@/lib/kafka");
-    const pages = () =>
-      Promise.all(TENANTS.map(async (t) => (await (await usage(t, `${RANGE()}&group_by=model`)).json()) as UsagePage));
-    const before = await pages();
     // A wrong count the rebuild must replace, and a stray bucket it must remove.
-    const hour = before[0].data.find((b) => b.results.length)!.start_time * 1000;
-    await redis.hincrby(
-      usageKeys.bucket("jobs", "usage-a", "hour", hour),
-      usageField("jobs", "local-ngram", "COMPLETED"),
-      5,
-    );
+    const { before, hour } = await miscountOneHour();
     await redis.hset(
       usageKeys.bucket("jobs", "usage-a", "hour", hour - 3_600_000),
       usageField("in", "local-ngram", "FAILED"),
       "3",
     );
-    expect(await pages()).not.toEqual(before);
+    expect(await usagePages()).not.toEqual(before);
 
     const report = await rebuildJobUsage({
       redis,
@@ -372,6 +372,6 @@ describe("usage aggregates", () => {
     });
     expect(report.counted).toBeGreaterThanOrEqual(jobIds.length);
     expect(report.removed).toBeGreaterThanOrEqual(1);
-    expect(await pages()).toEqual(before);
+    expect(await usagePages()).toEqual(before);
   });
 });
