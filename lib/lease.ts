@@ -14,10 +14,17 @@ const RENEW = redisScript(
 const RELEASE = redisScript(
   `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`,
 );
-// Runs the commands only while no one else holds the lease (a lapsed lease nobody took is still ours to finish).
-const WRITE_IF_HELD = redisScript(`
-local holder = redis.call('GET', KEYS[1])
-if holder and holder ~= ARGV[1] then return 0 end
+/**
+ * Lua: `leaseAllows(key, owner)`, whether `owner` may write under the lease at `key`: it holds it, or
+ * nobody does (a lapsed lease nobody took is still ours to finish). For scripts that write under a lease.
+ */
+export const LEASE_ALLOWS_LUA = `
+local function leaseAllows(key, owner)
+  local holder = redis.call('GET', key)
+  return not holder or holder == owner
+end`;
+const WRITE_IF_HELD = redisScript(`${LEASE_ALLOWS_LUA}
+if not leaseAllows(KEYS[1], ARGV[1]) then return 0 end
 for _, command in ipairs(cjson.decode(ARGV[2])) do redis.call(unpack(command)) end
 return 1`);
 

@@ -16,11 +16,12 @@ import { PermanentProviderError, type ModelInfo, type Provider } from "./provide
 import { StreamWriter } from "./stream-writer";
 import { JOB_WORK } from "./submit-job";
 import { countTokens } from "./tokens";
-import { HandBack, runUnderLease, writeIfLeaseHeld, type RedisCommand } from "../lease";
+import { HandBack, runUnderLease, type RedisCommand } from "../lease";
 import { statusIndexCommands } from "../status-index";
 import { abortableSleep } from "../sleep";
 import { recordJobFinished } from "../metrics";
-import { recordJobUsage } from "../usage/record-usage";
+import { jobCountSpec, recordJobUsage } from "../usage/record-usage";
+import { writeFinal } from "./final-write";
 
 export interface GenerationDeps {
   redis: Redis;
@@ -276,9 +277,15 @@ async function finish(run: AttemptContext, status: JobStatus, facts: FinishFacts
     ...statusIndexCommands(JOB_STATUS_INDEXING, { tenantId: command.tenant_id, id, createdAtMs: createdAt, status }),
   ];
   for (const key of [jobKeys.state(id), jobKeys.events(id)]) commands.push(["EXPIRE", key, FINISHED_JOB_TTL_S]);
-  if (!(await writeIfLeaseHeld(redis, jobKeys.lease(id), runId, commands))) {
-    deps.log("warn", "another run holds the job now; this run's result is dropped", { job_id: id });
-    throw new HandBack("lease lost");
+  // The record as the final write leaves it, without reading it back: what the start read, and what is written.
+  const record = parseJobRecord({ ...started.hash, ...definedFields(fields) });
+  if (!record || !isFinalJob(record.status)) throw new Error(`job ${id}: its final record does not parse`);
+  const counted = deps.recordUsage !== false && !record.usage_counted;
+  const usageSpec = counted ? jobCountSpec({ ...record, status: record.status }, end) : undefined;
+  const written = await writeFinal(redis, id, runId, commands, usageSpec);
+  if (written !== "written") {
+    deps.log("warn", "another run has the job now; this run's result is dropped", { job_id: id, why: written });
+    throw new HandBack(written === "lease-lost" ? "lease lost" : "finished by another run");
   }
   recordJobFinished({
     model: command.model_name,
@@ -288,10 +295,7 @@ async function finish(run: AttemptContext, status: JobStatus, facts: FinishFacts
     ttftMs,
     tokensPerSecond,
   });
-  // The record as the final write left it, without reading it back: what the start read, and what was written.
-  const record = parseJobRecord({ ...started.hash, ...definedFields(fields) });
-  if (!record) throw new Error(`job ${id}: its record does not parse after the final write`);
-  await emitAfterFinal(deps, command, record);
+  await emitAfterFinal(deps, command, counted ? { ...record, usage_counted: true } : record);
   return "finished";
 }
 

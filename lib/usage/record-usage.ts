@@ -22,18 +22,24 @@ import {
 // state the tallies were read from), and only if its marker field does not hold the marker yet.
 // The marker is set in the same script, so a redelivery, a crash between the final write and this
 // one, or two runs racing can neither count it twice nor leave it half-counted.
-const COUNT_ONCE = `
-local spec = cjson.decode(ARGV[1])
-for field, value in pairs(spec.expect) do
-  if redis.call('HGET', KEYS[1], field) ~= value then return 0 end
-end
-if redis.call('HGET', KEYS[1], spec.marker[1]) == spec.marker[2] then return 0 end
-redis.call('HSET', KEYS[1], spec.marker[1], spec.marker[2])
-for _, tally in ipairs(spec.tallies) do
-  for _, field in ipairs(tally.fields) do redis.call('HINCRBY', tally.key, field[1], field[2]) end
-  redis.call('EXPIREAT', tally.key, tally.expire_at)
-end
-return 1`;
+// As a Lua function, `countOnce(record, spec)`, for a script that makes the final write itself
+// (a job's, lib/jobs/final-write.ts): the count then goes with the write in one step.
+export const COUNT_ONCE_LUA = `
+local function countOnce(record, specJson)
+  local spec = cjson.decode(specJson)
+  for field, value in pairs(spec.expect) do
+    if redis.call('HGET', record, field) ~= value then return 0 end
+  end
+  if redis.call('HGET', record, spec.marker[1]) == spec.marker[2] then return 0 end
+  redis.call('HSET', record, spec.marker[1], spec.marker[2])
+  for _, tally in ipairs(spec.tallies) do
+    for _, field in ipairs(tally.fields) do redis.call('HINCRBY', tally.key, field[1], field[2]) end
+    redis.call('EXPIREAT', tally.key, tally.expire_at)
+  end
+  return 1
+end`;
+const COUNT_ONCE = `${COUNT_ONCE_LUA}
+return countOnce(KEYS[1], ARGV[1])`;
 
 interface CountOnce {
   recordKey: string;
@@ -61,18 +67,27 @@ async function countOnce(redis: Redis, spec: CountOnce): Promise<boolean> {
 /** A job is final once: its marker is a flag. */
 const JOB_COUNTED: [keyof JobHash, string] = ["usage_counted", "1"];
 
+function jobCount(record: JobRecord & { status: FinalJobStatus }, now: number): CountOnce {
+  return {
+    recordKey: jobKeys.state(record.job_id),
+    expect: { status: record.status } satisfies JobHash,
+    marker: JOB_COUNTED,
+    tallies: jobTallies(jobFactsFromRecord(record, now), now),
+  };
+}
+
 /** Adds a final job to its tenant's usage, once (its `usage_counted` flag says it was). */
 export function recordJobUsage(
   redis: Redis,
   record: JobRecord & { status: FinalJobStatus },
   now = Date.now(),
 ): Promise<boolean> {
-  return countOnce(redis, {
-    recordKey: jobKeys.state(record.job_id),
-    expect: { status: record.status } satisfies JobHash,
-    marker: JOB_COUNTED,
-    tallies: jobTallies(jobFactsFromRecord(record, now), now),
-  });
+  return countOnce(redis, jobCount(record, now));
+}
+
+/** COUNT_ONCE_LUA's `spec` for a job about to be written final as `record`: its final write counts it in the same script. */
+export function jobCountSpec(record: JobRecord & { status: FinalJobStatus }, now = Date.now()): string {
+  return countOnceArgs(jobCount(record, now))[2];
 }
 
 /**

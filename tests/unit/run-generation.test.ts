@@ -14,6 +14,8 @@ import { generationSteps, runGeneration, type GenerationDeps } from "@/lib/jobs/
 import { submitJob } from "@/lib/jobs/submit-job";
 import { takeLease } from "@/lib/lease";
 import { TOPICS } from "@/lib/topics";
+import { usageField } from "@/lib/usage/usage-facts";
+import { bucketStart, usageKeys } from "@/lib/usage/usage-keys";
 import { waitFor } from "../helpers";
 import { realRedisPerFile } from "./real-redis";
 
@@ -108,6 +110,41 @@ it("drops the final write of a run whose lease another run took", async () => {
   expect(await first).toBe("handed-back");
   expect(await redis().hget(jobKeys.state(id), "status")).toBe("RUNNING");
   expect(audits(id)).toBe(0);
+});
+
+it("writes nothing over a job another run finished while this run's lease had lapsed: one result, one final message, counted once", async () => {
+  const { id, command } = await newJob();
+  const first = runGeneration({ ...deps(), leaseMs: 60_000 }, command, control("run-a"));
+  await waitFor(async () => (await redis().hget(jobKeys.state(id), "run_id")) === "run-a", {
+    intervalMs: 5,
+    what: "run-a to start generating",
+  });
+  // run-a's lease lapsed, run-b took the job, finished it (its final write counted it) and let go: all at once.
+  await redis()
+    .multi()
+    .hset(jobKeys.state(id), { status: "COMPLETED", output: "run-b's", run_id: "run-b", usage_counted: "1" })
+    .del(jobKeys.lease(id))
+    .exec();
+  expect(await first).toBe("handed-back");
+  const state = await redis().hgetall(jobKeys.state(id));
+  expect([state.status, state.output, state.run_id]).toEqual(["COMPLETED", "run-b's", "run-b"]);
+  const finals = (await redis().lrange(jobKeys.events(id), 0, -1)).filter((m) => JSON.parse(m).is_final);
+  expect(finals).toEqual([]);
+});
+
+it("counts a finished job's usage in its final write", async () => {
+  const { id, command } = await newJob();
+  const field = usageField("jobs", "local-ngram", "COMPLETED");
+  // This hour's and the next's, should the job end after the hour turns.
+  const hour = bucketStart(Date.now(), "hour");
+  const hours = [hour, hour + 3_600_000].map((start) => usageKeys.bucket("jobs", "t", "hour", start));
+  const counted = async () =>
+    (await Promise.all(hours.map((key) => redis().hget(key, field)))).reduce((n, v) => n + Number(v ?? 0), 0);
+  const before = await counted();
+  expect(await runGeneration(deps(), command, control("run-1"))).toBe("finished");
+  const state = await redis().hgetall(jobKeys.state(id));
+  expect([state.status, state.usage_counted]).toEqual(["COMPLETED", "1"]);
+  expect(await counted()).toBe(before + 1);
 });
 
 it("copies a FAILED job to the DLQ once even when the first DLQ write is refused", async () => {
