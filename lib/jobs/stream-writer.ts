@@ -1,12 +1,13 @@
 import type { RedisCommand } from "../lease";
 import type { Redis } from "../redis";
+import { redisScript } from "../redis-script";
 import type { FinishReason, JobStatus } from "./status";
 import { jobKeys, OPEN_JOB_TTL_S } from "./keys";
 import { finalStreamMessage, type StreamMessage } from "./stream-message";
 
 /**
  * Writes a job's stream: each message is appended to the replay list and published on the
- * channel in one MULTI, so a reader that subscribed first and then read the list sees every
+ * channel in one step (a script), so a reader that subscribed first and then read the list sees every
  * message at least once and can drop duplicates by seq.
  */
 export class StreamWriter {
@@ -53,12 +54,26 @@ export class StreamWriter {
   }
 }
 
+// A batch's messages in one script: each appended to its job's replay list and published on its
+// channel. A list this creates (its first message) gets the open-job expiry: a running job's list
+// expires like its state, the final write's 24 h is never lengthened by a late message of a run
+// that lost the job, and a list a delete removed mid-run is not left behind for ever.
+// KEYS: each message's list. ARGV: the expiry (s), then each message's channel and text.
+const APPEND = redisScript(`
+for i, key in ipairs(KEYS) do
+  local raw = ARGV[2 * i + 1]
+  if redis.call('RPUSH', key, raw) == 1 then redis.call('EXPIRE', key, ARGV[1]) end
+  redis.call('PUBLISH', ARGV[2 * i], raw)
+end
+return #KEYS`);
+
 /**
  * The messages every stream of the process writes in one turn of the event loop, sent as one
- * MULTI: one socket write and one round trip for all of them instead of one per delta. With many
- * jobs streaming (or a busy process whose timers fire late, together) that is most of the cost of
- * a delta; a lone stream waits only until the end of the current turn. Each writer still awaits
- * its own message, so a job's messages stay in order and its final message comes after them.
+ * script: one socket write, one round trip and one command for all of them instead of a MULTI of
+ * three commands per delta. With many jobs streaming (or a busy process whose timers fire late,
+ * together) that is most of the cost of a delta; a lone stream waits only until the end of the
+ * current turn. Each writer still awaits its own message, so a job's messages stay in order and
+ * its final message comes after them.
  */
 class WriteBatch {
   private messages: { jobId: string; raw: string }[] = [];
@@ -76,14 +91,10 @@ class WriteBatch {
     const messages = this.messages;
     this.messages = [];
     this.written = undefined;
-    const multi = this.redis.multi();
-    for (const { jobId, raw } of messages) multi.rpush(jobKeys.events(jobId), raw).publish(jobKeys.stream(jobId), raw);
-    // A running job's event list expires like its state unless it has an expiry already: the final
-    // write's 24 h is never lengthened by a late message of a run that lost the job, and a list a
-    // delete removed mid-run is not left behind for ever. NX: one command, not a script (Redis 7).
-    for (const jobId of new Set(messages.map((m) => m.jobId)))
-      multi.expire(jobKeys.events(jobId), OPEN_JOB_TTL_S, "NX");
-    await multi.exec();
+    const keys = messages.map((m) => jobKeys.events(m.jobId));
+    const args: (string | number)[] = [OPEN_JOB_TTL_S];
+    for (const { jobId, raw } of messages) args.push(jobKeys.stream(jobId), raw);
+    await APPEND.run(this.redis, keys, args);
   }
 }
 
