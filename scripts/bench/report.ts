@@ -16,6 +16,7 @@ import { lineChartSvg } from "./lib/plot";
 import { fmt, fmtRatio, median, ratio } from "./lib/stats";
 import type { Sizes } from "./lib/sizes";
 import type { FairnessRun, MemoryRun, RealisticDrain } from "./figures/concurrency";
+import type { UsageCost } from "./figures/usage-cost";
 
 export interface Results {
   date: string;
@@ -37,6 +38,8 @@ export interface Results {
   fanOut: FanOutRun[];
   reel?: ReelFlowResult;
   audit?: AuditCheck;
+  /** The backlog drain with the usage aggregates on and off (issue 25). */
+  usageCost?: UsageCost;
   concurrency?: ConcurrencyResults;
   errors: { figure: string; message: string }[];
 }
@@ -255,6 +258,7 @@ export function renderReport(
     push(`| 4 | Jobs lost / not COMPLETED | ${bad} of ${jobs} | – | – | 0 | ${mark(bad === 0)} |`);
     if (r.audit) push(auditRow(r.audit));
   }
+  if (r.usageCost) push(...usageRows(r.usageCost));
   if (r.reel) {
     push(
       `| 5 | Sandbox processing, reel-valid.mp4 | ${fmt(r.reel.sandboxProcessingMs, 0)} ms | configured ≥ ${r.reel.configuredProcessingMs} ms | ${fmtRatio(r.reel.sandboxProcessingMs / r.reel.configuredProcessingMs)} | | |`,
@@ -423,6 +427,8 @@ export function renderReport(
     );
   }
 
+  if (r.usageCost) push(...usageTable(r.usageCost));
+
   if (r.reel) {
     push(
       "## 5. Reel flow",
@@ -532,6 +538,32 @@ export function renderReport(
  * Every backlog job's completed event must be found, on the log or in the audit archive (the
  * embedded broker trims its bounded log; the archive keeps what it drops), and none twice in either.
  */
+/** The usage aggregates' cost: the drain's slowdown (the goal) and the CPU per job they add, which the machine's load moves less. */
+function usageRows(u: UsageCost): string[] {
+  const cpu = (side: UsageCost["on"]) => side.workerCpuMsPerJob.p50 + side.redisCpuMsPerJob.p50;
+  const rounds = u.rounds.length;
+  return [
+    `| 4 | Backlog drain with the usage aggregates on, median of ${rounds} | ${fmt(u.on.jobsPerSecond.p50, 0)} jobs/s | off ${fmt(u.off.jobsPerSecond.p50, 0)} jobs/s | ${u.drainSlowdownPct >= 0 ? "−" : "+"}${fmt(Math.abs(u.drainSlowdownPct), 1)} % | < 5 % slower | ${mark(u.drainSlowdownPct < 5)} |`,
+    `| 4 | …worker + Redis CPU per job, aggregates on, median of ${rounds} | ${fmt(cpu(u.on), 2)} ms | off ${fmt(cpu(u.off), 2)} ms | ${fmtRatio(cpu(u.on) / cpu(u.off))} | | |`,
+  ];
+}
+
+/** Each round of the usage figure: the two drains in the order they ran. */
+function usageTable(u: UsageCost): string[] {
+  return [
+    `Usage aggregates on and off (issue 25): ${u.rounds.length} rounds of ${u.jobs.toLocaleString("en-US")} jobs each way, one worker, the two modes alternating`,
+    "which goes first. CPU is ms per job (/proc).",
+    "",
+    "| Round | On: jobs/s | Off: jobs/s | On: worker / Redis CPU | Off: worker / Redis CPU |",
+    "|---|---|---|---|---|",
+    ...u.rounds.map(
+      ({ on, off }, i) =>
+        `| ${i + 1} | ${fmt(on.jobsPerSecond, 0)} | ${fmt(off.jobsPerSecond, 0)} | ${fmt(on.workerCpuMsPerJob, 2)} / ${fmt(on.redisCpuMsPerJob, 2)} ms | ${fmt(off.workerCpuMsPerJob, 2)} / ${fmt(off.redisCpuMsPerJob, 2)} ms |`,
+    ),
+    "",
+  ];
+}
+
 function auditRow(a: AuditCheck): string {
   const ok = a.duplicated === 0 && a.missing === 0;
   const where =

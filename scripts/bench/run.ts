@@ -202,7 +202,7 @@ async function main() {
       const cost = await figure("usage cost", () => measureUsageCost(ctx, size.backlog, size.usageRounds));
       if (cost) {
         log(`usage aggregates slow the drain by ${cost.drainSlowdownPct.toFixed(1)} % (median of ${size.usageRounds})`);
-        writeFileSync(path.join(benchDir, "usage-cost.json"), JSON.stringify(cost, null, 2));
+        results.usageCost = cost;
       }
     }
     if (only.has("ttft")) {
