@@ -11,6 +11,8 @@ import type { ConsumerStats, ParallelControl, ParallelOptions, RunOutcome } from
 const SLOT_RETRY_MS = 200;
 const HANDED_BACK_RETRY_MS = 1000;
 const TICK_MS = 1000;
+/** How long settled work waits for its offset's commit: one commit request for every partition's watermark, not one per message. */
+const COMMIT_EVERY_MS = 100;
 const KEYS_REPORTED = 50;
 
 const messageKey = (message: KafkaMessage) => message.key?.toString("utf8") ?? "";
@@ -25,6 +27,7 @@ const messageKey = (message: KafkaMessage) => message.key?.toString("utf8") ?? "
  *   the cluster (perKeyLimit, leases in Redis); a key without one waits without blocking others;
  * - a partition commits its watermark only, the lowest unsettled offset: a crash or rebalance
  *   redelivers from there, and the work (leases, final records) makes the redelivery harmless;
+ *   every partition's watermark goes in one commit request at most every COMMIT_EVERY_MS;
  * - a message is parsed once, as it starts, with its topic's schema: `work` gets the typed payload,
  *   one that does not parse goes to `onInvalid` and is settled, whatever the consumer.
  */
@@ -35,8 +38,9 @@ export class ParallelRunner<T> {
   private readonly runs = new Map<string, Promise<RunOutcome>>();
   private readonly runningPerKey = new Map<string, number>();
   private readonly blockedUntil = new Map<string, number>();
-  private readonly committing = new Set<PartitionWindow>();
-  private readonly commitFailing = new Set<PartitionWindow>();
+  private committing: Promise<void> | undefined;
+  private commitTimer: ReturnType<typeof setTimeout> | undefined;
+  private commitFailing = false;
   private readonly shutdown = new AbortController();
   private readonly keyOf: (message: KafkaMessage) => string;
   private readonly timer: ReturnType<typeof setInterval>;
@@ -202,7 +206,7 @@ export class ParallelRunner<T> {
       return;
     }
     window.settle(entry);
-    void this.commit(window);
+    this.commitSoon();
     if (window.resume && window.size <= this.opts.maxBuffered / 2) {
       const resume = window.resume;
       window.resume = undefined;
@@ -210,33 +214,47 @@ export class ParallelRunner<T> {
     }
   }
 
-  /** Commits the window's watermark if it moved; one commit in flight per partition. */
-  private async commit(window: PartitionWindow): Promise<void> {
-    if (window.revoked || this.committing.has(window)) return;
-    const offset = window.commitDue();
-    if (offset === undefined) return;
-    this.committing.add(window);
+  /** Commits the watermarks that moved within COMMIT_EVERY_MS: a burst of settled messages costs one commit, not one each. */
+  private commitSoon(): void {
+    this.commitTimer ??= setTimeout(() => {
+      this.commitTimer = undefined;
+      void this.commit();
+    }, COMMIT_EVERY_MS);
+  }
+
+  /** Commits every assigned partition's watermark that moved, in one request; one request in flight at a time. */
+  private async commit(): Promise<void> {
+    while (this.committing) await this.committing;
+    const due = [...this.windows.values()].flatMap((window) => {
+      const offset = window.revoked ? undefined : window.commitDue();
+      return offset === undefined ? [] : [{ window, offset }];
+    });
+    if (due.length === 0) return;
+    this.committing = this.commitOffsets(due).finally(() => (this.committing = undefined));
+    await this.committing;
+  }
+
+  private async commitOffsets(due: { window: PartitionWindow; offset: bigint }[]): Promise<void> {
     try {
-      await this.consumer.commitOffsets([
-        { topic: window.topic, partition: window.partition, offset: offset.toString() },
-      ]);
-      window.committedUpTo(offset);
-      this.commitFailing.delete(window);
-    } catch (error) {
-      // Expected around a rebalance; the tick tries again, and the next owner redelivers from the last commit.
-      if (!this.commitFailing.has(window))
-        this.ctx.log("warn", "could not commit an offset", {
-          consumer: this.opts.name,
+      await this.consumer.commitOffsets(
+        due.map(({ window, offset }) => ({
+          topic: window.topic,
           partition: window.partition,
           offset: offset.toString(),
+        })),
+      );
+      for (const { window, offset } of due) window.committedUpTo(offset);
+      this.commitFailing = false;
+    } catch (error) {
+      // Expected around a rebalance; the tick tries again, and the next owner redelivers from the last commit.
+      if (!this.commitFailing)
+        this.ctx.log("warn", "could not commit offsets", {
+          consumer: this.opts.name,
+          offsets: due.map(({ window, offset }) => `${window.partition}:${offset}`).join(" "),
           error,
         });
-      this.commitFailing.add(window);
-      return;
-    } finally {
-      this.committing.delete(window);
+      this.commitFailing = true;
     }
-    if (window.commitDue() !== undefined) await this.commit(window);
   }
 
   private retryLater(ms: number): void {
@@ -253,7 +271,7 @@ export class ParallelRunner<T> {
     this.slots
       .renew()
       .catch((error) => this.ctx.log("warn", "could not renew slots", { consumer: this.opts.name, error }));
-    for (const window of this.windows.values()) void this.commit(window);
+    void this.commit();
     if (this.queue.size > 0) this.pump();
   }
 
@@ -271,8 +289,8 @@ export class ParallelRunner<T> {
     while (this.runs.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     this.shutdown.abort();
     await Promise.allSettled([...this.runs.values()]);
-    while (this.committing.size > 0) await new Promise((r) => setTimeout(r, 20));
-    await Promise.allSettled([...this.windows.values()].map((window) => this.commit(window)));
+    if (this.commitTimer) clearTimeout(this.commitTimer);
+    await this.commit();
   }
 
   stats(): ConsumerStats {
