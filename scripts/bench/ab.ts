@@ -19,8 +19,8 @@ interface Tree {
 }
 
 interface Figures {
-  /** Per drain (by worker count): jobs/s, and CPU ms per job of the workers, Redis and the broker. */
-  drains: Record<number, { jobsPerSecond: number; worker: number; redis: number; broker: number }>;
+  /** Per drain (by worker count): jobs/s, CPU ms per job of the workers, Redis and the broker, and Redis forks (AOF rewrites). */
+  drains: Record<number, { jobsPerSecond: number; worker: number; redis: number; broker: number; redisForks?: number }>;
   /** Medians over the run's bursts: submit ÷ floor req/s, and the web process's CPU ms per submission. */
   submit?: { rpsRatio: number; webMsPerSubmission: number; webMsPerFloorRequest: number };
 }
@@ -67,6 +67,7 @@ function figuresOf(results: Results): Figures {
       worker: workers / d.jobs,
       redis: cpu("redis"),
       broker: cpu("broker"),
+      redisForks: d.redisForks,
     };
   }
   const bursts = results.submits.filter((s) => s.procs);
@@ -115,6 +116,14 @@ function render(rows: { round: number; a: Figures; b: Figures }[], a: Tree, b: T
       row(round, "web CPU ms per floor request", fa.submit.webMsPerFloorRequest, fb.submit.webMsPerFloorRequest);
     }
   }
+  const forks = (f: Figures) =>
+    Object.values(f.drains)
+      .map((d) => d.redisForks ?? "–")
+      .join(", ");
+  lines.push(
+    "",
+    `Redis forks (AOF rewrites) during the drains, ${b.name} / ${a.name}: ${rows.map(({ round, a: fa, b: fb }) => `round ${round} ${forks(fb)} / ${forks(fa)}`).join("; ")}. A rewrite's child counts as Redis's CPU and takes a core from the rest.`,
+  );
   lines.push("", "| figure | ratio in each round | median |", "|---|---|---|");
   for (const [what, values] of ratios)
     lines.push(`| ${what} | ${values.map(fmtRatio).join(", ")} | ${fmtRatio(median(values))} |`);

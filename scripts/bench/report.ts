@@ -392,6 +392,8 @@ export function renderReport(
       "",
       `${r.sizes.backlog.toLocaleString("en-US")} jobs submitted at once (the figure-1 burst, 6 partitions covered) with no worker running; then N fresh worker processes with`,
       "LOCAL_MODEL_TOKENS_PER_SECOND=100000 drain them. Lag is the sum over partitions of high watermark − committed offset (kafkajs admin `fetchTopicOffsets` vs `fetchOffsets`).",
+      "With the embedded Redis each drain starts on a freshly rewritten AOF with automatic rewrites off until it ends: whether a rewrite (a fork whose CPU counts as Redis's) lands in a drain",
+      "depends on what earlier figures wrote, and one that did doubled Redis's CPU per job in A/B rounds.",
       "",
       "| Workers | Jobs | First start → last completion | Spawn → last completion | Jobs/s | Scaling | Statuses | Retried | Jobs per worker | Partitions per worker at the end | Worker CPU (each) | Web / Redis / broker CPU |",
       "|---|---|---|---|---|---|---|---|---|---|---|---|",

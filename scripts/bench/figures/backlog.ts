@@ -1,6 +1,6 @@
 import { jobKeys } from "../../../lib/jobs/keys";
 import { consumerLag, startWorkers, type BenchContext } from "../lib/context";
-import { redisCommandStats, watchProcesses, type ProcUsage } from "../lib/proc";
+import { redisCommandStats, redisForks, watchProcesses, withoutAofRewrite, type ProcUsage } from "../lib/proc";
 import { sleep, summarize } from "../lib/stats";
 
 export interface DrainRun {
@@ -25,6 +25,8 @@ export interface DrainRun {
   jobMs: number;
   /** On one partition: a job completed → the next job started (median and p90, ms): the consumer's cycle. */
   handoverMs: { p50: number; p90: number };
+  /** Forks of Redis during the drain: AOF rewrites, whose CPU counts as Redis's (absent in older results). */
+  redisForks?: number;
 }
 
 const FAST_MODEL = { LOCAL_MODEL_TOKENS_PER_SECOND: "100000" };
@@ -40,14 +42,27 @@ export async function drainBacklog(
   timeoutMs: number,
   env: Record<string, string> = {},
 ): Promise<DrainRun> {
+  const drain = () => drainOnce(ctx, jobIds, count, timeoutMs, env);
+  return ctx.stack.redis ? withoutAofRewrite(ctx.redis, drain) : drain();
+}
+
+async function drainOnce(
+  ctx: BenchContext,
+  jobIds: string[],
+  count: number,
+  timeoutMs: number,
+  env: Record<string, string>,
+): Promise<DrainRun> {
   const pids = (ws: ReturnType<typeof startWorkers>) => Object.fromEntries(ws.workers.map((w) => [w.name, w.child.pid]));
   await ctx.redis.config("RESETSTAT");
+  const forksBefore = await redisForks(ctx.redis);
   const set = startWorkers(ctx, count, { ...FAST_MODEL, ...env });
   const watch = watchProcesses({ ...pids(set), web: ctx.stack.web.child.pid, redis: ctx.stack.redis?.pid, broker: ctx.stack.broker?.pid });
   const lag: DrainRun["lag"] = [];
   const deadline = Date.now() + timeoutMs;
   let procs: Record<string, ProcUsage> | undefined;
   let assignments: Record<string, number[]> = {};
+  let redisForksDuring: number | undefined;
   try {
     for (;;) {
       const t = performance.now() - set.spawnedAt;
@@ -57,7 +72,8 @@ export async function drainBacklog(
       await sleep(500);
     }
     procs = watch.stop();
-    ctx.log(`CPU during the drain: ${Object.entries(procs).map(([name, p]) => `${name} ${Math.round(p.cpuMs ?? NaN)} ms`).join(", ")}; Redis commands: ${JSON.stringify(await redisCommandStats(ctx.redis))}`);
+    redisForksDuring = (await redisForks(ctx.redis)) - forksBefore;
+    ctx.log(`CPU during the drain: ${Object.entries(procs).map(([name, p]) => `${name} ${Math.round(p.cpuMs ?? NaN)} ms`).join(", ")}; Redis forks (AOF rewrites) ${redisForksDuring}; Redis commands: ${JSON.stringify(await redisCommandStats(ctx.redis))}`);
     assignments = await readAssignments(ctx, set.workers.map((w) => w.name));
   } finally {
     procs ??= watch.stop();
@@ -107,6 +123,7 @@ export async function drainBacklog(
     retried,
     perWorker,
     procs,
+    redisForks: redisForksDuring,
     assignments,
     jobMs: summarize(jobMs).p50,
     handoverMs: { p50: handover.p50, p90: handover.p90 },

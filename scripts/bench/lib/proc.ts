@@ -108,6 +108,42 @@ export function watchProcesses(named: Record<string, number | undefined>): { sto
   };
 }
 
+/**
+ * Forks Redis has made since it started (INFO stats): with AOF on, each is a rewrite of the AOF,
+ * whose child's CPU counts as Redis's and which shares the cores with everything else. A drain
+ * with one and a drain without are not the same measurement.
+ */
+export async function redisForks(redis: { info(section: string): Promise<string> }): Promise<number> {
+  return Number(/^total_forks:(\d+)/m.exec(await redis.info("stats"))?.[1] ?? NaN);
+}
+
+type InfoRedis = {
+  info(section: string): Promise<string>;
+  config(...args: string[]): Promise<unknown>;
+  bgrewriteaof(): Promise<unknown>;
+};
+
+/**
+ * Runs `measure` with no AOF rewrite in it: the AOF is rewritten first (and waited for), and
+ * automatic rewrites are off until `measure` ends. Whether a rewrite lands inside a drain depends on
+ * how much earlier figures wrote, not on the code measured, and one that does doubles Redis's CPU
+ * per job and slows the drain (seen in A/B rounds). The embedded Redis only: a REDIS_URL's settings
+ * are not the bench's to change.
+ */
+export async function withoutAofRewrite<T>(redis: InfoRedis, measure: () => Promise<T>): Promise<T> {
+  const [, percentage] = (await redis.config("GET", "auto-aof-rewrite-percentage")) as [string, string];
+  await redis.config("SET", "auto-aof-rewrite-percentage", "0");
+  try {
+    await redis.bgrewriteaof().catch(() => {}); // refused while one runs already: that one is waited for
+    const deadline = Date.now() + 120_000;
+    while (Date.now() < deadline && /^aof_rewrite_(in_progress|scheduled):1/m.test(await redis.info("persistence")))
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    return await measure();
+  } finally {
+    await redis.config("SET", "auto-aof-rewrite-percentage", percentage);
+  }
+}
+
 /** Calls and microseconds per Redis command since the last CONFIG RESETSTAT (INFO commandstats). */
 export async function redisCommandStats(redis: {
   info(section: string): Promise<string>;
