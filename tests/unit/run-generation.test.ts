@@ -96,35 +96,48 @@ it("ends a job cancelled between the run's check and its start once: CANCELLED, 
   expect(audits(id)).toBe(1);
 }, 60_000);
 
-it("drops the final write of a run whose lease another run took", async () => {
+/**
+ * Starts run-a on a new job and returns once it holds the lease and generates; its model then
+ * waits for `release`, so the job stays RUNNING under run-a for whatever the test does meanwhile.
+ */
+async function startHeldRun() {
   const { id, command } = await newJob();
-  const first = runGeneration({ ...deps(), leaseMs: 60_000 }, command, control("run-a"));
-  // Once run-a holds the lease and generates (a fixed wait raced its taking the lease on a busy machine).
-  await waitFor(async () => (await redis().hget(jobKeys.state(id), "run_id")) === "run-a", {
+  let release = () => {};
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const held: Provider = {
+    async *generate() {
+      yield { delta: "held" };
+      await gate;
+    },
+  };
+  const first = runGeneration({ ...deps(), leaseMs: 60_000, providerFor: () => held }, command, control("run-a"));
+  await waitFor(async () => (await redis().lrange(jobKeys.events(id), 0, -1)).length > 0, {
     intervalMs: 5,
     what: "run-a to start generating",
   });
+  return { id, first, release };
+}
+
+it("drops the final write of a run whose lease another run took", async () => {
+  const { id, first, release } = await startHeldRun();
   // The lease moves to another run (as after a long pause of the first worker).
   await redis().set(jobKeys.lease(id), "run-b", "PX", 60_000);
   expect(await takeLease(redis(), jobKeys.lease(id), "run-a", 60_000)).toBe("run-b");
+  release();
   expect(await first).toBe("handed-back");
   expect(await redis().hget(jobKeys.state(id), "status")).toBe("RUNNING");
   expect(audits(id)).toBe(0);
 });
 
 it("writes nothing over a job another run finished while this run's lease had lapsed: one result, one final message, counted once", async () => {
-  const { id, command } = await newJob();
-  const first = runGeneration({ ...deps(), leaseMs: 60_000 }, command, control("run-a"));
-  await waitFor(async () => (await redis().hget(jobKeys.state(id), "run_id")) === "run-a", {
-    intervalMs: 5,
-    what: "run-a to start generating",
-  });
+  const { id, first, release } = await startHeldRun();
   // run-a's lease lapsed, run-b took the job, finished it (its final write counted it) and let go: all at once.
   await redis()
     .multi()
     .hset(jobKeys.state(id), { status: "COMPLETED", output: "run-b's", run_id: "run-b", usage_counted: "1" })
     .del(jobKeys.lease(id))
     .exec();
+  release();
   expect(await first).toBe("handed-back");
   const state = await redis().hgetall(jobKeys.state(id));
   expect([state.status, state.output, state.run_id]).toEqual(["COMPLETED", "run-b's", "run-b"]);
