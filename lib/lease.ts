@@ -2,18 +2,30 @@ import type { Redis } from "./redis";
 import { redisScript } from "./redis-script";
 import { abortableSleep } from "./sleep";
 
-// Takes the lease, or says who holds it.
-const TAKE = redisScript(`
-local holder = redis.call('GET', KEYS[1])
-if holder and holder ~= ARGV[1] then return holder end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return ''`);
+/**
+ * Lua: `takeLease(key, owner, ms)`, takes the lease or says who holds it: '' when `owner` holds it
+ * now, else the holder. For scripts that take a lease in the same step as other work.
+ */
+export const TAKE_LEASE_LUA = `
+local function takeLease(key, owner, ms)
+  local holder = redis.call('GET', key)
+  if holder and holder ~= owner then return holder end
+  redis.call('SET', key, owner, 'PX', ms)
+  return ''
+end`;
+const TAKE = redisScript(`${TAKE_LEASE_LUA}
+return takeLease(KEYS[1], ARGV[1], ARGV[2])`);
 const RENEW = redisScript(
   `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`,
 );
 const RELEASE = redisScript(
   `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`,
 );
+// Writes the commands (ARGV[2], JSON), whoever holds the lease now, and gives the lease up if ARGV[1] holds it.
+const WRITE_AND_RELEASE = redisScript(`
+for _, command in ipairs(cjson.decode(ARGV[2])) do redis.call(unpack(command)) end
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1`);
 /**
  * Lua: `leaseAllows(key, owner)`, whether `owner` may write under the lease at `key`: it holds it, or
  * nobody does (a lapsed lease nobody took is still ours to finish). For scripts that write under a lease.
@@ -62,13 +74,24 @@ export function keepLease(
     },
     Math.max(50, Math.floor(ms / 3)),
   );
+  let released = false;
   return {
-    async release(): Promise<void> {
+    async release(commands?: RedisCommand[]): Promise<void> {
       clearInterval(timer);
-      await releaseLease(redis, key, owner);
+      if (released) return;
+      released = true;
+      if (commands?.length) await WRITE_AND_RELEASE.run(redis, [key], [owner, JSON.stringify(words(commands))]);
+      else await releaseLease(redis, key, owner);
     },
   };
 }
+
+/**
+ * A lease a run holds. `release` gives it up; with `commands`, it writes them in the same step (a
+ * round trip less for a run's last write) and throws if they could not be written. Without, it
+ * never throws: a lease not given up lapses by itself. Once released, further calls do nothing.
+ */
+export type HeldLease = ReturnType<typeof keepLease>;
 
 /** Gives up a lease `owner` holds (one another run took meanwhile stays theirs). Never throws. */
 export async function releaseLease(redis: Redis, key: string, owner: string): Promise<void> {
@@ -90,9 +113,10 @@ export async function writeIfLeaseHeld(
   owner: string,
   commands: RedisCommand[],
 ): Promise<boolean> {
-  const words = commands.map((command) => command.map(String));
-  return (await WRITE_IF_HELD.run(redis, [key], [owner, JSON.stringify(words)])) === 1;
+  return (await WRITE_IF_HELD.run(redis, [key], [owner, JSON.stringify(words(commands))])) === 1;
 }
+
+const words = (commands: RedisCommand[]) => commands.map((command) => command.map(String));
 
 /** Why a run stopped half-way: the worker is stopping, or its lease was lost. The work is handed back, not settled. */
 export class HandBack extends Error {}
@@ -108,22 +132,39 @@ export interface LeaseRun {
   shutdown: AbortSignal;
 }
 
+/** What a claim found: the work ends with `done`; another run holds the lease; or the lease is this run's now. */
+export type Claim<T> = { done: T } | { heldBy: string } | "taken";
+
 /**
- * The protocol both durable jobs follow: `check` the record (a result there ends the run without
- * the lease: already final, unknown, not due); take the lease, or wait while another run holds it
- * and check again; then `run` under the lease with a signal that aborts with a HandBack when the
- * worker stops or the lease is lost. A HandBack anywhere becomes `handedBack`.
+ * The steps of a run under a lease. Either `check` the record without the lease (a result ends
+ * the run: already final, unknown, not due) and the lease is taken after it, or `claim` does both
+ * in one step (one round trip: a script that reads the record and takes the lease). Then `run`
+ * holds the lease.
  */
-export async function runUnderLease<T>(
-  opts: LeaseRun,
-  steps: { check(): Promise<T | undefined>; run(signal: AbortSignal): Promise<T> },
-  handedBack: T,
-): Promise<T> {
+export type LeaseSteps<T> = { run(signal: AbortSignal, lease: HeldLease): Promise<T> } & (
+  { check(): Promise<T | undefined> } | { claim(): Promise<Claim<T>> }
+);
+
+async function claimWith<T>(opts: LeaseRun, steps: LeaseSteps<T>): Promise<Claim<T>> {
+  if ("claim" in steps) return steps.claim();
+  const done = await steps.check();
+  if (done !== undefined) return { done };
+  const holder = await takeLease(opts.redis, opts.key, opts.owner, opts.ms);
+  return holder ? { heldBy: holder } : "taken";
+}
+
+/**
+ * The protocol both durable jobs follow: check the record and take the lease (LeaseSteps), or wait
+ * while another run holds it and check again; then `run` under the lease with a signal that aborts
+ * with a HandBack when the worker stops or the lease is lost. A HandBack anywhere becomes
+ * `handedBack`. The lease is given up when `run` ends, unless `run` gave it up itself.
+ */
+export async function runUnderLease<T>(opts: LeaseRun, steps: LeaseSteps<T>, handedBack: T): Promise<T> {
   for (;;) {
     if (opts.shutdown.aborted) return handedBack;
-    const done = await steps.check();
-    if (done !== undefined) return done;
-    if (!(await takeLease(opts.redis, opts.key, opts.owner, opts.ms))) break;
+    const claim = await claimWith(opts, steps);
+    if (claim === "taken") break;
+    if ("done" in claim) return claim.done;
     // Another run is on it (a rebalance moved the partition): wait for it to finish or for its lease to lapse.
     // A missed heartbeat is sent again on the next turn, and a sleep cut short by the shutdown is checked above.
     await opts.heartbeat().catch(() => {});
@@ -139,7 +180,7 @@ export async function runUnderLease<T>(
     onLost: () => controller.abort(new HandBack("lease lost")),
   });
   try {
-    return await steps.run(controller.signal);
+    return await steps.run(controller.signal, lease);
   } catch (error) {
     if ((controller.signal.reason ?? error) instanceof HandBack) return handedBack;
     throw error;

@@ -7,7 +7,7 @@ import { TOPICS } from "../topics";
 import type { AuditArchive } from "./audit-archive";
 import { jobAuditEvent } from "./audit-event";
 import type { GenerationCommand } from "./command";
-import { jobHashArgs, parseJobRecord, readJobRecord, type JobHash, type JobRecord } from "./job-record";
+import { jobHashArgs, parseJobRecord, type JobHash, type JobRecord } from "./job-record";
 import { FINISHED_JOB_TTL_S, JOB_STATUS_INDEXING, jobKeys } from "./keys";
 import { isFinalJob, type FinishReason, type JobStatus } from "./status";
 import { startAttempt, type StartedAttempt } from "./start-attempt";
@@ -16,7 +16,7 @@ import { PermanentProviderError, type ModelInfo, type Provider } from "./provide
 import { StreamWriter } from "./stream-writer";
 import { JOB_WORK } from "./submit-job";
 import { countTokens } from "./tokens";
-import { HandBack, runUnderLease, type RedisCommand } from "../lease";
+import { HandBack, runUnderLease, type Claim, type HeldLease, type RedisCommand } from "../lease";
 import { statusIndexCommands } from "../status-index";
 import { abortableSleep } from "../sleep";
 import { recordJobFinished } from "../metrics";
@@ -74,35 +74,41 @@ export async function runGeneration(
 }
 
 /**
- * runGeneration's two steps (see runUnderLease): `check` the record without the lease, then `run`
- * under it. Anything may happen to the job between them (a cancel, another run's end): the run's
- * start marks it RUNNING only if it is still not final.
+ * runGeneration's steps (see runUnderLease): `claim` checks the record, takes the lease and marks
+ * the job RUNNING for its first attempt, in one script (startAttempt); then `run` generates under
+ * the lease. A job final or gone ends at the claim without the lease.
  */
 export function generationSteps(deps: GenerationDeps, command: GenerationCommand, runId: string) {
   const { redis } = deps;
   const now = deps.now ?? Date.now;
+  const leaseMs = deps.leaseMs ?? 10_000;
+  let first: StartedAttempt | undefined;
   return {
-    async check(): Promise<GenerationOutcome | undefined> {
-      const record = await readJobRecord(redis, command.job_id);
-      if (!record || isFinalJob(record.status)) return skipFinal(deps, command, record);
+    async claim(): Promise<Claim<GenerationOutcome>> {
+      const start = await startAttempt(redis, command.job_id, { workerId: deps.workerId, runId, leaseMs }, now);
+      if ("heldBy" in start) return start;
+      if ("notStarted" in start) return { done: await skipFinal(deps, command, parseJobRecord(start.notStarted)) };
+      first = start.started;
+      const { hash } = first;
       // On the log but never revealed: its submitter died (or lost Redis) after the broker's ack.
-      if (record.submitting)
+      if (hash.submitting)
         await revealWork(
           redis.multi(),
           JOB_WORK,
-          record.tenant_id,
+          command.tenant_id,
           command.job_id,
-          Date.parse(record.created_at) || now(),
+          Date.parse(hash.created_at ?? "") || now(),
         ).exec();
-      return undefined;
+      return "taken";
     },
-    async run(signal: AbortSignal): Promise<GenerationOutcome> {
+    async run(signal: AbortSignal, lease: HeldLease): Promise<GenerationOutcome> {
+      if (!first) throw new Error(`job ${command.job_id}: run before its claim`);
       const controller = new AbortController();
       const forward = () => controller.abort(signal.reason);
       signal.addEventListener("abort", forward);
       deps.running.set(command.job_id, controller);
       try {
-        return await generate(deps, command, controller.signal, now, runId);
+        return await generate({ deps, command, signal: controller.signal, now, runId, lease, leaseMs }, first);
       } finally {
         signal.removeEventListener("abort", forward);
         deps.running.delete(command.job_id);
@@ -111,13 +117,19 @@ export function generationSteps(deps: GenerationDeps, command: GenerationCommand
   };
 }
 
-async function generate(
-  deps: GenerationDeps,
-  command: GenerationCommand,
-  signal: AbortSignal,
-  now: () => number,
-  runId: string,
-): Promise<GenerationOutcome> {
+/** What a run's attempts share: the job, the run, its lease, and when to stop. */
+interface RunContext {
+  deps: GenerationDeps;
+  command: GenerationCommand;
+  signal: AbortSignal;
+  now: () => number;
+  runId: string;
+  lease: HeldLease;
+  leaseMs: number;
+}
+
+async function generate(ctx: RunContext, first: StartedAttempt): Promise<GenerationOutcome> {
+  const { deps, command, signal, now, runId, lease, leaseMs } = ctx;
   const { redis } = deps;
   const provider = deps.providerFor(command.model_name);
   const model = deps.models.find((m) => m.id === command.model_name);
@@ -127,12 +139,17 @@ async function generate(
   let lastError = "";
 
   for (let tryNo = 1; tryNo <= maxTries; tryNo++) {
-    started = await startAttempt(redis, command.job_id, { workerId: deps.workerId, runId }, now);
-    // Ended since the check (a cancel while it was queued): as if the check had seen it.
-    if (!started) return skipFinal(deps, command, await readJobRecord(redis, command.job_id));
+    if (tryNo === 1) started = first;
+    else {
+      const start = await startAttempt(redis, command.job_id, { workerId: deps.workerId, runId, leaseMs }, now);
+      // Ended since the last attempt (a cancel during the backoff): as if the claim had seen it.
+      if ("notStarted" in start) return skipFinal(deps, command, parseJobRecord(start.notStarted));
+      if ("heldBy" in start) throw new HandBack("lease lost");
+      started = start.started;
+    }
     writer ??= StreamWriter.continueAfter(redis, command.job_id, started.eventsWritten);
     if (writer.written > 0) await writer.reset(started.attempt);
-    const run: AttemptContext = { deps, command, writer, runId, signal, now, model, started };
+    const run: AttemptContext = { deps, command, writer, runId, signal, now, model, started, lease };
     if (!provider)
       return finish(run, "FAILED", { error: `unknown model "${command.model_name}"`, startedAt: started.startedAt });
     if (started.hash.cancel_requested === "1")
@@ -152,7 +169,7 @@ async function generate(
         : finish(run, "CANCELLED", { output: "", startedAt: started.startedAt });
   }
   // The loop ran at least once and every way out of it without an attempt started returned.
-  const last: AttemptContext = { deps, command, writer: writer!, runId, signal, now, model, started: started! };
+  const last: AttemptContext = { deps, command, writer: writer!, runId, signal, now, model, started: started!, lease };
   return finish(last, "FAILED", { error: `the model failed: ${lastError}`, startedAt: now() });
 }
 
@@ -182,6 +199,7 @@ interface AttemptContext {
   now: () => number;
   model: ModelInfo | undefined;
   started: StartedAttempt;
+  lease: HeldLease;
 }
 
 /**
@@ -295,7 +313,10 @@ async function finish(run: AttemptContext, status: JobStatus, facts: FinishFacts
     ttftMs,
     tokensPerSecond,
   });
-  await emitAfterFinal(deps, command, counted ? { ...record, usage_counted: true } : record);
+  // The run's last write (the audit mark) gives the lease up in the same step.
+  await emitAfterFinal(deps, command, counted ? { ...record, usage_counted: true } : record, (marks) =>
+    run.lease.release(marks),
+  );
   return "finished";
 }
 
@@ -317,9 +338,15 @@ function finishReasonOf(
 /**
  * What follows a final state, each marked once done so a redelivery after a crash (or a refused
  * write, tried again) does only what is missing: the tenant's usage aggregates, a FAILED job's copy
- * to the DLQ, then the audit event (last: once `audited` is set the job may be deleted).
+ * to the DLQ, then the audit event (last: once `audited` is set the job may be deleted). `write`
+ * writes the audit mark (a run under the lease releases it in the same step).
  */
-async function emitAfterFinal(deps: GenerationDeps, command: GenerationCommand, record: JobRecord): Promise<void> {
+async function emitAfterFinal(
+  deps: GenerationDeps,
+  command: GenerationCommand,
+  record: JobRecord,
+  write: (commands: RedisCommand[]) => Promise<unknown> = (commands) => writeCommands(deps.redis, commands),
+): Promise<void> {
   if (deps.recordUsage !== false && !record.usage_counted && isFinalJob(record.status))
     await recordJobUsage(deps.redis, { ...record, status: record.status }, deps.now?.());
   if (record.status === "FAILED" && !record.dead_lettered) {
@@ -336,11 +363,16 @@ async function emitAfterFinal(deps: GenerationDeps, command: GenerationCommand, 
     });
     await deps.redis.hset(jobKeys.state(command.job_id), { dead_lettered: "1" } satisfies JobHash);
   }
-  if (!record.audited) await emitAudit(deps, command.job_id, record);
+  if (!record.audited) await emitAudit(deps, command.job_id, record, write);
 }
 
 /** One event per finished job on ai.generation.completed, the audit log, and in the audit archive when there is one. */
-async function emitAudit(deps: GenerationDeps, jobId: string, record: JobRecord): Promise<void> {
+async function emitAudit(
+  deps: GenerationDeps,
+  jobId: string,
+  record: JobRecord,
+  write: (commands: RedisCommand[]) => Promise<unknown>,
+): Promise<void> {
   const { status } = record;
   if (!isFinalJob(status)) throw new Error(`job ${jobId}: an audit event before its final state (${status})`);
   const value = JSON.stringify(jobAuditEvent({ ...record, status }, deps.workerId));
@@ -351,5 +383,8 @@ async function emitAudit(deps: GenerationDeps, jobId: string, record: JobRecord)
     sendBatched(deps.producer, TOPICS.completed.name, { key: record.tenant_id, value }),
     deps.auditArchive?.append(value),
   ]);
-  await deps.redis.hset(jobKeys.state(jobId), { audited: "1" } satisfies JobHash);
+  await write([["HSET", jobKeys.state(jobId), ...jobHashArgs({ audited: "1" })]]);
 }
+
+const writeCommands = (redis: Redis, commands: RedisCommand[]) =>
+  Promise.all(commands.map(([name, ...args]) => redis.call(name, ...args)));

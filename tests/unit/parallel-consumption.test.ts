@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import { FairQueue } from "@/lib/consume/fair-queue";
 import { KeySlots, slotsKey } from "@/lib/consume/key-slots";
 import { PartitionWindow } from "@/lib/consume/partition-window";
-import { runUnderLease, takeLease, writeIfLeaseHeld } from "@/lib/lease";
+import { waitFor } from "../helpers";
+import { keepLease, runUnderLease, takeLease, writeIfLeaseHeld } from "@/lib/lease";
 import { realRedisPerFile } from "./real-redis";
 
 const message = (offset: number, key = "t"): KafkaMessage =>
@@ -156,6 +157,57 @@ describe("on a real Redis", () => {
     expect(await redis().ttl(target)).toBe(-1);
     expect(await writeIfLeaseHeld(redis(), key, "run-2", [["HSET", target, "by", "run-2"]])).toBe(true);
     expect(await redis().hget(target, "by")).toBe("run-2");
+  });
+
+  it("a run gives its lease up with its last write in one step; the write lands even if the lease is another run's now", async () => {
+    const key = `lease-${randomUUID()}`;
+    const target = `target-${randomUUID()}`;
+    const hooks = { heartbeat: async () => {}, onLost: () => {} };
+    expect(await takeLease(redis(), key, "run-1", 10_000)).toBe("");
+    await keepLease(redis(), key, "run-1", 10_000, hooks).release([["HSET", target, "audited", "1"]]);
+    expect(await redis().hget(target, "audited")).toBe("1");
+    expect(await redis().exists(key)).toBe(0);
+
+    // run-1's lease lapsed and run-2 took it: run-1's mark is still written, run-2's lease stays.
+    expect(await takeLease(redis(), key, "run-2", 10_000)).toBe("");
+    const late = keepLease(redis(), key, "run-1", 10_000, hooks);
+    await late.release([["HSET", target, "late", "1"]]);
+    expect(await redis().hget(target, "late")).toBe("1");
+    expect(await redis().get(key)).toBe("run-2");
+    // Released once: a second release (runUnderLease's own, at the end) does nothing.
+    await late.release([["HSET", target, "again", "1"]]);
+    expect(await redis().hget(target, "again")).toBeNull();
+  });
+
+  it("runUnderLease runs a claim that checks and takes in one step, waiting while another run holds the lease", async () => {
+    const key = `lease-${randomUUID()}`;
+    const claims: string[] = [];
+    let holder: string | undefined = "first";
+    const outcome = runUnderLease(
+      {
+        redis: redis(),
+        key,
+        owner: "second",
+        ms: 10_000,
+        heartbeat: async () => {},
+        shutdown: new AbortController().signal,
+      },
+      {
+        claim: async () => {
+          claims.push(holder ?? "none");
+          if (holder) return { heldBy: holder };
+          return (await takeLease(redis(), key, "second", 10_000)) ? { heldBy: "?" } : "taken";
+        },
+        run: async () => ((await redis().get(key)) === "second" ? "ran holding it" : "ran without it"),
+      },
+      "handed-back",
+    );
+    await waitFor(async () => claims.length >= 1, { what: "the first claim" });
+    holder = undefined;
+    expect(await outcome).toBe("ran holding it");
+    expect(claims[0]).toBe("first");
+    expect(claims.at(-1)).toBe("none");
+    expect(await redis().exists(key)).toBe(0);
   });
 
   it("runUnderLease waits for another live run, then checks again instead of running twice", async () => {

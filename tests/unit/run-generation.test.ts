@@ -76,25 +76,44 @@ it("runs a job once when one process gets it twice", async () => {
   expect(audits(id)).toBe(1);
 });
 
-it("ends a job cancelled between the run's check and its start once: CANCELLED, one final message, one audit event", async () => {
+it("ends a job cancelled while queued once: the claim takes no lease, and there is one final message and one audit event", async () => {
   const { id, command } = await newJob();
-  const steps = generationSteps(deps(), command, "run-1");
-  // The consumer's steps one by one, the cancel landing where a worker's check had seen the job queued.
-  expect(await steps.check()).toBeUndefined();
   expect((await cancelJob(redis(), "t", id))?.status).toBe("CANCELLED");
-  expect(await takeLease(redis(), jobKeys.lease(id), "run-1", 10_000)).toBe("");
-  expect(await steps.run(new AbortController().signal)).toBe("skipped");
+  // The claim checks, takes the lease and starts in one script: a final job is not started.
+  expect(await generationSteps(deps(), command, "run-1").claim()).toEqual({ done: "skipped" });
+  expect(await redis().exists(jobKeys.lease(id))).toBe(0);
 
   const messages = (await redis().lrange(jobKeys.events(id), 0, -1)).map((raw) => JSON.parse(raw));
   expect(messages).toEqual([{ seq: 1, delta: "", is_final: true, status: "CANCELLED", finish_reason: "cancelled" }]);
-  expect(await redis().hmget(jobKeys.state(id), "status", "attempts", "worker_id")).toEqual(["CANCELLED", "0", null]);
+  expect(await redis().hmget(jobKeys.state(id), "status", "attempts", "worker_id", "audited")).toEqual([
+    "CANCELLED",
+    "0",
+    null,
+    "1",
+  ]);
   expect(audits(id)).toBe(1);
   expect(auditOf(id)).toMatchObject({ status: "CANCELLED", finish_reason: "cancelled" });
-  // A redelivery of the command finds the job final at its check: still one of each.
+  // A redelivery of the command finds it audited: still one of each.
   expect(await runGeneration(deps(), command, control("run-2"))).toBe("skipped");
   expect(await redis().llen(jobKeys.events(id))).toBe(1);
   expect(audits(id)).toBe(1);
 }, 60_000);
+
+it("claims nothing while another run holds the job's lease: the job stays queued, unstarted", async () => {
+  const { id, command } = await newJob();
+  expect(await takeLease(redis(), jobKeys.lease(id), "run-b", 60_000)).toBe("");
+  expect(await generationSteps(deps(), command, "run-a").claim()).toEqual({ heldBy: "run-b" });
+  expect(await redis().hmget(jobKeys.state(id), "status", "attempts", "run_id")).toEqual(["QUEUED", "0", null]);
+  expect(await redis().get(jobKeys.lease(id))).toBe("run-b");
+});
+
+it("gives the lease up with the audit mark when a job finishes", async () => {
+  const { id, command } = await newJob();
+  expect(await runGeneration(deps(), command, control("run-a"))).toBe("finished");
+  expect(await redis().hmget(jobKeys.state(id), "status", "audited")).toEqual(["COMPLETED", "1"]);
+  expect(await redis().exists(jobKeys.lease(id))).toBe(0);
+  expect(audits(id)).toBe(1);
+});
 
 /**
  * Starts run-a on a new job and returns once it holds the lease and generates; its model then
