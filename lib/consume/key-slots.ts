@@ -1,3 +1,4 @@
+import type { RedisCommand } from "../lease";
 import type { Redis } from "../redis";
 import { redisScript } from "../redis-script";
 
@@ -55,6 +56,18 @@ export class KeySlots {
     if (key === undefined) return;
     this.held.delete(slot);
     await this.redis.zrem(slotsKey(this.group, key), slot);
+  }
+
+  /**
+   * The command that gives `slot` back, for the work's own last write to run in the same round
+   * trip; from then on this process neither renews nor releases the slot (a write that fails
+   * leaves it to lapse within `ttlMs`). None when the slot is not held.
+   */
+  handOver(slot: string): RedisCommand[] {
+    const key = this.held.get(slot);
+    if (key === undefined) return [];
+    this.held.delete(slot);
+    return [["ZREM", slotsKey(this.group, key), slot]];
   }
 
   /** Renews every slot this process holds, in one round trip. */

@@ -1,3 +1,4 @@
+import type { RedisCommand } from "../lease";
 import type { Consumer, KafkaMessage } from "kafkajs";
 import type { z } from "zod";
 import { createWorkerConsumer } from "../kafka";
@@ -18,6 +19,11 @@ export interface ParallelControl {
   shutdown: AbortSignal;
   /** Names this run (worker, consumer, sequence): the owner of the work's lease and of its slot. */
   runId: string;
+  /**
+   * The commands that give this run's key slot back (KeySlots.handOver), for the work's last
+   * write to run: a round trip less per message. Once asked for, the slot is the work's to free.
+   */
+  slotRelease: () => RedisCommand[];
 }
 
 export interface ParallelOptions<T> {

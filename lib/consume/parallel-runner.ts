@@ -163,6 +163,7 @@ export class ParallelRunner<T> {
       heartbeat: () => this.heartbeat(),
       shutdown: this.shutdown.signal,
       runId,
+      slotRelease: () => this.slots.handOver(runId),
     };
     const what = { consumer: this.opts.name, partition: String(window.partition), offset: message.offset };
     const payload = parsePayload(this.opts.schema, message.value);

@@ -48,6 +48,8 @@ export interface GenerationControl {
   shutdown: AbortSignal;
   /** Names this run: the lease owner, so no two runs of the job write at once (see runUnderLease). */
   runId: string;
+  /** Commands that free the run's key slot, written with its last write (ParallelControl.slotRelease). */
+  slotRelease?: () => RedisCommand[];
 }
 
 /**
@@ -70,7 +72,11 @@ export async function runGeneration(
     heartbeat: control.heartbeat,
     shutdown: control.shutdown,
   };
-  return runUnderLease<GenerationOutcome>(lease, generationSteps(deps, command, control.runId), "handed-back");
+  return runUnderLease<GenerationOutcome>(
+    lease,
+    generationSteps(deps, command, control.runId, control.slotRelease),
+    "handed-back",
+  );
 }
 
 /**
@@ -78,7 +84,12 @@ export async function runGeneration(
  * the job RUNNING for its first attempt, in one script (startAttempt); then `run` generates under
  * the lease. A job final or gone ends at the claim without the lease.
  */
-export function generationSteps(deps: GenerationDeps, command: GenerationCommand, runId: string) {
+export function generationSteps(
+  deps: GenerationDeps,
+  command: GenerationCommand,
+  runId: string,
+  slotRelease: () => RedisCommand[] = () => [],
+) {
   const { redis } = deps;
   const now = deps.now ?? Date.now;
   const leaseMs = deps.leaseMs ?? 10_000;
@@ -108,7 +119,10 @@ export function generationSteps(deps: GenerationDeps, command: GenerationCommand
       signal.addEventListener("abort", forward);
       deps.running.set(command.job_id, controller);
       try {
-        return await generate({ deps, command, signal: controller.signal, now, runId, lease, leaseMs }, first);
+        return await generate(
+          { deps, command, signal: controller.signal, now, runId, lease, leaseMs, slotRelease },
+          first,
+        );
       } finally {
         signal.removeEventListener("abort", forward);
         deps.running.delete(command.job_id);
@@ -126,10 +140,11 @@ interface RunContext {
   runId: string;
   lease: HeldLease;
   leaseMs: number;
+  slotRelease: () => RedisCommand[];
 }
 
 async function generate(ctx: RunContext, first: StartedAttempt): Promise<GenerationOutcome> {
-  const { deps, command, signal, now, runId, lease, leaseMs } = ctx;
+  const { deps, command, signal, now, runId, lease, leaseMs, slotRelease } = ctx;
   const { redis } = deps;
   const provider = deps.providerFor(command.model_name);
   const model = deps.models.find((m) => m.id === command.model_name);
@@ -149,7 +164,7 @@ async function generate(ctx: RunContext, first: StartedAttempt): Promise<Generat
     }
     writer ??= StreamWriter.continueAfter(redis, command.job_id, started.eventsWritten);
     if (writer.written > 0) await writer.reset(started.attempt);
-    const run: AttemptContext = { deps, command, writer, runId, signal, now, model, started, lease };
+    const run: AttemptContext = { deps, command, writer, runId, signal, now, model, started, lease, slotRelease };
     if (!provider)
       return finish(run, "FAILED", { error: `unknown model "${command.model_name}"`, startedAt: started.startedAt });
     if (started.hash.cancel_requested === "1")
@@ -169,7 +184,18 @@ async function generate(ctx: RunContext, first: StartedAttempt): Promise<Generat
         : finish(run, "CANCELLED", { output: "", startedAt: started.startedAt });
   }
   // The loop ran at least once and every way out of it without an attempt started returned.
-  const last: AttemptContext = { deps, command, writer: writer!, runId, signal, now, model, started: started!, lease };
+  const last: AttemptContext = {
+    deps,
+    command,
+    writer: writer!,
+    runId,
+    signal,
+    now,
+    model,
+    started: started!,
+    lease,
+    slotRelease,
+  };
   return finish(last, "FAILED", { error: `the model failed: ${lastError}`, startedAt: now() });
 }
 
@@ -200,6 +226,7 @@ interface AttemptContext {
   model: ModelInfo | undefined;
   started: StartedAttempt;
   lease: HeldLease;
+  slotRelease: () => RedisCommand[];
 }
 
 /**
@@ -313,9 +340,9 @@ async function finish(run: AttemptContext, status: JobStatus, facts: FinishFacts
     ttftMs,
     tokensPerSecond,
   });
-  // The run's last write (the audit mark) gives the lease up in the same step.
+  // The run's last write (the audit mark) gives the lease and the key slot up in the same step.
   await emitAfterFinal(deps, command, counted ? { ...record, usage_counted: true } : record, (marks) =>
-    run.lease.release(marks),
+    run.lease.release([...marks, ...run.slotRelease()]),
   );
   return "finished";
 }

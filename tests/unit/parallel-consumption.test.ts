@@ -120,6 +120,21 @@ describe("on a real Redis", () => {
     expect(await redis().exists(slotsKey(group, "tenant"))).toBe(0);
   });
 
+  it("KeySlots.handOver: the slot is freed by the command it returns, and this process no longer renews or releases it", async () => {
+    const group = `g-${randomUUID()}`;
+    const slots = new KeySlots(redis(), group, 1, 10_000);
+    expect(await slots.acquire("tenant", "run-1")).toBe(true);
+    const commands = slots.handOver("run-1");
+    expect(commands).toEqual([["ZREM", slotsKey(group, "tenant"), "run-1"]]);
+    expect(slots.handOver("run-1")).toEqual([]);
+    await slots.release("run-1");
+    // Still held until the work's write runs the command.
+    expect(await slots.acquire("tenant", "run-2")).toBe(false);
+    for (const [name, ...args] of commands) await redis().call(name, ...args);
+    expect(await slots.acquire("tenant", "run-2")).toBe(true);
+    expect(await redis().zrange(slotsKey(group, "tenant"), 0, -1)).toEqual(["run-2"]);
+  });
+
   it("KeySlots without a limit: every acquire succeeds and nothing is kept in Redis", async () => {
     const group = `g-${randomUUID()}`;
     const slots = new KeySlots(redis(), group, Infinity, 300);

@@ -12,7 +12,7 @@ import type { GenerationChunk, Provider } from "@/lib/jobs/providers/provider";
 import { cancelJob } from "@/lib/jobs/cancel-job";
 import { generationSteps, runGeneration, type GenerationDeps } from "@/lib/jobs/run-generation";
 import { submitJob } from "@/lib/jobs/submit-job";
-import { takeLease } from "@/lib/lease";
+import { takeLease, type RedisCommand } from "@/lib/lease";
 import { TOPICS } from "@/lib/topics";
 import { usageField } from "@/lib/usage/usage-facts";
 import { bucketStart, usageKeys } from "@/lib/usage/usage-keys";
@@ -107,11 +107,15 @@ it("claims nothing while another run holds the job's lease: the job stays queued
   expect(await redis().get(jobKeys.lease(id))).toBe("run-b");
 });
 
-it("gives the lease up with the audit mark when a job finishes", async () => {
+it("gives the lease and the key slot up with the audit mark when a job finishes", async () => {
   const { id, command } = await newJob();
-  expect(await runGeneration(deps(), command, control("run-a"))).toBe("finished");
+  const slot = `slot-${id}`;
+  await redis().zadd(slot, Date.now() + 60_000, "run-a");
+  const slotRelease = () => [["ZREM", slot, "run-a"] as RedisCommand];
+  expect(await runGeneration(deps(), command, { ...control("run-a"), slotRelease })).toBe("finished");
   expect(await redis().hmget(jobKeys.state(id), "status", "audited")).toEqual(["COMPLETED", "1"]);
   expect(await redis().exists(jobKeys.lease(id))).toBe(0);
+  expect(await redis().exists(slot)).toBe(0);
   expect(audits(id)).toBe(1);
 });
 
