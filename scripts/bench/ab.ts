@@ -20,7 +20,10 @@ interface Tree {
 
 interface Figures {
   /** Per drain (by worker count): jobs/s, CPU ms per job of the workers, Redis and the broker, and Redis forks (AOF rewrites). */
-  drains: Record<number, { jobsPerSecond: number; worker: number; redis: number; broker: number; redisForks?: number }>;
+  drains: Record<
+    number,
+    { jobsPerSecond: number; worker: number; redis: number; broker: number; redisForks?: number; stallsMs?: number[] }
+  >;
   /** Medians over the run's bursts: submit ÷ floor req/s, and the web process's CPU ms per submission. */
   submit?: { rpsRatio: number; webMsPerSubmission: number; webMsPerFloorRequest: number };
 }
@@ -68,6 +71,7 @@ function figuresOf(results: Results): Figures {
       redis: cpu("redis"),
       broker: cpu("broker"),
       redisForks: d.redisForks,
+      stallsMs: d.stallsMs,
     };
   }
   const bursts = results.submits.filter((s) => s.procs);
@@ -123,6 +127,17 @@ function render(rows: { round: number; a: Figures; b: Figures }[], a: Tree, b: T
   lines.push(
     "",
     `Redis forks (AOF rewrites) during the drains, ${b.name} / ${a.name}: ${rows.map(({ round, a: fa, b: fb }) => `round ${round} ${forks(fb)} / ${forks(fa)}`).join("; ")}. A rewrite's child counts as Redis's CPU and takes a core from the rest.`,
+  );
+  const stalls = (f: Figures) =>
+    Object.entries(f.drains)
+      .map(
+        ([workers, d]) =>
+          `${workers}w ${d.stallsMs ? `[${d.stallsMs.map((ms) => fmt(ms / 1000, 1)).join(", ")}]` : "–"}`,
+      )
+      .join(" ");
+  lines.push(
+    "",
+    `Pauses of 1 s or more with no job completing, s, ${b.name} / ${a.name}: ${rows.map(({ round, a: fa, b: fb }) => `round ${round} ${stalls(fb)} / ${stalls(fa)}`).join("; ")}. On the embedded broker a worker that joins a group already at work stops the whole group for 5 s (the mock coordinator waits its session timeout less a second): a drain with such a join is slower by that much, whichever tree runs.`,
   );
   lines.push("", "| figure | ratio in each round | median |", "|---|---|---|");
   for (const [what, values] of ratios)

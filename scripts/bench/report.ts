@@ -250,7 +250,7 @@ export function renderReport(
   if (d1) {
     for (const d of r.drains.slice(1)) {
       push(
-        `| 4 | Backlog drain with ${d.workers} workers | ${fmt(d.jobsPerSecond, 0)} jobs/s | 1 worker ${fmt(d1.jobsPerSecond, 0)} jobs/s | ${fmtRatio(d.jobsPerSecond / d1.jobsPerSecond)} | (scaling) | |`,
+        `| 4 | Backlog drain with ${d.workers} workers | ${fmt(d.jobsPerSecond, 0)} jobs/s | 1 worker ${fmt(d1.jobsPerSecond, 0)} jobs/s | ${fmtRatio(d.jobsPerSecond / d1.jobsPerSecond)} | (scaling) | ${pauses(d)} |`,
       );
     }
     const bad = r.drains.reduce((n, d) => n + d.jobs - (d.statuses.COMPLETED ?? 0), 0);
@@ -565,6 +565,10 @@ function usageTable(u: UsageCost): string[] {
     "",
   ];
 }
+
+/** A drain's pauses with no job completing (a late worker's join stops the embedded broker's group for 5 s). */
+const pauses = (d: DrainRun) =>
+  d.stallsMs?.length ? `paused ${d.stallsMs.map((ms) => `${fmt(ms / 1000, 1)} s`).join(", ")} (a join)` : "";
 
 function auditRow(a: AuditCheck): string {
   const ok = a.duplicated === 0 && a.missing === 0;

@@ -27,7 +27,16 @@ export interface DrainRun {
   handoverMs: { p50: number; p90: number };
   /** Forks of Redis during the drain: AOF rewrites, whose CPU counts as Redis's (absent in older results). */
   redisForks?: number;
+  /**
+   * Pauses of at least STALL_MS in which no job of the drain completed, ms each (absent in older
+   * results). On the embedded broker a worker joining a group that already works stops the group
+   * for its session timeout less a second (librdkafka's mock coordinator), 5 s here.
+   */
+  stallsMs?: number[];
 }
+
+/** A gap between two consecutive completions this long is a stall, not the consumer's cycle. */
+const STALL_MS = 1000;
 
 const FAST_MODEL = { LOCAL_MODEL_TOKENS_PER_SECOND: "100000" };
 
@@ -110,6 +119,13 @@ async function drainOnce(
     });
   }
   const handover = summarize(handovers);
+  const completions = states
+    .map((st) => Date.parse(st.completed_at ?? ""))
+    .filter((t) => Number.isFinite(t))
+    .sort((a, b) => a - b);
+  const stallsMs: number[] = [];
+  for (let i = 1; i < completions.length; i++)
+    if (completions[i] - completions[i - 1] >= STALL_MS) stallsMs.push(completions[i] - completions[i - 1]);
   const spawnedWall = Date.now() - (performance.now() - set.spawnedAt);
   const processingMs = lastDone - firstStart;
   const run: DrainRun = {
@@ -127,8 +143,9 @@ async function drainOnce(
     assignments,
     jobMs: summarize(jobMs).p50,
     handoverMs: { p50: handover.p50, p90: handover.p90 },
+    stallsMs,
   };
-  ctx.log(`drain with ${count} worker(s): ${jobIds.length} jobs in ${Math.round(processingMs)} ms (${Math.round(run.jobsPerSecond)} jobs/s), job ${run.jobMs} ms, handover p50 ${handover.p50} ms, ${JSON.stringify(statuses)}`);
+  ctx.log(`drain with ${count} worker(s): ${jobIds.length} jobs in ${Math.round(processingMs)} ms (${Math.round(run.jobsPerSecond)} jobs/s), job ${run.jobMs} ms, handover p50 ${handover.p50} ms, pauses with no job completing ${JSON.stringify(stallsMs)} ms, ${JSON.stringify(statuses)}`);
   return run;
 }
 
