@@ -11,6 +11,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node
 import os from "node:os";
 import path from "node:path";
 import type { Results } from "./report";
+import type { MachineStall } from "./lib/proc";
 import { fmt, fmtRatio, median } from "./lib/stats";
 
 interface Tree {
@@ -22,7 +23,15 @@ interface Figures {
   /** Per drain (by worker count): jobs/s, CPU ms per job of the workers, Redis and the broker, and Redis forks (AOF rewrites). */
   drains: Record<
     number,
-    { jobsPerSecond: number; worker: number; redis: number; broker: number; redisForks?: number; stallsMs?: number[] }
+    {
+      jobsPerSecond: number;
+      worker: number;
+      redis: number;
+      broker: number;
+      redisForks?: number;
+      stallsMs?: number[];
+      machine?: MachineStall;
+    }
   >;
   /** Medians over the run's bursts: submit ÷ floor req/s, and the web process's CPU ms per submission. */
   submit?: { rpsRatio: number; webMsPerSubmission: number; webMsPerFloorRequest: number };
@@ -72,6 +81,7 @@ function figuresOf(results: Results): Figures {
       broker: cpu("broker"),
       redisForks: d.redisForks,
       stallsMs: d.stallsMs,
+      machine: d.machine,
     };
   }
   const bursts = results.submits.filter((s) => s.procs);
@@ -138,6 +148,20 @@ function render(rows: { round: number; a: Figures; b: Figures }[], a: Tree, b: T
   lines.push(
     "",
     `Pauses of 1 s or more with no job completing, s, ${b.name} / ${a.name}: ${rows.map(({ round, a: fa, b: fb }) => `round ${round} ${stalls(fb)} / ${stalls(fa)}`).join("; ")}. On the embedded broker a worker that joins a group already at work stops the whole group for 5 s (the mock coordinator waits its session timeout less a second): a drain with such a join is slower by that much, whichever tree runs.`,
+  );
+  const machine = (f: Figures) =>
+    Object.entries(f.drains)
+      .map(([workers, d]) =>
+        d.machine
+          ? `${workers}w steal ${fmt(d.machine.stealMs / 1000, 1)} s, CPU wait ${fmt((d.machine.cpuWaitMs ?? NaN) / 1000, 1)} s, I/O wait ${fmt((d.machine.ioWaitMs ?? NaN) / 1000, 1)} s`
+          : `${workers}w –`,
+      )
+      .join("; ");
+  lines.push(
+    "",
+    "The machine during each drain (/proc/stat steal; /proc/pressure, time some task waited), " +
+      `${b.name} / ${a.name}: ${rows.map(({ round, a: fa, b: fb }) => `round ${round} ${machine(fb)} / ${machine(fa)}`).join("; ")}. ` +
+      "A round whose drains differ here ran on different machines, in effect: read it with care.",
   );
   lines.push("", "| figure | ratio in each round | median |", "|---|---|---|");
   for (const [what, values] of ratios)

@@ -1,6 +1,6 @@
 import { jobKeys } from "../../../lib/jobs/keys";
 import { consumerLag, startWorkers, type BenchContext } from "../lib/context";
-import { redisCommandStats, redisForks, watchProcesses, withoutAofRewrite, type ProcUsage } from "../lib/proc";
+import { redisCommandStats, redisForks, watchProcesses, withoutAofRewrite, type ProcUsage, watchMachine, type MachineStall } from "../lib/proc";
 import { sleep, summarize } from "../lib/stats";
 
 export interface DrainRun {
@@ -33,6 +33,8 @@ export interface DrainRun {
    * for its session timeout less a second (librdkafka's mock coordinator), 5 s here.
    */
   stallsMs?: number[];
+  /** Steal and pressure stalls of the whole machine during the drain (absent in older results). */
+  machine?: MachineStall;
 }
 
 /** A gap between two consecutive completions this long is a stall, not the consumer's cycle. */
@@ -66,12 +68,14 @@ async function drainOnce(
   await ctx.redis.config("RESETSTAT");
   const forksBefore = await redisForks(ctx.redis);
   const set = startWorkers(ctx, count, { ...FAST_MODEL, ...env });
+  const machineWatch = watchMachine();
   const watch = watchProcesses({ ...pids(set), web: ctx.stack.web.child.pid, redis: ctx.stack.redis?.pid, broker: ctx.stack.broker?.pid });
   const lag: DrainRun["lag"] = [];
   const deadline = Date.now() + timeoutMs;
   let procs: Record<string, ProcUsage> | undefined;
   let assignments: Record<string, number[]> = {};
   let redisForksDuring: number | undefined;
+  let machine: MachineStall | undefined;
   try {
     for (;;) {
       const t = performance.now() - set.spawnedAt;
@@ -81,6 +85,7 @@ async function drainOnce(
       await sleep(500);
     }
     procs = watch.stop();
+    machine = machineWatch.stop();
     redisForksDuring = (await redisForks(ctx.redis)) - forksBefore;
     ctx.log(`CPU during the drain: ${Object.entries(procs).map(([name, p]) => `${name} ${Math.round(p.cpuMs ?? NaN)} ms`).join(", ")}; Redis forks (AOF rewrites) ${redisForksDuring}; Redis commands: ${JSON.stringify(await redisCommandStats(ctx.redis))}`);
     assignments = await readAssignments(ctx, set.workers.map((w) => w.name));
@@ -144,8 +149,9 @@ async function drainOnce(
     jobMs: summarize(jobMs).p50,
     handoverMs: { p50: handover.p50, p90: handover.p90 },
     stallsMs,
+    machine,
   };
-  ctx.log(`drain with ${count} worker(s): ${jobIds.length} jobs in ${Math.round(processingMs)} ms (${Math.round(run.jobsPerSecond)} jobs/s), job ${run.jobMs} ms, handover p50 ${handover.p50} ms, pauses with no job completing ${JSON.stringify(stallsMs)} ms, ${JSON.stringify(statuses)}`);
+  ctx.log(`drain with ${count} worker(s): ${jobIds.length} jobs in ${Math.round(processingMs)} ms (${Math.round(run.jobsPerSecond)} jobs/s), job ${run.jobMs} ms, handover p50 ${handover.p50} ms, pauses with no job completing ${JSON.stringify(stallsMs)} ms, machine ${JSON.stringify(machine)}, ${JSON.stringify(statuses)}`);
   return run;
 }
 

@@ -155,3 +155,50 @@ export async function redisCommandStats(redis: {
   }
   return out;
 }
+
+/** Machine-wide counters that say whether a measurement ran on a machine slowed from outside. */
+export interface MachineStall {
+  /** CPU time the hypervisor gave to others while this VM wanted it (/proc/stat steal), ms over all CPUs. */
+  stealMs: number;
+  /** Time some task waited on I/O (/proc/pressure/io "some"), ms; undefined without PSI. */
+  ioWaitMs?: number;
+  /** Time some runnable task waited for a CPU (/proc/pressure/cpu "some"), ms; undefined without PSI. */
+  cpuWaitMs?: number;
+}
+
+function readMachineCounters(): MachineStall {
+  const read = (file: string) => {
+    try {
+      return readFileSync(file, "utf8");
+    } catch {
+      return undefined;
+    }
+  };
+  const cpu = read("/proc/stat")?.split("\n")[0].trim().split(/\s+/) ?? [];
+  const ticks = 1000 / 100; // USER_HZ is 100 on Linux
+  const pressure = (text: string | undefined) => {
+    const total = /^some .*total=(\d+)/m.exec(text ?? "")?.[1];
+    return total === undefined ? undefined : Number(total) / 1000;
+  };
+  return {
+    stealMs: Number(cpu[8] ?? 0) * ticks,
+    ioWaitMs: pressure(read("/proc/pressure/io")),
+    cpuWaitMs: pressure(read("/proc/pressure/cpu")),
+  };
+}
+
+/** Starts counting steal and pressure stalls; `stop` returns what accrued since. */
+export function watchMachine(): { stop(): MachineStall } {
+  const before = readMachineCounters();
+  return {
+    stop() {
+      const after = readMachineCounters();
+      const diff = (a?: number, b?: number) => (a === undefined || b === undefined ? undefined : a - b);
+      return {
+        stealMs: after.stealMs - before.stealMs,
+        ioWaitMs: diff(after.ioWaitMs, before.ioWaitMs),
+        cpuWaitMs: diff(after.cpuWaitMs, before.cpuWaitMs),
+      };
+    },
+  };
+}
