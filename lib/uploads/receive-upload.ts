@@ -103,7 +103,13 @@ function uploadBody(config: UploadDeps["config"], request: Request): Parameters<
   );
 }
 
-/** The body's chunks, refused as soon as they add up to more than `maxBytes`. */
+/**
+ * The body's chunks, refused as soon as they add up to more than `maxBytes`. A reader that stops
+ * early (the file part ended before the form did: another field after it, an epilogue; or the
+ * upload is refused part-way) leaves the rest read and dropped, still within `maxBytes`: cancelling
+ * a request's body closes its connection at once, and the client, still sending, got a reset
+ * (ECONNRESET) instead of its answer, even for an upload that was kept.
+ */
 async function* bytesWithin(
   body: NonNullable<Parameters<typeof readWithin>[0]>,
   maxBytes: number,
@@ -111,16 +117,26 @@ async function* bytesWithin(
 ): AsyncGenerator<Uint8Array> {
   const reader = body.getReader();
   let total = 0;
+  let ended = false;
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      if (done || !value) return;
+      if (done || !value) {
+        ended = true;
+        return;
+      }
       total += value.byteLength;
       if (total > maxBytes) throw refuse();
       yield value;
     }
   } finally {
-    await reader.cancel().catch(() => {}); // already read to its end, or being refused: nothing to report
+    while (!ended && total <= maxBytes) {
+      const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+      if (done || !value) ended = true;
+      else total += value.byteLength;
+    }
+    // Over the limit (refused): the rest is not read, and the connection goes with it.
+    if (!ended) await reader.cancel().catch(() => {});
   }
 }
 

@@ -328,6 +328,40 @@ describe("POST /api/uploads under abuse", () => {
     expect(sha256(readFileSync(path.join(uploadsDir(DATA_DIR), record?.file ?? "")))).toBe(sha256(bytes));
   });
 
+  it("reads a form to its end when the file part is followed by more (another field) instead of cancelling the body, which resets a client's connection", async () => {
+    const bytes = readFileSync(path.join(SAMPLES, "reel-valid.mp4"));
+    const boundary = "----WebKitFormBoundaryLaterField";
+    const pieces = [
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="reel.mp4"\r\nContent-Type: video/mp4\r\n\r\n`,
+      ),
+      bytes,
+      Buffer.from(`\r\n--${boundary}\r\nContent-Disposition: form-data; name="caption"\r\n\r\n`),
+      Buffer.from("c".repeat(200_000)),
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ];
+    // Behind Next.js a cancelled request body destroys the socket: the client, still sending the
+    // caption, got ECONNRESET instead of its 201 (seen with a real server and a late caption).
+    let pulled = 0;
+    let cancelled = false;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        const piece = pieces[pulled++];
+        if (piece) controller.enqueue(new Uint8Array(piece));
+        else controller.close();
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    const response = await upload(body, `multipart/form-data; boundary=${boundary}`);
+    expect(response.status).toBe(201);
+    expect(cancelled).toBe(false);
+    expect(pulled).toBe(pieces.length + 1);
+    const record = await readUpload(redis, ((await response.json()) as { upload_id: string }).upload_id);
+    expect(sha256(readFileSync(path.join(uploadsDir(DATA_DIR), record?.file ?? "")))).toBe(sha256(bytes));
+  });
+
   it("counts every byte of a chunked multipart body: no file part past the limit, or a huge field before a small video, is a 413", async () => {
     const boundary = "----WebKitFormBoundaryZyXw";
     const noFile = chunkedBody(UPLOAD_MAX_BYTES * 20);
