@@ -144,7 +144,7 @@ interface RunContext {
 }
 
 async function generate(ctx: RunContext, first: StartedAttempt): Promise<GenerationOutcome> {
-  const { deps, command, signal, now, runId, lease, leaseMs, slotRelease } = ctx;
+  const { deps, command, signal, now, runId, leaseMs } = ctx;
   const { redis } = deps;
   const provider = deps.providerFor(command.model_name);
   const model = deps.models.find((m) => m.id === command.model_name);
@@ -164,7 +164,7 @@ async function generate(ctx: RunContext, first: StartedAttempt): Promise<Generat
     }
     writer ??= StreamWriter.continueAfter(redis, command.job_id, started.eventsWritten);
     if (writer.written > 0) await writer.reset(started.attempt);
-    const run: AttemptContext = { deps, command, writer, runId, signal, now, model, started, lease, slotRelease };
+    const run: AttemptContext = { ...ctx, writer, model, started };
     if (!provider)
       return finish(run, "FAILED", { error: `unknown model "${command.model_name}"`, startedAt: started.startedAt });
     if (started.hash.cancel_requested === "1")
@@ -184,18 +184,7 @@ async function generate(ctx: RunContext, first: StartedAttempt): Promise<Generat
         : finish(run, "CANCELLED", { output: "", startedAt: started.startedAt });
   }
   // The loop ran at least once and every way out of it without an attempt started returned.
-  const last: AttemptContext = {
-    deps,
-    command,
-    writer: writer!,
-    runId,
-    signal,
-    now,
-    model,
-    started: started!,
-    lease,
-    slotRelease,
-  };
+  const last: AttemptContext = { ...ctx, writer: writer!, model, started: started! };
   return finish(last, "FAILED", { error: `the model failed: ${lastError}`, startedAt: now() });
 }
 
@@ -216,17 +205,10 @@ async function skipFinal(
 }
 
 /** What an attempt needs besides its provider: the job, where its output goes, and when to stop. */
-interface AttemptContext {
-  deps: GenerationDeps;
-  command: GenerationCommand;
+interface AttemptContext extends RunContext {
   writer: StreamWriter;
-  runId: string;
-  signal: AbortSignal;
-  now: () => number;
   model: ModelInfo | undefined;
   started: StartedAttempt;
-  lease: HeldLease;
-  slotRelease: () => RedisCommand[];
 }
 
 /**

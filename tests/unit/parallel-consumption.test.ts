@@ -98,6 +98,16 @@ describe("FairQueue", () => {
 describe("on a real Redis", () => {
   const redis = realRedisPerFile();
 
+  /** A run of `owner` under the lease at `key`, 10 s long, with no group to heartbeat. */
+  const leaseRun = (key: string, owner: string, shutdown = new AbortController().signal) => ({
+    redis: redis(),
+    key,
+    owner,
+    ms: 10_000,
+    heartbeat: async () => {},
+    shutdown,
+  });
+
   it("KeySlots: at most `limit` running per key across processes, freed on release and when a holder stops renewing", async () => {
     const group = `g-${randomUUID()}`;
     const a = new KeySlots(redis(), group, 2, 300);
@@ -199,14 +209,7 @@ describe("on a real Redis", () => {
     const claims: string[] = [];
     let holder: string | undefined = "first";
     const outcome = runUnderLease(
-      {
-        redis: redis(),
-        key,
-        owner: "second",
-        ms: 10_000,
-        heartbeat: async () => {},
-        shutdown: new AbortController().signal,
-      },
+      leaseRun(key, "second"),
       {
         claim: async () => {
           claims.push(holder ?? "none");
@@ -230,14 +233,7 @@ describe("on a real Redis", () => {
     let done = false;
     expect(await takeLease(redis(), key, "first", 10_000)).toBe("");
     const second = runUnderLease(
-      {
-        redis: redis(),
-        key,
-        owner: "second",
-        ms: 10_000,
-        heartbeat: async () => {},
-        shutdown: new AbortController().signal,
-      },
+      leaseRun(key, "second"),
       { check: async () => (done ? "skipped" : undefined), run: async () => "ran" },
       "handed-back",
     );
@@ -250,14 +246,7 @@ describe("on a real Redis", () => {
   it("runUnderLease hands the work back when the worker stops mid-run", async () => {
     const shutdown = new AbortController();
     const outcome = runUnderLease(
-      {
-        redis: redis(),
-        key: `lease-${randomUUID()}`,
-        owner: "run",
-        ms: 10_000,
-        heartbeat: async () => {},
-        shutdown: shutdown.signal,
-      },
+      leaseRun(`lease-${randomUUID()}`, "run", shutdown.signal),
       {
         check: async () => undefined,
         run: (signal) =>
