@@ -243,11 +243,13 @@ async function tryOnce(run: AttemptContext, provider: Provider): Promise<Generat
       output += chunk.delta;
       await writer.delta(chunk.delta);
     }
+    await writer.flush();
     signal.throwIfAborted();
     return finish(run, "COMPLETED", { output, startedAt, firstTokenAt, reported, stoppedBecause });
   } catch (error) {
     const reason = signal.reason ?? error;
     if (reason instanceof HandBack) {
+      writer.abandon();
       deps.log("info", "handing a job back", { job_id: command.job_id, reason: reason.message });
       return "handed-back";
     }
@@ -271,6 +273,8 @@ async function finish(run: AttemptContext, status: JobStatus, facts: FinishFacts
   const { deps, command, writer, runId, started } = run;
   const { redis } = deps;
   const id = command.job_id;
+  // The deltas on their way land first (a failed one is the attempt's failure, answered already).
+  await writer.idle();
   const end = run.now();
   const output = facts.output ?? "";
   const usageCounts = facts.reported ?? {

@@ -5,12 +5,26 @@ import type { FinishReason, JobStatus } from "./status";
 import { jobKeys, OPEN_JOB_TTL_S } from "./keys";
 import { finalStreamMessage, type StreamMessage } from "./stream-message";
 
+/** Text a stream holds back while its previous message is written, before a delta waits for that write. */
+const MAX_HELD_CHARS = 64 * 1024;
+
 /**
  * Writes a job's stream: each message is appended to the replay list and published on the
  * channel in one step (a script), so a reader that subscribed first and then read the list sees every
  * message at least once and can drop duplicates by seq.
+ *
+ * A delta is written at once when the job has no message being written; otherwise it is held and
+ * goes out, with every other delta given meanwhile, as the job's next message once that write is
+ * done. A lone stream on an idle process sends one message per delta; when Redis or the process
+ * falls behind, a message carries several deltas' text and the cost per delta falls as the load
+ * rises. `delta` resolves once the text is taken (or, past MAX_HELD_CHARS held, once written);
+ * `flush` waits until all of it is written and reports a failed write.
  */
 export class StreamWriter {
+  private held = "";
+  private sending: Promise<void> | undefined;
+  private failure: { error: unknown } | undefined;
+
   private constructor(
     private readonly redis: Redis,
     private readonly jobId: string,
@@ -31,22 +45,68 @@ export class StreamWriter {
     return this.seq;
   }
 
+  /** Rejects with the error of a write that failed since the last reset: the text after it would leave a gap. */
   delta(delta: string): Promise<void> {
-    return this.emit({ delta, is_final: false });
+    if (this.failure) return Promise.reject(this.failure.error);
+    if (!delta) return Promise.resolve();
+    this.held += delta;
+    this.sending ??= this.sendHeld();
+    return this.held.length > MAX_HELD_CHARS ? this.flush() : Promise.resolve();
   }
 
-  reset(attempt: number): Promise<void> {
+  /** Waits until every delta given is written; rejects if one of the writes failed. */
+  async flush(): Promise<void> {
+    await this.idle();
+    if (this.failure) throw this.failure.error;
+  }
+
+  /** Starts the stream over for a new attempt, after whatever the last one still had on its way. */
+  async reset(attempt: number): Promise<void> {
+    await this.idle();
+    this.failure = undefined;
     return this.emit({ delta: "", is_final: false, reset: true, attempt });
   }
 
-  /** The final message as commands, for the caller's atomic final write (final state and final message land together). */
+  /** Drops the text not sent yet: the run no longer holds the job (a hand-back), its output is not wanted. */
+  abandon(): void {
+    this.held = "";
+  }
+
+  /**
+   * The final message as commands, for the caller's atomic final write (final state and final
+   * message land together). Only after the deltas are written (`flush`, or `idle` when the run
+   * ends without them mattering): the final message must come last.
+   */
   final(status: JobStatus, finishReason: FinishReason): RedisCommand[] {
+    if (this.sending)
+      throw new Error(`job ${this.jobId}: the final message was asked for while deltas were still being written`);
     const message: StreamMessage = { seq: ++this.seq, ...finalStreamMessage(status, finishReason) };
     const raw = JSON.stringify(message);
     return [
       ["RPUSH", jobKeys.events(this.jobId), raw],
       ["PUBLISH", jobKeys.stream(this.jobId), raw],
     ];
+  }
+
+  /** Waits until nothing is being written, whether or not the writes succeeded. */
+  async idle(): Promise<void> {
+    while (this.sending) await this.sending;
+  }
+
+  /** Sends what is held, one message at a time, until nothing is; a failure drops the rest and is kept for the next call. */
+  private async sendHeld(): Promise<void> {
+    try {
+      while (this.held && !this.failure) {
+        const delta = this.held;
+        this.held = "";
+        await this.emit({ delta, is_final: false });
+      }
+    } catch (error) {
+      this.failure = { error };
+      this.held = "";
+    } finally {
+      this.sending = undefined;
+    }
   }
 
   private emit(fields: Omit<StreamMessage, "seq">): Promise<void> {

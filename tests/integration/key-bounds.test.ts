@@ -28,6 +28,7 @@ describe("a job's event list", () => {
     const events = jobKeys.events(jobId);
     const writer = await StreamWriter.open(redis, jobId);
     await writer.delta("first");
+    await writer.flush();
     const open = await redis.ttl(events);
     expect(open).toBeGreaterThan(OPEN_JOB_TTL_S - 60);
     expect(open).toBeLessThanOrEqual(OPEN_JOB_TTL_S);
@@ -36,6 +37,7 @@ describe("a job's event list", () => {
     await redis.expire(events, FINISHED_JOB_TTL_S);
     const late = await StreamWriter.open(redis, jobId);
     await late.delta("late");
+    await late.flush();
     expect(await redis.ttl(events)).toBeLessThanOrEqual(FINISHED_JOB_TTL_S);
     await redis.del(events);
   });

@@ -35,7 +35,11 @@ describe("StreamWriter", () => {
     const id = newJobId();
     const { received, close } = await subscribe([id]);
     const writer = await StreamWriter.open(redis(), id);
-    for (const delta of ["a", "b", "c"]) await writer.delta(delta);
+    // Each delta written before the next is given: one message each.
+    for (const delta of ["a", "b", "c"]) {
+      await writer.delta(delta);
+      await writer.flush();
+    }
     expect(seqs(await list(id))).toEqual([1, 2, 3]);
     await waitFor(async () => received.get(jobKeys.stream(id))!.length === 3, { what: "three published messages" });
     expect(received.get(jobKeys.stream(id))).toEqual(await list(id));
@@ -46,12 +50,14 @@ describe("StreamWriter", () => {
     const [fresh, finished] = [newJobId(), newJobId()];
     const writers = await Promise.all([fresh, finished].map((id) => StreamWriter.open(redis(), id)));
     await writers[0]!.delta("a");
+    await writers[0]!.flush();
     const ttl = await redis().ttl(jobKeys.events(fresh));
     expect(ttl).toBeGreaterThan(OPEN_JOB_TTL_S - 60);
     expect(ttl).toBeLessThanOrEqual(OPEN_JOB_TTL_S);
     // A list with a day left (a final write's expiry): a late message keeps that day.
     await redis().multi().rpush(jobKeys.events(finished), "{}").expire(jobKeys.events(finished), 86_400).exec();
     await writers[1]!.delta("late");
+    await writers[1]!.flush();
     expect(await redis().ttl(jobKeys.events(finished))).toBeLessThanOrEqual(86_400);
   });
 
@@ -68,20 +74,67 @@ describe("StreamWriter", () => {
     const ids = [newJobId(), newJobId(), newJobId()];
     const writers = await Promise.all(ids.map((id) => StreamWriter.open(redis(), id)));
     await resetCommandCalls();
-    await Promise.all(writers.map((w) => w.delta("x")));
-    await Promise.all(writers.flatMap((w) => [w.delta("y"), w.delta("z")]));
+    for (const w of writers) void w.delta("x");
+    await Promise.all(writers.map((w) => w.flush()));
+    for (const w of writers) void w.delta("y");
+    await Promise.all(writers.map((w) => w.flush()));
     const calls = await commandCalls();
     // Two turns, two scripts (the first may go as EVAL, loading it); inside them one RPUSH and one PUBLISH per message.
     expect((calls.evalsha ?? 0) + (calls.eval ?? 0)).toBe(2);
-    expect([calls.rpush, calls.publish, calls.multi]).toEqual([9, 9, undefined]);
-    for (const id of ids) expect(seqs(await list(id))).toEqual([1, 2, 3]);
+    expect([calls.rpush, calls.publish, calls.multi]).toEqual([6, 6, undefined]);
+    for (const id of ids) expect(seqs(await list(id))).toEqual([1, 2]);
   });
 
-  it("fails the write of every stream in a batch that Redis refused", async () => {
+  it("holds what a stream is given while its message is written and sends it as one message next", async () => {
+    const [id, other] = [newJobId(), newJobId()];
+    const writers = await Promise.all([id, other].map((job) => StreamWriter.open(redis(), job)));
+    await resetCommandCalls();
+    // "a" goes at once; "b", "c" and "d" arrive while it is on its way (the other stream's too).
+    for (const delta of ["a", "b", "c", "d"]) for (const w of writers) void w.delta(delta);
+    await Promise.all(writers.map((w) => w.flush()));
+    for (const job of [id, other]) {
+      expect((await list(job)).map((raw) => JSON.parse(raw))).toEqual([
+        { seq: 1, delta: "a", is_final: false },
+        { seq: 2, delta: "bcd", is_final: false },
+      ]);
+    }
+    const calls = await commandCalls();
+    // Two scripts for both streams: the held text of each goes in the second.
+    expect((calls.evalsha ?? 0) + (calls.eval ?? 0)).toBe(2);
+    expect([calls.rpush, calls.publish]).toEqual([4, 4]);
+    // The final message comes after them, numbered next.
+    expect(JSON.parse(writers[0]!.final("COMPLETED", "length")[0]![2] as string)).toMatchObject({
+      seq: 3,
+      is_final: true,
+    });
+  });
+
+  it("refuses the final message while deltas are still on their way, and drops held text when abandoned", async () => {
+    const id = newJobId();
+    const writer = await StreamWriter.open(redis(), id);
+    void writer.delta("a");
+    void writer.delta("b");
+    expect(() => writer.final("COMPLETED", "stop")).toThrow(/still being written/);
+    writer.abandon();
+    await writer.idle();
+    expect(seqs(await list(id))).toEqual([1]);
+    expect(writer.final("CANCELLED", "cancelled")).toHaveLength(2);
+  });
+
+  it("fails the write of every stream in a batch that Redis refused, and the stream's later deltas until a reset", async () => {
     const [id, broken] = [newJobId(), newJobId()];
     await redis().set(jobKeys.events(broken), "not a list");
     const writers = await Promise.all([broken, id].map((job) => StreamWriter.continueAfter(redis(), job, 0)));
-    const results = await Promise.allSettled(writers.map((w) => w.delta("x")));
+    const results = await Promise.allSettled(writers.map((w) => w.delta("x").then(() => w.flush())));
     expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+    await expect(writers[1]!.delta("y")).rejects.toThrow();
+    // A new attempt starts over: its reset and what follows are written.
+    await writers[1]!.reset(2);
+    await writers[1]!.delta("z");
+    await writers[1]!.flush();
+    expect((await list(id)).map((raw) => JSON.parse(raw) as { seq: number; delta: string })).toMatchObject([
+      { seq: 2, reset: true },
+      { seq: 3, delta: "z" },
+    ]);
   });
 });
