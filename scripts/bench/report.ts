@@ -246,6 +246,11 @@ export function renderReport(
     push(
       `| 3 | ${f.n} jobs streaming at once through Kafka and a worker, ${f.tokensPerSecond} tokens/s: delivery p99 | ${fmt(f.latency.p99)} ms | p50 ${fmt(f.latency.p50)} ms; ${fmt(f.deltasPerSecond, 0)} of ${fmt(f.n * f.tokensPerSecond, 0)} deltas/s offered | – | ${goal ? `≤ ${goal} ms` : ""} | ${goal ? mark(f.latency.p99 <= goal) : ""} |`,
     );
+    if (f.paceRatio !== undefined && f.n >= 500)
+      push(
+        `| 3 | …each stream's deltas delivered at the model's pace (${f.wholeStreams} of ${f.n} streams whole) | ${fmtRatio(f.paceRatio)} | ${f.tokensPerSecond} tokens/s; the ${f.n} jobs started over ${fmt(f.startSpreadMs, 0)} ms | ${fmtRatio(f.paceRatio)} | ≥ 0.98× | ${mark(f.paceRatio >= 0.98 && f.wholeStreams === f.n)} |`,
+        `| 3 | …Redis commands per delta (${fmt(f.deltas / (f.modelDeltas ?? f.deltas), 2)} messages per delta) | ${fmt(f.redisCommandsPerDelta, 2)} | – | – | ≤ 1.5 | ${mark(f.redisCommandsPerDelta <= 1.5)} |`,
+      );
   }
   if (d1) {
     for (const d of r.drains.slice(1)) {
@@ -358,13 +363,15 @@ export function renderReport(
       "",
       "Delivery latency is Redis PUBLISH → SSE client: a subscriber in the bench process (PSUBSCRIBE `job:stream:*`) timestamps each message when Redis hands it out,",
       "the SSE client timestamps the same `seq` when its bytes arrive; both clocks are the same `performance.now()`. CPU is % of one core over the window, from /proc.",
+      "A delta is one of the model's pieces of text (about a token); a message may carry several when the worker is behind (it coalesces a job's deltas while its previous message is written).",
+      "Pace is each stream's first-to-last delta time against the model's, over all streams; deltas/s also counts the time the worker took to start the N jobs from its backlog (\"starts over\").",
       "",
-      "| Mode | N | max_tokens | Streaming at once | Deltas delivered / expected | Deltas/s (offered) | p50 ms | p90 ms | p99 ms | max ms | Gaps/dups | Redis commands / EXEC per delta | Worker-side CPU | Web CPU | Redis CPU | Bench CPU (loop delay p99) | Web / worker peak RSS |",
-      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+      "| Mode | N | max_tokens | Streaming at once | Deltas delivered / expected (messages) | Deltas/s (offered) | Pace (starts over) | p50 ms | p90 ms | p99 ms | max ms | Gaps/dups | Redis commands / EXEC per delta | Worker-side CPU | Web CPU | Redis CPU | Bench CPU (loop delay p99) | Web / worker peak RSS |",
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
       ...r.fanOut.map((f) => {
         const worker = f.procs.generator ?? f.procs.worker;
         return (
-          `| ${f.mode === "worker" ? "real worker, Kafka" : "all at once"} | ${f.n} | ${f.maxTokens} | ${f.maxConcurrent} | ${f.deltas} / ${f.expectedDeltas} | ${fmt(f.deltasPerSecond, 0)} (${fmt(f.n * f.tokensPerSecond, 0)}) |` +
+          `| ${f.mode === "worker" ? "real worker, Kafka" : "all at once"} | ${f.n} | ${f.maxTokens} | ${f.maxConcurrent} | ${f.modelDeltas ?? f.deltas} / ${f.expectedDeltas} (${f.deltas}) | ${fmt(f.deltasPerSecond, 0)} (${fmt(f.n * f.tokensPerSecond, 0)}) | ${f.paceRatio === undefined ? "–" : `${fmtRatio(f.paceRatio)} (${fmt(f.startSpreadMs, 0)} ms)`} |` +
           ` ${fmt(f.latency.p50)} | ${fmt(f.latency.p90)} | ${fmt(f.latency.p99)} | ${fmt(f.latency.max)} | ${f.gapsOrDuplicates} | ${fmt(f.redisCommandsPerDelta, 2)} / ${fmt(f.execPerDelta, 2)} | ${fmt(worker?.cpuPct, 0)}% | ${fmt(f.procs.web?.cpuPct, 0)}% | ${fmt(f.procs.redis?.cpuPct, 0)}% | ${fmt(f.procs.bench?.cpuPct, 0)}% (${fmt(f.benchLoopDelayP99, 0)} ms) | ${fmt(f.procs.web?.peakRssMb, 0)} / ${fmt(worker?.peakRssMb, 0)} MiB |`
         );
       }),

@@ -18,11 +18,28 @@ export interface FanOutRun {
   n: number;
   maxTokens: number;
   tokensPerSecond: number;
-  /** Deltas the SSE clients received (the final message not counted). */
+  /** Delta messages the SSE clients received (the final message not counted). */
   deltas: number;
+  /** The model's deltas (its pieces of text, about one per token) over all streams: what was offered. */
   expectedDeltas: number;
+  /**
+   * The model's deltas delivered: a stream's all of them when its text arrived whole. A message may
+   * carry several (the worker coalesces a job's deltas while its previous message is being written).
+   */
+  modelDeltas?: number;
+  /** Streams whose text arrived whole and in order. */
+  wholeStreams?: number;
+  /**
+   * Each stream's pace against the model's: Σ (deltas − 1) ÷ tokens/s over Σ (last − first delta at
+   * the client). 1.00× when every stream got its text as fast as the model made it; unlike
+   * deltasPerSecond, not lowered by the time a worker takes to start N jobs from a backlog.
+   */
+  paceRatio?: number;
+  /** Time from the first stream's first delta to the last stream's first delta, ms. */
+  startSpreadMs?: number;
   /** First delta → last delta at the clients. */
   windowMs: number;
+  /** The model's deltas delivered over windowMs (older runs: messages). */
   deltasPerSecond: number;
   /** Redis PUBLISH (seen by a direct subscriber in this process) → the same message at the SSE client, ms. */
   latency: Summary;
@@ -33,9 +50,11 @@ export interface FanOutRun {
   procs: Record<string, ProcUsage>;
   /** This process's event-loop delay p99 (it timestamps both ends), ms. */
   benchLoopDelayP99: number;
-  /** Redis commands (all clients, from INFO commandstats) per delta delivered, and EXECs per delta. */
+  /** Redis commands (all clients, from INFO commandstats) per model delta delivered, and EXECs per delta. */
   redisCommandsPerDelta: number;
   execPerDelta: number;
+  /** redisCommandsPerDelta by command (INFO commandstats names), the most called first. */
+  redisCommandsByName?: Record<string, number>;
 }
 
 /**
@@ -46,15 +65,24 @@ export interface FanOutRun {
  */
 const FAN_OUT_PROMPTS = ["Stream clients subscribe first", "Each job", "Dispatch publishes", "Kafka", "Workers in a consumer group"];
 
-/** The first of FAN_OUT_PROMPTS the shipped model continues to `maxTokens` without ending. */
-async function longRunningPrompt(root: string, maxTokens: number): Promise<string> {
+/**
+ * The first of FAN_OUT_PROMPTS the shipped model continues to `maxTokens` without ending, with the
+ * text it writes (the same in every job: temperature 0) and in how many deltas.
+ */
+async function longRunningPrompt(root: string, maxTokens: number): Promise<{ prompt: string; text: string; pieces: number }> {
   const model = createLocalNgram({ corpus: readShippedCorpus(root), tokensPerSecond: 1e9, sleep: async () => {} });
   for (const prompt of FAN_OUT_PROMPTS) {
     let finish: unknown;
+    let text = "";
+    let pieces = 0;
     for await (const chunk of model.generate({ model: "local-ngram", prompt, temperature: 0, maxTokens, signal: new AbortController().signal }))
       if ("finish_reason" in chunk) finish = chunk.finish_reason;
+      else if ("delta" in chunk) {
+        text += chunk.delta;
+        pieces++;
+      }
     // Older commits' model yields no finish chunk at all: only "stop" says the text ended early.
-    if (finish !== "stop") return prompt;
+    if (finish !== "stop") return { prompt, text, pieces };
   }
   throw new Error(`none of the fan-out prompts runs to ${maxTokens} tokens at temperature 0: add one to FAN_OUT_PROMPTS`);
 }
@@ -67,13 +95,15 @@ const STREAM_PREFIX = jobKeys.stream("");
  */
 export async function measureFanOut(ctx: BenchContext, mode: FanOutRun["mode"], n: number, maxTokens: number, tokensPerSecond: number): Promise<FanOutRun> {
   const tenants = mode === "worker" ? ctx.spread : [ctx.demo];
-  const commands = await submitAll(ctx, n, tenants, maxTokens);
+  const expected = await longRunningPrompt(ctx.root, maxTokens);
+  const commands = await submitAll(ctx, n, tenants, maxTokens, expected.prompt);
   const tenantOf = new Map(commands.map((c) => [c.job_id, tenants.find((t) => t.id === c.tenant_id)!]));
 
   const published = new Map<string, number>();
   const received = new Map<string, number>();
   const firstAt = new Map<string, number>();
   const lastAt = new Map<string, number>();
+  const texts = new Map<string, string>();
   let deltas = 0;
   let completedStreams = 0;
   let gapsOrDuplicates = 0;
@@ -103,12 +133,13 @@ export async function measureFanOut(ctx: BenchContext, mode: FanOutRun["mode"], 
         if (seq !== lastSeq + 1) gapsOrDuplicates++;
         lastSeq = seq;
         received.set(`${command.job_id}|${seq}`, event.at);
-        const data = JSON.parse(event.data) as { is_final: boolean };
+        const data = JSON.parse(event.data) as { is_final: boolean; delta: string };
         if (data.is_final) {
           completedStreams++;
           return;
         }
         deltas++;
+        texts.set(command.job_id, (texts.get(command.job_id) ?? "") + data.delta);
         if (!firstAt.has(command.job_id)) firstAt.set(command.job_id, event.at);
         lastAt.set(command.job_id, event.at);
       },
@@ -171,45 +202,67 @@ export async function measureFanOut(ctx: BenchContext, mode: FanOutRun["mode"], 
   const starts = [...firstAt.values()];
   const ends = [...lastAt.values()];
   const windowMs = Math.max(...ends) - Math.min(...starts);
+  const whole = commands.filter((c) => texts.get(c.job_id) === expected.text).map((c) => c.job_id);
+  // A stream whose text did not arrive whole counts the messages it got.
+  const modelDeltas = whole.length * expected.pieces + [...texts.keys()].filter((id) => !whole.includes(id)).length;
+  const paced = whole.filter((id) => lastAt.get(id)! > firstAt.get(id)!);
+  const paceRatio =
+    (paced.length * (expected.pieces - 1) * (1000 / tokensPerSecond)) /
+    paced.reduce((sum, id) => sum + lastAt.get(id)! - firstAt.get(id)!, 0);
   const run: FanOutRun = {
     mode,
     n,
     maxTokens,
     tokensPerSecond,
     deltas,
-    expectedDeltas: n * maxTokens,
+    expectedDeltas: n * expected.pieces,
+    modelDeltas,
+    wholeStreams: whole.length,
+    paceRatio,
+    startSpreadMs: Math.max(...starts) - Math.min(...starts),
     windowMs,
-    deltasPerSecond: deltas / (windowMs / 1000),
+    deltasPerSecond: modelDeltas / (windowMs / 1000),
     latency: summarize(latencies),
     maxConcurrent: maxOverlap([...firstAt.keys()].map((id) => [firstAt.get(id)!, lastAt.get(id)!])),
     completedStreams,
     gapsOrDuplicates,
     procs,
     benchLoopDelayP99: loopDelay.percentile(99) / 1e6,
-    redisCommandsPerDelta: (stats1.total - stats0.total) / deltas,
+    redisCommandsPerDelta: (stats1.total - stats0.total) / modelDeltas,
     execPerDelta: (stats1.exec - stats0.exec) / deltas,
+    redisCommandsByName: commandsPerDelta(stats0.byCommand, stats1.byCommand, modelDeltas),
   };
   ctx.log(
-    `fan-out ${mode} N=${n}: ${deltas}/${run.expectedDeltas} deltas, ${Math.round(run.deltasPerSecond)}/s, latency p50 ${run.latency.p50.toFixed(1)} p99 ${run.latency.p99.toFixed(1)} ms, ` +
+    `fan-out ${mode} N=${n}: ${modelDeltas}/${run.expectedDeltas} deltas in ${deltas} messages, ${whole.length} streams whole, ${Math.round(run.deltasPerSecond)}/s, pace ${paceRatio.toFixed(3)}, starts over ${Math.round(run.startSpreadMs!)} ms, latency p50 ${run.latency.p50.toFixed(1)} p99 ${run.latency.p99.toFixed(1)} ms, ` +
       `max ${run.maxConcurrent} at once, ${completedStreams} completed, ${run.redisCommandsPerDelta.toFixed(2)} Redis commands and ${run.execPerDelta.toFixed(2)} EXEC per delta, cpu ${Object.entries(procs).map(([k, v]) => `${k} ${Math.round(v.cpuPct)}%`).join(" ")}`,
   );
+  ctx.log(`fan-out ${mode} N=${n}: Redis commands per delta by command: ${JSON.stringify(run.redisCommandsByName)}`);
   return run;
 }
 
-/** Calls of every Redis command so far, and of EXEC (one per MULTI). */
-async function commandStats(ctx: BenchContext): Promise<{ total: number; exec: number }> {
+/** Calls of every Redis command so far (those scripts call included), in all and by command, and of EXEC (one per MULTI). */
+async function commandStats(ctx: BenchContext): Promise<{ total: number; exec: number; byCommand: Record<string, number> }> {
   const info = await ctx.redis.info("commandstats");
   let total = 0;
-  let exec = 0;
+  const byCommand: Record<string, number> = {};
   for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
     total += Number(match[2]);
-    if (match[1] === "exec") exec = Number(match[2]);
+    byCommand[match[1]] = Number(match[2]);
   }
-  return { total, exec };
+  return { total, exec: byCommand.exec ?? 0, byCommand };
 }
 
-async function submitAll(ctx: BenchContext, n: number, tenants: Tenant[], maxTokens: number): Promise<GenerationCommand[]> {
-  const prompt = await longRunningPrompt(ctx.root, maxTokens);
+/** Each command's calls between two readings per delta, the most called first. */
+function commandsPerDelta(before: Record<string, number>, after: Record<string, number>, deltas: number): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(after)
+      .map(([name, calls]) => [name, +((calls - (before[name] ?? 0)) / deltas).toFixed(3)] as const)
+      .filter(([, perDelta]) => perDelta > 0)
+      .sort((a, b) => b[1] - a[1]),
+  );
+}
+
+async function submitAll(ctx: BenchContext, n: number, tenants: Tenant[], maxTokens: number, prompt: string): Promise<GenerationCommand[]> {
   const commands: GenerationCommand[] = Array.from({ length: n }, (_, i) => ({
     job_id: crypto.randomUUID(),
     tenant_id: tenants[i % tenants.length].id,
