@@ -17,7 +17,9 @@ const MAX_HELD_CHARS = 64 * 1024;
  * goes out, with every other delta given meanwhile, as the job's next message once that write is
  * done. A lone stream on an idle process sends one message per delta; when Redis or the process
  * falls behind, a message carries several deltas' text and the cost per delta falls as the load
- * rises. `delta` resolves once the text is taken (or, past MAX_HELD_CHARS held, once written);
+ * rises. `delta` resolves on the next turn of the event loop (or, past MAX_HELD_CHARS held, once
+ * written): a model that is never made to wait, such as the built-in one unpaced, still lets the
+ * process's timers (lease renewals, the group's heartbeats) and other jobs run between its deltas.
  * `flush` waits until all of it is written and reports a failed write.
  */
 export class StreamWriter {
@@ -51,7 +53,7 @@ export class StreamWriter {
     if (!delta) return Promise.resolve();
     this.held += delta;
     this.sending ??= this.sendHeld();
-    return this.held.length > MAX_HELD_CHARS ? this.flush() : Promise.resolve();
+    return this.held.length > MAX_HELD_CHARS ? this.flush() : nextTurn();
   }
 
   /** Waits until every delta given is written; rejects if one of the writes failed. */
@@ -159,6 +161,8 @@ class WriteBatch {
 }
 
 const batches = new WeakMap<Redis, WriteBatch>();
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 function batchFor(redis: Redis): WriteBatch {
   let batch = batches.get(redis);

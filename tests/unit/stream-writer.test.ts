@@ -109,6 +109,15 @@ describe("StreamWriter", () => {
     });
   });
 
+  it("lets the event loop turn before a delta resolves, so an unpaced model cannot starve timers", async () => {
+    const writer = await StreamWriter.open(redis(), newJobId());
+    let turned = false;
+    setImmediate(() => (turned = true));
+    await writer.delta("a");
+    expect(turned).toBe(true);
+    await writer.flush();
+  });
+
   it("refuses the final message while deltas are still on their way, and drops held text when abandoned", async () => {
     const id = newJobId();
     const writer = await StreamWriter.open(redis(), id);
