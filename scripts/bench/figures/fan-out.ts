@@ -104,6 +104,7 @@ export async function measureFanOut(ctx: BenchContext, mode: FanOutRun["mode"], 
   const firstAt = new Map<string, number>();
   const lastAt = new Map<string, number>();
   const texts = new Map<string, string>();
+  const messagesOf = new Map<string, number>();
   let deltas = 0;
   let completedStreams = 0;
   let gapsOrDuplicates = 0;
@@ -140,6 +141,7 @@ export async function measureFanOut(ctx: BenchContext, mode: FanOutRun["mode"], 
         }
         deltas++;
         texts.set(command.job_id, (texts.get(command.job_id) ?? "") + data.delta);
+        messagesOf.set(command.job_id, (messagesOf.get(command.job_id) ?? 0) + 1);
         if (!firstAt.has(command.job_id)) firstAt.set(command.job_id, event.at);
         lastAt.set(command.job_id, event.at);
       },
@@ -203,8 +205,11 @@ export async function measureFanOut(ctx: BenchContext, mode: FanOutRun["mode"], 
   const ends = [...lastAt.values()];
   const windowMs = Math.max(...ends) - Math.min(...starts);
   const whole = commands.filter((c) => texts.get(c.job_id) === expected.text).map((c) => c.job_id);
+  const wholeSet = new Set(whole);
   // A stream whose text did not arrive whole counts the messages it got.
-  const modelDeltas = whole.length * expected.pieces + [...texts.keys()].filter((id) => !whole.includes(id)).length;
+  const modelDeltas =
+    whole.length * expected.pieces +
+    [...messagesOf].filter(([id]) => !wholeSet.has(id)).reduce((sum, [, messages]) => sum + messages, 0);
   const paced = whole.filter((id) => lastAt.get(id)! > firstAt.get(id)!);
   const paceRatio =
     (paced.length * (expected.pieces - 1) * (1000 / tokensPerSecond)) /
