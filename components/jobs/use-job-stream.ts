@@ -6,7 +6,7 @@ import type { StreamMessage } from "@/lib/jobs/stream-message";
 
 export type StreamPhase = "idle" | "connecting" | "live" | "reconnecting" | "done" | "failed";
 
-interface StreamState {
+export interface StreamState {
   text: string;
   /** The highest seq applied: a replayed or repeated event at or below it is ignored. */
   lastSeq: number;
@@ -20,11 +20,13 @@ interface StreamState {
   attempt?: number;
 }
 
-type Action =
+export type Action =
   | {
       type: "delta";
       seq: number;
       delta: string;
+      /** The model's deltas the message joins (more than one when the worker was behind). */
+      count: number;
       isFinal: boolean;
       status?: JobStatus;
       finishReason?: FinishReason;
@@ -33,7 +35,8 @@ type Action =
   | { type: "reset"; seq: number; attempt?: number }
   | { type: "phase"; phase: StreamPhase; at?: number };
 
-function reduce(state: StreamState, action: Action): StreamState {
+/** The stream's state after one event (exported for its tests): `deltas` counts the model's deltas, not messages. */
+export function reduceJobStream(state: StreamState, action: Action): StreamState {
   switch (action.type) {
     case "phase":
       if (state.phase === "done") return state;
@@ -50,7 +53,7 @@ function reduce(state: StreamState, action: Action): StreamState {
       return {
         ...state,
         text: state.text + action.delta,
-        deltas: state.deltas + (action.delta ? 1 : 0),
+        deltas: state.deltas + (action.delta ? action.count : 0),
         lastSeq: action.seq,
         phase: action.isFinal ? "done" : "live",
         finalStatus: action.isFinal ? (action.status ?? "COMPLETED") : state.finalStatus,
@@ -73,7 +76,7 @@ export function useJobStream(
   wanted: boolean,
   onFinal?: (status: JobStatus, finishReason?: FinishReason) => void,
 ) {
-  const [state, dispatch] = useReducer(reduce, { text: "", lastSeq: 0, phase: "idle", deltas: 0 });
+  const [state, dispatch] = useReducer(reduceJobStream, { text: "", lastSeq: 0, phase: "idle", deltas: 0 });
   // Once text has arrived the stream stays open until its final message, even if a refetch saw the job end first.
   const enabled = wanted || (state.lastSeq > 0 && state.phase !== "done" && state.phase !== "failed");
   const lastSeq = useRef(0);
@@ -107,6 +110,7 @@ export function useJobStream(
           type: "delta",
           seq,
           delta: data.delta,
+          count: data.deltas ?? 1,
           isFinal: data.is_final,
           status: data.status,
           finishReason: data.finish_reason,

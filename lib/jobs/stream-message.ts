@@ -9,6 +9,8 @@ import type { FinishReason, JobStatus } from "./status";
 export interface StreamMessage {
   seq: number;
   delta: string;
+  /** How many of the model's deltas `delta` joins, when more than one (the worker was behind: lib/jobs/stream-writer.ts). */
+  deltas?: number;
   is_final: boolean;
   reset?: true;
   attempt?: number;

@@ -24,6 +24,7 @@ const MAX_HELD_CHARS = 64 * 1024;
  */
 export class StreamWriter {
   private held = "";
+  private heldCount = 0;
   private sending: Promise<void> | undefined;
   private failure: { error: unknown } | undefined;
 
@@ -52,6 +53,7 @@ export class StreamWriter {
     if (this.failure) return Promise.reject(this.failure.error);
     if (!delta) return Promise.resolve();
     this.held += delta;
+    this.heldCount++;
     this.sending ??= this.sendHeld();
     return this.held.length > MAX_HELD_CHARS ? this.flush() : nextTurn();
   }
@@ -72,6 +74,7 @@ export class StreamWriter {
   /** Drops the text not sent yet: the run no longer holds the job (a hand-back), its output is not wanted. */
   abandon(): void {
     this.held = "";
+    this.heldCount = 0;
   }
 
   /**
@@ -99,13 +102,13 @@ export class StreamWriter {
   private async sendHeld(): Promise<void> {
     try {
       while (this.held && !this.failure) {
-        const delta = this.held;
-        this.held = "";
-        await this.emit({ delta, is_final: false });
+        const [delta, count] = [this.held, this.heldCount];
+        [this.held, this.heldCount] = ["", 0];
+        await this.emit({ delta, ...(count > 1 ? { deltas: count } : {}), is_final: false });
       }
     } catch (error) {
       this.failure = { error };
-      this.held = "";
+      [this.held, this.heldCount] = ["", 0];
     } finally {
       this.sending = undefined;
     }

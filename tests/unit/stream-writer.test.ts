@@ -95,7 +95,7 @@ describe("StreamWriter", () => {
     for (const job of [id, other]) {
       expect((await list(job)).map((raw) => JSON.parse(raw))).toEqual([
         { seq: 1, delta: "a", is_final: false },
-        { seq: 2, delta: "bcd", is_final: false },
+        { seq: 2, delta: "bcd", deltas: 3, is_final: false },
       ]);
     }
     const calls = await commandCalls();

@@ -23,8 +23,8 @@ export interface FanOutRun {
   /** The model's deltas (its pieces of text, about one per token) over all streams: what was offered. */
   expectedDeltas: number;
   /**
-   * The model's deltas delivered: a stream's all of them when its text arrived whole. A message may
-   * carry several (the worker coalesces a job's deltas while its previous message is being written).
+   * The model's deltas delivered. A message may carry several (the worker coalesces a job's deltas
+   * while its previous message is being written; the message's `deltas` says how many).
    */
   modelDeltas?: number;
   /** Streams whose text arrived whole and in order. */
@@ -104,7 +104,7 @@ export async function measureFanOut(ctx: BenchContext, mode: FanOutRun["mode"], 
   const firstAt = new Map<string, number>();
   const lastAt = new Map<string, number>();
   const texts = new Map<string, string>();
-  const messagesOf = new Map<string, number>();
+  const deltasOf = new Map<string, number>();
   let deltas = 0;
   let completedStreams = 0;
   let gapsOrDuplicates = 0;
@@ -134,14 +134,15 @@ export async function measureFanOut(ctx: BenchContext, mode: FanOutRun["mode"], 
         if (seq !== lastSeq + 1) gapsOrDuplicates++;
         lastSeq = seq;
         received.set(`${command.job_id}|${seq}`, event.at);
-        const data = JSON.parse(event.data) as { is_final: boolean; delta: string };
+        const data = JSON.parse(event.data) as { is_final: boolean; delta: string; deltas?: number };
         if (data.is_final) {
           completedStreams++;
           return;
         }
         deltas++;
         texts.set(command.job_id, (texts.get(command.job_id) ?? "") + data.delta);
-        messagesOf.set(command.job_id, (messagesOf.get(command.job_id) ?? 0) + 1);
+        // A message joining several of the model's deltas says how many (older trees: one each).
+        deltasOf.set(command.job_id, (deltasOf.get(command.job_id) ?? 0) + (data.deltas ?? 1));
         if (!firstAt.has(command.job_id)) firstAt.set(command.job_id, event.at);
         lastAt.set(command.job_id, event.at);
       },
@@ -205,11 +206,7 @@ export async function measureFanOut(ctx: BenchContext, mode: FanOutRun["mode"], 
   const ends = [...lastAt.values()];
   const windowMs = Math.max(...ends) - Math.min(...starts);
   const whole = commands.filter((c) => texts.get(c.job_id) === expected.text).map((c) => c.job_id);
-  const wholeSet = new Set(whole);
-  // A stream whose text did not arrive whole counts the messages it got.
-  const modelDeltas =
-    whole.length * expected.pieces +
-    [...messagesOf].filter(([id]) => !wholeSet.has(id)).reduce((sum, [, messages]) => sum + messages, 0);
+  const modelDeltas = [...deltasOf.values()].reduce((sum, count) => sum + count, 0);
   const paced = whole.filter((id) => lastAt.get(id)! > firstAt.get(id)!);
   const paceRatio =
     (paced.length * (expected.pieces - 1) * (1000 / tokensPerSecond)) /
