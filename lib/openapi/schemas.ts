@@ -283,14 +283,9 @@ export const SCHEMAS = {
   JobStreamMessage: z
     .looseObject({
       delta: z.string(),
-      deltas: z
-        .number()
-        .int()
-        .min(2)
-        .optional()
-        .meta({
-          description: "How many of the model's deltas `delta` joins, when more than one (the worker was behind).",
-        }),
+      deltas: z.number().int().min(2).optional().meta({
+        description: "How many of the model's deltas `delta` joins, when more than one (the worker was behind).",
+      }),
       is_final: z.boolean(),
       status: z.enum(JOB_STATUSES).optional(),
       finish_reason: z.enum(FINISH_REASONS).optional(),
