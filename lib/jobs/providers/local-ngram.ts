@@ -2,6 +2,7 @@ import { readFileSync, readdirSync, existsSync } from "node:fs";
 import path from "node:path";
 import { decodeTokens, encodeTokens } from "../tokens";
 import { abortableSleep } from "../../sleep";
+import { CandidateSpread, type Counts } from "./candidate-spread";
 import type { GenerationChunk, GenerationRequest, Provider } from "./provider";
 
 /**
@@ -18,8 +19,6 @@ const PROMPT_WEIGHT = 3;
  * corpus; without this floor such a job completed with no output at all.
  */
 export const MIN_TOKENS = 16;
-
-type Counts = Map<number, number>;
 
 class NgramTable {
   readonly unigrams: Counts = new Map();
@@ -110,33 +109,34 @@ export function createLocalNgram(options: LocalNgramOptions): Provider {
       const local = new NgramTable();
       local.add(promptTokens, PROMPT_WEIGHT);
       const context = [...promptTokens];
-      const emitted: number[] = [];
-      let text = "";
+      // Tokens not yet sent: those since the last whole character.
+      let pending: number[] = [];
+      let saidSomething = false;
       const started = Date.now();
       const minTokens = Math.min(MIN_TOKENS, request.maxTokens);
       let ended = false;
       for (let i = 0; i < request.maxTokens; i++) {
         request.signal.throwIfAborted();
         // Until it has said something visible, neither the end nor a whitespace-only token.
-        const allowed = i >= minTokens ? undefined : text.trim() ? notEnd : visible;
-        const token = nextToken(context, [base, local], request.temperature, random, allowed);
+        const allowed = i >= minTokens ? undefined : saidSomething ? notEnd : visible;
+        const token = nextToken(context, base, local, request.temperature, random, allowed);
         if (token === END) {
           ended = true;
           break;
         }
         context.push(token);
-        emitted.push(token);
-        // Decode the whole tail so a character split across tokens is emitted whole, once.
-        const decoded = decodeTokens(emitted);
-        if (decoded.endsWith("\uFFFD")) continue;
-        const delta = decoded.slice(text.length);
-        text = decoded;
+        pending.push(token);
+        // A character split across tokens is sent whole, once, with the token that completes it.
+        const delta = decodeTokens(pending);
+        if (delta.endsWith("\uFFFD")) continue;
+        pending = [];
+        saidSomething ||= delta.trim() !== "";
         const due = started + (i + 1) * interval - Date.now();
         if (due > 0) await sleep(due, request.signal);
         if (delta) yield { delta };
       }
       // max_tokens cut a character in two: say what was generated rather than nothing.
-      const rest = decodeTokens(emitted).slice(text.length);
+      const rest = decodeTokens(pending);
       if (rest) yield { delta: rest };
       yield { finish_reason: ended ? "stop" : "length" };
     },
@@ -156,29 +156,76 @@ const visible = (token: number) => {
 /** The next token, backing off from trigrams to bigrams to unigrams, among the `allowed` ones when given. */
 function nextToken(
   context: number[],
-  tables: NgramTable[],
+  base: NgramTable,
+  local: NgramTable,
   temperature: number,
   random: () => number,
-  allowed?: (token: number) => boolean,
+  allowed?: Allowed,
 ): number {
-  const narrow = (counts: Counts | undefined): Counts | undefined => {
-    if (!counts || !allowed) return counts;
-    const kept: Counts = new Map([...counts].filter(([token]) => allowed(token)));
-    return kept.size ? kept : undefined;
-  };
   const n = context.length;
   if (n >= 2) {
     const key = `${context[n - 2]},${context[n - 1]}`;
-    const found = tables.map((t) => narrow(t.trigrams.get(key))).filter((c): c is Counts => !!c);
-    if (found.length) return sampleToken(found, temperature, random);
+    const token = pick(base.trigrams.get(key), local.trigrams.get(key), temperature, random, allowed);
+    if (token !== undefined) return token;
   }
   if (n >= 1) {
-    const found = tables.map((t) => narrow(t.bigrams.get(context[n - 1]))).filter((c): c is Counts => !!c);
-    if (found.length) return sampleToken(found, temperature, random);
+    const token = pick(
+      base.bigrams.get(context[n - 1]),
+      local.bigrams.get(context[n - 1]),
+      temperature,
+      random,
+      allowed,
+    );
+    if (token !== undefined) return token;
   }
-  return sampleToken(
-    tables.map((t) => narrow(t.unigrams)).filter((c): c is Counts => !!c),
-    temperature,
-    random,
-  );
+  return pick(base.unigrams, local.unigrams, temperature, random, allowed) ?? END;
+}
+
+type Allowed = (token: number) => boolean;
+
+/** A token from one context's counts in the corpus and in the prompt, or undefined when neither has an allowed one. */
+function pick(
+  base: Counts | undefined,
+  local: Counts | undefined,
+  temperature: number,
+  random: () => number,
+  allowed?: Allowed,
+): number | undefined {
+  const prompt = narrow(local, allowed);
+  if (base && base.size >= SPREAD_MIN_CANDIDATES) {
+    const spread = spreadOf(base, allowed, temperature);
+    if (spread.size) return spread.sample(prompt, temperature, random);
+    return prompt && sampleToken([prompt], temperature, random);
+  }
+  const found = [narrow(base, allowed), prompt].filter((c): c is Counts => !!c);
+  return found.length ? sampleToken(found, temperature, random) : undefined;
+}
+
+function narrow(counts: Counts | undefined, allowed?: Allowed): Counts | undefined {
+  if (!counts || !allowed) return counts;
+  const kept: Counts = new Map([...counts].filter(([token]) => allowed(token)));
+  return kept.size ? kept : undefined;
+}
+
+/** Below this many candidates merging the maps per token is cheap; above it a context's spread is kept. */
+const SPREAD_MIN_CANDIDATES = 32;
+/** Spreads kept per context: one per filter and temperature in recent use. */
+const SPREADS_PER_CONTEXT = 8;
+const spreads = new WeakMap<Counts, Map<string, CandidateSpread>>();
+const filterNames = new Map<Allowed | undefined, string>([
+  [undefined, "any"],
+  [notEnd, "not-end"],
+  [visible, "visible"],
+]);
+
+function spreadOf(counts: Counts, allowed: Allowed | undefined, temperature: number): CandidateSpread {
+  let byKey = spreads.get(counts);
+  if (!byKey) spreads.set(counts, (byKey = new Map()));
+  const key = `${filterNames.get(allowed)}:${Math.max(temperature, 0)}`;
+  let spread = byKey.get(key);
+  if (!spread) {
+    if (byKey.size >= SPREADS_PER_CONTEXT) byKey.delete(byKey.keys().next().value!);
+    byKey.set(key, (spread = new CandidateSpread(counts, allowed, temperature)));
+  }
+  return spread;
 }
