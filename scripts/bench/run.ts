@@ -22,7 +22,7 @@ import { measureFanOut } from "./figures/fan-out";
 import { measureFirstToken } from "./figures/first-token";
 import { measureRawLimits } from "./figures/raw-limits";
 import { measureReelFlow } from "./figures/reel-flow";
-import { measureSubmit, warmUp } from "./figures/submit";
+import { freshBroker, measureSubmit, warmUp } from "./figures/submit";
 import { measureUsageCost } from "./figures/usage-cost";
 import type { BenchContext, Tenant } from "./lib/context";
 import { describeMachine, loadAverage } from "./lib/machine";
@@ -181,6 +181,9 @@ async function main() {
     const backlogIds: string[] = [];
     // BENCH_DRAIN_WORKERS=0 measures one burst and drains nothing.
     for (const workers of only.has("submit") ? size.backlogWorkers : []) {
+      // Each burst and drain on a new embedded broker: its fetches slow as its log grows, which made
+      // whichever drain ran later the slower (the 2- and 4-worker drains ran after the 1-worker one).
+      if (ctx.stack.broker) await figure("a new broker", () => freshBroker(ctx));
       log(`burst of ${size.backlog} submissions${workers ? `, then drain with ${workers} worker(s)` : ""}`);
       const submitted = await figure(`submit (${workers})`, () =>
         measureSubmit(ctx, size.backlog, size.backlogMaxTokens),

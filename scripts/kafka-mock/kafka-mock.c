@@ -47,6 +47,8 @@ int bind(int fd, const struct sockaddr *addr, socklen_t len) {
                 return real_bind(fd, addr, len);
         memcpy(&sin, addr, sizeof(sin));
         sin.sin_port = htons((uint16_t)next_port);
+        /* A broker restarted on its port must not wait out the old one's TIME_WAIT sockets. */
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &(int){1}, sizeof(int));
         if (real_bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1) {
                 /* librdkafka would abort() on a failed listener: fail clearly. */
                 fprintf(stderr, "kafka-mock: cannot listen on 127.0.0.1:%d: %s\n",

@@ -36,6 +36,12 @@ export interface Stack {
   env: NodeJS.ProcessEnv;
   redis?: RedisServer;
   broker?: MockBroker;
+  /**
+   * Replaces the embedded broker with a new, empty one on the same port (clients reconnect). Its
+   * fetches scan a partition's log from the start (librdkafka 2.0's mock keeps no index), so a
+   * broker that has taken many produce requests serves each fetch more slowly than a new one.
+   */
+  restartBroker(): Promise<void>;
   web: ManagedProcess;
   workers: ManagedProcess[];
   startWorker(extraEnv?: Record<string, string>): ManagedProcess;
@@ -171,7 +177,15 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       apiKeyGenerated,
       env,
       redis,
-      broker,
+      get broker() {
+        return broker;
+      },
+      async restartBroker() {
+        if (!broker) throw new Error("the stack runs against KAFKA_BROKERS, not an embedded broker");
+        const port = Number(broker.bootstrap.split(",")[0].split(":").pop());
+        await broker.stop();
+        broker = await startMockBroker({ port });
+      },
       web,
       workers,
       startWorker,

@@ -1,7 +1,8 @@
 import type autocannon from "autocannon";
-import type { BenchContext, Tenant } from "../lib/context";
+import { postJson, type BenchContext, type Tenant } from "../lib/context";
 import { load, type LoadResult } from "../lib/load";
 import { redisCommandStats, watchProcesses, type ProcUsage } from "../lib/proc";
+import { sleep } from "../lib/stats";
 
 export interface SubmitRun {
   floor: LoadResult;
@@ -64,4 +65,21 @@ export async function warmUp(ctx: BenchContext): Promise<void> {
   const body = JSON.stringify({ job_id: jobId, tenant_id: tenant.id, model_name: "local-ngram", prompt: SUBMIT_PROMPT, max_tokens: 4 });
   // The same job_id and body again answer 200 without a second event: the whole path but the produce.
   await load({ url: ctx.url, amount: 500, requests: [{ method: "POST", path: "/v1/jobs", headers: { authorization: `Bearer ${tenant.key}`, "content-type": "application/json" }, body }] });
+}
+
+/**
+ * Replaces the embedded broker with a new, empty one (Stack.restartBroker says why) and waits until
+ * the web server's producer is back: a submission it acknowledges.
+ */
+export async function freshBroker(ctx: BenchContext): Promise<void> {
+  await ctx.stack.restartBroker();
+  const tenant = ctx.spread[0];
+  const body = { tenant_id: tenant.id, model_name: "local-ngram", prompt: SUBMIT_PROMPT, max_tokens: 4 };
+  const deadline = Date.now() + 60_000;
+  for (let last = ""; ; await sleep(200)) {
+    const answer = await postJson(ctx, "/v1/jobs", tenant, body).catch((error: Error) => error);
+    if (!(answer instanceof Error) && answer.status === 202) return;
+    last = answer instanceof Error ? answer.message : `HTTP ${answer.status}`;
+    if (Date.now() > deadline) throw new Error(`no submission accepted within 60 s of a new broker (last: ${last})`);
+  }
 }
