@@ -2,6 +2,7 @@ import type { BenchContext } from "../lib/context";
 import { summarize, type Summary } from "../lib/stats";
 import { drainBacklog, type DrainRun } from "./backlog";
 import { submitMany } from "./concurrency";
+import { freshBroker } from "./submit";
 
 /** One drain of the backlog with the usage aggregates on or off: its speed and what it cost the worker and Redis. */
 interface UsageDrain {
@@ -23,13 +24,15 @@ export interface UsageCost {
 /**
  * Issue 25's figure: the backlog drain (one worker, the fast model) with USAGE_AGGREGATES on and
  * off, in alternating order round after round, so a drift of the machine's load does not favour
- * one side. Each drain gets a fresh backlog of `jobs`.
+ * one side. Each drain gets a fresh backlog of `jobs`, on a new embedded broker (a later drain on
+ * the same one is slower: Stack.restartBroker).
  */
 export async function measureUsageCost(ctx: BenchContext, jobs: number, rounds: number): Promise<UsageCost> {
   const runs: UsageCost["rounds"] = [];
   for (let round = 0; round < rounds; round++) {
     const drains: Partial<Record<"on" | "off", UsageDrain>> = {};
     for (const mode of round % 2 ? (["off", "on"] as const) : (["on", "off"] as const)) {
+      if (ctx.stack.broker) await freshBroker(ctx);
       const ids = await submitMany(ctx, ctx.spread, jobs, 8);
       const run = await drainBacklog(ctx, ids, 1, 600_000, { USAGE_AGGREGATES: mode === "on" ? "true" : "false" });
       drains[mode] = usageDrain(run);
