@@ -76,10 +76,13 @@ export async function freshBroker(ctx: BenchContext): Promise<void> {
   const tenant = ctx.spread[0];
   const body = { tenant_id: tenant.id, model_name: "local-ngram", prompt: SUBMIT_PROMPT, max_tokens: 4 };
   const deadline = Date.now() + 60_000;
-  for (let last = ""; ; await sleep(200)) {
+  for (;;) {
     const answer = await postJson(ctx, "/v1/jobs", tenant, body).catch((error: Error) => error);
     if (!(answer instanceof Error) && answer.status === 202) return;
-    last = answer instanceof Error ? answer.message : `HTTP ${answer.status}`;
-    if (Date.now() > deadline) throw new Error(`no submission accepted within 60 s of a new broker (last: ${last})`);
+    if (Date.now() > deadline) {
+      const last = answer instanceof Error ? answer.message : `HTTP ${answer.status}`;
+      throw new Error(`no submission accepted within 60 s of a new broker (last: ${last})`);
+    }
+    await sleep(200);
   }
 }
