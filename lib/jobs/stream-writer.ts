@@ -73,8 +73,7 @@ export class StreamWriter {
 
   /** Drops the text not sent yet: the run no longer holds the job (a hand-back), its output is not wanted. */
   abandon(): void {
-    this.held = "";
-    this.heldCount = 0;
+    this.dropHeld();
   }
 
   /**
@@ -98,17 +97,23 @@ export class StreamWriter {
     while (this.sending) await this.sending;
   }
 
+  private dropHeld(): void {
+    this.held = "";
+    this.heldCount = 0;
+  }
+
   /** Sends what is held, one message at a time, until nothing is; a failure drops the rest and is kept for the next call. */
   private async sendHeld(): Promise<void> {
     try {
       while (this.held && !this.failure) {
-        const [delta, count] = [this.held, this.heldCount];
-        [this.held, this.heldCount] = ["", 0];
+        const delta = this.held;
+        const count = this.heldCount;
+        this.dropHeld();
         await this.emit({ delta, ...(count > 1 ? { deltas: count } : {}), is_final: false });
       }
     } catch (error) {
       this.failure = { error };
-      [this.held, this.heldCount] = ["", 0];
+      this.dropHeld();
     } finally {
       this.sending = undefined;
     }

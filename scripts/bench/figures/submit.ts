@@ -69,9 +69,10 @@ export async function warmUp(ctx: BenchContext): Promise<void> {
 
 /**
  * Replaces the embedded broker with a new, empty one (Stack.restartBroker says why) and waits until
- * the web server's producer is back: a submission it acknowledges.
+ * the web server's producer is back: a submission it acknowledges. A real cluster is left as it is.
  */
 export async function freshBroker(ctx: BenchContext): Promise<void> {
+  if (!ctx.stack.broker) return;
   await ctx.stack.restartBroker();
   const tenant = ctx.spread[0];
   const body = { tenant_id: tenant.id, model_name: "local-ngram", prompt: SUBMIT_PROMPT, max_tokens: 4 };

@@ -32,7 +32,7 @@ export async function measureUsageCost(ctx: BenchContext, jobs: number, rounds: 
   for (let round = 0; round < rounds; round++) {
     const drains: Partial<Record<"on" | "off", UsageDrain>> = {};
     for (const mode of round % 2 ? (["off", "on"] as const) : (["on", "off"] as const)) {
-      if (ctx.stack.broker) await freshBroker(ctx);
+      await freshBroker(ctx);
       const ids = await submitMany(ctx, ctx.spread, jobs, 8);
       const run = await drainBacklog(ctx, ids, 1, 600_000, { USAGE_AGGREGATES: mode === "on" ? "true" : "false" });
       drains[mode] = usageDrain(run);
