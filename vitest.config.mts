@@ -3,10 +3,6 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const alias = { "@": path.dirname(fileURLToPath(import.meta.url)) };
-// kafkajs 2.2.4 schedules a timer of about -Date.now() ms (tulios/kafkajs#1751, unfixed upstream), which
-// Node 23+ reports on every client; the delay was always clamped to 1 ms. scripts/lib/stack.ts
-// silences it the same way for the stack's processes.
-const execArgv = ["--disable-warning=TimeoutNegativeWarning"];
 
 export default defineConfig({
   resolve: { alias },
@@ -26,7 +22,6 @@ export default defineConfig({
           include: ["tests/integration/**/*.test.ts"],
           environment: "node",
           globalSetup: ["tests/integration/global-setup.ts"],
-          execArgv,
           testTimeout: 120_000,
           hookTimeout: 120_000,
           fileParallelism: false,
@@ -39,7 +34,6 @@ export default defineConfig({
           include: ["tests/faults/**/*.test.ts"],
           environment: "node",
           globalSetup: ["tests/faults/global-setup.ts"],
-          execArgv,
           testTimeout: 300_000,
           hookTimeout: 180_000,
           fileParallelism: false,

@@ -1,6 +1,11 @@
 import { Kafka, logLevel, type Admin, type Consumer, type Producer, type ITopicConfig } from "kafkajs";
+import { stopIdleRequestQueueLoop } from "./kafka-request-queue";
 import type { Log } from "./log";
 import { ALL_TOPICS } from "./topics";
+
+// Every process that talks to Kafka imports this module: each of its kafkajs clients, ours or a
+// test's, gets a request queue that sleeps while idle (see kafka-request-queue.ts).
+stopIdleRequestQueueLoop();
 
 /**
  * kafkajs tuned to fail within seconds when the broker is away, so the API can answer 503 quickly.

@@ -95,13 +95,6 @@ export function checkStackEnv(env: NodeJS.ProcessEnv): void {
   modelSettings(parseConfig(filled));
 }
 
-/**
- * kafkajs 2.2.4 passes setTimeout a negative delay on every connection (tulios/kafkajs#1751),
- * which Node 23+ reports as a TimeoutNegativeWarning; the delay was always clamped to 1 ms, so
- * the warning says nothing and would fill the logs.
- */
-const NODE_FLAGS = ["--disable-warning=TimeoutNegativeWarning"];
-
 export async function startStack(opts: StackOptions): Promise<Stack> {
   checkStackEnv(opts.env);
   const env: NodeJS.ProcessEnv = { ...opts.env, DATA_DIR: opts.dataDir };
@@ -134,7 +127,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     }
 
     const nextBin = path.join(opts.root, "node_modules/next/dist/bin/next");
-    const webArgs = [...NODE_FLAGS, nextBin, opts.dev ? "dev" : "start", "-H", env.HOST, "-p", env.PORT];
+    const webArgs = [nextBin, opts.dev ? "dev" : "start", "-H", env.HOST, "-p", env.PORT];
     // Node's default of 5 s closes an idle keep-alive socket just as a client may reuse it (the
     // client sees ECONNRESET: an e2e request 5 s after sign-in did); 65 s also outlasts the 60 s
     // idle timeout of common load balancers, so they, not Dispatch, close idle connections.
@@ -157,7 +150,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       const worker = manage(
         `worker-${id}`,
         process.execPath,
-        [...NODE_FLAGS, "--import", "tsx", path.join(opts.root, "worker/index.ts")],
+        ["--import", "tsx", path.join(opts.root, "worker/index.ts")],
         { ...env, WORKER_ID: `worker-${id}`, ...ports, ...extraEnv },
         opts,
       );
