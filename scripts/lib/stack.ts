@@ -63,7 +63,7 @@ export interface ManagedProcess {
 }
 
 /** The generation consumer's fetch long-poll on the embedded broker (KAFKA_FETCH_WAIT_MS). */
-export const EMBEDDED_FETCH_WAIT_MS = 10;
+export const EMBEDDED_FETCH_WAIT_MS = 5;
 
 /** The dev API key of the embedded default, kept in the data dir so it survives restarts. */
 export function devApiKeys(dataDir: string): string {
@@ -118,8 +118,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       env.KAFKA_EMBEDDED = "true";
       // The mock holds an empty fetch for the whole long-poll and does not answer it early when a
       // command arrives, as a real broker does: an idle worker's next job waited half the 50 ms on
-      // average. 10 ms keeps time to first token near a real broker's for a few more empty fetches
-      // while idle (scripts/bench/NOTES.md measures both).
+      // average. 5 ms keeps time to first token within ~2.5 ms of a real broker's, for 200 empty
+      // fetches a second while idle: an idle embedded stack takes ~19 % of a core (15 % at 10 ms;
+      // scripts/bench/NOTES.md measures both).
       env.KAFKA_FETCH_WAIT_MS ||= String(EMBEDDED_FETCH_WAIT_MS);
       // The mock broker keeps a bounded log per partition, in memory: the audit log's durable copy
       // goes to DATA_DIR (an operator's AUDIT_ARCHIVE_DIR, an empty one too, wins).
