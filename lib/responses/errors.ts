@@ -1,5 +1,6 @@
 import { ZodError } from "zod";
 import { ApiError, validationError, zodIssues, type ProblemCode } from "../errors";
+import { json } from "../web/http";
 
 /** OpenAI's error object: what its SDKs read to raise AuthenticationError, NotFoundError, RateLimitError… */
 export interface OpenAIError {
@@ -59,8 +60,5 @@ export function toOpenAIError(error: unknown): {
 export function openAIErrorResponse(error: unknown, log?: (e: unknown) => void): Response {
   const { status, headers, body } = toOpenAIError(error);
   if (status >= 500 && !(error instanceof ApiError)) log?.(error);
-  return new Response(JSON.stringify(body), {
-    status,
-    headers: { "content-type": "application/json", "cache-control": "no-store", ...headers },
-  });
+  return json(body, status, headers);
 }
