@@ -17,8 +17,8 @@ const COMPRESS_FROM_CHARS = 1024;
  * `no-store`, and for a small answer `no-transform` too. Next.js gzips every route handler's answer
  * to a client that accepts gzip, however small: it drops the Content-Length a handler sets, so its
  * compression's 1 KiB threshold never applies. Gzip on a 100-byte answer makes it larger and costs
- * the web process ~1 ms of CPU and the client ~1.5–2.5 ms (a deflate state per answer; measured on
- * the floor route one request at a time). `no-transform` is what that compression, and any proxy,
+ * the web process ~0.3–0.4 ms of CPU, and the client as much time, per answer (a deflate state each;
+ * scripts/bench/NOTES.md, seventh session). `no-transform` is what that compression, and any proxy,
  * honours: a small answer goes as it is, a large one is still compressed.
  */
 function cacheControlFor(text: string): string {
