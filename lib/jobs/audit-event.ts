@@ -35,7 +35,7 @@ export const jobAuditEventSchema = z.object({
 
 export type JobAuditEvent = z.infer<typeof jobAuditEventSchema>;
 
-/** The event of a job whose record holds its final state. */
+/** The event of a job whose record holds its final state; `workerId` names the worker that ran it. */
 export function jobAuditEvent(record: JobRecord & { status: FinalJobStatus }, workerId: string): JobAuditEvent {
   return {
     job_id: record.job_id,

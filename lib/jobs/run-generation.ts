@@ -388,7 +388,9 @@ async function emitAudit(
 ): Promise<void> {
   const { status } = record;
   if (!isFinalJob(status)) throw new Error(`job ${jobId}: an audit event before its final state (${status})`);
-  const value = JSON.stringify(jobAuditEvent({ ...record, status }, deps.workerId));
+  // The worker that ran the job, not the one emitting: an event sent again after a lost answer or
+  // a crash, by whichever worker the command reaches, is the same event, byte for byte.
+  const value = JSON.stringify(jobAuditEvent({ ...record, status }, record.worker_id ?? deps.workerId));
   // With the events of other jobs that end in the same turn: one produce request and one record
   // batch for all of them, which the webhook consumer then fetches together; one archive write too.
   // `audited` only once both hold it: either failing, the emit is tried again on redelivery.

@@ -206,6 +206,37 @@ it("copies a FAILED job to the DLQ once even when the first DLQ write is refused
   expect(await redis().hget(jobKeys.state(id), "status")).toBe("FAILED");
 });
 
+it("sends the same audit event again when a redelivery, on another worker, finds it unmarked: it names the worker that ran the job", async () => {
+  const { id, command } = await newJob();
+  // The broker writes the event but its answer is lost (it went away): the produce fails.
+  let loseAnswer = true;
+  const lossy = {
+    send: async (record: ProducerRecord) => {
+      sent.push(record);
+      if (record.topic === TOPICS.completed.name && loseAnswer) {
+        loseAnswer = false;
+        throw new Error("connection closed");
+      }
+    },
+  } as unknown as Producer;
+  await expect(runGeneration({ ...deps(), producer: lossy }, command, control("run-1"))).rejects.toThrow(
+    "connection closed",
+  );
+  expect(await redis().hmget(jobKeys.state(id), "status", "worker_id", "audited")).toEqual([
+    "COMPLETED",
+    "one-worker",
+    null,
+  ]);
+  expect(await runGeneration({ ...deps(), workerId: "other-worker", producer: lossy }, command, control("run-2"))).toBe(
+    "skipped",
+  );
+  expect(await redis().hget(jobKeys.state(id), "audited")).toBe("1");
+  const copies = auditEvents().filter((e) => e.job_id === id);
+  expect(copies).toHaveLength(2);
+  expect(copies[1]).toEqual(copies[0]);
+  expect(copies[0].worker_id).toBe("one-worker");
+});
+
 it("records why generation stopped in the state, the final stream message and the audit event", async () => {
   const says = (chunks: GenerationChunk[]): Provider => ({
     async *generate() {
