@@ -5,6 +5,9 @@ import { redisScript } from "../redis-script";
 /** Redis key of a group's running-work slots for one key (a tenant, an account). */
 export const slotsKey = (group: string, key: string) => `slots:${group}:${key}`;
 
+/** Slots one ZADD of a renewal carries at most. */
+const RENEW_CHUNK = 1000;
+
 // A slot is a member of a sorted set scored by when it lapses (Redis's clock, so workers' clocks
 // do not matter). Lapsed slots are dropped first: a dead worker's slots free themselves.
 const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
@@ -14,10 +17,23 @@ if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1`);
+// KEYS: the slot sets; ARGV: the ttl, then for each key the number of its slots and the slots.
+// One ZADD per key and chunk (unpack's stack bounds a call's arguments), one PEXPIRE per key.
 const RENEW = redisScript(`${NOW}
-for i, key in ipairs(KEYS) do
-  redis.call('ZADD', key, 'XX', now + tonumber(ARGV[1]), ARGV[i + 1])
+local at = now + tonumber(ARGV[1])
+local i = 2
+for _, key in ipairs(KEYS) do
+  local n = tonumber(ARGV[i])
+  for first = 1, n, ${RENEW_CHUNK} do
+    local args = {}
+    for j = first, math.min(n, first + ${RENEW_CHUNK - 1}) do
+      args[#args + 1] = at
+      args[#args + 1] = ARGV[i + j]
+    end
+    redis.call('ZADD', key, 'XX', unpack(args))
+  end
   redis.call('PEXPIRE', key, ARGV[1])
+  i = i + n + 1
 end
 return 1`);
 const COUNT = redisScript(`${NOW}
@@ -70,14 +86,23 @@ export class KeySlots {
     return [["ZREM", slotsKey(this.group, key), slot]];
   }
 
-  /** Renews every slot this process holds, in one round trip. */
+  /**
+   * Renews every slot this process holds, in one round trip and with two commands per key (the
+   * slots of one tenant in one ZADD), not two per slot: a worker running hundreds of jobs renews
+   * them every second.
+   */
   async renew(): Promise<void> {
     if (this.held.size === 0) return;
-    const slots = [...this.held];
+    const byKey = new Map<string, string[]>();
+    for (const [slot, key] of this.held) {
+      const slots = byKey.get(key);
+      if (slots) slots.push(slot);
+      else byKey.set(key, [slot]);
+    }
     await RENEW.run(
       this.redis,
-      slots.map(([, key]) => slotsKey(this.group, key)),
-      [this.ttlMs, ...slots.map(([slot]) => slot)],
+      [...byKey.keys()].map((key) => slotsKey(this.group, key)),
+      [this.ttlMs, ...[...byKey.values()].flatMap((slots) => [slots.length, ...slots])],
     );
   }
 

@@ -130,6 +130,30 @@ describe("on a real Redis", () => {
     expect(await redis().exists(slotsKey(group, "tenant"))).toBe(0);
   });
 
+  it("KeySlots.renew: renews every slot held, with one ZADD and one PEXPIRE per key (and per 1,000 slots of a key)", async () => {
+    const group = `g-${randomUUID()}`;
+    const slots = new KeySlots(redis(), group, 5_000, 60_000);
+    const many = Array.from({ length: 2_500 }, (_, n) => `run-${n}`);
+    for (const slot of many) expect(await slots.acquire("big", slot)).toBe(true);
+    expect(await slots.acquire("small", "run-x")).toBe(true);
+    await redis().zadd(slotsKey(group, "big"), 0, "run-0"); // as good as lapsed, until renewed
+    await redis().pexpire(slotsKey(group, "small"), 1_000);
+    await redis().config("RESETSTAT");
+    await slots.renew();
+    const calls = (await redis().info("commandstats"))
+      .split("\n")
+      .filter((line) => /^cmdstat_(zadd|pexpire):/.test(line))
+      .map((line) => line.replace(/^cmdstat_(\w+):calls=(\d+).*$/s, "$1 $2").trim())
+      .sort();
+    expect(calls).toEqual(["pexpire 2", "zadd 4"]);
+    const scores = await redis().zrange(slotsKey(group, "big"), 0, -1, "WITHSCORES");
+    const lapseAt = scores.filter((_, i) => i % 2 === 1).map(Number);
+    expect(lapseAt).toHaveLength(2_500);
+    expect(Math.min(...lapseAt)).toBeGreaterThan(Date.now() + 30_000);
+    expect(await redis().pttl(slotsKey(group, "small"))).toBeGreaterThan(30_000);
+    expect(await redis().zrange(slotsKey(group, "small"), 0, -1)).toEqual(["run-x"]);
+  });
+
   it("KeySlots.handOver: the slot is freed by the command it returns, and this process no longer renews or releases it", async () => {
     const group = `g-${randomUUID()}`;
     const slots = new KeySlots(redis(), group, 1, 10_000);
