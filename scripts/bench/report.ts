@@ -341,7 +341,7 @@ export function renderReport(
     push(
       "## 2. Pipeline overhead on time to first token",
       "",
-      `${ft.samples} samples, alternating: \`createLocalNgram\` (same corpus, ${ft.tokensPerSecond} tokens/s, temperature 0, same prompt) called in the bench process until its first delta,`,
+      `${ft.samples} samples after ${ft.warmUpSamples ?? 2} not counted (the stack warming up), alternating: \`createLocalNgram\` (same corpus, ${ft.tokensPerSecond} tokens/s, temperature 0, same prompt) called in the bench process until its first delta,`,
       "and POST /v1/jobs → the first `delta` event at an SSE client of `/jobs/{id}/stream` through Kafka, one idle worker, Redis and the web server.",
       "",
       "| | median | p90 | p99 | min |",
