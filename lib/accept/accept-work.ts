@@ -5,6 +5,7 @@ import type { Redis } from "../redis";
 import { redisScript } from "../redis-script";
 import { addToTenantIndex, type IndexBound } from "../tenant-index";
 import { syncStatusIndex, type StatusIndexing } from "../status-index";
+import { GCRA_FUNCTION, gcraArgs, overLimit, tenantRateLimit } from "../rate-limit";
 import { sendBatched } from "./send-batched";
 
 /**
@@ -15,7 +16,9 @@ import { sendBatched } from "./send-batched";
  * - A submission is named by an idempotency key: the client's own (`job_id`, which is also the
  *   job's id; a reel's `Idempotency-Key` header, per tenant) or, without one, the new work's id,
  *   so it is always new.
- * - The claim (one Lua script) writes the record, marked `submitting`, only if the key is free.
+ * - The claim (one Lua script) takes one from the tenant's submission budget (429 when there is
+ *   none left, and nothing written) and writes the record, marked `submitting`, only if the key
+ *   is free.
  *   The work is then produced to its topic with acks -1 (batched with the others of the same turn
  *   of the event loop) and only then revealed: `submitting` cleared, the work added to its
  *   tenant's index. Until then no read or list shows it.
@@ -76,30 +79,42 @@ export interface Submission {
 export interface AcceptDeps {
   redis: Redis;
   producer: () => Promise<Producer>;
+  /**
+   * The tenant's submissions a minute (RATE_LIMIT_PER_MINUTE; unset or 0: no limit), taken in the
+   * claim's own step: one round trip less than a separate check, and a submission refused before
+   * its claim (a bad body, an unknown model or account) takes nothing from the budget.
+   */
+  submitsPerMinute?: number;
 }
 
 export type Accepted<View> = { created: true } | { created: false; existing: View };
 
-// KEYS: the record, the idempotency key (the record again when the id is the key), the companion
-// lists. ARGV: ttl, id, the number of companion values, those values, the record's field/value pairs.
-const CLAIM = redisScript(`
-if KEYS[2] == KEYS[1] then
-  if redis.call('EXISTS', KEYS[1]) == 1 then return {0, ARGV[2]} end
+// KEYS: the tenant's submission budget, the record, the idempotency key (the record again when the
+// id is the key), the companion lists. ARGV: the budget's now, interval and burst (interval 0: no
+// budget), ttl, id, the number of companion values, those values, the record's field/value pairs.
+// Over budget it answers {-1, ms to wait} and writes nothing; the budget counts every other answer.
+const CLAIM = redisScript(`${GCRA_FUNCTION}
+if tonumber(ARGV[2]) > 0 then
+  local wait = gcra(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), true)
+  if wait > 0 then return {-1, tostring(wait)} end
+end
+if KEYS[3] == KEYS[2] then
+  if redis.call('EXISTS', KEYS[2]) == 1 then return {0, ARGV[5]} end
 else
-  local holder = redis.call('GET', KEYS[2])
+  local holder = redis.call('GET', KEYS[3])
   if holder then return {0, holder} end
-  redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[1])
+  redis.call('SET', KEYS[3], ARGV[5], 'EX', ARGV[4])
 end
-local lists = tonumber(ARGV[3])
-redis.call('HSET', KEYS[1], unpack(ARGV, 4 + lists))
-redis.call('EXPIRE', KEYS[1], ARGV[1])
+local lists = tonumber(ARGV[6])
+redis.call('HSET', KEYS[2], unpack(ARGV, 7 + lists))
+redis.call('EXPIRE', KEYS[2], ARGV[4])
 for i = 1, lists do
-  redis.call('RPUSH', KEYS[2 + i], ARGV[3 + i])
-  redis.call('EXPIRE', KEYS[2 + i], ARGV[1])
+  redis.call('RPUSH', KEYS[3 + i], ARGV[6 + i])
+  redis.call('EXPIRE', KEYS[3 + i], ARGV[4])
 end
-return {1, ARGV[2]}`);
+return {1, ARGV[5]}`);
 
-// The same KEYS; ARGV[1] the id. Revealed work (no `submitting`) is on the log and stays.
+// The claim's KEYS but the budget; ARGV[1] the id. Revealed work (no `submitting`) is on the log and stays.
 const RELEASE = `
 if redis.call('HGET', KEYS[1], 'submitting') ~= '1' then return 0 end
 redis.call('DEL', KEYS[1])
@@ -120,13 +135,20 @@ export async function acceptWork<View>(
   const fields = Object.entries({ ...work.fields, fingerprint: work.fingerprint, submitting: "1" }).flatMap(
     ([field, value]) => (value === undefined ? [] : [field, value]),
   );
-  const [claimed, holder] = (await CLAIM.run(redis, keys, [
-    kind.ttlS,
-    work.id,
-    companions.length,
-    ...companions,
-    ...fields,
-  ])) as [number, string];
+  const budget = tenantRateLimit(work.tenantId, "submit", deps.submitsPerMinute ?? 0);
+  const [claimed, holder] = (await CLAIM.run(
+    redis,
+    [budget?.key ?? recordKey, ...keys],
+    [
+      ...(budget ? gcraArgs(budget.perMinute, Date.now()) : [0, 0, 0]),
+      kind.ttlS,
+      work.id,
+      companions.length,
+      ...companions,
+      ...fields,
+    ],
+  )) as [number, string];
+  if (claimed === -1) throw overLimit(budget!, Number(holder));
   if (!claimed) return { created: false, existing: await existingWork(redis, kind, work, holder) };
 
   // Redis away as well: the claim, never revealed, stays invisible until its keys expire. Answers

@@ -1,8 +1,6 @@
 import { createHash } from "node:crypto";
-import type { Producer } from "kafkajs";
-import { acceptWork, type WorkKind } from "../accept/accept-work";
+import { acceptWork, type AcceptDeps, type WorkKind } from "../accept/accept-work";
 import { ApiError, validationError } from "../errors";
-import type { Redis } from "../redis";
 import { TOPICS } from "../topics";
 import { traceHeaders } from "../tracing";
 import { completeCommand, type CommandInput, type GenerationCommand } from "./command";
@@ -11,9 +9,7 @@ import { JOB_STATUS_INDEXING, jobKeys, OPEN_JOB_TTL_S } from "./keys";
 import type { ModelInfo } from "./providers/provider";
 import { readJob, toJobView, type JobView } from "./read-job";
 
-export interface SubmitDeps {
-  redis: Redis;
-  producer: () => Promise<Producer>;
+export interface SubmitDeps extends AcceptDeps {
   models: ModelInfo[];
   now?: () => Date;
 }

@@ -1,6 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
-import type { Producer } from "kafkajs";
-import { acceptWork, type WorkKind } from "../accept/accept-work";
+import { acceptWork, type AcceptDeps, type WorkKind } from "../accept/accept-work";
 import { ApiError, validationError } from "../errors";
 import type { Redis } from "../redis";
 import { TOPICS } from "../topics";
@@ -18,9 +17,7 @@ import {
 import { readPublication, toPublicationView } from "./read-publication";
 import { reelGraphParams } from "./reel-parameters";
 
-export interface SubmitPublicationDeps {
-  redis: Redis;
-  producer: () => Promise<Producer>;
+export interface SubmitPublicationDeps extends AcceptDeps {
   /** The tenants' connected accounts. */
   connected: ConnectedAccounts;
   now?: () => Date;

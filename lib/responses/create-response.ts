@@ -3,7 +3,6 @@ import { json } from "../web/http";
 import { listModels } from "../jobs/list-models";
 import { submitJob } from "../jobs/submit-job";
 import { recordJobSubmitted } from "../metrics";
-import { enforceRateLimit } from "../web/rate-limit";
 import type { Services } from "../web/services";
 import { readResponse, responseEventFrame, streamResponse, waitForEnd, type FoundResponse } from "./read-response";
 import { responseFieldsOf, toCommandInput, type ResponseRequest } from "./request";
@@ -30,11 +29,16 @@ export async function createResponse(
     ]);
   }
   const input = toCommandInput(request, tenantId, services.config.MAX_PROMPT_CHARS);
-  await enforceRateLimit(services.redis, tenantId, "submit", services.config.RATE_LIMIT_PER_MINUTE);
   const fields = responseFieldsOf(request);
-  const { job } = await submitJob({ redis: services.redis, producer: services.producer, models }, tenantId, input, {
-    response: JSON.stringify(fields),
-  });
+  const submitsPerMinute = services.config.RATE_LIMIT_PER_MINUTE;
+  const { job } = await submitJob(
+    { redis: services.redis, producer: services.producer, models, submitsPerMinute },
+    tenantId,
+    input,
+    {
+      response: JSON.stringify(fields),
+    },
+  );
   recordJobSubmitted({ model: job.model_name, tenantId });
   return { job, fields, response: toResponseObject(job, fields) };
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import Redis from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { TOPICS } from "@/lib/topics";
 import { startMockBroker, type MockBroker } from "../../scripts/lib/kafka-mock";
@@ -10,6 +11,8 @@ import { expectProblem, parseSse, readTopic } from "../helpers";
  */
 const ACME = "acme-key-0123456789abcdef";
 const GLOBEX = "globex-key-0123456789abcdef";
+/** A tenant of the rate-limit case alone, whose jobs no list reads. */
+const INITECH = "initech-key-0123456789abcdef";
 let broker: MockBroker;
 let routes: {
   jobs: typeof import("@/app/v1/jobs/route");
@@ -26,7 +29,7 @@ beforeAll(async () => {
     REDIS_URL: inject("redisUrl"),
     KAFKA_BROKERS: broker.bootstrap,
     KAFKA_EMBEDDED: "true",
-    API_KEYS: `acme:${ACME},globex:${GLOBEX}`,
+    API_KEYS: `acme:${ACME},globex:${GLOBEX},initech:${INITECH}`,
     MAX_PROMPT_CHARS: "1000",
   });
   routes = {
@@ -188,6 +191,28 @@ describe("POST /v1/jobs", () => {
     expect(unknownModel.errors).toEqual([
       { path: "model_name", message: 'There is no model "gpt-17"; choose one of: local-ngram' },
     ]);
+  });
+
+  it("answers 429 with Retry-After to a tenant over RATE_LIMIT_PER_MINUTE, hands out no job, and takes no budget for a refused body", async () => {
+    const redis = new Redis(inject("redisUrl"));
+    try {
+      // Initech's budget (600 a minute, a minute's burst) used up until two minutes from now.
+      await redis.set("ratelimit:submit:initech", Date.now() + 120_000, "PX", 180_000);
+      const job_id = randomUUID();
+      const over = await submit(command({ tenant_id: "initech", job_id }), { key: INITECH });
+      expect((await expectProblem(over, 429)).detail).toMatch(/at most 600 a minute/);
+      expect(Number(over.headers.get("retry-after"))).toBeGreaterThanOrEqual(59);
+      expect((await getJob(job_id, INITECH)).status).toBe(404);
+
+      await redis.del("ratelimit:submit:initech");
+      await expectProblem(await submit(command({ tenant_id: "initech", max_tokens: 0 }), { key: INITECH }), 422);
+      await expectProblem(await submit(command({ tenant_id: "initech", model_name: "gpt-17" }), { key: INITECH }), 422);
+      expect(await redis.exists("ratelimit:submit:initech")).toBe(0);
+      expect((await submit(command({ tenant_id: "initech", job_id }), { key: INITECH })).status).toBe(202);
+      expect(await redis.exists("ratelimit:submit:initech")).toBe(1);
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it("answers 503 with Retry-After within a few seconds when the broker is down, hands out no job, and recovers", async () => {

@@ -46,8 +46,15 @@ interface Feature {
   name: string;
   topic: string;
   newKey: () => string;
-  /** Submits `body` under `key`: { created, id }. */
-  submit: (p: Producing, key: string, body: string) => Promise<{ created: boolean; id: string }>;
+  /** Submits `body` under `key`, with the tenant's budget when given: { created, id }. */
+  submit: (
+    p: Producing,
+    key: string,
+    body: string,
+    submitsPerMinute?: number,
+  ) => Promise<{ created: boolean; id: string }>;
+  /** A submission the feature refuses before its claim (an unknown model, an unknown account). */
+  refused: (p: Producing, submitsPerMinute: number) => Promise<unknown>;
 }
 
 const features: Feature[] = [
@@ -55,36 +62,51 @@ const features: Feature[] = [
     name: "jobs (job_id)",
     topic: TOPICS.requests.name,
     newKey: () => randomUUID(),
-    submit: async (p, key, body) => {
-      const { created, job } = await submitJob({ redis: redis(), producer: p.producer, models }, "acme", {
-        tenant_id: "acme",
-        model_name: "local-ngram",
-        prompt: body,
-        job_id: key,
-        temperature: 0.2,
-        max_tokens: 8,
-      });
+    submit: async (p, key, body, submitsPerMinute) => {
+      const { created, job } = await submitJob(
+        { redis: redis(), producer: p.producer, models, submitsPerMinute },
+        "acme",
+        { tenant_id: "acme", model_name: "local-ngram", prompt: body, job_id: key, temperature: 0.2, max_tokens: 8 },
+      );
       return { created, id: job.job_id };
     },
+    refused: (p, submitsPerMinute) =>
+      submitJob({ redis: redis(), producer: p.producer, models, submitsPerMinute }, "acme", {
+        tenant_id: "acme",
+        model_name: "no-such-model",
+        prompt: "refused",
+        temperature: 0.2,
+        max_tokens: 8,
+      }),
   },
   {
     name: "reels (Idempotency-Key)",
     topic: TOPICS.reels.name,
     newKey: () => `order-${randomUUID()}`,
-    submit: async (p, key, body) => {
+    submit: async (p, key, body, submitsPerMinute) => {
       const input = publicationInputSchema.parse({
         account_id: ACME.accountId,
         video_url: "https://videos.test/a.mp4",
         caption: body,
       });
       const { created, publication } = await submitPublication(
-        { redis: redis(), producer: p.producer, connected: connected() },
+        { redis: redis(), producer: p.producer, connected: connected(), submitsPerMinute },
         "acme",
         input,
         { idempotencyKey: key },
       );
       return { created, id: publication.publication_id };
     },
+    refused: (p, submitsPerMinute) =>
+      submitPublication(
+        { redis: redis(), producer: p.producer, connected: connected(), submitsPerMinute },
+        "acme",
+        publicationInputSchema.parse({
+          account_id: "17841400000000999",
+          video_url: "https://videos.test/a.mp4",
+          caption: "refused",
+        }),
+      ),
   },
 ];
 
@@ -136,6 +158,26 @@ describe.each(features)("accepting work: $name", (feature) => {
     expect([refused?.status, refused?.headers["Retry-After"]]).toEqual([503, "2"]);
     p.control.ack = async () => {};
     expect((await feature.submit(p, key, "retry me")).created).toBe(true);
+  });
+
+  it("takes the tenant's budget in the claim: over it a 429 that claims and produces nothing; a submission refused before its claim takes none", async () => {
+    await redis().del("ratelimit:submit:acme");
+    const p = fakeProducer();
+    // Two a minute: a burst of two, then one every 30 s.
+    expect((await apiError(feature.refused(p, 2)))?.status).toBeGreaterThanOrEqual(400);
+    expect((await feature.submit(p, feature.newKey(), "one", 2)).created).toBe(true);
+    expect((await feature.submit(p, feature.newKey(), "two", 2)).created).toBe(true);
+    const key = feature.newKey();
+    const over = await apiError(feature.submit(p, key, "three", 2));
+    expect([over?.status, over?.headers["Retry-After"], over?.message]).toEqual([
+      429,
+      "30",
+      "Too many submit requests for this tenant: at most 2 a minute. Try again in 30 s.",
+    ]);
+    expect(p.requests).toHaveLength(2);
+    // Nothing was claimed: with budget again, the same key makes new work.
+    await redis().del("ratelimit:submit:acme");
+    expect((await feature.submit(p, key, "three", 2)).created).toBe(true);
   });
 
   it("sends the submissions of one turn of the event loop in one produce request, acks -1", async () => {

@@ -2,7 +2,6 @@ import { json, otherMethods, parseWith, readJsonBody, withTenant } from "@/lib/w
 import { listPublications, publicationListQuerySchema } from "@/lib/reels/read-publication";
 import { publicationInputSchema } from "@/lib/reels/publication-input";
 import { submitPublication } from "@/lib/reels/submit-publication";
-import { enforceRateLimit } from "@/lib/web/rate-limit";
 import { traced } from "@/lib/tracing";
 
 export const dynamic = "force-dynamic";
@@ -10,9 +9,13 @@ export const dynamic = "force-dynamic";
 export const POST = withTenant(
   traced("POST /api/reels", async (request: Request, { services, tenantId }) => {
     const input = await readJsonBody(request, publicationInputSchema);
-    await enforceRateLimit(services.redis, tenantId, "submit", services.config.RATE_LIMIT_PER_MINUTE);
     const { created, publication } = await submitPublication(
-      { redis: services.redis, producer: services.producer, connected: services.accounts },
+      {
+        redis: services.redis,
+        producer: services.producer,
+        connected: services.accounts,
+        submitsPerMinute: services.config.RATE_LIMIT_PER_MINUTE,
+      },
       tenantId,
       input,
       { idempotencyKey: request.headers.get("idempotency-key") },

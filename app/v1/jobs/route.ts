@@ -4,7 +4,6 @@ import { listModels } from "@/lib/jobs/list-models";
 import { jobListQuerySchema, listJobs } from "@/lib/jobs/read-job";
 import { submitJob } from "@/lib/jobs/submit-job";
 import { recordJobSubmitted } from "@/lib/metrics";
-import { enforceRateLimit } from "@/lib/web/rate-limit";
 import { readTenantLoad } from "@/lib/system/read-running";
 import { traced } from "@/lib/tracing";
 
@@ -13,9 +12,13 @@ export const dynamic = "force-dynamic";
 export const POST = withTenant(
   traced("POST /v1/jobs", async (request: Request, { services, tenantId }) => {
     const input = await readJsonBody(request, commandInputSchema(services.config.MAX_PROMPT_CHARS));
-    await enforceRateLimit(services.redis, tenantId, "submit", services.config.RATE_LIMIT_PER_MINUTE);
     const result = await submitJob(
-      { redis: services.redis, producer: services.producer, models: listModels(services.config) },
+      {
+        redis: services.redis,
+        producer: services.producer,
+        models: listModels(services.config),
+        submitsPerMinute: services.config.RATE_LIMIT_PER_MINUTE,
+      },
       tenantId,
       input,
     );
