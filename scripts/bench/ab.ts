@@ -34,7 +34,7 @@ interface Figures {
     }
   >;
   /** Medians over the run's bursts: submit ÷ floor req/s, and the web process's CPU ms per submission. */
-  submit?: { rpsRatio: number; webMsPerSubmission: number; webMsPerFloorRequest: number };
+  submit?: { rpsRatio: number; webMsPerSubmission: number; webMsPerFloorRequest: number; jobsPerBatch: number };
 }
 
 const git = (cwd: string, args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
@@ -90,6 +90,7 @@ function figuresOf(results: Results): Figures {
         rpsRatio: median(results.submits.map((s) => s.submit.rps / s.floor.rps)),
         webMsPerSubmission: median(bursts.map((s) => (s.procs!.submit.web?.cpuMs ?? NaN) / s.jobs)),
         webMsPerFloorRequest: median(bursts.map((s) => (s.procs!.floor.web?.cpuMs ?? NaN) / s.floor.requests)),
+        jobsPerBatch: median(results.submits.map((s) => (s.recordBatches ? s.jobs / s.recordBatches : NaN))),
       }
     : undefined;
   return { drains, submit };
@@ -128,6 +129,7 @@ function render(rows: { round: number; a: Figures; b: Figures }[], a: Tree, b: T
       row(round, "submit req/s ÷ floor req/s", fa.submit.rpsRatio, fb.submit.rpsRatio);
       row(round, "web CPU ms per submission", fa.submit.webMsPerSubmission, fb.submit.webMsPerSubmission);
       row(round, "web CPU ms per floor request", fa.submit.webMsPerFloorRequest, fb.submit.webMsPerFloorRequest);
+      row(round, "burst: jobs per record batch on the log", fa.submit.jobsPerBatch, fb.submit.jobsPerBatch, 1);
     }
   }
   const forks = (f: Figures) =>

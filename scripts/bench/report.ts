@@ -29,7 +29,14 @@ export interface Results {
   embedded: { redis: boolean; kafka: boolean };
   raw?: RawLimits;
   /** `procs`: CPU of the stack's processes during the floor run and the submit run (absent in older results). */
-  submits: { floor: LoadResult; submit: LoadResult; jobs: number; procs?: SubmitRun["procs"] }[];
+  submits: {
+    floor: LoadResult;
+    submit: LoadResult;
+    jobs: number;
+    procs?: SubmitRun["procs"];
+    /** Record batches the burst's commands went to the broker in (absent in older results). */
+    recordBatches?: number;
+  }[];
   drains: DrainRun[];
   firstToken?: FirstTokenResult;
   /** Figure 2 again with the worker's fetch long-poll at 50 ms, a real cluster's default. */

@@ -24,7 +24,7 @@ import { measureRawLimits } from "./figures/raw-limits";
 import { measureReelFlow } from "./figures/reel-flow";
 import { freshBroker, measureSubmit, warmUp } from "./figures/submit";
 import { measureUsageCost } from "./figures/usage-cost";
-import type { BenchContext, Tenant } from "./lib/context";
+import { recordBatches, type BenchContext, type Tenant } from "./lib/context";
 import { describeMachine, loadAverage } from "./lib/machine";
 import { benchSizes } from "./lib/sizes";
 import { renderReport, type Results } from "./report";
@@ -189,11 +189,17 @@ async function main() {
         measureSubmit(ctx, size.backlog, size.backlogMaxTokens),
       );
       if (!submitted) continue;
+      const batches = await figure("record batches", () =>
+        recordBatches(ctx, TOPICS.requests.name, submitted.jobIds.length),
+      );
+      if (batches)
+        log(`the backlog is in ${batches} record batches, ${(submitted.jobIds.length / batches).toFixed(1)} jobs each`);
       results.submits.push({
         floor: submitted.floor,
         submit: submitted.submit,
         jobs: submitted.jobIds.length,
         procs: submitted.procs,
+        recordBatches: batches,
       });
       if (!workers) continue;
       backlogIds.push(...submitted.jobIds);

@@ -55,6 +55,43 @@ export async function getJson<T = Record<string, unknown>>(
   return (await response.json()) as T;
 }
 
+/**
+ * How many record batches hold `expected` messages of `topic`, read from the start by a group of
+ * its own. The embedded broker answers a fetch with one batch per partition, so a backlog in
+ * smaller batches takes more fetches to drain: a drain's speed follows how the submissions were
+ * batched (lib/accept/send-batched.ts), which is worth seeing beside it.
+ */
+export async function recordBatches(
+  ctx: BenchContext,
+  topic: string,
+  expected: number,
+  timeoutMs = 60_000,
+): Promise<number> {
+  const consumer = ctx.kafka.consumer({ groupId: `bench-batches-${Date.now()}`, maxWaitTimeInMs: 50 });
+  let batches = 0;
+  let messages = 0;
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatch: async ({ batch }) => {
+        if (batch.messages.length === 0) return;
+        batches++;
+        messages += batch.messages.length;
+      },
+    });
+    const deadline = Date.now() + timeoutMs;
+    while (messages < expected) {
+      if (Date.now() > deadline) throw new Error(`read ${messages} of ${expected} messages of ${topic}`);
+      await sleep(50);
+    }
+  } finally {
+    await consumer.disconnect();
+  }
+  return batches;
+}
+
 /** Jobs waiting in ai.generation.requests for the worker group: high watermark minus committed offset. */
 export async function consumerLag(admin: Admin): Promise<number> {
   const [ends, [committed]] = await Promise.all([
