@@ -409,8 +409,8 @@ export function renderReport(
       "With the embedded Redis each drain starts on a freshly rewritten AOF with automatic rewrites off until it ends: whether a rewrite (a fork whose CPU counts as Redis's) lands in a drain",
       "depends on what earlier figures wrote, and one that did doubled Redis's CPU per job in A/B rounds.",
       "",
-      "| Workers | Jobs | First start → last completion | Spawn → last completion | Jobs/s | Scaling | Statuses | Retried | Jobs per worker | Partitions per worker at the end | Worker CPU (each) | Web / Redis / broker CPU |",
-      "|---|---|---|---|---|---|---|---|---|---|---|---|",
+      "| Workers | Jobs | First start → last completion | Spawn → last completion | Jobs/s | Scaling | Statuses | Retried | Jobs per worker | Partitions per worker at the end | Worker CPU (each) | Web / Redis / broker CPU | Machine: steal / CPU wait |",
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
       ...r.drains.map((d) => {
         const workerCpu = Object.entries(d.procs)
           .filter(([k]) => k.startsWith("worker"))
@@ -426,7 +426,7 @@ export function renderReport(
             .map((p) => `[${p.join(",")}]`)
             .join(
               " ",
-            )} | ${workerCpu} | ${fmt(d.procs.web?.cpuPct, 0)}% / ${fmt(d.procs.redis?.cpuPct, 0)}% / ${fmt(d.procs.broker?.cpuPct, 0)}% |`
+            )} | ${workerCpu} | ${fmt(d.procs.web?.cpuPct, 0)}% / ${fmt(d.procs.redis?.cpuPct, 0)}% / ${fmt(d.procs.broker?.cpuPct, 0)}% | ${machineStall(d)} |`
         );
       }),
       "",
@@ -581,8 +581,21 @@ function usageTable(u: UsageCost): string[] {
 }
 
 /** A drain's pauses with no job completing (a late worker's join stops the embedded broker's group for 5 s). */
+const machineStall = (d: DrainRun) =>
+  d.machine
+    ? `${fmt(d.machine.stealMs / 1000, 1)} s / ${d.machine.cpuWaitMs === undefined ? "–" : `${fmt(d.machine.cpuWaitMs / 1000, 1)} s`}`
+    : "–";
+
+/** Steal beyond this in a drain makes it a drain on another machine, in effect (scripts/bench/NOTES.md, fourth session). */
+const STOLEN_MS = 1000;
+
 const pauses = (d: DrainRun) =>
-  d.stallsMs?.length ? `paused ${d.stallsMs.map((ms) => `${fmt(ms / 1000, 1)} s`).join(", ")} (a join)` : "";
+  [
+    d.stallsMs?.length ? `paused ${d.stallsMs.map((ms) => `${fmt(ms / 1000, 1)} s`).join(", ")} (a join)` : "",
+    (d.machine?.stealMs ?? 0) > STOLEN_MS ? `${fmt(d.machine!.stealMs / 1000, 1)} s of CPU stolen: not comparable` : "",
+  ]
+    .filter(Boolean)
+    .join("; ");
 
 function auditRow(a: AuditCheck): string {
   const ok = a.duplicated === 0 && a.missing === 0;
