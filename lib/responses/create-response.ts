@@ -30,15 +30,9 @@ export async function createResponse(
   }
   const input = toCommandInput(request, tenantId, services.config.MAX_PROMPT_CHARS);
   const fields = responseFieldsOf(request);
-  const submitsPerMinute = services.config.RATE_LIMIT_PER_MINUTE;
-  const { job } = await submitJob(
-    { redis: services.redis, producer: services.producer, models, submitsPerMinute },
-    tenantId,
-    input,
-    {
-      response: JSON.stringify(fields),
-    },
-  );
+  const { redis, producer, config } = services;
+  const deps = { redis, producer, models, submitsPerMinute: config.RATE_LIMIT_PER_MINUTE };
+  const { job } = await submitJob(deps, tenantId, input, { response: JSON.stringify(fields) });
   recordJobSubmitted({ model: job.model_name, tenantId });
   return { job, fields, response: toResponseObject(job, fields) };
 }

@@ -36,11 +36,7 @@ export function json(body: unknown, status = 200, headers: Record<string, string
 export function problemResponse(error: unknown, log?: (e: unknown) => void): Response {
   const { problem, headers } = toProblem(error);
   if (problem.status >= 500 && !(error instanceof ApiError)) log?.(error);
-  const text = JSON.stringify(problem);
-  return new Response(text, {
-    status: problem.status,
-    headers: { "content-type": "application/problem+json", "cache-control": cacheControlFor(text), ...headers },
-  });
+  return json(problem, problem.status, { "content-type": "application/problem+json", ...headers });
 }
 
 /** Reads a JSON body: 415 unless JSON, 413 past the size limit, 400 if it does not parse, 422 if the schema says no. */
