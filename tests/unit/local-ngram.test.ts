@@ -66,6 +66,23 @@ describe("local-ngram", () => {
     });
   });
 
+  it("reports its usage before the finish: the prompt's tokens and the tokens it made", async () => {
+    const model = createLocalNgram({ corpus, tokensPerSecond: 1000, sleep: noWait, random: seeded(3) });
+    const chunks: GenerationChunk[] = [];
+    const prompt = "The worker reads";
+    for await (const chunk of model.generate({
+      model: "local-ngram",
+      prompt,
+      temperature: 1.5,
+      maxTokens: 7,
+      signal: new AbortController().signal,
+    }))
+      chunks.push(chunk);
+    expect(chunks.at(-1)).toEqual({ finish_reason: "length" });
+    expect(chunks.at(-2)).toEqual({ usage: { prompt_tokens: countTokens(prompt), completion_tokens: 7 } });
+    expect(chunks.filter((c) => "usage" in c)).toHaveLength(1);
+  });
+
   it("never completes empty: over many prompts, seeds and temperatures on the shipped corpus", async () => {
     // A whole sentence as the prompt is where the corpus most often ends a paragraph.
     const prompts = [

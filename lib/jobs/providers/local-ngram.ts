@@ -115,6 +115,7 @@ export function createLocalNgram(options: LocalNgramOptions): Provider {
       const started = Date.now();
       const minTokens = Math.min(MIN_TOKENS, request.maxTokens);
       let ended = false;
+      let generated = 0;
       for (let i = 0; i < request.maxTokens; i++) {
         request.signal.throwIfAborted();
         // Until it has said something visible, neither the end nor a whitespace-only token.
@@ -124,6 +125,7 @@ export function createLocalNgram(options: LocalNgramOptions): Provider {
           ended = true;
           break;
         }
+        generated++;
         context.push(token);
         pending.push(token);
         // A character split across tokens is sent whole, once, with the token that completes it.
@@ -138,6 +140,8 @@ export function createLocalNgram(options: LocalNgramOptions): Provider {
       // max_tokens cut a character in two: say what was generated rather than nothing.
       const rest = decodeTokens(pending);
       if (rest) yield { delta: rest };
+      // As a served model does: the tokens it read and made, so the worker need not encode both again.
+      yield { usage: { prompt_tokens: promptTokens.length, completion_tokens: generated } };
       yield { finish_reason: ended ? "stop" : "length" };
     },
   };
