@@ -243,7 +243,8 @@ async function tryOnce(run: AttemptContext, provider: Provider): Promise<Generat
       output += chunk.delta;
       await writer.delta(chunk.delta);
     }
-    await writer.flush();
+    // What is still held goes with the final message, in the final write's round trip.
+    await writer.end();
     signal.throwIfAborted();
     return finish(run, "COMPLETED", { output, startedAt, firstTokenAt, reported, stoppedBecause });
   } catch (error) {
@@ -273,8 +274,9 @@ async function finish(run: AttemptContext, status: JobStatus, facts: FinishFacts
   const { deps, command, writer, runId, started } = run;
   const { redis } = deps;
   const id = command.job_id;
-  // The deltas on their way land first (a failed one is the attempt's failure, answered already).
-  await writer.idle();
+  // The deltas on their way land first (a failed one is the attempt's failure, answered already);
+  // what is still held goes in the final write, before the final message.
+  await writer.settle();
   const end = run.now();
   const output = facts.output ?? "";
   const usageCounts = facts.reported ?? {

@@ -27,6 +27,8 @@ export class StreamWriter {
   private heldCount = 0;
   private sending: Promise<void> | undefined;
   private failure: { error: unknown } | undefined;
+  /** Set once the run has its last delta: what is still held waits for the final write instead of a message of its own. */
+  private ending = false;
 
   private constructor(
     private readonly redis: Redis,
@@ -64,10 +66,27 @@ export class StreamWriter {
     if (this.failure) throw this.failure.error;
   }
 
+  /**
+   * The run has given its last delta: waits for the message on its way and rejects if a write
+   * failed; text still held is not sent alone but goes with the final message (`final`), in the
+   * final write's round trip.
+   */
+  async end(): Promise<void> {
+    await this.settle();
+    if (this.failure) throw this.failure.error;
+  }
+
+  /** As `end`, whether or not a write failed (the failure was answered already, or does not matter now). */
+  async settle(): Promise<void> {
+    this.ending = true;
+    await this.idle();
+  }
+
   /** Starts the stream over for a new attempt, after whatever the last one still had on its way. */
   async reset(attempt: number): Promise<void> {
     await this.idle();
     this.failure = undefined;
+    this.ending = false;
     return this.emit({ delta: "", is_final: false, reset: true, attempt });
   }
 
@@ -78,18 +97,22 @@ export class StreamWriter {
 
   /**
    * The final message as commands, for the caller's atomic final write (final state and final
-   * message land together). Only after the deltas are written (`flush`, or `idle` when the run
-   * ends without them mattering): the final message must come last.
+   * message land together), after a message with the text still held if there is any. Only once
+   * nothing is being written (`end` or `settle`): the final message must come last.
    */
   final(status: JobStatus, finishReason: FinishReason): RedisCommand[] {
     if (this.sending)
       throw new Error(`job ${this.jobId}: the final message was asked for while deltas were still being written`);
-    const message: StreamMessage = { seq: ++this.seq, ...finalStreamMessage(status, finishReason) };
-    const raw = JSON.stringify(message);
-    return [
-      ["RPUSH", jobKeys.events(this.jobId), raw],
-      ["PUBLISH", jobKeys.stream(this.jobId), raw],
-    ];
+    const messages: StreamMessage[] = [];
+    if (this.held) messages.push({ seq: ++this.seq, ...this.takeHeld() });
+    messages.push({ seq: ++this.seq, ...finalStreamMessage(status, finishReason) });
+    return messages.flatMap((message): RedisCommand[] => {
+      const raw = JSON.stringify(message);
+      return [
+        ["RPUSH", jobKeys.events(this.jobId), raw],
+        ["PUBLISH", jobKeys.stream(this.jobId), raw],
+      ];
+    });
   }
 
   /** Waits until nothing is being written, whether or not the writes succeeded. */
@@ -102,15 +125,20 @@ export class StreamWriter {
     this.heldCount = 0;
   }
 
-  /** Sends what is held, one message at a time, until nothing is; a failure drops the rest and is kept for the next call. */
+  /** The held text as a delta message's fields, and nothing held any more. */
+  private takeHeld(): Omit<StreamMessage, "seq"> {
+    const fields = { delta: this.held, ...(this.heldCount > 1 ? { deltas: this.heldCount } : {}), is_final: false };
+    this.dropHeld();
+    return fields;
+  }
+
+  /**
+   * Sends what is held, one message at a time, until nothing is (or, once the run ended, until the
+   * message on its way is written); a failure drops the rest and is kept for the next call.
+   */
   private async sendHeld(): Promise<void> {
     try {
-      while (this.held && !this.failure) {
-        const delta = this.held;
-        const count = this.heldCount;
-        this.dropHeld();
-        await this.emit({ delta, ...(count > 1 ? { deltas: count } : {}), is_final: false });
-      }
+      while (this.held && !this.failure && !this.ending) await this.emit(this.takeHeld());
     } catch (error) {
       this.failure = { error };
       this.dropHeld();

@@ -109,6 +109,36 @@ describe("StreamWriter", () => {
     });
   });
 
+  it("puts the text held when the run ends in the final write, before the final message, not in a message of its own", async () => {
+    const id = newJobId();
+    const writer = await StreamWriter.open(redis(), id);
+    await resetCommandCalls();
+    // "a" goes at once; "b" and "c" arrive while it is on its way, then the run has its last delta.
+    for (const delta of ["a", "b", "c"]) void writer.delta(delta);
+    await writer.end();
+    expect(seqs(await list(id))).toEqual([1]);
+    const calls = await commandCalls();
+    expect((calls.evalsha ?? 0) + (calls.eval ?? 0)).toBe(1);
+    const commands = writer.final("COMPLETED", "stop");
+    expect(commands.map(([name]) => name)).toEqual(["RPUSH", "PUBLISH", "RPUSH", "PUBLISH"]);
+    const { received, close } = await subscribe([id]);
+    try {
+      await redis()
+        .multi(commands.map(([name, ...args]) => [name.toLowerCase(), ...args.map(String)]))
+        .exec();
+      const stored = (await list(id)).map((raw) => JSON.parse(raw));
+      expect(stored).toEqual([
+        { seq: 1, delta: "a", is_final: false },
+        { seq: 2, delta: "bc", deltas: 2, is_final: false },
+        expect.objectContaining({ seq: 3, is_final: true }),
+      ]);
+      await waitFor(() => received.get(jobKeys.stream(id))!.length === 2, { what: "the two messages published" });
+      expect(seqs(received.get(jobKeys.stream(id))!)).toEqual([2, 3]);
+    } finally {
+      close();
+    }
+  });
+
   it("lets the event loop turn before a delta resolves, so an unpaced model cannot starve timers", async () => {
     const writer = await StreamWriter.open(redis(), newJobId());
     let turned = false;
