@@ -30,7 +30,8 @@ const SAMPLES = [
   { file: "reel-unsupported.mp4", label: "Unsupported", note: "a codec reels do not accept" },
 ];
 
-export function PublishReelForm() {
+/** `uploadMaxBytes`: UPLOAD_MAX_BYTES, so the file picker refuses a video the server would refuse before sending it. */
+export function PublishReelForm({ uploadMaxBytes }: { uploadMaxBytes: number }) {
   const router = useRouter();
   const queryClient = useQueryClient();
   const accounts = useQuery({ queryKey: reelKeys.accounts, queryFn: fetchAccounts, staleTime: 60_000 });
@@ -171,7 +172,14 @@ export function PublishReelForm() {
           error={errors.upload_id}
           hint="An MP4 or MOV from this computer: H.264 or HEVC, 3 s – 15 min, 23–60 fps."
         >
-          {(control) => <VideoFilePicker control={control} onChange={setUpload} onPreview={setFilePreview} />}
+          {(control) => (
+            <VideoFilePicker
+              control={control}
+              maxBytes={uploadMaxBytes}
+              onChange={setUpload}
+              onPreview={setFilePreview}
+            />
+          )}
         </Field>
       ) : (
         <Field

@@ -5,6 +5,7 @@ import { cx } from "../ui/cx";
 import { focusRing } from "../ui/button";
 import type { Problem } from "../api";
 import type { ControlProps } from "../ui/field";
+import { uploadTooLargeMessage } from "@/lib/uploads/upload-limit";
 
 export interface UploadedVideo {
   upload_id: string;
@@ -23,13 +24,18 @@ const formatSize = (bytes: number) =>
 /**
  * A local video for a reel: picked, previewed from the disk, and sent to POST /api/uploads at once
  * with XMLHttpRequest, whose upload progress events are the reliable way to show how far it got.
+ * A file over the server's limit is refused here, with the server's words, and never sent: the
+ * server would refuse it anyway, after the user waited for a transfer of up to UPLOAD_MAX_BYTES.
  */
 export function VideoFilePicker({
   control,
+  maxBytes,
   onChange,
   onPreview,
 }: {
   control: ControlProps;
+  /** UPLOAD_MAX_BYTES. */
+  maxBytes: number;
   onChange: (upload: UploadedVideo | null) => void;
   /** The picked file as the browser plays it (an object URL), e.g. to choose a cover frame; null when none. */
   onPreview?: (url: string | null) => void;
@@ -63,6 +69,10 @@ export function VideoFilePicker({
     onChange(null);
     if (!picked) {
       setState({ phase: "idle" });
+      return;
+    }
+    if (picked.size > maxBytes) {
+      setState({ phase: "failed", message: uploadTooLargeMessage(maxBytes) });
       return;
     }
     const xhr = new XMLHttpRequest();

@@ -18,6 +18,7 @@ import {
   uploadPath,
 } from "./upload-store";
 import { removeFile } from "../remove-file";
+import { formatMegabytes, uploadTooLargeMessage } from "./upload-limit";
 
 /**
  * POST /api/uploads: the video is streamed to disk (never held in memory), refused past
@@ -141,7 +142,7 @@ async function* bytesWithin(
 }
 
 const tooLarge = (config: UploadDeps["config"]) =>
-  new ApiError("too-large", `The video is over the ${formatMegabytes(config.UPLOAD_MAX_BYTES)} upload limit.`);
+  new ApiError("too-large", uploadTooLargeMessage(config.UPLOAD_MAX_BYTES));
 
 /** Streams the file into `destination` through the app's one size-limited reader, reserving quota before each write. */
 async function writeWithin(
@@ -223,10 +224,4 @@ function overQuota(config: UploadDeps["config"], size: number, used: number, atL
     "too-large",
     `This video (${atLeast}${formatMegabytes(size)}) would take the tenant's uploads past its ${formatMegabytes(config.UPLOAD_TENANT_QUOTA_BYTES)} quota (${formatMegabytes(used)} in use); uploads are freed when their publications end.`,
   );
-}
-
-function formatMegabytes(bytes: number): string {
-  return bytes >= 1024 * 1024
-    ? `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MB`
-    : `${Math.round(bytes / 1024)} KB`;
 }

@@ -3,7 +3,7 @@ import { createServer } from "node:net";
 import path from "node:path";
 import { buildIfStale } from "../../scripts/lib/build";
 import { startStack, type Stack } from "../../scripts/lib/stack";
-import { LOGIN_STATE_TTL_S, STACK_FILE, type StackInfo } from "./stack-file";
+import { LOGIN_STATE_TTL_S, STACK_FILE, UPLOAD_MAX_BYTES, type StackInfo } from "./stack-file";
 
 const root = path.resolve(__dirname, "../..");
 
@@ -51,6 +51,7 @@ export default async function globalSetup() {
     NEXT_TELEMETRY_DISABLED: "1",
     // Short enough that the Instagram Login spec can let a state expire; long enough for a busy machine to finish a login.
     META_LOGIN_STATE_TTL_S: String(LOGIN_STATE_TTL_S),
+    UPLOAD_MAX_BYTES: String(UPLOAD_MAX_BYTES),
   });
   const logFile = path.join(dataDir, "stack.log");
   const stack = await startStack({ root, dataDir, env, output: { file: logFile } });

@@ -1,7 +1,10 @@
+import { mkdtempSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Page } from "@playwright/test";
 import { largeReel } from "../large-reel";
 import { expect, screenshot, signIn, test } from "./fixtures";
+import { UPLOAD_MAX_BYTES } from "./stack-file";
 
 test.beforeEach(async ({ page }) => {
   await signIn(page);
@@ -96,6 +99,31 @@ test.describe("a file that is not a video", () => {
     await expect(page.getByRole("alert").filter({ hasText: "The file is not an MP4 or MOV video" })).toBeVisible();
     await expect(page.getByTestId("upload-status")).toHaveText("Upload of notes.mp4 failed");
   });
+});
+
+test("refuses a file over the upload limit before sending it, in the server's words", async ({ page }) => {
+  // A sparse file one byte past the stack's UPLOAD_MAX_BYTES: the browser reads its size, not its bytes.
+  const dir = mkdtempSync(path.join(tmpdir(), "dispatch-e2e-"));
+  const file = path.join(dir, "too-long.mp4");
+  writeFileSync(file, "");
+  truncateSync(file, UPLOAD_MAX_BYTES + 1);
+  const uploads: string[] = [];
+  page.on("request", (request) => {
+    if (new URL(request.url()).pathname === "/api/uploads") uploads.push(request.method());
+  });
+  try {
+    await page.goto("/dashboard/reels");
+    await page.getByRole("radio", { name: "From a file" }).click();
+    await page.getByLabel("Video file").setInputFiles(file);
+    await expect(page.getByRole("alert").filter({ hasText: "upload limit" })).toHaveText(
+      `The video is over the ${UPLOAD_MAX_BYTES / (1024 * 1024)} MB upload limit.`,
+    );
+    await expect(page.getByTestId("upload-status")).toHaveText("Upload of too-long.mp4 failed");
+    expect(uploads).toEqual([]);
+    await screenshot(page, "reel-upload-too-large");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("takes a FormData the browser encodes itself, with its mixed-case ----WebKitFormBoundary…", async ({ page }) => {

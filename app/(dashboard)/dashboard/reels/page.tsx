@@ -4,6 +4,7 @@ import { PublishReelForm } from "@/components/reels/publish-reel-form";
 import { PublishedReels } from "@/components/reels/published-reels";
 import { RecentPublications } from "@/components/reels/recent-publications";
 import { Card, CardBody, CardHeader } from "@/components/ui/card";
+import { getConfig } from "@/lib/config";
 
 export const metadata: Metadata = { title: "Reels" };
 
@@ -19,7 +20,7 @@ export default function ReelsPage() {
           <Card>
             <CardHeader title="New reel" />
             <CardBody>
-              <PublishReelForm />
+              <PublishReelForm uploadMaxBytes={getConfig().UPLOAD_MAX_BYTES} />
             </CardBody>
           </Card>
           <RecentPublications />
