@@ -1,3 +1,5 @@
+import { backoff } from "../backoff";
+
 export interface RetryPolicy {
   /** The wait after the first failed attempt; it doubles after each further failure. */
   baseMs: number;
@@ -20,6 +22,6 @@ export function nextAttemptAt(
   random = Math.random,
 ): number | null {
   if (now - retryFrom >= policy.windowMs) return null;
-  const wait = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.min(attempt - 1, 40));
+  const wait = backoff(policy, attempt);
   return now + Math.round(wait / 2 + (random() * wait) / 2);
 }

@@ -1,3 +1,4 @@
+import { backoff } from "../../backoff";
 import { isGraphFailure, isTransientGraphFailure, type GraphFailure } from "../graph-error";
 import { describeFailure } from "../publication-error";
 import type { PublicationRun } from "./publication-run";
@@ -21,11 +22,6 @@ export const DEFAULT_RETRY: RetryPolicy = { retries: 5, baseMs: 1000, maxMs: 30_
 
 export type { GraphFailure };
 export type Attempt<T> = { ok: true; value: T } | { ok: false; error: GraphFailure };
-
-/** Doubling from baseMs with each failure, up to maxMs. */
-export function backoff(policy: Pick<RetryPolicy, "baseMs" | "maxMs">, failures: number): number {
-  return Math.min(policy.maxMs, policy.baseMs * 2 ** (failures - 1));
-}
 
 /** A Graph failure, or rethrown: an abort (the lease is gone or the worker stops) or a bug. */
 export function graphFailureOf(run: PublicationRun, error: unknown): GraphFailure {

@@ -1,3 +1,4 @@
+import { backoff } from "../../backoff";
 import { announcePublication } from "./announce";
 import { nextQuotaSlotAt } from "../../accounts/account-quota";
 import { connectedAccountKeys } from "../../accounts/connected-accounts";
@@ -6,7 +7,6 @@ import type { PublicationError, ScheduledReason } from "../publication";
 import { describeFailure, errorOf } from "../publication-error";
 import { publicationKeys } from "../publication-record";
 import { releaseWaitingPublications } from "../release-waiting-publications";
-import { backoff } from "./graph-retry";
 import type { PublicationOutcome, PublicationRun } from "./publication-run";
 import { failWith, waitFor, type StepResult, type Wait } from "./step-result";
 
