@@ -54,6 +54,12 @@ export interface ParallelOptions<T> {
   onInvalid: (message: KafkaMessage, reason: string, control: ParallelControl) => Promise<void>;
   /** Runs one message, its payload parsed. A throw is an infrastructure failure: it is tried again with backoff. */
   work: (payload: T, message: KafkaMessage, control: ParallelControl) => Promise<RunOutcome>;
+  /**
+   * A message this consumer has no use for, told from its key or headers before its value is
+   * parsed (a job event of a tenant known to have no webhook): settled as it starts, unparsed,
+   * neither `work` nor `onInvalid` called.
+   */
+  skip?: (message: KafkaMessage) => boolean;
 }
 
 /** The limits every consumer of a worker runs under, as its configuration sets them. */

@@ -29,8 +29,11 @@ const messageKey = (message: KafkaMessage) => message.key?.toString("utf8") ?? "
  *   redelivers from there, and the work (leases, final records) makes the redelivery harmless;
  *   every partition's watermark goes in one commit request at most every COMMIT_EVERY_MS;
  * - a message is parsed once, as it starts, with its topic's schema: `work` gets the typed payload,
- *   one that does not parse goes to `onInvalid` and is settled, whatever the consumer.
+ *   one that does not parse goes to `onInvalid` and is settled, whatever the consumer; one that
+ *   `skip` says is of no use here is settled unparsed.
  */
+const settledAtOnce = async (): Promise<RunOutcome> => "settled";
+
 export class ParallelRunner<T> {
   private readonly windows = new Map<number, PartitionWindow>();
   private readonly queue = new FairQueue<WindowEntry>();
@@ -166,10 +169,7 @@ export class ParallelRunner<T> {
       slotRelease: () => this.slots.handOver(runId),
     };
     const what = { consumer: this.opts.name, partition: String(window.partition), offset: message.offset };
-    const payload = parsePayload(this.opts.schema, message.value);
-    const attempt = payload.success
-      ? () => this.opts.work(payload.data, message, control)
-      : () => this.opts.onInvalid(message, payload.reason, control).then((): RunOutcome => "settled");
+    const attempt = this.opts.skip?.(message) ? settledAtOnce : this.attemptOf(message, control);
     const run = retryUntilSettled(attempt, { log: this.ctx.log, shutdown: this.shutdown.signal, what });
     const key = runKey(entry);
     this.runs.set(key, run);
@@ -185,6 +185,14 @@ export class ParallelRunner<T> {
       this.settle(entry, outcome);
       this.pump();
     });
+  }
+
+  /** The message's run: `work` with its parsed payload, or `onInvalid` with why it does not parse. */
+  private attemptOf(message: KafkaMessage, control: ParallelControl): () => Promise<RunOutcome> {
+    const payload = parsePayload(this.opts.schema, message.value);
+    return payload.success
+      ? () => this.opts.work(payload.data, message, control)
+      : () => this.opts.onInvalid(message, payload.reason, control).then((): RunOutcome => "settled");
   }
 
   /** A redelivery of a message this runner still runs (the partition came back): it settles with that run. */

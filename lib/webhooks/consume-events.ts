@@ -21,9 +21,11 @@ export function consumeEvents<T>(
   ctx: WorkerContext,
   subscription: EventSubscription<T>,
   enqueue: (redis: Redis, event: T) => Promise<unknown>,
+  skip?: ParallelOptions<T>["skip"],
 ): Promise<ParallelConsumer> {
   return consumeInParallel(ctx, {
     ...subscription,
+    skip,
     ...workerLimits(ctx.config),
     // Queuing an event's deliveries is a few Redis commands: no tenant slot for it (a slot cost two
     // round trips per event). Tenants' delivery attempts have their own cap (TENANT_ATTEMPTS_IN_FLIGHT).

@@ -17,7 +17,13 @@ export async function startWebhookWorker(ctx: WorkerContext): Promise<RunningCon
   const tenants = await watchTenantsWithWebhooks(redis, subscriber);
   // Job events from the audit topic, publications' from reels.publication.events: each group only queues deliveries.
   const consumers = [
-    await consumeEvents(ctx, SUBSCRIPTIONS.webhooks, (_, event) => enqueueJobEvent(redis, tenants, event)),
+    // An event is keyed by its tenant: one of a tenant known to have no webhook is settled unparsed.
+    await consumeEvents(
+      ctx,
+      SUBSCRIPTIONS.webhooks,
+      (_, event) => enqueueJobEvent(redis, tenants, event),
+      (message) => message.key !== null && tenants.knownWithout(message.key.toString()),
+    ),
     await consumeEvents(ctx, SUBSCRIPTIONS.reelWebhooks, enqueuePublicationEvent),
   ];
   const dispatcher = createPublicAgent({

@@ -7,6 +7,8 @@ export const WEBHOOK_CREATED_CHANNEL = "webhooks:created";
 /** Whether a tenant has any webhook, from a cache; a tenant with none costs the job-event consumer nothing more. */
 export interface TenantsWithWebhooks {
   has(tenantId: string): Promise<boolean>;
+  /** True while the cache holds a fresh answer that the tenant has none: its events need not even be parsed. */
+  knownWithout(tenantId: string): boolean;
 }
 
 /** Answers are kept this long at most, in case a creation's message was lost (it is not, while the subscriber is up). */
@@ -42,6 +44,10 @@ export async function watchTenantsWithWebhooks(
   if (subscriber.status !== "ready") await new Promise((resolve) => subscriber.once("ready", resolve));
   await subscriber.subscribe(WEBHOOK_CREATED_CHANNEL);
   return {
+    knownWithout(tenantId) {
+      const cached = known.get(tenantId);
+      return cached !== undefined && !cached.has && cached.until > now();
+    },
     async has(tenantId) {
       const cached = known.get(tenantId);
       if (cached && cached.until > now()) return cached.has;

@@ -14,6 +14,7 @@ import { inProcessWorker, waitFor } from "../helpers";
  * topic of this file's own (a broker of its own), the real Redis, the kit in this process.
  */
 const TOPIC = { name: "payload-test", partitions: 1 };
+const SKIP_TOPIC = { name: "payload-skip-test", partitions: 1 };
 /** A transform, so a test can tell the parsed payload from the raw JSON. */
 const schema = z.object({ n: z.number() }).transform(({ n }) => ({ n, doubled: n * 2 }));
 
@@ -22,7 +23,7 @@ let redis: Redis;
 let producer: Producer;
 
 beforeAll(async () => {
-  broker = await startMockBroker({ topics: [TOPIC] });
+  broker = await startMockBroker({ topics: [TOPIC, SKIP_TOPIC] });
   redis = new Redis(inject("redisUrl"));
   producer = createProducer(createKafka([broker.bootstrap], "payload-test"));
   await producer.connect();
@@ -36,13 +37,7 @@ afterAll(async () => {
 
 describe("consumeInParallel({ schema, onInvalid, work })", () => {
   it("hands work the parsed payload and onInvalid what does not parse, with why; both settle, a throw is tried again", async () => {
-    const config = parseConfig({
-      REDIS_URL: inject("redisUrl"),
-      KAFKA_BROKERS: broker.bootstrap,
-      KAFKA_EMBEDDED: "true",
-      API_KEYS: "payload:payload-key-0123456789abcdef",
-    });
-    const ctx = inProcessWorker({ config, redis, producer, log: () => {} }, `payload-${randomUUID().slice(0, 6)}`);
+    const ctx = testWorker("payload");
     const groupId = `payload-test-${randomUUID()}`;
     const worked: unknown[] = [];
     const invalid: { value: string | undefined; reason: string }[] = [];
@@ -83,18 +78,75 @@ describe("consumeInParallel({ schema, onInvalid, work })", () => {
         { value: "{not json", reason: "not JSON" },
         { value: '{"n":"one"}', reason: expect.stringMatching(/^n: /) },
       ]);
-      const admin = createKafka([broker.bootstrap], "payload-test-admin").admin();
-      await admin.connect();
-      try {
-        await waitFor(
-          async () => (await admin.fetchOffsets({ groupId, topics: [TOPIC.name] }))[0].partitions[0].offset === "4",
-          { what: "the offset committed past every message" },
-        );
-      } finally {
-        await admin.disconnect();
-      }
+      await expectCommitted(groupId, TOPIC.name, "4");
+    } finally {
+      await consumer.stop(0);
+    }
+  });
+
+  it("settles what skip says is of no use unparsed: neither work nor onInvalid sees it, and the offset moves past it", async () => {
+    const ctx = testWorker("skip");
+    const groupId = `payload-skip-${randomUUID()}`;
+    const worked: unknown[] = [];
+    const invalid: string[] = [];
+    const consumer = await consumeInParallel(ctx, {
+      name: "payloads",
+      groupId,
+      topic: SKIP_TOPIC.name,
+      concurrency: 1,
+      maxBuffered: 100,
+      perKeyLimit: 1,
+      schema,
+      skip: (message) => message.key?.toString() === "quiet",
+      async onInvalid(message) {
+        invalid.push(String(message.value));
+      },
+      async work(payload) {
+        worked.push(payload);
+        return "settled";
+      },
+    });
+    try {
+      await producer.send({
+        topic: SKIP_TOPIC.name,
+        acks: -1,
+        messages: [
+          { key: "quiet", value: '{"n":1}' },
+          { key: "quiet", value: "{not json" },
+          { key: "busy", value: '{"n":3}' },
+          { key: "busy", value: "{not json either" },
+        ],
+      });
+      await expectCommitted(groupId, SKIP_TOPIC.name, "4");
+      expect(worked).toEqual([{ n: 3, doubled: 6 }]);
+      expect(invalid).toEqual(["{not json either"]);
     } finally {
       await consumer.stop(0);
     }
   });
 });
+
+/** A worker context in this process, on this file's broker and the real Redis. */
+function testWorker(name: string) {
+  const config = parseConfig({
+    REDIS_URL: inject("redisUrl"),
+    KAFKA_BROKERS: broker.bootstrap,
+    KAFKA_EMBEDDED: "true",
+    API_KEYS: "payload:payload-key-0123456789abcdef",
+  });
+  return inProcessWorker({ config, redis, producer, log: () => {} }, `${name}-${randomUUID().slice(0, 6)}`);
+}
+
+/** Waits until `groupId` has committed `offset` on `topic`'s partition. */
+async function expectCommitted(groupId: string, topic: string, offset: string) {
+  const admin = createKafka([broker.bootstrap], "payload-test-admin").admin();
+  await admin.connect();
+  try {
+    await waitFor(
+      async () => (await admin.fetchOffsets({ groupId, topics: [topic] }))[0].partitions[0].offset === offset,
+      { what: `the offset committed up to ${offset}` },
+    );
+  } finally {
+    await admin.disconnect();
+  }
+}

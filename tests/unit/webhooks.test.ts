@@ -157,10 +157,15 @@ describe("queuing an event", () => {
       const tenants = await watchTenantsWithWebhooks(redis(), subscriber, () => 0);
       await redis().config("RESETSTAT");
       const event = auditEvent(tenant);
+      // Not known before it is asked: its events are parsed and looked at.
+      expect(tenants.knownWithout(tenant)).toBe(false);
       for (let n = 0; n < 100; n++) expect(await enqueueJobEvent(redis(), tenants, event)).toEqual([]);
       expect(await commands()).toBe(1);
+      expect(tenants.knownWithout(tenant)).toBe(true);
       await createWebhook(redis(), tenant, input, 10, new Date(Date.parse(event.completed_at!) - 1000));
+      await waitFor(() => !tenants.knownWithout(tenant), { what: "the worker's cache to forget it had none" });
       await waitFor(() => tenants.has(tenant), { what: "the worker's cache to hear of the new webhook" });
+      expect(tenants.knownWithout(tenant)).toBe(false);
       // The job has expired (none was stored here): the tenant's webhooks are read, no delivery is made.
       expect(await enqueueJobEvent(redis(), tenants, event)).toEqual([]);
       expect(await commands()).toBeGreaterThan(3);
