@@ -49,9 +49,11 @@ async function main() {
 
   const started: [string, RunningConsumer][] = [];
   const operations = await startWorkerOperations(ctx, () => started.length === Object.keys(consumers).length);
-  for (const [name, start] of Object.entries(consumers)) started.push([name, await start(ctx)]);
-  log("info", "worker ready", { consumers: Object.keys(consumers) });
 
+  // Listened for before the consumers start: the first one takes work while the others are still
+  // joining their groups, and a signal then must stop it cleanly, not kill the process as a crash
+  // would. What has started is stopped; a consumer still starting goes with the process, as after
+  // a crash (whatever it took is redelivered), and none starts after the signal.
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -70,6 +72,12 @@ async function main() {
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+
+  for (const [name, start] of Object.entries(consumers)) {
+    if (stopping) return;
+    started.push([name, await start(ctx)]);
+  }
+  if (!stopping) log("info", "worker ready", { consumers: Object.keys(consumers) });
 }
 
 main().catch((error) => {

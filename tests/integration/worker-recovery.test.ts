@@ -34,6 +34,19 @@ afterAll(async () => {
   worker?.assertNoUncaught();
 });
 
+/** Stops the worker of the test before, then starts `id` and waits until its first consumer has started. */
+async function replaceWorker(id: string): Promise<WorkerProcess> {
+  worker?.child.kill("SIGTERM");
+  await worker?.exited;
+  worker?.assertNoUncaught();
+  const next = spawnWorker(workerEnv(), id);
+  await waitFor(() => next.output().includes("generation consumer started"), {
+    timeoutMs: 60_000,
+    what: "the first consumer to start",
+  });
+  return next;
+}
+
 describe("worker recovery", () => {
   it("rejoins its group after SyncGroup fails with a non-retriable protocol error", async () => {
     // SyncGroup (API key 14) answers INVALID_REQUEST (42), as the mock was seen to do under load.
@@ -60,14 +73,7 @@ describe("worker recovery", () => {
   });
 
   it("joins its groups and works after the broker went away while it was joining", async () => {
-    worker?.child.kill("SIGTERM");
-    await worker?.exited;
-    worker?.assertNoUncaught();
-    worker = spawnWorker(workerEnv(), "worker-outage");
-    await waitFor(() => worker!.output().includes("generation consumer started"), {
-      timeoutMs: 60_000,
-      what: "the first consumer to start",
-    });
+    worker = await replaceWorker("worker-outage");
     await broker.down();
     await new Promise((r) => setTimeout(r, 4000));
     await broker.up();
@@ -108,4 +114,23 @@ describe("worker recovery", () => {
       { timeoutMs: 120_000, intervalMs: 200, what: "the reels and webhook-event consumers to join" },
     );
   });
+
+  it("stops cleanly on SIGTERM while its later consumers are still joining", async () => {
+    worker = await replaceWorker("worker-early-stop");
+    // With the broker away the next consumer cannot join its group: the worker is mid-start.
+    await broker.down();
+    try {
+      expect(worker.output()).not.toContain("worker ready");
+      worker.child.kill("SIGTERM");
+      await waitFor(() => worker!.output().includes('"stopping"'), { what: "the worker to say it stops" });
+    } finally {
+      await broker.up();
+    }
+    // Exit code 0 from its own stop, not a death by the signal (code null), which was the case when
+    // the handler was installed only after every consumer had started.
+    expect(await worker.exited).toBe(0);
+    expect(worker.output()).not.toContain("worker ready");
+    worker.assertNoUncaught();
+    worker = undefined;
+  }, 120_000);
 });
