@@ -580,7 +580,7 @@ function usageTable(u: UsageCost): string[] {
   ];
 }
 
-/** A drain's pauses with no job completing (a late worker's join stops the embedded broker's group for 5 s). */
+/** What the machine took from a drain: CPU stolen by the host, and time tasks waited for a CPU. */
 const machineStall = (d: DrainRun) =>
   d.machine
     ? `${fmt(d.machine.stealMs / 1000, 1)} s / ${d.machine.cpuWaitMs === undefined ? "–" : `${fmt(d.machine.cpuWaitMs / 1000, 1)} s`}`
@@ -589,6 +589,7 @@ const machineStall = (d: DrainRun) =>
 /** Steal beyond this in a drain makes it a drain on another machine, in effect (scripts/bench/NOTES.md, fourth session). */
 const STOLEN_MS = 1000;
 
+/** A drain's pauses with no job completing (a late worker's join stops the embedded broker's group for 5 s), and steal past STOLEN_MS. */
 const pauses = (d: DrainRun) =>
   [
     d.stallsMs?.length ? `paused ${d.stallsMs.map((ms) => `${fmt(ms / 1000, 1)} s`).join(", ")} (a join)` : "",

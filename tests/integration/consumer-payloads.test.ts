@@ -17,6 +17,8 @@ const TOPIC = { name: "payload-test", partitions: 1 };
 const SKIP_TOPIC = { name: "payload-skip-test", partitions: 1 };
 /** A transform, so a test can tell the parsed payload from the raw JSON. */
 const schema = z.object({ n: z.number() }).transform(({ n }) => ({ n, doubled: n * 2 }));
+/** The kit one message at a time, with that schema: what every test here runs. */
+const oneAtATime = { name: "payloads", concurrency: 1, maxBuffered: 100, perKeyLimit: 1, schema };
 
 let broker: MockBroker;
 let redis: Redis;
@@ -43,13 +45,9 @@ describe("consumeInParallel({ schema, onInvalid, work })", () => {
     const invalid: { value: string | undefined; reason: string }[] = [];
     let refusals = 1;
     const consumer = await consumeInParallel(ctx, {
-      name: "payloads",
+      ...oneAtATime,
       groupId,
       topic: TOPIC.name,
-      concurrency: 1,
-      maxBuffered: 100,
-      perKeyLimit: 1,
-      schema,
       async onInvalid(message, reason) {
         // The first one fails as a refused DLQ write would: it must come again, not be settled.
         if (refusals-- > 0) throw new Error("dead-letter write refused");
@@ -90,13 +88,9 @@ describe("consumeInParallel({ schema, onInvalid, work })", () => {
     const worked: unknown[] = [];
     const invalid: string[] = [];
     const consumer = await consumeInParallel(ctx, {
-      name: "payloads",
+      ...oneAtATime,
       groupId,
       topic: SKIP_TOPIC.name,
-      concurrency: 1,
-      maxBuffered: 100,
-      perKeyLimit: 1,
-      schema,
       skip: (message) => message.key?.toString() === "quiet",
       async onInvalid(message) {
         invalid.push(String(message.value));
