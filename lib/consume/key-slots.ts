@@ -11,12 +11,27 @@ const RENEW_CHUNK = 1000;
 // A slot is a member of a sorted set scored by when it lapses (Redis's clock, so workers' clocks
 // do not matter). Lapsed slots are dropped first: a dead worker's slots free themselves.
 const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+// KEYS: the slot set of each wanted slot, in the order wanted (a key may come more than once);
+// ARGV: the limit, the ttl, then the slots. One script for all of them: once a key is full, its
+// later slots in the same call are refused too, so a key's work still starts in its order.
 const ACQUIRE = redisScript(`${NOW}
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return 1`);
+local limit, ttl = tonumber(ARGV[1]), tonumber(ARGV[2])
+local swept, taken = {}, {}
+for i, key in ipairs(KEYS) do
+  if not swept[key] then
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+    swept[key] = true
+  end
+  local slot = ARGV[i + 2]
+  if not redis.call('ZSCORE', key, slot) and redis.call('ZCARD', key) >= limit then
+    taken[i] = 0
+  else
+    redis.call('ZADD', key, now + ttl, slot)
+    redis.call('PEXPIRE', key, ttl)
+    taken[i] = 1
+  end
+end
+return taken`);
 // KEYS: the slot sets; ARGV: the ttl, then for each key the number of its slots and the slots.
 // One ZADD per key and chunk (unpack's stack bounds a call's arguments), one PEXPIRE per key.
 const RENEW = redisScript(`${NOW}
@@ -61,10 +76,25 @@ export class KeySlots {
    * With no limit (Infinity) there is nothing to count: no slot is written, none is released.
    */
   async acquire(key: string, slot: string): Promise<boolean> {
-    if (this.limit === Infinity) return true;
-    const taken = (await ACQUIRE.run(this.redis, [slotsKey(this.group, key)], [slot, this.limit, this.ttlMs])) === 1;
-    if (taken) this.held.set(slot, key);
+    const [taken] = await this.acquireAll([{ key, slot }]);
     return taken;
+  }
+
+  /**
+   * acquire for several slots in one round trip, in order: whether each was taken. A key that is
+   * full refuses its later slots of the call too, so they keep their order for the next try.
+   */
+  async acquireAll(wanted: { key: string; slot: string }[]): Promise<boolean[]> {
+    if (this.limit === Infinity || wanted.length === 0) return wanted.map(() => true);
+    const taken = (await ACQUIRE.run(
+      this.redis,
+      wanted.map(({ key }) => slotsKey(this.group, key)),
+      [this.limit, this.ttlMs, ...wanted.map(({ slot }) => slot)],
+    )) as number[];
+    return wanted.map(({ key, slot }, i) => {
+      if (taken[i] === 1) this.held.set(slot, key);
+      return taken[i] === 1;
+    });
   }
 
   async release(slot: string): Promise<void> {

@@ -126,32 +126,43 @@ export class ParallelRunner<T> {
       });
   }
 
+  /**
+   * Takes as many waiting messages as there are free local slots and asks for their key slots in
+   * one round trip, then starts those that got one: under a backlog the free slots fill at once,
+   * not one round trip per message.
+   */
   private async startWhatFits(): Promise<void> {
     while (!this.stopping && this.active < this.opts.concurrency) {
       const now = Date.now();
-      const entry = this.queue.take((key) => (this.blockedUntil.get(key) ?? 0) <= now);
-      if (!entry) return;
-      const runId = `${this.ctx.workerId}:${this.opts.name}:${++this.runSeq}`;
-      let slot = false;
+      const taken: { entry: WindowEntry; runId: string }[] = [];
+      while (taken.length < this.opts.concurrency - this.active) {
+        const entry = this.queue.take((key) => (this.blockedUntil.get(key) ?? 0) <= now);
+        if (!entry) break;
+        taken.push({ entry, runId: `${this.ctx.workerId}:${this.opts.name}:${++this.runSeq}` });
+      }
+      if (taken.length === 0) return;
+      let slots: boolean[];
       try {
-        slot = await this.slots.acquire(entry.key, runId);
+        slots = await this.slots.acquireAll(taken.map(({ entry, runId }) => ({ key: entry.key, slot: runId })));
       } catch (error) {
-        this.ctx.log("warn", "could not take a slot; trying again", { consumer: this.opts.name, error });
+        this.ctx.log("warn", "could not take slots; trying again", { consumer: this.opts.name, error });
+        slots = taken.map(() => false);
       }
-      if (this.stopping || entry.window.revoked) {
-        // A key slot not released lapses with its lease within 10 s.
-        if (slot) await this.slots.release(runId).catch(() => {});
-        if (this.stopping) return;
-        continue;
-      }
-      if (!slot) {
+      // Back to the front of their keys' queues, the last first, so each key keeps its order.
+      for (let i = taken.length - 1; i >= 0; i--) {
+        const { entry } = taken[i];
+        if (slots[i] || this.stopping || entry.window.revoked) continue;
         // The key runs its share across the cluster: its next message waits at the head of its queue.
         this.queue.unshift(entry);
         this.blockedUntil.set(entry.key, Date.now() + SLOT_RETRY_MS);
         this.retryLater(SLOT_RETRY_MS);
-        continue;
       }
-      this.start(entry, runId);
+      for (const [i, { entry, runId }] of taken.entries()) {
+        if (!slots[i]) continue;
+        // A key slot not released lapses with its lease within 10 s.
+        if (this.stopping || entry.window.revoked) await this.slots.release(runId).catch(() => {});
+        else this.start(entry, runId);
+      }
     }
   }
 

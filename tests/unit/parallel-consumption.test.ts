@@ -1,9 +1,11 @@
 import { randomUUID } from "node:crypto";
-import type { KafkaMessage } from "kafkajs";
+import type { Consumer, EachBatchPayload, KafkaMessage } from "kafkajs";
+import { z } from "zod";
 import { describe, expect, it } from "vitest";
 import { FairQueue } from "@/lib/consume/fair-queue";
 import { KeySlots, slotsKey } from "@/lib/consume/key-slots";
 import { PartitionWindow } from "@/lib/consume/partition-window";
+import { ParallelRunner } from "@/lib/consume/parallel-runner";
 import { waitFor } from "../helpers";
 import { keepLease, runUnderLease, takeLease, writeIfLeaseHeld } from "@/lib/lease";
 import { realRedisPerFile } from "./real-redis";
@@ -128,6 +130,84 @@ describe("on a real Redis", () => {
     await new Promise((r) => setTimeout(r, 400));
     expect(await a.count("tenant")).toBe(0);
     expect(await redis().exists(slotsKey(group, "tenant"))).toBe(0);
+  });
+
+  it("KeySlots.acquireAll: several slots in one script, in order; a full key refuses its later slots of the call too", async () => {
+    const group = `g-${randomUUID()}`;
+    const slots = new KeySlots(redis(), group, 2, 10_000);
+    expect(await slots.acquire("a", "held")).toBe(true);
+    await redis().config("RESETSTAT");
+    const wanted = ["a:held", "a:a1", "b:b1", "a:a2", "b:b2", "b:b3"].map((w) => {
+      const [key, slot] = w.split(":");
+      return { key, slot };
+    });
+    // "held" is this run's already (taken again, not counted twice); a has one slot left, b two.
+    expect(await slots.acquireAll(wanted)).toEqual([true, true, true, false, true, false]);
+    expect((await redis().info("commandstats")).match(/^cmdstat_evalsha:calls=(\d+)/m)?.[1]).toBe("1");
+    expect((await redis().zrange(slotsKey(group, "a"), 0, -1)).sort()).toEqual(["a1", "held"]);
+    expect((await redis().zrange(slotsKey(group, "b"), 0, -1)).sort()).toEqual(["b1", "b2"]);
+    // What was taken is released as usual; what was refused was never held.
+    await slots.release("a1");
+    await slots.release("a2");
+    expect(await slots.count("a")).toBe(1);
+    expect(await new KeySlots(redis(), group, Infinity).acquireAll(wanted)).toEqual(wanted.map(() => true));
+  });
+
+  it("ParallelRunner fills its free slots in one round trip under a backlog, each key's messages in order and within its cap", async () => {
+    const group = `g-${randomUUID()}`;
+    const acquired: number[] = [];
+    class CountingSlots extends KeySlots {
+      override acquireAll(wanted: { key: string; slot: string }[]) {
+        acquired.push(wanted.length);
+        return super.acquireAll(wanted);
+      }
+    }
+    const started: string[] = [];
+    const finish: (() => void)[] = [];
+    const consumer = { commitOffsets: async () => {}, pause: () => {} } as unknown as Consumer;
+    const runner = new ParallelRunner<unknown>(
+      consumer,
+      { log: () => {}, workerId: "w" },
+      {
+        name: "test",
+        groupId: group,
+        topic: "topic",
+        concurrency: 6,
+        maxBuffered: 100,
+        perKeyLimit: 2,
+        schema: z.unknown(),
+        onInvalid: async () => {},
+        work: (_payload, m) =>
+          new Promise((resolve) => {
+            started.push(`${m.key}${m.offset}`);
+            finish.push(() => resolve("settled"));
+          }),
+      },
+      new CountingSlots(redis(), group, 2),
+    );
+    try {
+      const keys = ["a", "a", "a", "a", "a", "b"];
+      await runner.takeBatch({
+        batch: { topic: "topic", partition: 0, highWatermark: "6", messages: keys.map((k, o) => message(o, k)) },
+        resolveOffset: () => {},
+        heartbeat: async () => {},
+        pause: () => () => {},
+      } as unknown as EachBatchPayload);
+      await waitFor(() => started.length === 3);
+      // Six free slots: six messages taken a key at a time and their slots asked for in one call;
+      // a's cap of two refuses its third to fifth, which go back to wait in their order.
+      expect(acquired[0]).toBe(6);
+      expect(started).toEqual(["a0", "b5", "a1"]);
+      expect(runner.stats().keys.find((k) => k.key === "a")).toEqual({ key: "a", running: 2, waiting: 3 });
+      // One of a's finishes: a's next message, and only it, starts.
+      finish.shift()!();
+      await waitFor(() => started.length === 4);
+      expect(started[3]).toBe("a2");
+      expect(runner.stats().keys.find((k) => k.key === "a")).toEqual({ key: "a", running: 2, waiting: 2 });
+    } finally {
+      for (const f of finish) f();
+      await runner.stop(0);
+    }
   });
 
   it("KeySlots.renew: renews every slot held, with one ZADD and one PEXPIRE per key (and per 1,000 slots of a key)", async () => {
