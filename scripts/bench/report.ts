@@ -213,10 +213,10 @@ export function renderReport(
   );
   if (s) {
     push(
-      `| 1 | POST /v1/jobs throughput, 50 connections | ${fmt(s.rps, 0)} req/s | floor route ${fmt(s.floorRps, 0)} req/s | ${fmtRatio(s.rpsRatio)} | ≥ 0.80× | ${mark(s.rpsRatio >= 0.8)} |`,
+      `| 1 | POST /v1/jobs throughput, 50 connections | ${fmt(s.rps, 0)} req/s | floor route ${fmt(s.floorRps, 0)} req/s | ${fmtRatio(s.rpsRatio)} | ≥ 0.85× | ${mark(s.rpsRatio >= 0.85)} |`,
     );
     push(
-      `| 1 | POST /v1/jobs p99 latency | ${fmt(s.p99, 0)} ms | floor route ${fmt(s.floorP99, 0)} ms | ${fmtRatio(s.p99Ratio)} | ≤ 1.50× | ${mark(s.p99Ratio <= 1.5)} |`,
+      `| 1 | POST /v1/jobs p99 latency | ${fmt(s.p99, 0)} ms | floor route ${fmt(s.floorP99, 0)} ms | ${fmtRatio(s.p99Ratio)} | ≤ 1.30× | ${mark(s.p99Ratio <= 1.3)} |`,
     );
   }
   if (ft) {
@@ -261,8 +261,11 @@ export function renderReport(
   }
   if (d1) {
     for (const d of r.drains.slice(1)) {
+      // Issue 24: on 2 cores a second worker must not make the drain slower; more are reported.
+      const ratio = d.jobsPerSecond / d1.jobsPerSecond;
+      const goal = d.workers === 2 ? ["≥ 1.00×", mark(ratio >= 1)] : ["(scaling)", ""];
       push(
-        `| 4 | Backlog drain with ${d.workers} workers | ${fmt(d.jobsPerSecond, 0)} jobs/s | 1 worker ${fmt(d1.jobsPerSecond, 0)} jobs/s | ${fmtRatio(d.jobsPerSecond / d1.jobsPerSecond)} | (scaling) | ${pauses(d)} |`,
+        `| 4 | Backlog drain with ${d.workers} workers | ${fmt(d.jobsPerSecond, 0)} jobs/s | 1 worker ${fmt(d1.jobsPerSecond, 0)} jobs/s | ${fmtRatio(ratio)} | ${goal[0]} | ${[goal[1], pauses(d)].filter(Boolean).join(" ")} |`,
       );
     }
     const bad = r.drains.reduce((n, d) => n + d.jobs - (d.statuses.COMPLETED ?? 0), 0);
@@ -339,7 +342,7 @@ export function renderReport(
           `| ${i + 1} | ${fmt(x.floor.rps, 0)} | ${fmt(x.floor.p50, 0)} / ${fmt(x.floor.p99, 0)} | ${fmt(x.submit.rps, 0)} | ${fmt(x.submit.p50, 0)} / ${fmt(x.submit.p99, 0)} | ${fmtRatio(x.submit.rps / x.floor.rps)} | ${fmtRatio(x.submit.p99 / x.floor.p99)} | ${r.raw ? fmtRatio(x.submit.rps / r.raw.bareHttp.rps) : "–"} | ${x.submit.non2xx} |`,
       ),
       "",
-      `Median ratio: **${fmtRatio(s.rpsRatio)}** of the floor's req/s (goal ≥ 0.80×), p99 **${fmtRatio(s.p99Ratio)}** the floor's (goal ≤ 1.50×).`,
+      `Median ratio: **${fmtRatio(s.rpsRatio)}** of the floor's req/s (goal ≥ 0.85×), p99 **${fmtRatio(s.p99Ratio)}** the floor's (goal ≤ 1.30×).`,
       "",
     );
   }
@@ -528,7 +531,7 @@ export function renderReport(
   push(
     "## Running it",
     "",
-    "`npm run bench` runs everything (about 20 minutes on 2 cores, plus `next build` when the build is stale). Variables:",
+    "`npm run bench` runs everything (about 10 minutes on 2 cores, plus `next build` when the build is stale). Variables:",
     "",
     "| Variable | Effect |",
     "|---|---|",
@@ -538,7 +541,9 @@ export function renderReport(
     '| `BENCH_FANOUT_TPS`, `BENCH_FANOUT_SECONDS` | tokens/s and seconds of the "all at once" runs (default 50, 5) |',
     "| `BENCH_FANOUT_WORKER`, `BENCH_FANOUT_WORKER_TPS` | the N and tokens/s of the runs through Kafka and a real worker (default `200,500`, 20) |",
     "| `BENCH_CONCURRENCY` | WORKER_CONCURRENCY of the realistic-pace drains (default `64,256`) |",
-    "| `BENCH_ONLY` | figures to run, of `raw,submit,ttft,fanout-worker,fanout,reel,concurrency`; a partial run writes `.bench-data/BENCHMARKS.md`, not the committed one |",
+    "| `BENCH_ONLY` | figures to run, of `raw,submit,usage,ttft,responses,fanout-worker,fanout,reel,concurrency`; a partial run writes `.bench-data/BENCHMARKS.md`, not the committed one |",
+    "| `BENCH_USAGE_ROUNDS` | on/off pairs of the usage aggregates' drain (default 3) |",
+    "| `BENCH_AB`, `BENCH_AB_ROUNDS` | runs the chosen figures on that commit and on the working tree in turn, that many rounds (default 2), and writes `.bench-data/ab.md` |",
     '| `BENCH_BASELINE` | an earlier run\'s `results.json`, shown as "before" |',
     "| `BENCH_RENDER` | writes this report again from a `results.json`, running nothing |",
     "| `BENCH_PROFILE` | every Node process of the stack writes a CPU profile to `.bench-data/profiles/` |",
