@@ -14,6 +14,7 @@ import { startPublicationConsumer } from "../lib/reels/publication-consumer";
 import { startInsightsSweep } from "../lib/reels/insights/start-insights-sweep";
 import { startWebhookWorker } from "../lib/webhooks/start-webhook-worker";
 import { startTokenRefresh } from "../lib/accounts/token-refresh/start-token-refresh";
+import { startUsageFolding } from "../lib/usage/start-usage-folding";
 import { registerWorker } from "../lib/worker/presence";
 import type { RunningConsumer, StartConsumer, WorkerContext } from "../lib/worker/worker-context";
 
@@ -25,6 +26,8 @@ const consumers: Record<string, StartConsumer> = {
   "token-refresh": startTokenRefresh,
   /** Not a consumer: the daily read of recent reels' insights, on a timer under a lease. */
   "reel-insights": startInsightsSweep,
+  /** Not a consumer: the pending usage counts added to their buckets every second. */
+  "usage-fold": startUsageFolding,
 };
 
 async function main() {

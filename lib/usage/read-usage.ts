@@ -3,6 +3,7 @@ import { FINAL_JOB_STATUSES, type FinalJobStatus } from "../jobs/status";
 import { emptyHistogram, HISTOGRAM_BUCKETS, type Histogram } from "./histogram";
 import { isReelOutcome, type ReelOutcome } from "./usage-facts";
 import { BUCKET_MS, bucketStarts, usageKeys, type UsageBucket } from "./usage-keys";
+import { foldUsage } from "./fold-usage";
 
 /** One model's jobs of one final status in a bucket. */
 export interface JobCell {
@@ -42,8 +43,10 @@ export interface UsageRange {
   bucket: UsageBucket;
 }
 
-/** A tenant's buckets overlapping [from, to), in time order, with the empty ones: one pipeline of HGETALLs. */
+/** A tenant's buckets overlapping [from, to), in time order, with the empty ones: the pending counts folded, then one pipeline of HGETALLs. */
 export async function readUsage(redis: Redis, tenantId: string, range: UsageRange): Promise<BucketUsage[]> {
+  // Counts made since the workers' last fold are added first: a job finished a moment ago shows.
+  await foldUsage(redis);
   const starts = bucketStarts(range.fromMs, range.toMs, range.bucket);
   const pipeline = redis.pipeline();
   for (const start of starts) {

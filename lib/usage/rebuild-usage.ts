@@ -6,6 +6,7 @@ import type { Redis } from "../redis";
 import { TOPICS } from "../topics";
 import { jobFactsFromAudit, jobTallies, type Tally } from "./usage-facts";
 import { usageKeys } from "./usage-keys";
+import { foldUsage } from "./fold-usage";
 
 /** Every jobs hash the audit topic adds up to: key → its expiry and absolute field values. */
 export type UsageTotals = Map<string, { expireAt: number; fields: Map<string, number> }>;
@@ -61,6 +62,9 @@ export async function rebuildJobUsage(deps: {
     hashes: totals.size,
     archive: deps.auditArchiveDir ?? null,
   });
+  // Counts still pending are folded in first, so the replacement leaves none to be added on top of
+  // the audit's totals (the reels' among them stay as they are).
+  await foldUsage(deps.redis, Infinity);
   const { written, removed } = await replaceJobUsage(deps.redis, totals);
   return { counted, skipped, written, removed };
 }

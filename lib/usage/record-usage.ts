@@ -17,25 +17,27 @@ import {
   type ReelFacts,
   type Tally,
 } from "./usage-facts";
+import { usageKeys } from "./usage-keys";
 
-// Adds a record's tallies once: only while the record still holds the expected fields (the final
-// state the tallies were read from), and only if its marker field does not hold the marker yet.
-// The marker is set in the same script, so a redelivery, a crash between the final write and this
-// one, or two runs racing can neither count it twice nor leave it half-counted.
+// Counts a record once: only while the record still holds the expected fields (the final state
+// the tallies were read from), and only if its marker field does not hold the marker yet. The
+// marker is set, and the record's tallies appended to the pending list, in the same script, so a
+// redelivery, a crash between the final write and this one, or two runs racing can neither count
+// it twice nor leave it half-counted. The pending tallies reach their buckets with the next fold
+// (foldUsage): one HINCRBY per bucket field a fold touches, not twelve a job.
 // As a Lua function, `countOnce(record, spec)`, for a script that makes the final write itself
-// (a job's, lib/jobs/final-write.ts): the count then goes with the write in one step.
+// (a job's, lib/jobs/final-write.ts): the count then goes with the write in one step. `spec` is
+// the check as JSON, a newline, and the tallies as JSON (kept as they are, never decoded here).
 export const COUNT_ONCE_LUA = `
-local function countOnce(record, specJson)
-  local spec = cjson.decode(specJson)
-  for field, value in pairs(spec.expect) do
+local function countOnce(record, spec)
+  local split = string.find(spec, '\\n', 1, true)
+  local check = cjson.decode(string.sub(spec, 1, split - 1))
+  for field, value in pairs(check.expect) do
     if redis.call('HGET', record, field) ~= value then return 0 end
   end
-  if redis.call('HGET', record, spec.marker[1]) == spec.marker[2] then return 0 end
-  redis.call('HSET', record, spec.marker[1], spec.marker[2])
-  for _, tally in ipairs(spec.tallies) do
-    for _, field in ipairs(tally.fields) do redis.call('HINCRBY', tally.key, field[1], field[2]) end
-    redis.call('EXPIREAT', tally.key, tally.expire_at)
-  end
+  if redis.call('HGET', record, check.marker[1]) == check.marker[2] then return 0 end
+  redis.call('HSET', record, check.marker[1], check.marker[2])
+  redis.call('RPUSH', '${usageKeys.pending}', string.sub(spec, split + 1))
   return 1
 end`;
 const COUNT_ONCE = `${COUNT_ONCE_LUA}
@@ -50,16 +52,20 @@ interface CountOnce {
 
 /** COUNT_ONCE's arguments after the script, for EVAL on its own or on a MULTI. */
 function countOnceArgs(spec: CountOnce): [numKeys: 1, recordKey: string, words: string] {
-  // Amounts as strings: Lua would print a large number in exponent form, which HINCRBY refuses.
+  // Amounts as strings, which the fold reads with tonumber: exact, whatever their size.
   const tallies = spec.tallies.map((t) => ({
     key: t.key,
     expire_at: String(t.expireAt),
     fields: t.fields.map(([field, by]) => [field, String(by)]),
   }));
-  return [1, spec.recordKey, JSON.stringify({ expect: spec.expect, marker: spec.marker, tallies })];
+  return [
+    1,
+    spec.recordKey,
+    `${JSON.stringify({ expect: spec.expect, marker: spec.marker })}\n${JSON.stringify(tallies)}`,
+  ];
 }
 
-/** True when this call added the tallies; false when they were added before (or the record moved on). */
+/** True when this call counted the record (its tallies now pending); false when it was counted before (or the record moved on). */
 async function countOnce(redis: Redis, spec: CountOnce): Promise<boolean> {
   return (await redis.eval(COUNT_ONCE, ...countOnceArgs(spec))) === 1;
 }

@@ -27,6 +27,8 @@ export const usageKeys = {
     `usage:${kind}:${tenantId}:${bucket}:${Math.floor(startMs / 1000)}`,
   /** Every bucket of a kind, for the rebuild's SCAN. */
   pattern: (kind: UsageKind) => `usage:${kind}:*`,
+  /** Counts made and not yet added to their buckets (record-usage.ts: each entry one record's tallies). */
+  pending: "usage:pending",
 };
 
 /** The start (ms) of the UTC hour or day `ms` falls in. */

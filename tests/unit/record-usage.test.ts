@@ -3,8 +3,10 @@ import { jobHashArgs, parseJobRecord, type JobHash } from "@/lib/jobs/job-record
 import { jobKeys } from "@/lib/jobs/keys";
 import type { FinalJobStatus } from "@/lib/jobs/status";
 import { parsePublicationRecord, publicationKeys, type PublicationHash } from "@/lib/reels/publication-record";
+import { foldUsage } from "@/lib/usage/fold-usage";
 import { readUsage } from "@/lib/usage/read-usage";
 import { queueReelUsage, recordJobUsage, recordReelUsage } from "@/lib/usage/record-usage";
+import { usageField } from "@/lib/usage/usage-facts";
 import { usageKeys } from "@/lib/usage/usage-keys";
 import { bucketResults } from "@/lib/usage/usage-report";
 import { realRedisPerFile } from "./real-redis";
@@ -71,6 +73,7 @@ describe("recording a job's usage", () => {
   });
 
   it("gives the hour's hash an expiry 35 days after the hour, the day's 400 days after the day", async () => {
+    await foldUsage(redis());
     const expiries = await Promise.all([
       redis().call("EXPIRETIME", usageKeys.bucket("jobs", "acme", "hour", Date.parse("2026-11-26T12:00:00Z"))),
       redis().call("EXPIRETIME", usageKeys.bucket("jobs", "acme", "day", Date.parse("2026-11-26T00:00:00Z"))),
@@ -79,6 +82,41 @@ describe("recording a job's usage", () => {
       (Date.parse("2026-11-26T13:00:00Z") + 35 * 86_400_000) / 1000,
       (Date.parse("2026-11-27T00:00:00Z") + 400 * 86_400_000) / 1000,
     ]);
+  });
+});
+
+describe("folding the pending counts into their buckets", () => {
+  it("adds every pending count to its bucket once, summed per field, and empties the list", async () => {
+    const hour = usageKeys.bucket("jobs", "fold", "hour", Date.parse("2026-11-26T12:00:00Z"));
+    // Two counts, the second's cost above what Lua's default number format prints without an exponent.
+    for (const amount of [0.5, 123_456.789]) {
+      const job = await finalJob(`job-fold-${amount}`, {
+        tenant_id: "fold",
+        cost: JSON.stringify({ currency: "USD", amount }),
+      });
+      expect(await recordJobUsage(redis(), job, NOW)).toBe(true);
+    }
+    expect(await redis().llen(usageKeys.pending)).toBe(2);
+    expect(await redis().exists(hour)).toBe(0);
+    expect(await foldUsage(redis())).toBe(2);
+    expect(await redis().llen(usageKeys.pending)).toBe(0);
+    const fields = await redis().hgetall(hour);
+    expect(fields[usageField("jobs", "local-ngram", "COMPLETED")]).toBe("2");
+    expect(fields[usageField("in", "local-ngram", "COMPLETED")]).toBe("8");
+    expect(fields[usageField("cost", "local-ngram", "COMPLETED")]).toBe("123457289000000");
+    expect(await foldUsage(redis())).toBe(0);
+    expect((await redis().hgetall(hour))[usageField("jobs", "local-ngram", "COMPLETED")]).toBe("2");
+  });
+
+  it("folds a backlog larger than one script's batch, batch by batch", async () => {
+    const key = usageKeys.bucket("jobs", "backlog", "hour", Date.parse("2026-11-26T12:00:00Z"));
+    const entry = JSON.stringify([
+      { key, expire_at: String(Math.ceil(Date.now() / 1000) + 3600), fields: [["n", "1"]] },
+    ]);
+    await redis().rpush(usageKeys.pending, ...Array.from({ length: 1_201 }, () => entry));
+    expect(await foldUsage(redis())).toBe(1_201);
+    expect(await redis().hget(key, "n")).toBe("1201");
+    expect(await redis().llen(usageKeys.pending)).toBe(0);
   });
 });
 

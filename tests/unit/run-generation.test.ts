@@ -18,6 +18,7 @@ import { usageField } from "@/lib/usage/usage-facts";
 import { bucketStart, usageKeys } from "@/lib/usage/usage-keys";
 import { waitFor } from "../helpers";
 import { realRedisPerFile } from "./real-redis";
+import { foldUsage } from "@/lib/usage/fold-usage";
 
 /** runGeneration on a real Redis: one run per job whatever delivers it, final writes under the lease, DLQ and audit once. */
 const sent: ProducerRecord[] = [];
@@ -174,12 +175,16 @@ it("counts a finished job's usage in its final write", async () => {
   // This hour's and the next's, should the job end after the hour turns.
   const hour = bucketStart(Date.now(), "hour");
   const hours = [hour, hour + 3_600_000].map((start) => usageKeys.bucket("jobs", "t", "hour", start));
-  const counted = async () =>
-    (await Promise.all(hours.map((key) => redis().hget(key, field)))).reduce((n, v) => n + Number(v ?? 0), 0);
+  const counted = async () => {
+    await foldUsage(redis());
+    return (await Promise.all(hours.map((key) => redis().hget(key, field)))).reduce((n, v) => n + Number(v ?? 0), 0);
+  };
   const before = await counted();
   expect(await runGeneration(deps(), command, control("run-1"))).toBe("finished");
   const state = await redis().hgetall(jobKeys.state(id));
   expect([state.status, state.usage_counted]).toEqual(["COMPLETED", "1"]);
+  // Counted in the final write: pending until the next fold, then in the hour's bucket.
+  expect(await redis().lrange(usageKeys.pending, 0, -1)).toHaveLength(1);
   expect(await counted()).toBe(before + 1);
 });
 
