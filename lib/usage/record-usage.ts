@@ -17,6 +17,7 @@ import {
   type ReelFacts,
   type Tally,
 } from "./usage-facts";
+import { pendingEntry } from "./fold-usage";
 import { usageKeys } from "./usage-keys";
 
 // Counts a record once: only while the record still holds the expected fields (the final state
@@ -52,17 +53,8 @@ interface CountOnce {
 
 /** COUNT_ONCE's arguments after the script, for EVAL on its own or on a MULTI. */
 function countOnceArgs(spec: CountOnce): [numKeys: 1, recordKey: string, words: string] {
-  // Amounts as strings, which the fold reads with tonumber: exact, whatever their size.
-  const tallies = spec.tallies.map((t) => ({
-    key: t.key,
-    expire_at: String(t.expireAt),
-    fields: t.fields.map(([field, by]) => [field, String(by)]),
-  }));
-  return [
-    1,
-    spec.recordKey,
-    `${JSON.stringify({ expect: spec.expect, marker: spec.marker })}\n${JSON.stringify(tallies)}`,
-  ];
+  const check = JSON.stringify({ expect: spec.expect, marker: spec.marker });
+  return [1, spec.recordKey, `${check}\n${pendingEntry(spec.tallies)}`];
 }
 
 /** True when this call counted the record (its tallies now pending); false when it was counted before (or the record moved on). */

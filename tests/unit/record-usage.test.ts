@@ -3,7 +3,7 @@ import { jobHashArgs, parseJobRecord, type JobHash } from "@/lib/jobs/job-record
 import { jobKeys } from "@/lib/jobs/keys";
 import type { FinalJobStatus } from "@/lib/jobs/status";
 import { parsePublicationRecord, publicationKeys, type PublicationHash } from "@/lib/reels/publication-record";
-import { foldUsage } from "@/lib/usage/fold-usage";
+import { foldUsage, pendingEntry } from "@/lib/usage/fold-usage";
 import { readUsage } from "@/lib/usage/read-usage";
 import { queueReelUsage, recordJobUsage, recordReelUsage } from "@/lib/usage/record-usage";
 import { usageField } from "@/lib/usage/usage-facts";
@@ -110,9 +110,7 @@ describe("folding the pending counts into their buckets", () => {
 
   it("folds a backlog larger than one script's batch, batch by batch", async () => {
     const key = usageKeys.bucket("jobs", "backlog", "hour", Date.parse("2026-11-26T12:00:00Z"));
-    const entry = JSON.stringify([
-      { key, expire_at: String(Math.ceil(Date.now() / 1000) + 3600), fields: [["n", "1"]] },
-    ]);
+    const entry = pendingEntry([{ key, expireAt: Math.ceil(Date.now() / 1000) + 3600, fields: [["n", 1]] }]);
     await redis().rpush(usageKeys.pending, ...Array.from({ length: 1_201 }, () => entry));
     expect(await foldUsage(redis())).toBe(1_201);
     expect(await redis().hget(key, "n")).toBe("1201");
