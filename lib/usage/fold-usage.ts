@@ -11,17 +11,16 @@ import { usageKeys } from "./usage-keys";
 
 /**
  * A pending entry: a count's tallies, those with the same fields together (a job's hour and day
- * have the same), each group `[[key, expireAt, key, expireAt, …], [field, amount, field, amount, …]]`.
+ * share theirs), each group `[[key, expireAt, key, expireAt, …], [field, amount, field, amount, …]]`.
  * Flat arrays of strings: half the JSON of one object per tally, and half the fold's time to read.
  * Amounts as strings, which the fold reads with tonumber: exact, whatever their size.
  */
 export function pendingEntry(tallies: Tally[]): string {
-  const groups = new Map<string, [string[], string[]]>();
+  // A count's tallies share one fields array (talliesFor), so they make one group.
+  const groups = new Map<Tally["fields"], [string[], string[]]>();
   for (const tally of tallies) {
-    const fields = tally.fields.flatMap(([field, by]) => [field, String(by)]);
-    const id = JSON.stringify(fields);
-    const group = groups.get(id) ?? [[], fields];
-    groups.set(id, group);
+    let group = groups.get(tally.fields);
+    if (!group) groups.set(tally.fields, (group = [[], tally.fields.flatMap(([field, by]) => [field, String(by)])]));
     group[0].push(tally.key, String(tally.expireAt));
   }
   return JSON.stringify([...groups.values()]);
