@@ -59,7 +59,7 @@ export function statusIndexArgs(indexing: StatusIndexing): [string, string, numb
 }
 
 /**
- * Queues, on the MULTI that writes a status (or reveals the item), after that write: the item's
+ * Queues, on the MULTI that writes a status, after that write: the item's
  * move to the index of the status its record holds then. Nothing runs between the two.
  */
 export function syncStatusIndex(

@@ -1,5 +1,3 @@
-import type { ChainableCommander } from "ioredis";
-
 /**
  * A tenant's index of its jobs or publications (a sorted set scored by creation time, for
  * listing), kept bounded: every add also drops entries past the age at which their records have
@@ -12,18 +10,19 @@ export interface IndexBound {
   maxEntries: number;
 }
 
-/** Queues the add and its trimming on a MULTI or pipeline. */
-export function addToTenantIndex(
-  chain: ChainableCommander,
-  key: string,
-  member: string,
-  createdAtMs: number,
-  bound: IndexBound,
-  nowMs = Date.now(),
-): ChainableCommander {
-  return chain
-    .zadd(key, createdAtMs, member)
-    .zremrangebyscore(key, "-inf", `(${nowMs - bound.maxAgeMs}`)
-    .zremrangebyrank(key, 0, -(bound.maxEntries + 1))
-    .pexpire(key, bound.maxAgeMs);
+/**
+ * The add and its trimming, as a Lua function for a script that adds an item (the reveal,
+ * lib/accept): `addToTenantIndex(key, member, score, ...tenantIndexArgs(bound, nowMs))`.
+ */
+export const ADD_TO_TENANT_INDEX_LUA = `
+local function addToTenantIndex(key, member, score, cutoff, maxEntries, maxAgeMs)
+  redis.call('ZADD', key, score, member)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', '(' .. cutoff)
+  redis.call('ZREMRANGEBYRANK', key, 0, -(tonumber(maxEntries) + 1))
+  redis.call('PEXPIRE', key, maxAgeMs)
+end`;
+
+/** The arguments ADD_TO_TENANT_INDEX_LUA's function takes after the key, the member and its score. */
+export function tenantIndexArgs(bound: IndexBound, nowMs: number): [number, number, number] {
+  return [nowMs - bound.maxAgeMs, bound.maxEntries, bound.maxAgeMs];
 }

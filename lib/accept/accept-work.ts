@@ -1,10 +1,9 @@
-import type { ChainableCommander } from "ioredis";
 import type { Message, Producer } from "kafkajs";
 import { ApiError, brokerUnavailable } from "../errors";
 import type { Redis } from "../redis";
 import { redisScript } from "../redis-script";
-import { addToTenantIndex, type IndexBound } from "../tenant-index";
-import { syncStatusIndex, type StatusIndexing } from "../status-index";
+import { ADD_TO_TENANT_INDEX_LUA, tenantIndexArgs, type IndexBound } from "../tenant-index";
+import { statusIndexArgs, SYNC_STATUS_INDEX_LUA, type StatusIndexing } from "../status-index";
 import { GCRA_FUNCTION, gcraArgs, overLimit, tenantRateLimit } from "../rate-limit";
 import { sendBatched } from "./send-batched";
 
@@ -72,8 +71,8 @@ export interface Submission {
   beforeProduce?: () => Promise<void>;
   /** Undoes `beforeProduce` when the claim is taken back after it ran (a reel gives its upload back). */
   releaseAlso?: () => Promise<void>;
-  /** Queues more writes on the reveal's MULTI (a scheduled reel's entry in the schedule). */
-  revealAlso?: (chain: ChainableCommander) => void;
+  /** One more sorted set the reveal adds the id to, in its own step (a scheduled reel's entry in the schedule). */
+  revealAlso?: AlsoIndexed;
 }
 
 export interface AcceptDeps {
@@ -168,30 +167,52 @@ export async function acceptWork<View>(
     if ((await release()) && work.releaseAlso) await work.releaseAlso();
     throw brokerUnavailable(kind.unreachable);
   }
-  const reveal = revealWork(redis.multi(), kind, work.tenantId, work.id, work.createdAtMs, work.createdAtMs);
-  work.revealAlso?.(reveal);
-  await reveal.exec();
+  await revealWork(redis, kind, work.tenantId, work.id, work.createdAtMs, work.createdAtMs, work.revealAlso);
   return { created: true };
 }
 
-/** Makes accepted work visible to reads and lists: queues it on a MULTI or pipeline. */
-export function revealWork(
-  chain: ChainableCommander,
+/** A sorted set, and the score the id gets there. */
+export interface AlsoIndexed {
+  key: string;
+  score: number;
+}
+
+// KEYS: the record, the tenant index, and `also`'s key if there is one. ARGV: the id, its creation
+// time (its score in the indexes), tenantIndexArgs, statusIndexArgs, `also`'s score. One script, not
+// a MULTI of seven commands: this runs for every submission, and each command sent costs the web
+// process its encoding, a promise and its answer (scripts/bench/NOTES.md, eleventh session).
+const REVEAL = redisScript(`${ADD_TO_TENANT_INDEX_LUA}${SYNC_STATUS_INDEX_LUA}
+redis.call('HDEL', KEYS[1], 'submitting')
+addToTenantIndex(KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
+syncStatusIndex(KEYS[1], ARGV[1], ARGV[6], ARGV[7], ARGV[8])
+if KEYS[3] then redis.call('ZADD', KEYS[3], ARGV[9], ARGV[1]) end
+return 1`);
+
+/**
+ * Makes accepted work visible to reads and lists, in one step: `submitting` cleared, the id added
+ * to its tenant's index (trimmed to its bound) and to the index of the status its record holds,
+ * and to `also` if given.
+ */
+export async function revealWork(
+  redis: Redis,
   kind: WorkKind<unknown>,
   tenantId: string,
   id: string,
   createdAtMs: number,
   nowMs = Date.now(),
-): ChainableCommander {
-  const revealed = addToTenantIndex(
-    chain.hdel(kind.recordKey(id), "submitting"),
-    kind.tenantIndex(tenantId),
-    id,
-    createdAtMs,
-    kind.indexBound,
-    nowMs,
+  also?: AlsoIndexed,
+): Promise<void> {
+  await REVEAL.run(
+    redis,
+    [kind.recordKey(id), kind.tenantIndex(tenantId), ...(also ? [also.key] : [])],
+    [
+      id,
+      createdAtMs,
+      ...tenantIndexArgs(kind.indexBound, nowMs),
+      ...statusIndexArgs(kind),
+      ...(also ? [also.score] : []),
+    ],
   );
-  return syncStatusIndex(revealed, kind, kind.recordKey(id), id);
 }
 
 async function existingWork<View>(redis: Redis, kind: WorkKind<View>, work: Submission, id: string): Promise<View> {

@@ -104,12 +104,12 @@ export function generationSteps(
       // On the log but never revealed: its submitter died (or lost Redis) after the broker's ack.
       if (hash.submitting)
         await revealWork(
-          redis.multi(),
+          redis,
           JOB_WORK,
           command.tenant_id,
           command.job_id,
           Date.parse(hash.created_at ?? "") || now(),
-        ).exec();
+        );
       return "taken";
     },
     async run(signal: AbortSignal, lease: HeldLease): Promise<GenerationOutcome> {

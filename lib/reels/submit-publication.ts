@@ -88,9 +88,7 @@ export async function submitPublication(
     beforeProduce: uploadId ? () => claimPublicationUpload(deps.redis, tenantId, uploadId, id) : undefined,
     // A refused publication must not keep its upload: the retry its 503 invites claims it again.
     releaseAlso: uploadId ? () => releaseUpload(deps.redis, uploadId, id) : undefined,
-    revealAlso: publishAt
-      ? (reveal) => void reveal.zadd(publicationKeys.scheduled, publishAt.getTime(), id)
-      : undefined,
+    revealAlso: publishAt ? { key: publicationKeys.scheduled, score: publishAt.getTime() } : undefined,
   });
   if (!accepted.created) return { created: false, publication: accepted.existing };
   return { created: true, publication: toPublicationView(publicationRecordSchema.parse(state), [first]) };

@@ -307,16 +307,18 @@ describe("generation jobs on the real stack", () => {
     const { getConfig } = await import("@/lib/config");
     const { listModels } = await import("@/lib/jobs/list-models");
     const { submitJob } = await import("@/lib/jobs/submit-job");
-    // A Redis client whose MULTIs fail: the claim and the produce go through, the reveal does not.
+    // A Redis client that fails the reveal (the script naming the tenant's index): the claim and the produce go through.
     const failing = new Redis(env.REDIS_URL);
-    const multi = failing.multi.bind(failing);
-    failing.multi = ((...args: Parameters<typeof multi>) => {
-      const chain = multi(...args);
-      chain.exec = async () => {
-        throw new Error("the connection to Redis was lost");
-      };
-      return chain;
-    }) as typeof failing.multi;
+    const tenantIndex = jobKeys.tenantIndex("spread-4");
+    for (const name of ["evalsha", "eval"] as const) {
+      const original = failing[name].bind(failing) as (...args: unknown[]) => Promise<unknown>;
+      Object.assign(failing, {
+        [name]: (...args: unknown[]) =>
+          args.includes(tenantIndex)
+            ? Promise.reject(new Error("the connection to Redis was lost"))
+            : original(...args),
+      });
+    }
     const body = {
       tenant_id: "spread-4",
       model_name: "local-ngram",
@@ -333,7 +335,7 @@ describe("generation jobs on the real stack", () => {
       ),
     ).rejects.toThrow("lost");
     failing.disconnect();
-    // The claim was written and only the reveal (the MULTI) failed. Whether the record still says
+    // The claim was written and only the reveal failed. Whether the record still says
     // `submitting` here is a race with the idle worker, which may reveal it first; what matters
     // follows: the worker makes the job visible and finishes it.
     expect((await state(body.job_id)).job_id).toBe(body.job_id);

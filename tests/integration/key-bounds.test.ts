@@ -3,10 +3,10 @@ import type { Producer } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { FINISHED_JOB_TTL_S, JOB_INDEX_BOUND, jobKeys, OPEN_JOB_TTL_S } from "@/lib/jobs/keys";
 import { StreamWriter } from "@/lib/jobs/stream-writer";
-import { submitJob } from "@/lib/jobs/submit-job";
+import { JOB_WORK, submitJob } from "@/lib/jobs/submit-job";
 import { createRedis, type Redis } from "@/lib/redis";
 import { PUBLICATION_INDEX_BOUND, PUBLICATION_TTL_S } from "@/lib/reels/publication-record";
-import { addToTenantIndex } from "@/lib/tenant-index";
+import { revealWork } from "@/lib/accept/accept-work";
 
 /** Every Redis key a job writes has a bound, checked on the real Redis: an expiry, and for indexes a trim. */
 
@@ -81,12 +81,19 @@ describe("a tenant's index", () => {
   });
 
   it("keeps at most maxEntries, the newest", async () => {
-    const key = `tenant:test-index:${randomUUID()}`;
+    const prefix = `tenant:test-index:${randomUUID()}:`;
+    const kind = {
+      ...JOB_WORK,
+      tenantIndex: (t: string) => prefix + t,
+      indexBound: { maxAgeMs: DAY_MS, maxEntries: 3 },
+    };
     const now = Date.now();
-    for (let i = 0; i < 5; i++)
-      await addToTenantIndex(redis.multi(), key, `m${i}`, now - 5 + i, { maxAgeMs: DAY_MS, maxEntries: 3 }, now).exec();
-    expect(await redis.zrange(key, 0, -1)).toEqual(["m2", "m3", "m4"]);
-    await redis.del(key);
+    for (let i = 0; i < 5; i++) await revealWork(redis, kind, "t", `m${i}`, now - 5 + i, now);
+    expect(await redis.zrange(`${prefix}t`, 0, -1)).toEqual(["m2", "m3", "m4"]);
+    const ttl = await redis.pttl(`${prefix}t`);
+    expect(ttl).toBeGreaterThan(DAY_MS - 60_000);
+    expect(ttl).toBeLessThanOrEqual(DAY_MS);
+    await redis.del(`${prefix}t`);
   });
 
   it("keeps publications past their scheduling window and record lifetime", () => {

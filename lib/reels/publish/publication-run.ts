@@ -197,13 +197,6 @@ export class PublicationRun {
   /** The broker had the message but the submitter never finished (it died, or is slow): show the publication, as the submitter would have. */
   async makeVisible(): Promise<void> {
     const createdAt = Date.parse(this.record.created_at) || this.now();
-    await revealWork(
-      this.deps.redis.multi(),
-      PUBLICATION_WORK,
-      this.record.tenant_id,
-      this.id,
-      createdAt,
-      this.now(),
-    ).exec();
+    await revealWork(this.deps.redis, PUBLICATION_WORK, this.record.tenant_id, this.id, createdAt, this.now());
   }
 }
