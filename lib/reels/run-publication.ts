@@ -2,7 +2,13 @@ import { runUnderLease } from "../lease";
 import { abortableSleep } from "../sleep";
 import { announcePublication } from "./publish/announce";
 import { checkQuota, createContainer, locateVideo, preflight, sendUpload } from "./publish/container-steps";
-import { PublicationRun, RecordClosed, type PublicationDeps, type PublicationOutcome } from "./publish/publication-run";
+import {
+  PublicationRun,
+  RecordClosed,
+  revealPublication,
+  type PublicationDeps,
+  type PublicationOutcome,
+} from "./publish/publication-run";
 import { checkContainer, pollAfterInterval, publishContainer, watchContainer } from "./publish/publish-steps";
 import { checkEarlierContainer, deferIfNotDue, load, resolveAccount, start } from "./publish/start-steps";
 import type { StepName, StepResult } from "./publish/step-result";
@@ -139,7 +145,11 @@ export async function runPublication(
             });
             return "skipped";
           }
-          return deferIfNotDue(redis, publicationId, record, now());
+          const deferred = await deferIfNotDue(redis, publicationId, record, now());
+          // Not due and never revealed (its submitter died after the broker's ack): shown now, not only once due, so the
+          // client's retry with its Idempotency-Key finds it instead of "still being accepted" until then.
+          if (deferred && record.submitting) await revealPublication(redis, publicationId, record, now());
+          return deferred;
         }
       },
       run: (signal) => runFlow(new PublicationRun(deps, publicationId, signal, now, sleep)),

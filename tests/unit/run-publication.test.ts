@@ -838,6 +838,26 @@ describe("runPublication", () => {
     expect(stepNames(await read(id))).toEqual(["scheduled", "due", "creating", "created", "publishing", "published"]);
   });
 
+  it("shows a scheduled publication whose submitter died before the reveal when a worker first defers it, not once due", async () => {
+    const { graph } = scriptedGraph({});
+    const h = harness(graph);
+    const publishAt = new Date(h.clock.now + 86_400_000).toISOString();
+    const id = await newPublication(h, { publish_at: publishAt });
+    // As the submitter leaves it when it dies between the broker's ack and the reveal.
+    await redis()
+      .multi()
+      .hset(publicationKeys.state(id), "submitting", "1")
+      .zrem(publicationKeys.tenantIndex(TENANT), id)
+      .zrem(publicationKeys.scheduled, id)
+      .exec();
+    expect(await readPublication(redis(), TENANT, id)).toBeUndefined();
+
+    expect(await runPublication(h.deps, id, control())).toBe("deferred");
+    expect((await read(id)).status).toBe("SCHEDULED");
+    expect(await redis().zscore(publicationKeys.tenantIndex(TENANT), id)).not.toBeNull();
+    expect(await redis().zscore(publicationKeys.scheduled, id)).toBe(String(Date.parse(publishAt)));
+  });
+
   it("skips a publication cancelled while QUEUED, without a Graph call", async () => {
     const { graph, calls } = scriptedGraph({});
     const h = harness(graph);

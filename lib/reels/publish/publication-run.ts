@@ -196,7 +196,16 @@ export class PublicationRun {
 
   /** The broker had the message but the submitter never finished (it died, or is slow): show the publication, as the submitter would have. */
   async makeVisible(): Promise<void> {
-    const createdAt = Date.parse(this.record.created_at) || this.now();
-    await revealWork(this.deps.redis, PUBLICATION_WORK, this.record.tenant_id, this.id, createdAt, this.now());
+    await revealPublication(this.deps.redis, this.id, this.record, this.now());
   }
+}
+
+/** Shows a publication its submitter accepted but never revealed (it died after the broker's ack), as the submitter would have. */
+export async function revealPublication(
+  redis: Redis,
+  id: string,
+  record: Pick<PublicationRecord, "tenant_id" | "created_at">,
+  nowMs: number,
+): Promise<void> {
+  await revealWork(redis, PUBLICATION_WORK, record.tenant_id, id, Date.parse(record.created_at) || nowMs, nowMs);
 }
