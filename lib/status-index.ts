@@ -59,8 +59,8 @@ export function statusIndexArgs(indexing: StatusIndexing): [string, string, numb
 }
 
 /**
- * Queues, on the MULTI that writes a status, after that write: the item's
- * move to the index of the status its record holds then. Nothing runs between the two.
+ * Queues, on the MULTI that writes a status, after that write: the item's move to the index of
+ * the status its record holds then. Nothing runs between the two.
  */
 export function syncStatusIndex(
   chain: ChainableCommander,
