@@ -2,18 +2,15 @@ import { runUnderLease } from "../lease";
 import { abortableSleep } from "../sleep";
 import { announcePublication } from "./publish/announce";
 import { checkQuota, createContainer, locateVideo, preflight, sendUpload } from "./publish/container-steps";
-import {
-  PublicationRun,
-  RecordClosed,
-  revealPublication,
-  type PublicationDeps,
-  type PublicationOutcome,
-} from "./publish/publication-run";
+import { PublicationRun, RecordClosed, type PublicationDeps, type PublicationOutcome } from "./publish/publication-run";
 import { checkContainer, pollAfterInterval, publishContainer, watchContainer } from "./publish/publish-steps";
 import { checkEarlierContainer, deferIfNotDue, load, resolveAccount, start } from "./publish/start-steps";
 import type { StepName, StepResult } from "./publish/step-result";
 import { waitUntil } from "./publish/waits";
-import { publicationKeys, readPublicationRecord } from "./publication-record";
+import { publicationKeys, readPublicationRecord, type PublicationRecord } from "./publication-record";
+import { PUBLICATION_WORK } from "./submit-publication";
+import { revealWork } from "../accept/accept-work";
+import type { Redis } from "../redis";
 import { isSettledPublication } from "./status";
 import { recordReelUsage, recordSettledReelUsage } from "../usage/record-usage";
 
@@ -134,6 +131,9 @@ export async function runPublication(
             if (control.shutdown.aborted) return "handed-back";
             continue;
           }
+          // On the log but never revealed (its submitter died after the broker's ack): shown now, whatever comes
+          // next, so the client's retry with its Idempotency-Key finds it (a scheduled one too, not only once due).
+          if (record.submitting) await revealPublication(redis, publicationId, record, now());
           if (isSettledPublication(record.status)) {
             // A run that died between its final write and its announcement left the message uncommitted: count and announce it now.
             if (deps.recordUsage !== false) await recordReelUsage(redis, record);
@@ -145,11 +145,7 @@ export async function runPublication(
             });
             return "skipped";
           }
-          const deferred = await deferIfNotDue(redis, publicationId, record, now());
-          // Not due and never revealed (its submitter died after the broker's ack): shown now, not only once due, so the
-          // client's retry with its Idempotency-Key finds it instead of "still being accepted" until then.
-          if (deferred && record.submitting) await revealPublication(redis, publicationId, record, now());
-          return deferred;
+          return deferIfNotDue(redis, publicationId, record, now());
         }
       },
       run: (signal) => runFlow(new PublicationRun(deps, publicationId, signal, now, sleep)),
@@ -158,4 +154,14 @@ export async function runPublication(
   );
   if (outcome === "handed-back") deps.log("info", "handing a publication back", { publication_id: publicationId });
   return outcome;
+}
+
+/** Shows a publication its submitter accepted but never revealed, as the submitter would have. */
+async function revealPublication(
+  redis: Redis,
+  id: string,
+  record: Pick<PublicationRecord, "tenant_id" | "created_at">,
+  nowMs: number,
+): Promise<void> {
+  await revealWork(redis, PUBLICATION_WORK, record.tenant_id, id, Date.parse(record.created_at) || nowMs, nowMs);
 }

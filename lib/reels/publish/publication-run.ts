@@ -1,7 +1,6 @@
 import type { Producer } from "kafkajs";
 import type { Log } from "../../log";
 import type { Redis } from "../../redis";
-import { revealWork } from "../../accept/accept-work";
 import { recordPublished } from "../../accounts/account-quota";
 import type { ConnectedAccounts } from "../../accounts/connected-accounts";
 import type { GraphAccount, GraphClient } from "../graph-client";
@@ -10,7 +9,6 @@ import type { PreflightResult, PreflightSource } from "../preflight-video";
 import type { PublicationChanges, PublicationError } from "../publication";
 import { appendEvent, type EventBody, type PublicationHash, type PublicationRecord } from "../publication-record";
 import type { PublicationStatus } from "../status";
-import { PUBLICATION_WORK } from "../submit-publication";
 import { DEFAULT_RETRY, type RetryPolicy } from "./graph-retry";
 import { registerPublishedReel } from "../insights/insights-store";
 
@@ -193,19 +191,4 @@ export class PublicationRun {
       ? (JSON.parse(text.split(token).join("[redacted]")) as PublicationError)
       : error;
   }
-
-  /** The broker had the message but the submitter never finished (it died, or is slow): show the publication, as the submitter would have. */
-  async makeVisible(): Promise<void> {
-    await revealPublication(this.deps.redis, this.id, this.record, this.now());
-  }
-}
-
-/** Shows a publication its submitter accepted but never revealed (it died after the broker's ack), as the submitter would have. */
-export async function revealPublication(
-  redis: Redis,
-  id: string,
-  record: Pick<PublicationRecord, "tenant_id" | "created_at">,
-  nowMs: number,
-): Promise<void> {
-  await revealWork(redis, PUBLICATION_WORK, record.tenant_id, id, Date.parse(record.created_at) || nowMs, nowMs);
 }

@@ -46,7 +46,6 @@ export async function load(run: PublicationRun): Promise<StepResult> {
   run.containerId = record.container_id;
   run.pollCount = record.poll_count;
   run.watchAt = Date.parse(record.watch_at) || 0;
-  if (record.submitting) await run.makeVisible();
   run.interrupted = !!record.active_run;
   await redis.hset(publicationKeys.state(run.id), "active_run", run.deps.workerId);
   return next("account");
