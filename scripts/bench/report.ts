@@ -5,6 +5,7 @@ import path from "node:path";
 import type { AuditCheck } from "./figures/audit";
 import type { DrainRun } from "./figures/backlog";
 import type { FanOutRun } from "./figures/fan-out";
+import type { StreamShapes } from "./figures/stream-shapes";
 import type { SubmitRun } from "./figures/submit";
 import type { FirstTokenResult } from "./figures/first-token";
 import type { RawLimits } from "./figures/raw-limits";
@@ -43,6 +44,8 @@ export interface Results {
   firstTokenDefaultWait?: FirstTokenResult;
   responsesFirstToken?: ResponsesFirstTokenResult;
   fanOut: FanOutRun[];
+  /** A job's stream as a replay list and a channel against one Redis Stream per job (absent in older results). */
+  streamShapes?: StreamShapes;
   reel?: ReelFlowResult;
   audit?: AuditCheck;
   /** The backlog drain with the usage aggregates on and off (issue 25). */
@@ -256,7 +259,7 @@ export function renderReport(
     if (f.paceRatio !== undefined && f.n >= 500)
       push(
         `| 3 | …each stream's deltas delivered at the model's pace (${f.wholeStreams} of ${f.n} streams whole) | ${fmtRatio(f.paceRatio)} | ${f.tokensPerSecond} tokens/s; the ${f.n} jobs started over ${fmt(f.startSpreadMs, 0)} ms | ${fmtRatio(f.paceRatio)} | ≥ 0.98× | ${mark(f.paceRatio >= 0.98 && f.wholeStreams === f.n)} |`,
-        `| 3 | …Redis commands per delta (${fmt(f.deltas / (f.modelDeltas ?? f.deltas), 2)} messages per delta) | ${fmt(f.redisCommandsPerDelta, 2)} | – | – | ≤ 1.5 | ${mark(f.redisCommandsPerDelta <= 1.5)} |`,
+        `| 3 | …Redis commands per delta (${fmt(f.deltas / (f.modelDeltas ?? f.deltas), 2)} messages per delta) | ${fmt(f.redisCommandsPerDelta, 2)} | ${shapesNote(r.streamShapes)} | – | ≤ 1.5 | ${mark(f.redisCommandsPerDelta <= 1.5)} |`,
       );
   }
   if (d1) {
@@ -385,6 +388,28 @@ export function renderReport(
           ` ${fmt(f.latency.p50)} | ${fmt(f.latency.p90)} | ${fmt(f.latency.p99)} | ${fmt(f.latency.max)} | ${f.gapsOrDuplicates} | ${fmt(f.redisCommandsPerDelta, 2)} / ${fmt(f.execPerDelta, 2)} | ${fmt(worker?.cpuPct, 0)}% | ${fmt(f.procs.web?.cpuPct, 0)}% | ${fmt(f.procs.redis?.cpuPct, 0)}% | ${fmt(f.procs.bench?.cpuPct, 0)}% (${fmt(f.benchLoopDelayP99, 0)} ms) | ${fmt(f.procs.web?.peakRssMb, 0)} / ${fmt(worker?.peakRssMb, 0)} MiB |`
         );
       }),
+      "",
+    );
+  }
+
+  if (r.streamShapes) {
+    const sh = r.streamShapes;
+    const [list, stream] = [sh.medians["list+channel"], sh.medians.stream];
+    push(
+      "## 3b. A job's stream in Redis: a list and a channel, or one Redis Stream",
+      "",
+      `${sh.n} jobs each giving a delta ${sh.tokensPerSecond} times a second for ${sh.seconds} s, written by one process and read by the bench process, in each shape in turn (${sh.runs.length / 2} rounds).`,
+      "**List + channel** is Dispatch's: StreamWriter appends each message to the job's replay list and publishes it on its channel (two commands a message, every job's messages of a turn in one script); the reader is the web's StreamHub.",
+      "**Stream** is the shape a ≤ 1.5 commands-per-delta goal points to: one XADD a message serves replay and live readers (batched per turn the same way); the reader is one blocking XREAD over every stream from the last entry read, as a web process's hub would hold it.",
+      "Redis CPU is its own (INFO cpu) over the run; reader and writer CPU are each process's own. A ratio is stream ÷ list + channel, of the medians.",
+      "",
+      "| Shape | Deltas received / written | Redis commands per delta | Redis CPU per delta | Reader CPU per delta | Writer CPU per delta | Latency p50 / p99 |",
+      "|---|---|---|---|---|---|---|",
+      ...sh.runs.map(
+        (run) =>
+          `| ${run.shape} | ${run.received} / ${run.deltas} | ${fmt(run.commandsPerDelta, 2)} | ${fmt(run.redisCpuUs)} µs | ${fmt(run.readerCpuUs)} µs | ${fmt(run.writerCpuUs)} µs | ${fmt(run.latency.p50, 2)} / ${fmt(run.latency.p99, 2)} ms |`,
+      ),
+      `| **stream ÷ list + channel** | | ${fmtRatio(stream.commandsPerDelta / list.commandsPerDelta)} | **${fmtRatio(stream.redisCpuUs / list.redisCpuUs)}** | **${fmtRatio(stream.readerCpuUs / list.readerCpuUs)}** | ${fmtRatio(stream.writerCpuUs / list.writerCpuUs)} | p99 ${fmtRatio(stream.p99 / list.p99)} |`,
       "",
     );
   }
@@ -541,7 +566,7 @@ export function renderReport(
     '| `BENCH_FANOUT_TPS`, `BENCH_FANOUT_SECONDS` | tokens/s and seconds of the "all at once" runs (default 50, 5) |',
     "| `BENCH_FANOUT_WORKER`, `BENCH_FANOUT_WORKER_TPS` | the N and tokens/s of the runs through Kafka and a real worker (default `200,500`, 20) |",
     "| `BENCH_CONCURRENCY` | WORKER_CONCURRENCY of the realistic-pace drains (default `64,256`) |",
-    "| `BENCH_ONLY` | figures to run, of `raw,submit,usage,ttft,responses,fanout-worker,fanout,reel,concurrency`; a partial run writes `.bench-data/BENCHMARKS.md`, not the committed one |",
+    "| `BENCH_ONLY` | figures to run, of `raw,submit,usage,ttft,responses,fanout-worker,shapes,fanout,reel,concurrency`; a partial run writes `.bench-data/BENCHMARKS.md`, not the committed one |",
     "| `BENCH_USAGE_ROUNDS` | on/off pairs of the usage aggregates' drain (default 3) |",
     "| `BENCH_AB`, `BENCH_AB_ROUNDS` | runs the chosen figures on that commit and on the working tree in turn, that many rounds (default 2), and writes `.bench-data/ab.md` |",
     '| `BENCH_BASELINE` | an earlier run\'s `results.json`, shown as "before" |',
@@ -664,4 +689,11 @@ function readNotes(): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Beside the commands-per-delta goal: what the one-command shape costs, measured in the same run (§3b). */
+function shapesNote(shapes: StreamShapes | undefined): string {
+  if (!shapes) return "–";
+  const [list, stream] = [shapes.medians["list+channel"], shapes.medians.stream];
+  return `one Redis Stream a job: ${fmt(stream.commandsPerDelta, 2)} commands a delta, ${fmtRatio(stream.redisCpuUs / list.redisCpuUs)} the Redis CPU and ${fmtRatio(stream.readerCpuUs / list.readerCpuUs)} the reader's (§3b)`;
 }

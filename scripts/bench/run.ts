@@ -23,6 +23,7 @@ import { measureFirstToken } from "./figures/first-token";
 import { measureRawLimits } from "./figures/raw-limits";
 import { measureReelFlow } from "./figures/reel-flow";
 import { freshBroker, measureSubmit, warmUp } from "./figures/submit";
+import { measureStreamShapes } from "./figures/stream-shapes";
 import { measureUsageCost } from "./figures/usage-cost";
 import { recordBatches, type BenchContext, type Tenant } from "./lib/context";
 import { describeMachine, loadAverage } from "./lib/machine";
@@ -75,6 +76,9 @@ async function build(): Promise<void> {
     }
   }
 }
+
+/** The figures a full run measures, in order; BENCH_ONLY names some of them. */
+const ALL_FIGURES = "raw,submit,usage,ttft,responses,fanout-worker,shapes,fanout,reel,concurrency";
 
 async function main() {
   const size = benchSizes();
@@ -171,9 +175,7 @@ async function main() {
     // The burst and the backlog run with no worker: the stack's own is stopped until a figure needs one.
     await stack.workers[0].stop();
 
-    const only = new Set(
-      (process.env.BENCH_ONLY ?? "raw,submit,usage,ttft,responses,fanout-worker,fanout,reel,concurrency").split(","),
-    );
+    const only = new Set((process.env.BENCH_ONLY ?? ALL_FIGURES).split(","));
     if (only.has("raw")) results.raw = await figure("raw limits", () => measureRawLimits(ctx, size.rawSeconds));
     if (only.has("submit")) await figure("warm-up", () => warmUp(ctx));
     results.submits = [];
@@ -238,6 +240,17 @@ async function main() {
         measureFanOut(ctx, "worker", n, tps * size.fanOutSeconds, tps),
       );
       if (viaWorker) results.fanOut.push(viaWorker);
+    }
+    if (only.has("shapes")) {
+      // At the worker fan-out's largest load: the Redis shape of a job's stream, as it is and as one
+      // Redis Stream per job (the shape issue 24's commands-per-delta goal points to).
+      const n = Math.max(...size.fanOutWorker);
+      log(
+        `stream shapes: ${n} streams at ${size.fanOutWorkerTokensPerSecond} tokens/s, list + channel against one Redis Stream a job`,
+      );
+      results.streamShapes = await figure("stream shapes", () =>
+        measureStreamShapes(ctx, n, size.fanOutWorkerTokensPerSecond, size.fanOutSeconds * 2, 2),
+      );
     }
     for (const n of only.has("fanout") ? size.fanOut : []) {
       log(`fan-out: ${n} jobs streaming at once`);
