@@ -7,8 +7,11 @@ import { openToken, sealToken } from "./token-cipher";
 /**
  * The accounts Dispatch publishes to, per tenant, in Redis: connected at run time through
  * POST /api/accounts or seeded from REEL_ACCOUNTS at start. Tokens are sealed (token-cipher.ts)
- * and leave this module only to make Graph calls. `token_version` counts connections, so a
- * worker that saw a token refused marks the account only if nobody reconnected it meanwhile.
+ * and leave this module only to make Graph calls. Each token an account is given (a connection,
+ * a refresh) gets a `token_version` drawn from one counter for all accounts, so a worker that saw
+ * a token refused, or refreshed it, changes the account only if it still holds that token: a
+ * version is never given twice, even to the same account connected again after a disconnect
+ * (which deletes the record), by the same tenant or another.
  */
 
 export const connectedAccountKeys = {
@@ -22,7 +25,17 @@ export const connectedAccountKeys = {
   quota: (accountId: string) => `reel:account:${accountId}:quota`,
   /** zset of publications published through the account, scored by time: when the quota window frees a slot. */
   published: (accountId: string) => `reel:account:${accountId}:published`,
+  /** The counter every token_version is drawn from; it outlives any account's record. */
+  tokenVersions: "reel:accounts:token-versions",
 };
+
+// The next token_version (KEYS[n]: the counter). A new counter starts at the time in ms (ARGV
+// given), above any version of the records written when versions counted each account's connections.
+const NEXT_TOKEN_VERSION_LUA = `
+local function nextTokenVersion(counter, startAt)
+  redis.call('SETNX', counter, startAt)
+  return string.format('%d', redis.call('INCR', counter))
+end`;
 
 /** Long enough that a dashboard's lists do not each ask Graph; short enough that a renamed account shows soon. */
 export const USERNAME_TTL_S = 300;
@@ -58,16 +71,18 @@ export interface TokenDetails {
 }
 
 // Writes a connection unless another tenant holds the account (-1), or, with ARGV[2] == '1', unless it exists (0).
-const CONNECT = `
+// KEYS: the record, the tenant's set, the version counter. ARGV: tenant, only-if-absent, time (ISO),
+// account id, time (ms), then the fields.
+const CONNECT = `${NEXT_TOKEN_VERSION_LUA}
 local owner = redis.call('HGET', KEYS[1], 'tenant_id')
 if owner and owner ~= ARGV[1] then return -1 end
 if owner and ARGV[2] == '1' then return 0 end
-local version = redis.call('HINCRBY', KEYS[1], 'token_version', 1)
+local version = nextTokenVersion(KEYS[3], ARGV[5])
 redis.call('HDEL', KEYS[1], 'error')
 redis.call('HSETNX', KEYS[1], 'connected_at', ARGV[3])
-redis.call('HSET', KEYS[1], unpack(ARGV, 5))
+redis.call('HSET', KEYS[1], 'token_version', version, unpack(ARGV, 6))
 redis.call('SADD', KEYS[2], ARGV[4])
-return version`;
+return tonumber(version)`;
 
 // Marks needs_reconnect only while the token that was refused is still the account's.
 const MARK = `
@@ -77,11 +92,12 @@ return 1`;
 
 // Stores a refreshed token only while the account still has the token it replaces and is connected;
 // the version moves on, so a refusal of the old token seen meanwhile marks nothing.
-const STORE_REFRESHED = `
+// KEYS: the record, the version counter. ARGV: the version refreshed, token, expiry, time (ISO), time (ms).
+const STORE_REFRESHED = `${NEXT_TOKEN_VERSION_LUA}
 if redis.call('HGET', KEYS[1], 'token_version') ~= ARGV[1] then return 0 end
 if redis.call('HGET', KEYS[1], 'status') ~= 'connected' then return 0 end
-redis.call('HINCRBY', KEYS[1], 'token_version', 1)
-redis.call('HSET', KEYS[1], 'token', ARGV[2], 'token_expires_at', ARGV[3], 'updated_at', ARGV[4])
+redis.call('HSET', KEYS[1], 'token_version', nextTokenVersion(KEYS[2], ARGV[5]),
+  'token', ARGV[2], 'token_expires_at', ARGV[3], 'updated_at', ARGV[4])
 return 1`;
 
 const DISCONNECT = `
@@ -209,14 +225,17 @@ export class ConnectedAccounts {
     accessToken: string,
     tokenExpiresAt: string,
   ): Promise<boolean> {
+    const now = this.now();
     const stored = await this.redis.eval(
       STORE_REFRESHED,
-      1,
+      2,
       connectedAccountKeys.record(accountId),
+      connectedAccountKeys.tokenVersions,
       String(tokenVersion),
       sealToken(this.key, accountId, accessToken),
       tokenExpiresAt,
-      new Date(this.now()).toISOString(),
+      new Date(now).toISOString(),
+      now,
     );
     return stored === 1;
   }
@@ -241,7 +260,8 @@ export class ConnectedAccounts {
     } & TokenDetails,
     onlyIfAbsent: boolean,
   ): Promise<number> {
-    const at = new Date(this.now()).toISOString();
+    const now = this.now();
+    const at = new Date(now).toISOString();
     const fields: Record<string, string> = {
       account_id: input.accountId,
       tenant_id: input.tenantId,
@@ -258,13 +278,15 @@ export class ConnectedAccounts {
     if (input.username) fields.username = input.username;
     return (await this.redis.eval(
       CONNECT,
-      2,
+      3,
       connectedAccountKeys.record(input.accountId),
       connectedAccountKeys.tenant(input.tenantId),
+      connectedAccountKeys.tokenVersions,
       input.tenantId,
       onlyIfAbsent ? "1" : "0",
       at,
       input.accountId,
+      now,
       ...Object.entries(fields).flat(),
     )) as number;
   }

@@ -61,7 +61,7 @@ describe("ConnectedAccounts", () => {
       accessToken: "two-secret",
     });
     if (second === "taken") throw new Error("taken");
-    expect(second.tokenVersion).toBe(first.tokenVersion + 1);
+    expect(second.tokenVersion).toBeGreaterThan(first.tokenVersion);
     expect(second.label).toBe("Brand");
     // A worker that used the first token is late: the account was reconnected since.
     expect(await accounts.markNeedsReconnect("17841400000000303", first.tokenVersion, refused)).toBe(false);
@@ -87,7 +87,7 @@ describe("ConnectedAccounts", () => {
     expect(await accounts.storeRefreshedToken(id, connected.tokenVersion, "new-secret", expiresAt)).toBe(true);
     const refreshed = await accounts.findById(id);
     expect(refreshed).toMatchObject({ accessToken: "new-secret", tokenExpiresAt: expiresAt, status: "connected" });
-    expect(refreshed!.tokenVersion).toBe(connected.tokenVersion + 1);
+    expect(refreshed!.tokenVersion).toBeGreaterThan(connected.tokenVersion);
     const record = JSON.stringify(await redis().hgetall(connectedAccountKeys.record(id)));
     expect(record).not.toContain("old-secret");
     expect(record).not.toContain("new-secret");
@@ -98,6 +98,45 @@ describe("ConnectedAccounts", () => {
     // An account that needs reconnecting keeps its state: only a reconnect moves it on.
     await accounts.markNeedsReconnect(id, refreshed!.tokenVersion, refused);
     expect(await accounts.storeRefreshedToken(id, refreshed!.tokenVersion, "after-mark", expiresAt)).toBe(false);
+  });
+
+  it("never gives a token version twice: what a worker learnt of a token from before a disconnect changes nothing of the account connected again, by any tenant", async () => {
+    const accounts = new ConnectedAccounts(redis(), key, []);
+    const id = "17841400000000707";
+    const expiresAt = "2027-01-25T00:00:00.000Z";
+    const before = await accounts.connect({ tenantId: "acme", accountId: id, accessToken: "acme-old-secret" });
+    if (before === "taken") throw new Error("taken");
+    // A refresh (or a publication) holds acme's token while acme disconnects and globex connects
+    // the same Instagram account: the disconnect deleted the record, not the versions given.
+    expect(await accounts.disconnect("acme", id)).toBe(true);
+    const again = await accounts.connect({ tenantId: "globex", accountId: id, accessToken: "globex-secret" });
+    if (again === "taken") throw new Error("taken");
+    expect(again.tokenVersion).not.toBe(before.tokenVersion);
+    expect(await accounts.storeRefreshedToken(id, before.tokenVersion, "acme-refreshed-secret", expiresAt)).toBe(false);
+    expect(await accounts.markNeedsReconnect(id, before.tokenVersion, refused)).toBe(false);
+    expect(await accounts.find("globex", id)).toMatchObject({
+      accessToken: "globex-secret",
+      status: "connected",
+      tokenVersion: again.tokenVersion,
+    });
+    // The same after a refresh of the new token: each version once, whichever account or step drew it.
+    expect(await accounts.storeRefreshedToken(id, again.tokenVersion, "globex-refreshed", expiresAt)).toBe(true);
+    const other = await accounts.connect({ tenantId: "acme", accountId: "17841400000000808", accessToken: "x-secret" });
+    if (other === "taken") throw new Error("taken");
+    const versions = [before, again, await accounts.findById(id), other].map((a) => a!.tokenVersion);
+    expect(new Set(versions).size).toBe(4);
+  });
+
+  it("a version stored before versions came from one counter is still moved past", async () => {
+    // A record written when token_version counted the account's own connections (1, 2, …).
+    const id = "17841400000000909";
+    await redis().hset(connectedAccountKeys.record(id), { tenant_id: "acme", account_id: id, token_version: "2" });
+    await redis().del(connectedAccountKeys.tokenVersions);
+    const accounts = new ConnectedAccounts(redis(), key, []);
+    const now = await accounts.connect({ tenantId: "acme", accountId: id, accessToken: "now-secret" });
+    if (now === "taken") throw new Error("taken");
+    expect(now.tokenVersion).toBeGreaterThan(2);
+    expect(await accounts.markNeedsReconnect(id, 2, refused)).toBe(false);
   });
 
   it("a token sealed under another key reads as needs_reconnect, and a seeded one is sealed again from the environment", async () => {

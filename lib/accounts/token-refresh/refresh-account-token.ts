@@ -36,7 +36,7 @@ export async function refreshAccountToken(deps: TokenRefreshDeps, accountId: str
   const account = await deps.accounts.findById(accountId);
   const decision = decideTokenRefresh(account, deps.refreshBeforeMs, now);
   if (decision.kind === "drop" || !account) {
-    await dropTokenRefresh(deps.redis, accountId);
+    await dropTokenRefresh(deps.redis, accountId, account?.tokenVersion);
     return "dropped";
   }
   if (decision.kind === "wait") {
@@ -83,8 +83,9 @@ async function markNeedsReconnect(
   });
   if (await deps.accounts.markNeedsReconnect(account.accountId, account.tokenVersion, refused))
     await enqueueAccountNeedsReconnect(deps.redis, account, refused, new Date(deps.now()));
-  // A reconnect through Instagram Login puts it back on the schedule.
-  await dropTokenRefresh(deps.redis, account.accountId);
+  // A reconnect through Instagram Login puts it back on the schedule (and one since the account
+  // was read keeps it there).
+  await dropTokenRefresh(deps.redis, account.accountId, account.tokenVersion);
   return "needs_reconnect";
 }
 

@@ -1,5 +1,5 @@
 import type { Redis } from "../../redis";
-import type { ConnectedAccounts } from "../connected-accounts";
+import { connectedAccountKeys, type ConnectedAccounts } from "../connected-accounts";
 
 /**
  * The token-refresh schedule in Redis: a sorted set of account ids scored by when each is next
@@ -21,8 +21,30 @@ export async function scheduleTokenRefresh(redis: Redis, accountId: string, at: 
   await redis.zadd(tokenRefreshKeys.due, at, accountId);
 }
 
-export async function dropTokenRefresh(redis: Redis, accountId: string): Promise<void> {
-  await redis.zrem(tokenRefreshKeys.due, accountId);
+// Takes the account off the schedule only while its record holds the token version the caller
+// looked at ('' : no record). KEYS: the account's record, the schedule. ARGV: account id, version.
+const DROP_UNLESS_RECONNECTED = `
+if (redis.call('HGET', KEYS[1], 'token_version') or '') ~= ARGV[2] then return 0 end
+return redis.call('ZREM', KEYS[2], ARGV[1])`;
+
+/**
+ * Takes the account off the schedule, unless it was connected again since the caller read it
+ * (`tokenVersion`; undefined: it had no record then): a reconnect through Instagram Login puts it
+ * on the schedule, and a refresh that ends after that must not take the new token off it.
+ */
+export async function dropTokenRefresh(
+  redis: Redis,
+  accountId: string,
+  tokenVersion: number | undefined,
+): Promise<void> {
+  await redis.eval(
+    DROP_UNLESS_RECONNECTED,
+    2,
+    connectedAccountKeys.record(accountId),
+    tokenRefreshKeys.due,
+    accountId,
+    tokenVersion === undefined ? "" : String(tokenVersion),
+  );
 }
 
 // Takes up to ARGV[2] entries due by ARGV[1], each pushed to ARGV[3] while it is worked on.
