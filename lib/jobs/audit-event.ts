@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { costSchema, usageSchema, type JobRecord } from "./job-record";
+import type { JobView } from "./read-job";
 import { FINAL_JOB_STATUSES, FINISH_REASONS, type FinalJobStatus } from "./status";
 
 /**
@@ -30,6 +31,8 @@ export const jobAuditEventSchema = z.object({
   worker_id: z.string(),
   attempt: z.number(),
   submitted_at: z.string(),
+  /** When the job's first attempt started (absent from the events of older workers). */
+  started_at: z.string().nullable().optional(),
   completed_at: z.string().optional(),
 });
 
@@ -60,6 +63,36 @@ export function jobAuditEvent(record: JobRecord & { status: FinalJobStatus }, wo
     worker_id: workerId,
     attempt: record.attempts,
     submitted_at: record.created_at,
+    started_at: record.started_at || null,
     completed_at: record.completed_at,
+  };
+}
+
+/**
+ * The finished job as GET /v1/jobs/{id} showed it when the event was written, from the event
+ * alone: what its webhooks deliver, whether or not the job is still in Redis (deleted, expired).
+ */
+export function jobViewOfAuditEvent(event: JobAuditEvent): JobView {
+  return {
+    job_id: event.job_id,
+    tenant_id: event.tenant_id,
+    model_name: event.model_name,
+    status: event.status,
+    finish_reason: event.finish_reason,
+    prompt: event.prompt,
+    temperature: event.parameters.temperature,
+    max_tokens: event.parameters.max_tokens,
+    output: event.output,
+    usage: event.usage,
+    cost: event.cost,
+    cost_note: event.cost_note,
+    created_at: event.submitted_at,
+    started_at: event.started_at ?? null,
+    completed_at: event.completed_at ?? null,
+    ttft_ms: event.timing.ttft_ms,
+    tokens_per_second: event.timing.tokens_per_second,
+    attempts: event.attempt,
+    error: event.error,
+    stream_url: `/jobs/${event.job_id}/stream`,
   };
 }

@@ -1,5 +1,4 @@
-import type { JobAuditEvent } from "../jobs/audit-event";
-import { readJob } from "../jobs/read-job";
+import { jobViewOfAuditEvent, type JobAuditEvent } from "../jobs/audit-event";
 import type { FinalJobStatus } from "../jobs/status";
 import type { Redis } from "../redis";
 import { enqueueWebhookEvent } from "./enqueue-event";
@@ -13,8 +12,9 @@ const EVENT_OF_STATUS: Record<FinalJobStatus, WebhookEventType> = {
 };
 
 /**
- * Turns one audit event into deliveries; a job already expired (a long backlog) sends nothing, and
- * a tenant without webhooks costs only the cached answer that says so.
+ * Turns one audit event into deliveries, with the job as the event says it finished: a job deleted
+ * or expired before this consumer reached its event (a client that deletes what it just got, a
+ * backlog) is still announced. A tenant without webhooks costs only the cached answer that says so.
  */
 export async function enqueueJobEvent(
   redis: Redis,
@@ -28,6 +28,6 @@ export async function enqueueJobEvent(
     type: EVENT_OF_STATUS[event.status],
     occurrence: `job:${event.job_id}`,
     at,
-    data: () => readJob(redis, event.tenant_id, event.job_id),
+    data: async () => jobViewOfAuditEvent(event),
   });
 }
