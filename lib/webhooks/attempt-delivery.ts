@@ -30,7 +30,8 @@ export interface AttemptDeps {
 // round (the one waiting longest first), each tenant only while it has fewer than ARGV[4] attempts
 // under way across the workers. A claimed delivery's score moves to the end of its lease, so no
 // other worker takes it while this attempt runs, and a worker that dies leaves it to be taken
-// again when the lease ends (at least once). The new score is the claim's token.
+// again when the lease ends (at least once). The new score is the claim's token, also written to
+// the delivery's `claim` in the same step, so a resend sees at once that an attempt is under way.
 // KEYS: dueTenants, legacyDue. ARGV: now, limit, token, per-tenant cap, due prefix, in-flight prefix, delivery prefix.
 const CLAIM = `
 local legacy = redis.call('ZRANGE', KEYS[2], 0, 99, 'WITHSCORES')
@@ -60,6 +61,7 @@ while progress and #claims < limit * 2 do
       if head then
         redis.call('ZADD', ARGV[5] .. tenant, ARGV[3], head)
         redis.call('ZADD', ARGV[6] .. tenant, ARGV[3], head)
+        if redis.call('EXISTS', ARGV[7] .. head) == 1 then redis.call('HSET', ARGV[7] .. head, 'claim', ARGV[3]) end
         claims[#claims + 1] = head
         claims[#claims + 1] = tenant
         open[i] = open[i] - 1
@@ -107,8 +109,10 @@ export async function claimDueDeliveries(
 
 // Records an attempt. The log always gets it; the delivery's state moves only while this claim
 // still holds it (a claim whose lease ran out may have been taken by another worker).
+// A delivery's retry window starts at its first attempt (or at a resend of one that had ended).
 // KEYS: the tenant's due set, the delivery, the attempt log, the webhook, dueTenants, the tenant's in-flight set.
-// ARGV: id, token, attempt, record, state, next (ms or ''), now (ms), ttl, max kept, window ms, reason, disabled at, tenant
+// ARGV: id, token, attempt, record, state, next (ms or ''), now (ms), ttl, max kept, window ms, reason, disabled at,
+// tenant, the attempt's start (ms)
 const RECORD = `
 redis.call('LPUSH', KEYS[3], ARGV[4])
 redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[9]) - 1)
@@ -116,6 +120,7 @@ redis.call('EXPIRE', KEYS[3], ARGV[8])
 if tonumber(redis.call('ZSCORE', KEYS[6], ARGV[1])) == tonumber(ARGV[2]) then redis.call('ZREM', KEYS[6], ARGV[1]) end
 if tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1])) ~= tonumber(ARGV[2]) then return 0 end
 redis.call('HSET', KEYS[2], 'attempts', ARGV[3], 'state', ARGV[5], 'last_attempt_at', ARGV[7])
+redis.call('HSETNX', KEYS[2], 'retry_from', ARGV[14])
 redis.call('HDEL', KEYS[2], 'claim')
 redis.call('EXPIRE', KEYS[2], ARGV[8])
 if ARGV[6] ~= '' then redis.call('ZADD', KEYS[1], ARGV[6], ARGV[1]) else redis.call('ZREM', KEYS[1], ARGV[1]) end
@@ -162,8 +167,6 @@ export async function attemptDelivery(
     return { outcome: "dropped", eventType: delivery.event_type ?? "unknown" };
   }
   const attempt = Number(delivery.attempts || 0) + 1;
-  // Marks the attempt under way, so a resend waits for its outcome instead of starting a second one.
-  await redis.hset(webhookKeys.delivery(deliveryId), "claim", String(token));
   const started = now();
   const result = await sendWebhook({
     url: webhook.url,
@@ -194,6 +197,7 @@ export async function attemptDelivery(
     record,
     state,
     next,
+    started,
     finished,
     lastError: result.error,
   });
@@ -228,13 +232,14 @@ async function recordAttempt(
     record: AttemptRecord;
     state: "delivered" | "failed" | "pending";
     next: number | null;
+    started: number;
     finished: number;
     lastError: string | undefined;
   },
 ): Promise<void> {
   const { id: deliveryId, tenantId } = claim;
   const due = webhookKeys.due(tenantId);
-  const { attempt, record, state, next, finished, lastError } = outcome;
+  const { attempt, record, state, next, started, finished, lastError } = outcome;
   const hours = Math.round((deps.retry.windowMs / 3_600_000) * 10) / 10;
   const reason = `Every attempt failed for ${hours} h; the last: ${lastError ?? "no answer"}. Fix the endpoint, then create the webhook again.`;
   await deps.redis.eval(
@@ -259,5 +264,6 @@ async function recordAttempt(
     reason,
     new Date(finished).toISOString(),
     tenantId,
+    started,
   );
 }

@@ -66,7 +66,6 @@ export async function enqueueWebhookEvent(
       event_type: event.type,
       body,
       created_at: now.toISOString(),
-      retry_from: String(now.getTime()),
       attempts: "0",
       state: "pending",
     };

@@ -16,7 +16,7 @@ import { resendDelivery } from "@/lib/webhooks/deliveries";
 import { enqueueWebhookEvent } from "@/lib/webhooks/enqueue-event";
 import { WEBHOOK_EVENT_TYPES } from "@/lib/webhooks/events";
 import { webhookInputSchema } from "@/lib/webhooks/input";
-import { claimDueDeliveries, type DeliveryClaim } from "@/lib/webhooks/attempt-delivery";
+import { attemptDelivery, claimDueDeliveries, type DeliveryClaim } from "@/lib/webhooks/attempt-delivery";
 import { startDeliveryLoop } from "@/lib/webhooks/delivery-loop";
 import { TENANT_ATTEMPTS_IN_FLIGHT, webhookKeys } from "@/lib/webhooks/keys";
 import { enqueuePublicationEvent } from "@/lib/webhooks/publication-events";
@@ -242,10 +242,14 @@ describe("resending a delivery", () => {
       },
       queued,
     );
+    // Its window is not open until its first attempt; say that attempt failed an hour after it was queued.
+    expect(await redis().hget(webhookKeys.delivery(id), "retry_from")).toBeNull();
+    const firstAttempt = String(queued.getTime() + 3_600_000);
+    await redis().hset(webhookKeys.delivery(id), "retry_from", firstAttempt, "attempts", "1");
     const later = queued.getTime() + 5 * 3_600_000;
     for (let i = 1; i <= 3; i++) {
       expect(await resendDelivery(redis(), "acme", webhook.id, id, later + i)).toEqual({ id, status: "pending" });
-      expect(await redis().hget(webhookKeys.delivery(id), "retry_from")).toBe(String(queued.getTime()));
+      expect(await redis().hget(webhookKeys.delivery(id), "retry_from")).toBe(firstAttempt);
       expect(await redis().zscore(webhookKeys.due("acme"), id)).toBe(String(later + i));
     }
     // Given up at the end of its window: a resend starts a new one.
@@ -254,6 +258,73 @@ describe("resending a delivery", () => {
     const dayLater = queued.getTime() + 25 * 3_600_000;
     await resendDelivery(redis(), "acme", webhook.id, id, dayLater);
     expect(await redis().hmget(webhookKeys.delivery(id), "state", "retry_from")).toEqual(["pending", String(dayLater)]);
+  });
+
+  it("counts a delivery's retry window from its first attempt, not from when it was queued", async () => {
+    const failing = createServer((request, response) => {
+      request.resume();
+      request.on("end", () => response.writeHead(500).end("no"));
+    });
+    await new Promise<void>((resolve) => failing.listen(0, "127.0.0.1", resolve));
+    const dispatcher = new Agent();
+    try {
+      const url = `http://127.0.0.1:${(failing.address() as AddressInfo).port}/hook`;
+      const queued = Date.now();
+      await createWebhook(redis(), "backlogco", { url, events: ["job.completed"] }, 10, new Date(queued - 60_000));
+      const [id] = await enqueueWebhookEvent(
+        redis(),
+        {
+          tenantId: "backlogco",
+          type: "job.completed",
+          occurrence: "job:late",
+          at: new Date(queued),
+          data: async () => ({}),
+        },
+        new Date(queued),
+      );
+      const DAY_MS = 86_400_000;
+      const attemptAt = async (at: number) => {
+        const { claims, token } = await claimDueDeliveries(redis(), at, 100, 30_000);
+        const claim = claims.find((c) => c.id === id);
+        if (!claim) throw new Error("not claimed");
+        const deps = {
+          redis: redis(),
+          dispatcher,
+          timeoutMs: 10_000,
+          retry: { baseMs: 60_000, maxMs: 60_000, windowMs: DAY_MS },
+          now: () => at,
+        };
+        return (await attemptDelivery(deps, claim, token)).outcome;
+      };
+      // The tenant's queue was behind: the first attempt comes 25 h after the event was queued,
+      // fails, and is tried again; the window opens at that attempt.
+      const first = queued + 25 * 3_600_000;
+      expect(await attemptAt(first)).toBe("retrying");
+      expect(await redis().hget(webhookKeys.delivery(id), "retry_from")).toBe(String(first));
+      expect(await attemptAt(first + DAY_MS - 60_000)).toBe("retrying");
+      // Given up once its first attempt is a day old.
+      expect(await attemptAt(first + DAY_MS)).toBe("failed");
+    } finally {
+      await dispatcher.close();
+      await new Promise((resolve) => failing.close(resolve));
+    }
+  });
+
+  it("refuses to resend a delivery a worker has just claimed, before its attempt has begun", async () => {
+    const webhook = await createWebhook(redis(), "claimco", input, 10, new Date(Date.now() - 60_000));
+    const [id] = await enqueueWebhookEvent(redis(), {
+      tenantId: "claimco",
+      type: "job.completed",
+      occurrence: "job:claimed",
+      at: new Date(),
+      data: async () => ({}),
+    });
+    const now = Date.now();
+    const { claims } = await claimDueDeliveries(redis(), now, 100, 30_000);
+    expect(claims.map((c) => c.id)).toContain(id);
+    // The claim holds it from the claim's own step: a resend now must not make it due for another worker.
+    await expect(resendDelivery(redis(), "claimco", webhook.id, id, now + 1)).rejects.toThrow(/being attempted/);
+    expect((await claimDueDeliveries(redis(), now + 2, 100, 30_000)).claims.map((c) => c.id)).not.toContain(id);
   });
 });
 
