@@ -112,7 +112,7 @@ export async function claimDueDeliveries(
 // A delivery's retry window starts at its first attempt (or at a resend of one that had ended).
 // KEYS: the tenant's due set, the delivery, the attempt log, the webhook, dueTenants, the tenant's in-flight set.
 // ARGV: id, token, attempt, record, state, next (ms or ''), now (ms), ttl, max kept, window ms, reason, disabled at,
-// tenant, the attempt's start (ms)
+// tenant, the attempt's start (ms), '1' to disable the webhook now (the endpoint answered 410 Gone)
 const RECORD = `
 redis.call('LPUSH', KEYS[3], ARGV[4])
 redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[9]) - 1)
@@ -131,7 +131,7 @@ if ARGV[5] == 'delivered' then
   return 1
 end
 redis.call('HSETNX', KEYS[4], 'failing_since', ARGV[7])
-if ARGV[5] == 'failed' and tonumber(ARGV[7]) - tonumber(redis.call('HGET', KEYS[4], 'failing_since')) >= tonumber(ARGV[10]) then
+if ARGV[15] == '1' or (ARGV[5] == 'failed' and tonumber(ARGV[7]) - tonumber(redis.call('HGET', KEYS[4], 'failing_since')) >= tonumber(ARGV[10])) then
   redis.call('HSET', KEYS[4], 'disabled_at', ARGV[12], 'disabled_reason', ARGV[11])
 end
 return 1`;
@@ -178,9 +178,17 @@ export async function attemptDelivery(
     dispatcher: deps.dispatcher,
   });
   const finished = now();
-  const next = result.ok
-    ? null
-    : nextAttemptAt(deps.retry, attempt, Number(delivery.retry_from) || started, finished, deps.random);
+  // 410 Gone: the endpoint asks for no more deliveries (Standard Webhooks: disable it). Otherwise a
+  // Retry-After the endpoint sent is waited out, up to the longest wait between attempts.
+  const gone = result.statusCode === 410;
+  const backedOff =
+    result.ok || gone
+      ? null
+      : nextAttemptAt(deps.retry, attempt, Number(delivery.retry_from) || started, finished, deps.random);
+  const next =
+    backedOff === null || result.retryAfterMs === undefined
+      ? backedOff
+      : Math.max(backedOff, finished + Math.min(result.retryAfterMs, deps.retry.maxMs));
   const state = result.ok ? "delivered" : next === null ? "failed" : "pending";
   const record: AttemptRecord = {
     id: deliveryId,
@@ -200,6 +208,7 @@ export async function attemptDelivery(
     started,
     finished,
     lastError: result.error,
+    gone,
   });
   return { outcome: state === "pending" ? "retrying" : state, eventType: delivery.event_type };
 }
@@ -235,13 +244,17 @@ async function recordAttempt(
     started: number;
     finished: number;
     lastError: string | undefined;
+    /** The endpoint answered 410 Gone: the webhook is disabled now. */
+    gone: boolean;
   },
 ): Promise<void> {
   const { id: deliveryId, tenantId } = claim;
   const due = webhookKeys.due(tenantId);
-  const { attempt, record, state, next, started, finished, lastError } = outcome;
+  const { attempt, record, state, next, started, finished, lastError, gone } = outcome;
   const hours = Math.round((deps.retry.windowMs / 3_600_000) * 10) / 10;
-  const reason = `Every attempt failed for ${hours} h; the last: ${lastError ?? "no answer"}. Fix the endpoint, then create the webhook again.`;
+  const reason = gone
+    ? "The endpoint answered 410 Gone: it asks for no more deliveries. Create the webhook again to receive events."
+    : `Every attempt failed for ${hours} h; the last: ${lastError ?? "no answer"}. Fix the endpoint, then create the webhook again.`;
   await deps.redis.eval(
     RECORD,
     6,
@@ -265,5 +278,6 @@ async function recordAttempt(
     new Date(finished).toISOString(),
     tenantId,
     started,
+    gone ? "1" : "0",
   );
 }

@@ -7,6 +7,8 @@ export interface SendResult {
   statusCode: number | null;
   /** Why it failed, in words fit for the delivery log; never the address that answered. */
   error?: string;
+  /** How long the endpoint asked to be left alone (its Retry-After), when it said so. */
+  retryAfterMs?: number;
 }
 
 export interface SendRequest {
@@ -46,12 +48,26 @@ export async function sendWebhook(request: SendRequest): Promise<SendResult> {
     // The rest is not wanted; a cancel that fails means the stream is closed already.
     await response.body?.cancel().catch(() => {});
     const ok = response.status >= 200 && response.status < 300;
-    return ok
-      ? { ok, statusCode: response.status }
-      : { ok, statusCode: response.status, error: `The endpoint answered HTTP ${response.status}` };
+    if (ok) return { ok, statusCode: response.status };
+    const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"), request.timestampMs);
+    return {
+      ok,
+      statusCode: response.status,
+      error: `The endpoint answered HTTP ${response.status}`,
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    };
   } catch (error) {
     return { ok: false, statusCode: null, error: describeFailure(error, request.timeoutMs) };
   }
+}
+
+/** Retry-After as delay-seconds or an HTTP date (RFC 9110 §10.2.3), in ms from `now`; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | null, now: number): number | undefined {
+  if (!value) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const at = Date.parse(trimmed);
+  return Number.isFinite(at) ? Math.max(0, at - now) : undefined;
 }
 
 function describeFailure(error: unknown, timeoutMs: number): string {

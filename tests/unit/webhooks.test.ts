@@ -13,6 +13,7 @@ import { runPublication } from "@/lib/reels/run-publication";
 import { submitPublication } from "@/lib/reels/submit-publication";
 import { nextAttemptAt } from "@/lib/webhooks/backoff";
 import { resendDelivery } from "@/lib/webhooks/deliveries";
+import { parseRetryAfter } from "@/lib/webhooks/send-webhook";
 import { enqueueWebhookEvent } from "@/lib/webhooks/enqueue-event";
 import { WEBHOOK_EVENT_TYPES } from "@/lib/webhooks/events";
 import { webhookInputSchema } from "@/lib/webhooks/input";
@@ -308,6 +309,73 @@ describe("resending a delivery", () => {
       await dispatcher.close();
       await new Promise((resolve) => failing.close(resolve));
     }
+  });
+
+  it("disables a webhook whose endpoint answers 410 Gone at once, and waits out a Retry-After", async () => {
+    const answers = [
+      { status: 503, headers: { "retry-after": "1800" } },
+      { status: 410, headers: {} },
+    ];
+    const endpoint = createServer((request, response) => {
+      request.resume();
+      const answer = answers.shift()!;
+      request.on("end", () => response.writeHead(answer.status, answer.headers).end());
+    });
+    await new Promise<void>((resolve) => endpoint.listen(0, "127.0.0.1", resolve));
+    const dispatcher = new Agent();
+    try {
+      const url = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/hook`;
+      const webhook = await createWebhook(
+        redis(),
+        "goneco",
+        { url, events: ["job.completed"] },
+        10,
+        new Date(Date.now() - 60_000),
+      );
+      const [id] = await enqueueWebhookEvent(redis(), {
+        tenantId: "goneco",
+        type: "job.completed",
+        occurrence: "job:gone",
+        at: new Date(),
+        data: async () => ({}),
+      });
+      let clock = Date.now();
+      const attempt = async () => {
+        const { claims, token } = await claimDueDeliveries(redis(), clock, 100, 30_000);
+        const claim = claims.find((c) => c.id === id);
+        if (!claim) throw new Error("not claimed");
+        const retry = { baseMs: 1000, maxMs: 3_600_000, windowMs: 86_400_000 };
+        return (
+          await attemptDelivery(
+            { redis: redis(), dispatcher, timeoutMs: 10_000, retry, now: () => clock },
+            claim,
+            token,
+          )
+        ).outcome;
+      };
+      // 503 with Retry-After: 1800: the next attempt is half an hour away, not the backoff's second.
+      expect(await attempt()).toBe("retrying");
+      expect(Number(await redis().zscore(webhookKeys.due("goneco"), id))).toBeGreaterThanOrEqual(clock + 1_800_000);
+      clock += 1_800_000;
+      // 410 Gone: no further attempt, and the webhook is disabled with the reason.
+      expect(await attempt()).toBe("failed");
+      expect(await redis().zscore(webhookKeys.due("goneco"), id)).toBeNull();
+      expect(await redis().hmget(webhookKeys.webhook(webhook.id), "disabled_reason")).toEqual([
+        expect.stringContaining("410 Gone"),
+      ]);
+    } finally {
+      await dispatcher.close();
+      await new Promise((resolve) => endpoint.close(resolve));
+    }
+  });
+
+  it("reads Retry-After as seconds or as a date", () => {
+    const now = Date.parse("2026-11-27T10:00:00Z");
+    expect(parseRetryAfter("120", now)).toBe(120_000);
+    expect(parseRetryAfter("Fri, 27 Nov 2026 10:05:00 GMT", now)).toBe(300_000);
+    expect(parseRetryAfter("Fri, 27 Nov 2026 09:00:00 GMT", now)).toBe(0);
+    expect(parseRetryAfter("soon", now)).toBeUndefined();
+    expect(parseRetryAfter(null, now)).toBeUndefined();
   });
 
   it("refuses to resend a delivery a worker has just claimed, before its attempt has begun", async () => {
