@@ -4,7 +4,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import type { AccountView } from "@/lib/accounts/account";
 import { errorMessage, fetchJson } from "../api";
-import { formatNumber, formatTime, plural } from "../format";
+import { formatNumber, formatTime } from "../format";
 import { Badge } from "../ui/badge";
 import { Button } from "../ui/button";
 import { Card, CardBody, CardHeader } from "../ui/card";
@@ -13,7 +13,7 @@ import { Alert, Empty, Loading } from "../ui/states";
 import { Time, useNow } from "../ui/time";
 import { fetchAccounts, reelKeys } from "../reels/queries";
 import { ConnectAccountForm } from "./connect-account-form";
-import { daysLeftToReconnect } from "./token-expiry";
+import { daysLeftToReconnect, expiryWords } from "./token-expiry";
 
 export function AccountList() {
   const accounts = useQuery({ queryKey: reelKeys.accounts, queryFn: fetchAccounts, refetchInterval: 30_000 });
@@ -150,7 +150,7 @@ function TokenLine({ account }: { account: AccountView }) {
       {daysLeft !== null && (
         <span className="font-medium text-amber-700 dark:text-amber-300" data-testid="token-expiring">
           {" "}
-          · expires in {plural(daysLeft, "day")} — reconnect
+          · {expiryWords(daysLeft)} — reconnect
         </span>
       )}
     </span>

@@ -5,7 +5,7 @@ import { plural } from "../format";
 import { fetchAccounts, reelKeys } from "../reels/queries";
 import { Alert } from "../ui/states";
 import { useNow } from "../ui/time";
-import { daysLeftToReconnect } from "./token-expiry";
+import { daysLeftToReconnect, expiryWords } from "./token-expiry";
 
 /**
  * Above the account list: the accounts to reconnect now (a token refused, or one whose refresh was
@@ -36,7 +36,7 @@ export function ReconnectBanner() {
               <a className="underline" href={`#account-${a.account_id}`}>
                 {name(a)}
               </a>
-              : its token expires in {plural(daysLeftToReconnect(a, now)!, "day")} and could not be refreshed.
+              : its token {expiryWords(daysLeftToReconnect(a, now)!)} and could not be refreshed.
             </li>
           ))}
         </ul>

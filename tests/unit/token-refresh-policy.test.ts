@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { daysLeftToReconnect } from "@/components/accounts/token-expiry";
+import { daysLeftToReconnect, expiryWords } from "@/components/accounts/token-expiry";
 import type { ConnectedAccount } from "@/lib/accounts/connected-accounts";
 import {
   decideTokenRefresh,
@@ -84,11 +84,14 @@ describe("the dashboard's 'expires in N days — reconnect'", () => {
     token_expires_at: expiresInMs === null ? null : new Date(NOW + expiresInMs).toISOString(),
   });
 
-  it("counts whole days left, at least one, within 7 days of the expiry of a connected account's token", () => {
+  it("counts whole days left within 7 days of the expiry of a connected account's token, 0 once it has expired", () => {
     expect(daysLeftToReconnect(view(7 * DAY), NOW)).toBe(7);
     expect(daysLeftToReconnect(view(2 * DAY + HOUR), NOW)).toBe(3);
     expect(daysLeftToReconnect(view(HOUR), NOW)).toBe(1);
-    expect(daysLeftToReconnect(view(-HOUR), NOW)).toBe(1);
+    expect(daysLeftToReconnect(view(-HOUR), NOW)).toBe(0);
+    expect(expiryWords(0)).toBe("has expired");
+    expect(expiryWords(1)).toBe("expires in 1 day");
+    expect(expiryWords(3)).toBe("expires in 3 days");
   });
 
   it("says nothing further off, without an expiry, or when the account already needs reconnecting", () => {
