@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { costSchema, usageSchema, type JobRecord } from "./job-record";
-import type { JobView } from "./read-job";
+import { toJobView, type JobView } from "./read-job";
 import { FINAL_JOB_STATUSES, FINISH_REASONS, type FinalJobStatus } from "./status";
 
 /**
@@ -73,26 +73,27 @@ export function jobAuditEvent(record: JobRecord & { status: FinalJobStatus }, wo
  * alone: what its webhooks deliver, whether or not the job is still in Redis (deleted, expired).
  */
 export function jobViewOfAuditEvent(event: JobAuditEvent): JobView {
-  return {
-    job_id: event.job_id,
-    tenant_id: event.tenant_id,
-    model_name: event.model_name,
-    status: event.status,
-    finish_reason: event.finish_reason,
-    prompt: event.prompt,
-    temperature: event.parameters.temperature,
-    max_tokens: event.parameters.max_tokens,
-    output: event.output,
-    usage: event.usage,
-    cost: event.cost,
-    cost_note: event.cost_note,
-    created_at: event.submitted_at,
-    started_at: event.started_at ?? null,
-    completed_at: event.completed_at ?? null,
-    ttft_ms: event.timing.ttft_ms,
-    tokens_per_second: event.timing.tokens_per_second,
-    attempts: event.attempt,
-    error: event.error,
-    stream_url: `/jobs/${event.job_id}/stream`,
-  };
+  return toJobView(
+    {
+      job_id: event.job_id,
+      tenant_id: event.tenant_id,
+      model_name: event.model_name,
+      status: event.status,
+      finish_reason: event.finish_reason ?? undefined,
+      prompt: event.prompt,
+      temperature: event.parameters.temperature,
+      max_tokens: event.parameters.max_tokens,
+      usage: event.usage ?? undefined,
+      cost: event.cost ?? undefined,
+      cost_note: event.cost_note ?? undefined,
+      created_at: event.submitted_at,
+      started_at: event.started_at ?? undefined,
+      completed_at: event.completed_at,
+      ttft_ms: event.timing.ttft_ms ?? undefined,
+      tokens_per_second: event.timing.tokens_per_second ?? undefined,
+      attempts: event.attempt,
+      error: event.error ?? undefined,
+    },
+    event.output,
+  );
 }

@@ -32,7 +32,30 @@ export interface JobView {
   stream_url: string;
 }
 
-export function toJobView(record: JobRecord, output: string): JobView {
+/** What a job's view is made of: its record's fields (a stored record, or one read back from its audit event). */
+export type JobViewSource = Pick<
+  JobRecord,
+  | "job_id"
+  | "tenant_id"
+  | "model_name"
+  | "status"
+  | "finish_reason"
+  | "prompt"
+  | "temperature"
+  | "max_tokens"
+  | "usage"
+  | "cost"
+  | "cost_note"
+  | "created_at"
+  | "started_at"
+  | "completed_at"
+  | "ttft_ms"
+  | "tokens_per_second"
+  | "attempts"
+  | "error"
+>;
+
+export function toJobView(record: JobViewSource, output: string): JobView {
   return {
     job_id: record.job_id,
     tenant_id: record.tenant_id,

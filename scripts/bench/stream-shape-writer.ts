@@ -67,16 +67,16 @@ async function run(redis: Redis, { shape, n, seconds, tokensPerSecond }: ShapeRu
   await Promise.all(
     Array.from({ length: n }, async (_, i) => {
       await new Promise((resolve) => setTimeout(resolve, (i * gapMs) / n));
-      const writer = StreamWriter.continueAfter(redis, shapeKeys.jobId(i), 0);
+      const writer = xadd ? undefined : StreamWriter.continueAfter(redis, shapeKeys.jobId(i), 0);
       const start = performance.now();
       for (let seq = 1; seq <= perJob; seq++) {
         const delta = ` ${wallNow().toFixed(3)}`;
-        await (xadd ? xadd(i, seq, delta) : writer.delta(delta));
+        await (xadd ? xadd(i, seq, delta) : writer!.delta(delta));
         deltas++;
         const due = start + seq * gapMs - performance.now();
         if (due > 0) await new Promise((resolve) => setTimeout(resolve, due));
       }
-      await writer.flush();
+      await writer?.flush();
     }),
   );
   return deltas;

@@ -243,7 +243,7 @@ export async function measureFanOut(ctx: BenchContext, mode: FanOutRun["mode"], 
 }
 
 /** Calls of every Redis command so far (those scripts call included), in all and by command, and of EXEC (one per MULTI). */
-async function commandStats(ctx: BenchContext): Promise<{ total: number; exec: number; byCommand: Record<string, number> }> {
+export async function commandStats(ctx: BenchContext): Promise<{ total: number; exec: number; byCommand: Record<string, number> }> {
   const info = await ctx.redis.info("commandstats");
   let total = 0;
   const byCommand: Record<string, number> = {};

@@ -5,6 +5,7 @@ import { createRedis, createSubscriber } from "../../../lib/redis";
 import { StreamHub } from "../../../lib/stream/stream-hub";
 import type { BenchContext } from "../lib/context";
 import { median, sleep, summarize, type Summary } from "../lib/stats";
+import { commandStats } from "./fan-out";
 import { shapeKeys, wallNow, type ShapeRun, type StreamShape } from "../stream-shape-writer";
 
 /**
@@ -176,9 +177,8 @@ async function measureShape(
 
 /** Redis's calls of every command so far (those scripts call included) and its CPU seconds. */
 async function redisStats(ctx: BenchContext): Promise<{ commands: number; cpuS: number }> {
-  const info = (await ctx.redis.info("commandstats")) + (await ctx.redis.info("cpu"));
-  let commands = 0;
-  for (const match of info.matchAll(/^cmdstat_[^:]+:calls=(\d+)/gm)) commands += Number(match[1]);
+  const { total } = await commandStats(ctx);
+  const info = await ctx.redis.info("cpu");
   const cpu = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, "m").exec(info)?.[1] ?? NaN);
-  return { commands, cpuS: cpu("used_cpu_sys") + cpu("used_cpu_user") };
+  return { commands: total, cpuS: cpu("used_cpu_sys") + cpu("used_cpu_user") };
 }
