@@ -17,20 +17,29 @@ export interface StartedAttempt {
   hash: Record<string, string>;
 }
 
-/** What a start found: the attempt started; the job final (or gone) and nothing done; or the lease another run's. */
+/**
+ * What a start found: the attempt started; the job final (or gone) and nothing done; or the lease
+ * another run's (also a final job whose run has not yet sent its audit event).
+ */
 export type AttemptStart = { started: StartedAttempt } | { notStarted: Record<string, string> } | { heldBy: string };
 
 // Marks the job RUNNING only while it is not final: a cancel that ended it while queued keeps its
 // one final message, and no second one follows. In the same step it takes the job's lease for the
 // run (or says which run has it), so a run's check, its lease and its start are one round trip; a
-// job final or gone comes back as its hash, for what a final state is owed. One script for what
+// job final or gone comes back as its hash, for what a final state is owed, unless its final run
+// still holds the lease (it releases it with the audit mark): that run owes it, and a redelivery
+// (its partition moved to another worker meanwhile) waits for it instead of sending a second event. One script for what
 // were eight commands (the check, the lease, the mark, the attempt count, the first start, the
 // cancel flag, the stream's length, the creation time), and the job moves to the RUNNING status
 // index in the same step (status-index.ts). KEYS: state, events, lease. ARGV: the fields to write
 // (JSON), started_at, the job id, statusIndexArgs, the run id, the lease's ms.
 const START = redisScript(`${SYNC_STATUS_INDEX_LUA}${TAKE_LEASE_LUA}
 local status = redis.call('HGET', KEYS[1], 'status')
-if not status ${FINAL_JOB_STATUSES.map((s) => `or status == '${s}'`).join(" ")} then return {0, redis.call('HGETALL', KEYS[1])} end
+if not status ${FINAL_JOB_STATUSES.map((s) => `or status == '${s}'`).join(" ")} then
+  local finishing = status and redis.call('HGET', KEYS[1], 'audited') ~= '1' and redis.call('GET', KEYS[3])
+  if finishing and finishing ~= ARGV[7] then return {-1, finishing} end
+  return {0, redis.call('HGETALL', KEYS[1])}
+end
 local holder = takeLease(KEYS[3], ARGV[7], ARGV[8])
 if holder ~= '' then return {-1, holder} end
 local attempt = redis.call('HINCRBY', KEYS[1], 'attempts', 1)

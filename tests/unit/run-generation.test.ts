@@ -242,6 +242,29 @@ it("sends the same audit event again when a redelivery, on another worker, finds
   expect(copies[0].worker_id).toBe("one-worker");
 });
 
+it("leaves a finished job's audit event to the run that finished it while that run still holds the lease: a redelivery on another worker waits, then sends none", async () => {
+  const { id, command } = await newJob();
+  // run-a's produce of the audit event is held up: the job is COMPLETED, not yet marked audited.
+  let release = () => {};
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const slow = {
+    send: async (record: ProducerRecord) => {
+      sent.push(record);
+      if (record.topic === TOPICS.completed.name) await gate;
+    },
+  } as unknown as Producer;
+  const first = runGeneration({ ...deps(), producer: slow, leaseMs: 60_000 }, command, control("run-a"));
+  await waitFor(async () => audits(id) === 1, { intervalMs: 5, what: "run-a to send its audit event" });
+  expect(await redis().hmget(jobKeys.state(id), "status", "audited")).toEqual(["COMPLETED", null]);
+  // The partition moved (a rebalance): another worker's delivery of the same command waits for run-a.
+  const redelivered = generationSteps({ ...deps(), workerId: "other-worker" }, command, "run-b");
+  expect(await redelivered.claim()).toEqual({ heldBy: "run-a" });
+  release();
+  expect(await first).toBe("finished");
+  expect(await redelivered.claim()).toEqual({ done: "skipped" });
+  expect(audits(id)).toBe(1);
+});
+
 it("records why generation stopped in the state, the final stream message and the audit event", async () => {
   const says = (chunks: GenerationChunk[]): Provider => ({
     async *generate() {
