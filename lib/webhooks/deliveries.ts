@@ -21,14 +21,16 @@ export async function listDeliveryAttempts(
   return { data: raw.map((line) => JSON.parse(line) as AttemptRecord) };
 }
 
-// Makes the delivery due now, unless it is being attempted right now (its score is a lease in the
-// future and its state pending: that attempt's outcome decides). Only a delivery that had ended
+// Makes the delivery due now, unless it is being attempted right now (its score is the claim's
+// token, a lease not over yet: that attempt's outcome decides). A claim whose lease ran out (its
+// worker died) holds nothing: the delivery is due anyway, and a late record of that claim moves
+// nothing once the score has changed. Only a delivery that had ended
 // (delivered or given up) gets a fresh retry window: resending a pending one again and again must
 // not keep it alive for ever.
 const RESEND = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local score = redis.call('ZSCORE', KEYS[2], ARGV[1])
-if score and tonumber(redis.call('HGET', KEYS[1], 'claim') or '-1') == tonumber(score) then return 2 end
+if score and tonumber(score) > tonumber(ARGV[2]) and tonumber(redis.call('HGET', KEYS[1], 'claim') or '-1') == tonumber(score) then return 2 end
 if redis.call('HGET', KEYS[1], 'state') ~= 'pending' then redis.call('HSET', KEYS[1], 'retry_from', ARGV[2]) end
 redis.call('HSET', KEYS[1], 'state', 'pending')
 redis.call('HDEL', KEYS[1], 'dropped')

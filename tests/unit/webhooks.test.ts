@@ -394,6 +394,26 @@ describe("resending a delivery", () => {
     await expect(resendDelivery(redis(), "claimco", webhook.id, id, now + 1)).rejects.toThrow(/being attempted/);
     expect((await claimDueDeliveries(redis(), now + 2, 100, 30_000)).claims.map((c) => c.id)).not.toContain(id);
   });
+
+  it("resends a delivery whose claim's lease ran out with its worker gone", async () => {
+    const webhook = await createWebhook(redis(), "lapsedco", input, 10, new Date(Date.now() - 60_000));
+    const [id] = await enqueueWebhookEvent(redis(), {
+      tenantId: "lapsedco",
+      type: "job.completed",
+      occurrence: "job:lapsed",
+      at: new Date(),
+      data: async () => ({}),
+    });
+    const now = Date.now();
+    const { claims } = await claimDueDeliveries(redis(), now, 100, 30_000);
+    expect(claims.map((c) => c.id)).toContain(id);
+    // The worker died: nothing is under way once its lease is over, so a resend is taken.
+    await expect(resendDelivery(redis(), "lapsedco", webhook.id, id, now + 30_001)).resolves.toEqual({
+      id,
+      status: "pending",
+    });
+    expect((await claimDueDeliveries(redis(), now + 30_002, 100, 30_000)).claims.map((c) => c.id)).toContain(id);
+  });
 });
 
 describe("delivery fairness", () => {
