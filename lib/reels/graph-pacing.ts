@@ -1,5 +1,7 @@
 import type { Redis } from "../redis";
-import type { GraphUsage } from "./graph-usage";
+import { abortableSleep } from "../sleep";
+import { GraphPaused, type GraphError } from "./graph-error";
+import { isRateLimitCode, type GraphUsage } from "./graph-usage";
 
 /**
  * Pacing Graph calls as Meta advises: every answer's usage headers (X-App-Usage for the app,
@@ -133,6 +135,26 @@ export function createGraphPacer(redis: Redis, options: PaceOptions = {}): Graph
       }
     },
   };
+}
+
+/** Before a call: holds it while the pacer spaces the scope's calls out, or refuses it (GraphPaused) while the app or the account waits to regain access. */
+export async function waitForPace(pacer: GraphPacer, accountId: string | null, signal?: AbortSignal): Promise<void> {
+  const decision = await pacer.before(accountId);
+  if ("pausedUntil" in decision) throw new GraphPaused(decision.pausedUntil, decision.scope);
+  if (decision.holdMs > 0) await abortableSleep(decision.holdMs, signal ?? new AbortController().signal);
+}
+
+/** After an answer: its usage headers and, when Graph refused the call for a rate limit, that refusal's code. */
+export async function reportToPacer(
+  pacer: GraphPacer,
+  accountId: string | null,
+  usage: GraphUsage | undefined,
+  graphError: GraphError | undefined,
+): Promise<void> {
+  const refusal =
+    graphError && isRateLimitCode(graphError.code, graphError.subcode) ? { rateLimitCode: graphError.code } : undefined;
+  // Pacing is advice: a Redis hiccup must not fail a call Graph answered.
+  await pacer.after(accountId, usage, refusal).catch(() => {});
 }
 
 /** Whether the account's calls are held back now (its own budget or the app's), and until when; what the account view shows. */

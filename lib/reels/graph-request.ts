@@ -1,9 +1,9 @@
 import { recordGraphCall } from "../metrics";
-import { abortableSleep } from "../sleep";
 import { GraphError, GraphPaused, GraphTransportError } from "./graph-error";
 import { GraphUploadError } from "./graph-upload-error";
 import type { GraphClientOptions } from "./graph-client";
-import { isRateLimitCode, readGraphUsage, type GraphUsage } from "./graph-usage";
+import { reportToPacer, waitForPace } from "./graph-pacing";
+import { readGraphUsage, type GraphUsage } from "./graph-usage";
 
 /**
  * One request to Graph, as the client (graph-client.ts) makes every call: the token as a query
@@ -43,7 +43,7 @@ export function countedCall(options: GraphClientOptions): GraphCall {
   return async (request) => {
     const { method, path } = request;
     try {
-      await pace(options, request);
+      if (options.pacer) await waitForPace(options.pacer, request.account.accountId, request.signal);
       const answer = await requestGraph(options, request);
       recordGraphCall(method, path, "ok");
       return answer;
@@ -60,14 +60,6 @@ function outcomeOf(error: unknown): string {
   if (error instanceof GraphPaused) return "paused";
   if (error instanceof GraphTransportError) return error.status ? `http_${error.status}` : "network";
   return "aborted";
-}
-
-/** Holds the call while the pacer spaces calls out, or refuses it (GraphPaused) while the app or the account waits to regain access. */
-async function pace(options: GraphClientOptions, request: GraphRequest): Promise<void> {
-  if (!options.pacer) return;
-  const decision = await options.pacer.before(request.account.accountId);
-  if ("pausedUntil" in decision) throw new GraphPaused(decision.pausedUntil, decision.scope);
-  if (decision.holdMs > 0) await abortableSleep(decision.holdMs, request.signal ?? new AbortController().signal);
 }
 
 /** The URL and fetch options of a request: the token in the query (GET), in the form (POST), or the upload's own headers. */
@@ -122,15 +114,7 @@ async function requestGraph(options: GraphClientOptions, request: GraphRequest):
     // not JSON: kept as text, so a creation answer without an id can still be shown as it was
   }
   const graphError = GraphError.fromResponse(body, response.status, fbtraceId ?? undefined);
-  await options.pacer
-    ?.after(
-      account.accountId,
-      usage,
-      graphError && isRateLimitCode(graphError.code, graphError.subcode)
-        ? { rateLimitCode: graphError.code }
-        : undefined,
-    )
-    .catch(() => {}); // pacing is advice: a Redis hiccup must not fail a call Graph answered
+  if (options.pacer) await reportToPacer(options.pacer, account.accountId, usage, graphError);
   if (graphError) {
     graphError.usage = usage;
     throw graphError;

@@ -21,6 +21,7 @@ import {
 } from "@/lib/accounts/token-refresh/token-refresh-schedule";
 import type { Log } from "@/lib/log";
 import { createRedis, type Redis } from "@/lib/redis";
+import { createGraphPacer } from "@/lib/reels/graph-pacing";
 import type { SandboxDeps } from "@/lib/reels/sandbox";
 import { createWebhook } from "@/lib/webhooks/store";
 import { webhookKeys } from "@/lib/webhooks/keys";
@@ -86,6 +87,7 @@ beforeAll(async () => {
     stateTtlS: config.META_LOGIN_STATE_TTL_S,
     version: config.GRAPH_VERSION,
     fetch: (input, init) => fetch(input, init),
+    pacer: createGraphPacer(redis),
     log: () => {},
   };
 });

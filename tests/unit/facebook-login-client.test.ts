@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { listFacebookPages, readLinkedInstagramAccount } from "@/lib/accounts/meta-login/facebook-login-client";
 import { MetaLoginError } from "@/lib/accounts/meta-login/meta-call";
+import type { GraphPacer } from "@/lib/reels/graph-pacing";
 
 /** Facebook Login's Page calls against answers written from Meta's documentation, with a fetch that records. */
 
@@ -11,15 +12,23 @@ const login = {
   app: { id: "1234567890", secret: "app-secret-0123" },
 };
 
-function recordingFetch(answers: unknown[]) {
+/** `headers`: the usage headers every answer carries. The pacer records what it is told. */
+function recordingFetch(answers: unknown[], headers: Record<string, string> = {}) {
   const calls: { url: string; authorization: string | null }[] = [];
   const fetch = (async (input: string | URL | Request, init?: RequestInit) => {
     calls.push({ url: String(input), authorization: new Headers(init?.headers).get("authorization") });
     const body = answers.shift();
     const status = body && typeof body === "object" && "error" in body ? 400 : 200;
-    return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+    return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
   }) as typeof globalThis.fetch;
-  return { fetch, calls, deps: { fetch, version: "v21.0" } };
+  const told: Parameters<GraphPacer["after"]>[] = [];
+  const pacer: GraphPacer = {
+    before: async () => ({ holdMs: 0 }),
+    after: async (...args) => {
+      told.push(args);
+    },
+  };
+  return { fetch, calls, told, deps: { fetch, version: "v21.0", pacer } };
 }
 
 describe("listFacebookPages", () => {
@@ -59,6 +68,45 @@ describe("listFacebookPages", () => {
       "Facebook refused to list your Pages: Error validating access token: Session has expired.",
     );
     expect((failure as MetaLoginError).message).not.toContain("USER-TOKEN");
+  });
+
+  it("says a refusal for a rate limit is one and when to try again, and tells the pacer what Meta's headers said", async () => {
+    const business = {
+      "900": [{ type: "pages", call_count: 100, total_cputime: 4, total_time: 5, estimated_time_to_regain_access: 12 }],
+    };
+    const { deps, told } = recordingFetch(
+      [
+        {
+          error: {
+            message: "(#4) Application request limit reached",
+            type: "OAuthException",
+            code: 4,
+            is_transient: true,
+          },
+        },
+      ],
+      {
+        "x-app-usage": JSON.stringify({ call_count: 100, total_time: 25, total_cputime: 25 }),
+        "x-business-use-case-usage": JSON.stringify(business),
+      },
+    );
+    const failure = await listFacebookPages(deps, login, "USER-TOKEN").catch((error: unknown) => error);
+    expect((failure as MetaLoginError).message).toBe(
+      "Facebook refused to list your Pages: (#4) Application request limit reached. Facebook is rate limiting " +
+        "Dispatch's calls (application rate limit): try again in about 12 minutes.",
+    );
+    expect((failure as MetaLoginError).graphError?.usage?.regainAccessMs).toBe(12 * 60_000);
+    // No stored account is behind a login's call: the pacer counts it against the app (and the ids Meta named).
+    expect(told).toEqual([
+      [
+        null,
+        expect.objectContaining({
+          app: { percent: 100 },
+          accounts: { "900": { percent: 100, regainAccessMs: 720_000 } },
+        }),
+        { rateLimitCode: 4 },
+      ],
+    ]);
   });
 });
 

@@ -3,6 +3,11 @@ import { describe, expect, it } from "vitest";
 import { ConnectedAccounts } from "@/lib/accounts/connected-accounts";
 import { refreshAccountToken, type TokenRefreshDeps } from "@/lib/accounts/token-refresh/refresh-account-token";
 import { scheduleTokenRefresh, tokenRefreshKeys } from "@/lib/accounts/token-refresh/token-refresh-queue";
+import { createGraphPacer, readPace } from "@/lib/reels/graph-pacing";
+import { readGraphUsage } from "@/lib/reels/graph-usage";
+import type { WebhookEventType } from "@/lib/webhooks/events";
+import { webhookKeys } from "@/lib/webhooks/keys";
+import { createWebhook } from "@/lib/webhooks/store";
 import { realRedisPerFile } from "./real-redis";
 
 const redis = realRedisPerFile();
@@ -16,10 +21,32 @@ const refused190 = () =>
     { status: 400 },
   );
 
+/** Instagram's refusal of a refresh for its rate limit (80002), with the account's usage header naming when access comes back. */
+const rateLimited = (accountId: string, regainMinutes: number) =>
+  Response.json(
+    { error: { message: "Application request limit reached", type: "IGApiException", code: 80002, fbtrace_id: "A2" } },
+    { status: 400, headers: businessUsage(accountId, 100, regainMinutes) },
+  );
+
+/** X-Business-Use-Case-Usage for one Instagram account, as Meta sends it. */
+const businessUsage = (accountId: string, percent: number, regainMinutes = 0) => ({
+  "x-business-use-case-usage": JSON.stringify({
+    [accountId]: [
+      {
+        type: "instagram",
+        call_count: percent,
+        total_cputime: 1,
+        total_time: 1,
+        estimated_time_to_regain_access: regainMinutes,
+      },
+    ],
+  }),
+});
+
 /** An Instagram-login account whose token expires within the hour: due for a refresh now. */
-async function connectExpiring(accounts: ConnectedAccounts, accountId: string, token: string) {
+async function connectExpiring(accounts: ConnectedAccounts, accountId: string, token: string, tenantId = "acme") {
   const account = await accounts.connect({
-    tenantId: "acme",
+    tenantId,
     accountId,
     accessToken: token,
     login: "instagram",
@@ -36,6 +63,7 @@ function deps(accounts: ConnectedAccounts, fetch: typeof globalThis.fetch): Toke
     redis: redis(),
     accounts,
     fetch,
+    pacer: createGraphPacer(redis()),
     version: "v23.0",
     graphUrl: GRAPH,
     instagramGraphUrl: GRAPH,
@@ -98,5 +126,136 @@ describe("a token refresh that loses to a reconnect", () => {
     };
     expect(await refreshAccountToken(deps(racing, fetch), back)).toBe("dropped");
     expect(await redis().zscore(tokenRefreshKeys.due, back)).not.toBeNull();
+  });
+});
+
+describe("a token refresh and Graph's rate limits", () => {
+  it("comes back after a refusal for a rate limit no sooner than Graph's estimated time to regain access, and holds the account's calls until then", async () => {
+    const accounts = new ConnectedAccounts(redis(), randomBytes(32), []);
+    const id = "17841400000001101";
+    await connectExpiring(accounts, id, "limited-token-secret");
+    const before = Date.now();
+    expect(
+      await refreshAccountToken(
+        deps(accounts, async () => rateLimited(id, 30)),
+        id,
+      ),
+    ).toBe("retrying");
+    // 30 minutes, not retryMs (one minute here).
+    expect(Number(await redis().zscore(tokenRefreshKeys.due, id))).toBeGreaterThanOrEqual(before + 30 * 60_000);
+    // The publishing calls' pacer learnt it too: the account's calls wait as long.
+    const pace = await readPace(redis(), id, Date.now());
+    expect(pace.pausedUntil).toBeGreaterThanOrEqual(before + 30 * 60_000);
+    expect(await accounts.findById(id)).toMatchObject({ status: "connected", accessToken: "limited-token-secret" });
+  });
+
+  it("is not sent while the pacer holds the account's calls back, and comes back when the pause ends", async () => {
+    const accounts = new ConnectedAccounts(redis(), randomBytes(32), []);
+    const id = "17841400000001102";
+    await connectExpiring(accounts, id, "paused-token-secret");
+    // A publishing call's answer named 20 minutes to regain access for the account.
+    await createGraphPacer(redis()).after(id, readGraphUsage(new Headers(businessUsage(id, 100, 20))));
+    const { pausedUntil } = await readPace(redis(), id, Date.now());
+    expect(pausedUntil).not.toBeNull();
+    let calls = 0;
+    const outcome = await refreshAccountToken(
+      deps(accounts, async () => {
+        calls++;
+        return Response.json({ access_token: "new-token-secret", token_type: "bearer", expires_in: 5_183_944 });
+      }),
+      id,
+    );
+    expect(outcome).toBe("retrying");
+    expect(calls).toBe(0);
+    expect(Number(await redis().zscore(tokenRefreshKeys.due, id))).toBe(pausedUntil);
+  });
+
+  it("tells the pacer the usage headers of a refresh's answer", async () => {
+    const accounts = new ConnectedAccounts(redis(), randomBytes(32), []);
+    const id = "17841400000001103";
+    await connectExpiring(accounts, id, "busy-token-secret");
+    const answer = () =>
+      Response.json(
+        { access_token: "fresh-token-secret", token_type: "bearer", expires_in: 5_183_944 },
+        { headers: businessUsage(id, 85) },
+      );
+    expect(
+      await refreshAccountToken(
+        deps(accounts, async () => answer()),
+        id,
+      ),
+    ).toBe("refreshed");
+    expect(await readPace(redis(), id, Date.now())).toEqual({ pausedUntil: null, percent: 85 });
+  });
+});
+
+describe("account.needs_reconnect of a refused refresh", () => {
+  async function subscribe(tenantId: string) {
+    await createWebhook(
+      redis(),
+      tenantId,
+      { url: "https://hooks.example.com/dispatch", events: ["account.needs_reconnect"] },
+      10,
+    );
+  }
+
+  /** The tenant's queued deliveries of one event type, by the account they name. */
+  async function deliveries(tenantId: string, type: WebhookEventType): Promise<unknown[]> {
+    const ids = await redis().zrange(webhookKeys.due(tenantId), 0, -1);
+    const records = await Promise.all(ids.map((d) => redis().hgetall(webhookKeys.delivery(d))));
+    return records
+      .filter((r) => r.event_type === type)
+      .map((r) => (JSON.parse(r.body!) as { data: { account_id: string } }).data.account_id);
+  }
+
+  it("is sent by the schedule's next look when the worker died between the mark and the event, once", async () => {
+    await subscribe("lost-event");
+    const accounts = new ConnectedAccounts(redis(), randomBytes(32), []);
+    const id = "17841400000001201";
+    await connectExpiring(accounts, id, "revoked-token-secret", "lost-event");
+    // The worker dies as soon as the account is marked: the event is not queued, the account stays claimed.
+    const dying = new ConnectedAccounts(redis(), randomBytes(32), []);
+    dying.findById = accounts.findById.bind(accounts);
+    dying.markNeedsReconnect = async (...args) => {
+      await accounts.markNeedsReconnect(...args);
+      throw new Error("worker killed");
+    };
+    await expect(
+      refreshAccountToken(
+        deps(dying, async () => refused190()),
+        id,
+      ),
+    ).rejects.toThrow("worker killed");
+    expect(await accounts.findById(id)).toMatchObject({ status: "needs_reconnect" });
+    expect(await deliveries("lost-event", "account.needs_reconnect")).toEqual([]);
+
+    // Its claim ran out: the next look finds it marked, sends what was owed and takes it off the schedule.
+    expect(await refreshAccountToken(deps(accounts, fetch), id)).toBe("dropped");
+    expect(await deliveries("lost-event", "account.needs_reconnect")).toEqual([id]);
+    expect(await redis().zscore(tokenRefreshKeys.due, id)).toBeNull();
+    await scheduleTokenRefresh(redis(), id, Date.now());
+    expect(await refreshAccountToken(deps(accounts, fetch), id)).toBe("dropped");
+    expect(await deliveries("lost-event", "account.needs_reconnect")).toEqual([id]);
+  });
+
+  it("is not sent for an account whose token a publication had refused: the schedule drops it, as before", async () => {
+    await subscribe("publish-marked");
+    const accounts = new ConnectedAccounts(redis(), randomBytes(32), []);
+    const id = "17841400000001202";
+    const account = await connectExpiring(accounts, id, "refused-at-publish-secret", "publish-marked");
+    const refused = {
+      code: 190,
+      subcode: null,
+      message: "Error validating access token",
+      fbtrace_id: "A3",
+      classification: "reconnect-account" as const,
+      headline: "Graph refused the account's access token.",
+      remedy: "Reconnect the account.",
+      advice: "Reconnect the account.",
+    };
+    expect(await accounts.markNeedsReconnect(id, account.tokenVersion, refused)).toBe(true);
+    expect(await refreshAccountToken(deps(accounts, fetch), id)).toBe("dropped");
+    expect(await redis().zscore(tokenRefreshKeys.due, id)).toBeNull();
+    expect(await deliveries("publish-marked", "account.needs_reconnect")).toEqual([]);
   });
 });

@@ -28,7 +28,7 @@ const PAGES_PER_CALL = 100;
 const MAX_PAGE_LISTS = 10;
 
 const graphCall = (deps: LoginClientDeps, what: string, url: string) =>
-  callMeta(deps, what, url, { method: "GET" }, "Facebook");
+  callMeta(deps, what, url, { method: "GET" }, { who: "Facebook" });
 
 function tokenOf(body: Record<string, unknown>, what: string): string {
   if (typeof body.access_token !== "string" || !body.access_token)
@@ -78,7 +78,7 @@ export async function listFacebookPages(
       "list your Pages",
       url,
       { method: "GET", headers: { authorization: `OAuth ${userToken}` } },
-      "Facebook",
+      { who: "Facebook" },
     );
     for (const entry of Array.isArray(body.data) ? body.data : []) {
       if (!isRecord(entry) || typeof entry.id !== "string" || typeof entry.access_token !== "string") continue;
@@ -114,7 +114,7 @@ export async function readLinkedInstagramAccount(
     `read the Instagram account of the Page ${page.name}`,
     `${login.graphUrl}/${deps.version}/${encodeURIComponent(page.id)}?${query}`,
     { method: "GET", headers: { authorization: `OAuth ${page.accessToken}` } },
-    "Facebook",
+    { who: "Facebook" },
   );
   const linked = body.instagram_business_account;
   if (!isRecord(linked)) return null;

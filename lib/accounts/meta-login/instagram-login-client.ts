@@ -1,4 +1,5 @@
 import type { InstagramLoginConfig } from "../../config";
+import { waitForPace } from "../../reels/graph-pacing";
 import { callMeta, isRecord, MetaLoginError, type LoginClientDeps } from "./meta-call";
 
 export { MetaLoginError, type LoginClientDeps };
@@ -63,16 +64,26 @@ export async function exchangeForLongLivedToken(
   return { accessToken: body.access_token, expiresIn: body.expires_in };
 }
 
-/** A long-lived token (at least 24 h old, not expired) for a new one, at the account's Instagram Graph host. */
+/**
+ * A long-lived token (at least 24 h old, not expired) for a new one, at the account's Instagram
+ * Graph host. Paced as the account's publishing calls are: while Graph's usage holds the app or
+ * the account back, it is not sent (GraphPaused), since a refresh can wait and a refused one costs
+ * a try.
+ */
 export async function refreshLongLivedToken(
   deps: LoginClientDeps,
   graphUrl: string,
-  accessToken: string,
+  account: { accountId: string; accessToken: string },
 ): Promise<LongLivedToken> {
-  const query = new URLSearchParams({ grant_type: "ig_refresh_token", access_token: accessToken });
-  const body = await callMeta(deps, "refresh the token", `${graphUrl}/refresh_access_token?${query}`, {
-    method: "GET",
-  });
+  await waitForPace(deps.pacer, account.accountId);
+  const query = new URLSearchParams({ grant_type: "ig_refresh_token", access_token: account.accessToken });
+  const body = await callMeta(
+    deps,
+    "refresh the token",
+    `${graphUrl}/refresh_access_token?${query}`,
+    { method: "GET" },
+    { accountId: account.accountId },
+  );
   if (typeof body.access_token !== "string" || !body.access_token || typeof body.expires_in !== "number")
     throw new MetaLoginError("Instagram answered the token refresh without a token or its expiry.", null);
   return { accessToken: body.access_token, expiresIn: body.expires_in };

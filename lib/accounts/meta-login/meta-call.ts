@@ -1,9 +1,16 @@
 import { GraphError } from "../../reels/graph-error";
+import { describeGraphError } from "../../reels/graph-error-table";
+import { reportToPacer, type GraphPacer } from "../../reels/graph-pacing";
+import { isRateLimitCode, readGraphUsage } from "../../reels/graph-usage";
 
 /**
- * One call to Meta's login endpoints (Instagram's or Facebook's), shared by both logins' clients:
- * a timeout, no redirects, and Meta's error in either shape — Graph's `{error: {message}}` or
- * Instagram's `{error_message}` — as a MetaLoginError. Secrets and tokens never appear in an error.
+ * One call to Meta's login endpoints (Instagram's or Facebook's), shared by both logins' clients
+ * and the token refresh: a timeout, no redirects, and Meta's error in either shape — Graph's
+ * `{error: {message}}` or Instagram's `{error_message}` — as a MetaLoginError. Every answer's usage
+ * headers, and a refusal for a rate limit, are told to the Graph pacer, as publishing calls tell
+ * it (graph-pacing.ts). The pacer does not hold a login's calls back: a person is waiting with a
+ * single-use code that lapses in minutes, and Meta's own refusal says when to try again. Secrets
+ * and tokens never appear in an error.
  */
 
 export class MetaLoginError extends Error {
@@ -26,15 +33,23 @@ export interface LoginClientDeps {
   fetch: typeof fetch;
   version: string;
   timeoutMs?: number;
+  /** Told what each answer says of the app's and the account's Graph usage. */
+  pacer: GraphPacer;
 }
 
-/** `who` names the service in the messages a person reads: "Instagram" or "Facebook". */
+export interface MetaCaller {
+  /** Names the service in the messages a person reads. */
+  who?: "Instagram" | "Facebook";
+  /** The account whose token the call carries, when it is a stored one (the token refresh); the pacer counts the call against it. */
+  accountId?: string;
+}
+
 export async function callMeta(
   deps: LoginClientDeps,
   what: string,
   url: string,
   init: RequestInit,
-  who = "Instagram",
+  { who = "Instagram", accountId }: MetaCaller = {},
 ): Promise<Record<string, unknown>> {
   let response: Response;
   try {
@@ -47,16 +62,17 @@ export async function callMeta(
     throw new MetaLoginError(`${who} could not be reached to ${what}.`, null, { cause: error });
   }
   const text = await response.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
+  const usage = readGraphUsage(response.headers);
+  const body = parseJson(text);
+  const record = isRecord(body) ? body : {};
+  const graphError = GraphError.fromResponse(record, response.status);
+  if (graphError) graphError.usage = usage;
+  await reportToPacer(deps.pacer, accountId ?? null, usage, graphError);
+  if (body === undefined)
     throw new MetaLoginError(
       `${who} answered "${what}" with something that is not JSON (HTTP ${response.status}).`,
       null,
     );
-  }
-  const record = isRecord(body) ? body : {};
   const metaMessage =
     isRecord(record.error) && typeof record.error.message === "string"
       ? record.error.message
@@ -65,11 +81,27 @@ export async function callMeta(
         : null;
   if (!response.ok || metaMessage)
     throw new MetaLoginError(
-      `${who} refused to ${what}${metaMessage ? `: ${metaMessage}` : ` (HTTP ${response.status})`}.`,
+      `${who} refused to ${what}${metaMessage ? `: ${metaMessage}` : ` (HTTP ${response.status})`}.${rateLimitNote(who, graphError)}`,
       metaMessage,
-      { graphError: GraphError.fromResponse(record, response.status) },
+      { graphError },
     );
   return record;
+}
+
+/** For a refusal for a rate limit, what kind and how long Meta says to wait, so the person knows to try later. */
+function rateLimitNote(who: string, graphError: GraphError | undefined): string {
+  if (!graphError || !isRateLimitCode(graphError.code, graphError.subcode)) return "";
+  const minutes = Math.ceil((graphError.usage?.regainAccessMs ?? 0) / 60_000);
+  const when = minutes > 0 ? `in about ${minutes} minute${minutes === 1 ? "" : "s"}` : "in a few minutes";
+  return ` ${who} is rate limiting Dispatch's calls (${describeGraphError(graphError.code, graphError.subcode).meaning}): try again ${when}.`;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {

@@ -1,3 +1,4 @@
+import { createGraphPacer } from "../../reels/graph-pacing";
 import type { Services } from "../../web/services";
 import type { FacebookLoginDeps } from "./connect-with-facebook";
 import type { InstagramLoginDeps } from "./connect-with-instagram";
@@ -12,6 +13,7 @@ export function metaLoginClients(services: LoginServices): Omit<InstagramLoginDe
     stateTtlS: services.config.META_LOGIN_STATE_TTL_S,
     version: services.config.GRAPH_VERSION,
     fetch: (input, init) => fetch(input, init),
+    pacer: createGraphPacer(services.redis, { spacingMs: services.config.GRAPH_PACE_SPACING_MS }),
     log: services.log,
   };
 }

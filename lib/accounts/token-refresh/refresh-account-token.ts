@@ -1,5 +1,6 @@
 import type { Log } from "../../log";
 import type { Redis } from "../../redis";
+import { GraphPaused } from "../../reels/graph-error";
 import { trustedGraphUrl, untrustedGraphHostError } from "../../reels/graph-hosts";
 import type { PublicationError } from "../../reels/publication";
 import { errorOf } from "../../reels/publication-error";
@@ -17,11 +18,14 @@ export interface TokenRefreshDeps extends LoginClientDeps {
   instagramGraphUrl: string;
   /** TOKEN_REFRESH_BEFORE_S, in ms. */
   refreshBeforeMs: number;
-  /** How soon a refresh that failed for a passing reason is tried again. */
+  /** How soon a refresh that failed for a passing reason is tried again, at the soonest. */
   retryMs: number;
   log: Log;
   now: () => number;
 }
+
+/** An owed account.needs_reconnect is kept this long: the schedule looks at the account again minutes after its worker's end; this outlasts workers away for days. */
+const NEEDS_RECONNECT_OWED_MS = 7 * 86_400_000;
 
 export type TokenRefreshOutcome = "refreshed" | "waiting" | "dropped" | "needs_reconnect" | "retrying";
 
@@ -29,13 +33,16 @@ export type TokenRefreshOutcome = "refreshed" | "waiting" | "dropped" | "needs_r
  * Looks at one account of the schedule: refreshes its token when due and stores the new one
  * sealed, or scores it for when it is due. Instagram's 190 (any error GRAPH_ERRORS says only a
  * reconnect cures) marks it needs_reconnect (account.needs_reconnect); any other failure is tried
- * again after `retryMs`, and announced once (account.expiring) when the token has less than 7 days left.
+ * again after `retryMs`, or after the estimated_time_to_regain_access Graph named if longer, and a
+ * refresh the pacer holds back (GraphPaused) when the pause ends; either is announced once
+ * (account.expiring) when the token has less than 7 days left.
  */
 export async function refreshAccountToken(deps: TokenRefreshDeps, accountId: string): Promise<TokenRefreshOutcome> {
   const now = deps.now();
   const account = await deps.accounts.findById(accountId);
   const decision = decideTokenRefresh(account, deps.refreshBeforeMs, now);
   if (decision.kind === "drop" || !account) {
+    if (account) await queueOwedNeedsReconnect(deps, account);
     await dropTokenRefresh(deps.redis, accountId, account?.tokenVersion);
     return "dropped";
   }
@@ -46,7 +53,7 @@ export async function refreshAccountToken(deps: TokenRefreshDeps, accountId: str
   const host = trustedGraphUrl(account.graphUrl ?? deps.graphUrl, [deps.graphUrl, deps.instagramGraphUrl]);
   if (host === undefined) return markNeedsReconnect(deps, account, untrustedGraphHostError());
   try {
-    const refreshed = await refreshLongLivedToken(deps, host, decision.accessToken);
+    const refreshed = await refreshLongLivedToken(deps, host, { accountId, accessToken: decision.accessToken });
     const expiresAt = deps.now() + refreshed.expiresIn * 1000;
     const tokenExpiresAt = new Date(expiresAt).toISOString();
     const stored = await deps.accounts.storeRefreshedToken(
@@ -65,10 +72,14 @@ export async function refreshAccountToken(deps: TokenRefreshDeps, accountId: str
       deps.log("info", "account token refreshed", { account_id: accountId, token_expires_at: tokenExpiresAt });
     return stored ? "refreshed" : "waiting";
   } catch (error) {
+    if (error instanceof GraphPaused) return retryLater(deps, account, decision.expiresAt, error.until, error);
     if (!(error instanceof MetaLoginError)) throw error;
     if (error.graphError?.action === "reconnect-account")
       return markNeedsReconnect(deps, account, errorOf(error.graphError));
-    return retryLater(deps, account, decision.expiresAt, error);
+    // A rate-limit refusal named its estimated_time_to_regain_access (its usage headers): no try
+    // before it. The pacer, told of the refusal, holds the next try until its block ends too.
+    const regainAccessMs = error.graphError?.usage?.regainAccessMs ?? 0;
+    return retryLater(deps, account, decision.expiresAt, deps.now() + Math.max(deps.retryMs, regainAccessMs), error);
   }
 }
 
@@ -81,23 +92,44 @@ async function markNeedsReconnect(
     account_id: account.accountId,
     error: refused.message,
   });
+  // Owed before the mark, paid after the event is queued: a worker or Redis lost in between leaves
+  // the account marked and on the schedule, whose next look queues the event (queueOwedNeedsReconnect).
+  const owed = tokenRefreshKeys.needsReconnectOwed(account.accountId);
+  await deps.redis.set(owed, String(account.tokenVersion), "PX", NEEDS_RECONNECT_OWED_MS);
   if (await deps.accounts.markNeedsReconnect(account.accountId, account.tokenVersion, refused))
     await enqueueAccountNeedsReconnect(deps.redis, account, refused, new Date(deps.now()));
+  await deps.redis.del(owed);
   // A reconnect through Instagram Login puts it back on the schedule (and one since the account
   // was read keeps it there).
   await dropTokenRefresh(deps.redis, account.accountId, account.tokenVersion);
   return "needs_reconnect";
 }
 
+/**
+ * The account.needs_reconnect of a refresh refused for this token version, when its worker did not
+ * live to queue it. Only a refused refresh owes one: an account marked because a publication or
+ * the account list had its token refused gets no account event, as before. A repeat is one
+ * delivery: the event's occurrence is the token version.
+ */
+async function queueOwedNeedsReconnect(deps: TokenRefreshDeps, account: ConnectedAccount): Promise<void> {
+  if (account.status !== "needs_reconnect" || !account.error) return;
+  const owed = tokenRefreshKeys.needsReconnectOwed(account.accountId);
+  if ((await deps.redis.get(owed)) !== String(account.tokenVersion)) return;
+  await enqueueAccountNeedsReconnect(deps.redis, account, account.error, new Date(deps.now()));
+  await deps.redis.del(owed);
+}
+
 async function retryLater(
   deps: TokenRefreshDeps,
   account: ConnectedAccount,
   expiresAt: number,
-  error: MetaLoginError,
+  retryAt: number,
+  error: MetaLoginError | GraphPaused,
 ): Promise<TokenRefreshOutcome> {
   const now = deps.now();
-  deps.log("warn", "account token refresh failed; tried again later", {
+  deps.log("warn", "account token not refreshed; tried again later", {
     account_id: account.accountId,
+    retry_at: new Date(retryAt).toISOString(),
     error: error.stack,
   });
   if (isExpiringSoon(expiresAt, now)) {
@@ -108,6 +140,6 @@ async function retryLater(
       await deps.redis.set(sent, account.tokenExpiresAt!, "PX", Math.max(1, expiresAt - now) + 86_400_000);
     }
   }
-  await scheduleTokenRefresh(deps.redis, account.accountId, now + deps.retryMs);
+  await scheduleTokenRefresh(deps.redis, account.accountId, retryAt);
   return "retrying";
 }

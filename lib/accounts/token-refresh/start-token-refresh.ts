@@ -1,6 +1,7 @@
 import type { Config } from "../../config";
 import type { Log } from "../../log";
 import type { Redis } from "../../redis";
+import { createGraphPacer } from "../../reels/graph-pacing";
 import type { RunningConsumer, WorkerContext } from "../../worker/worker-context";
 import { ConnectedAccounts } from "../connected-accounts";
 import { loadAccountsKey } from "../token-cipher";
@@ -34,6 +35,8 @@ export function tokenRefreshOptions(
   return {
     ...clients,
     fetch: (input, init) => fetch(input, init),
+    // The publishing calls' pacer state (Redis), so a refresh waits while they do and they learn from its answer.
+    pacer: createGraphPacer(clients.redis, { spacingMs: config.GRAPH_PACE_SPACING_MS }),
     version: config.GRAPH_VERSION,
     graphUrl: config.GRAPH_URL,
     instagramGraphUrl: config.INSTAGRAM_LOGIN.graphUrl,

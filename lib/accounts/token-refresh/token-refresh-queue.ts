@@ -15,6 +15,8 @@ export const tokenRefreshKeys = {
   lease: "accounts:token-refresh:lease",
   /** Set once account.expiring was sent for the account's token (its value: that token's expiry). */
   expiringSent: (accountId: string) => `accounts:token-refresh:expiring-sent:${accountId}`,
+  /** Set (its value: the refused token's version) from a refused refresh until its account.needs_reconnect is queued. */
+  needsReconnectOwed: (accountId: string) => `accounts:token-refresh:needs-reconnect-owed:${accountId}`,
 };
 
 export async function scheduleTokenRefresh(redis: Redis, accountId: string, at: number): Promise<void> {
