@@ -199,6 +199,26 @@ export interface EventWrite {
  * -1 if it is final or a field was not the expected value.
  */
 export async function appendEvent(redis: Redis, id: string, write: EventWrite): Promise<number> {
+  const [seq] = await execPipeline(queueAppendEvent(redis, id, write));
+  return seq as number;
+}
+
+/**
+ * The same write, with the record read back in its MULTI: the publication as this write left it,
+ * whatever a client writes next (a retry of a FAILED one). Undefined when the write was refused.
+ */
+export async function appendEventReadingRecord(
+  redis: Redis,
+  id: string,
+  write: EventWrite,
+): Promise<PublicationRecord | undefined> {
+  const results = await execPipeline(queueAppendEvent(redis, id, write).hgetall(publicationKeys.state(id)));
+  if ((results[0] as number) <= 0) return undefined;
+  return parsePublicationRecord(results.at(-1) as Record<string, string>);
+}
+
+/** appendEvent's MULTI, not yet sent: the script's answer (the seq) comes first. */
+function queueAppendEvent(redis: Redis, id: string, write: EventWrite): ChainableCommander {
   const { status, body, changes } = write;
   const at = body.kind === "step" ? body.step.at : body.poll.at;
   const event = {
@@ -225,8 +245,7 @@ export async function appendEvent(redis: Redis, id: string, write: EventWrite): 
     );
   // The status indexes follow the status the record holds after the script, in the same MULTI.
   const indexed = syncStatusIndex(append, PUBLICATION_STATUS_INDEXING, publicationKeys.state(id), id);
-  const [seq] = await execPipeline(write.alsoQueue ? write.alsoQueue(indexed) : indexed);
-  return seq as number;
+  return write.alsoQueue ? write.alsoQueue(indexed) : indexed;
 }
 
 /** Whether a TIMED_OUT publication's container may still be published (Graph expires it 24 h after creation). */

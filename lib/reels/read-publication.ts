@@ -56,6 +56,18 @@ export async function readEvents(redis: Redis, id: string): Promise<PublicationE
     .filter((e): e is PublicationEvent => !!e);
 }
 
+/**
+ * The publication as `record` shows it: its timeline up to the record's last event, read after it
+ * (the timeline only grows), so a write since (a client's retry) adds nothing to it.
+ */
+export async function readPublicationAsOf(redis: Redis, record: PublicationRecord): Promise<PublicationView> {
+  const events = await readEvents(redis, record.publication_id);
+  return toPublicationView(
+    record,
+    events.filter((e) => e.seq <= record.seq),
+  );
+}
+
 /** A tenant's publication, or undefined when unknown, expired, not yet acknowledged, or another tenant's. */
 export async function readPublication(
   redis: Redis,

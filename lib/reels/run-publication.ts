@@ -8,6 +8,8 @@ import { checkEarlierContainer, deferIfNotDue, load, resolveAccount, start } fro
 import type { StepName, StepResult } from "./publish/step-result";
 import { waitUntil } from "./publish/waits";
 import { publicationKeys, readPublicationRecord, type PublicationRecord } from "./publication-record";
+import { settledAnnouncement } from "./publication-announcement";
+import { readPublicationAsOf } from "./read-publication";
 import { PUBLICATION_WORK } from "./submit-publication";
 import { revealWork } from "../accept/accept-work";
 import type { Redis } from "../redis";
@@ -49,22 +51,22 @@ const STEPS: Record<StepName, (run: PublicationRun) => Promise<StepResult>> = {
   publish: publishContainer,
 };
 
-const SETTLING: ReadonlySet<PublicationOutcome> = new Set(["published", "failed", "timed-out"]);
-
-/** The steps, then the announcement of the outcome they wrote (webhooks read it), as a job's audit event follows its final write. */
+/**
+ * The steps, then the announcement of the outcome they wrote (webhooks send it), as a job's audit
+ * event follows its final write: the publication as that write left it, not as it is by now.
+ */
 async function runFlow(run: PublicationRun): Promise<PublicationOutcome> {
   const outcome = await runSteps(run).catch((error) => {
     if (error instanceof RecordClosed) return "skipped" as const;
     throw error;
   });
-  if (SETTLING.has(outcome)) {
+  // Set by the final write (published, failed, timed out), the only outcomes announced.
+  if (run.settled) {
     if (run.deps.recordUsage !== false) await recordSettledReelUsage(run.deps.redis, run.id);
-    await announcePublication(run.deps.producer, {
-      publication_id: run.id,
-      tenant_id: run.record.tenant_id,
-      kind: "settled",
-      status: run.status,
-    });
+    await announcePublication(
+      run.deps.producer,
+      settledAnnouncement(await readPublicationAsOf(run.deps.redis, run.settled)),
+    );
   }
   return outcome;
 }
@@ -137,12 +139,7 @@ export async function runPublication(
           if (isSettledPublication(record.status)) {
             // A run that died between its final write and its announcement left the message uncommitted: count and announce it now.
             if (deps.recordUsage !== false) await recordReelUsage(redis, record);
-            await announcePublication(deps.producer, {
-              publication_id: publicationId,
-              tenant_id: record.tenant_id,
-              kind: "settled",
-              status: record.status,
-            });
+            await announcePublication(deps.producer, settledAnnouncement(await readPublicationAsOf(redis, record)));
             return "skipped";
           }
           return deferIfNotDue(redis, publicationId, record, now());

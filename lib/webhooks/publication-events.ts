@@ -1,4 +1,5 @@
 import type { Redis } from "../redis";
+import type { PublicationView } from "../reels/publication";
 import type { PublicationAnnouncement } from "../reels/publication-announcement";
 import { readPublication } from "../reels/read-publication";
 import type { PublicationStatus } from "../reels/status";
@@ -14,20 +15,19 @@ const EVENT_OF_STATUS = {
 const isNotified = (status: string): status is keyof typeof EVENT_OF_STATUS => Object.hasOwn(EVENT_OF_STATUS, status);
 
 /**
- * Turns one announcement into deliveries, with the publication as GET returns it: a settled one
- * (PUBLISHED, FAILED, TIMED_OUT; not CANCELLED) as its event, a wait for a reconnect as
- * reel.needs_attention. Each write is its own occurrence (a resumed publication that times out
- * again notifies again); a repeat of the same write does not. A publication that moved on since
- * (or expired) sends nothing.
+ * Turns one announcement into deliveries: a settled publication (PUBLISHED, FAILED, TIMED_OUT; not
+ * CANCELLED) as its event, with the publication as the announcement says that write left it, so a
+ * retry, a resume or an expiry before this consumer reached it changes nothing; a wait for a
+ * reconnect as reel.needs_attention. Each write is its own occurrence (a resumed publication that
+ * times out again notifies again); a repeat of the same write does not.
  */
 export async function enqueuePublicationEvent(redis: Redis, announcement: PublicationAnnouncement): Promise<string[]> {
   const { publication_id: id, tenant_id: tenantId, kind, status } = announcement;
   const type =
     kind === "needs_reconnect" ? "reel.needs_attention" : isNotified(status) ? EVENT_OF_STATUS[status] : undefined;
   if (!type) return [];
-  const view = await readPublication(redis, tenantId, id);
-  if (!view || view.status !== status) return [];
-  if (kind === "needs_reconnect" && view.scheduled_reason !== "needs_reconnect") return [];
+  const view = announcement.publication ?? (await readAnnouncedNow(redis, announcement));
+  if (!view) return [];
   const what = kind === "needs_reconnect" ? "needs_reconnect" : status;
   return enqueueWebhookEvent(redis, {
     tenantId,
@@ -36,4 +36,18 @@ export async function enqueuePublicationEvent(redis: Redis, announcement: Public
     at: new Date(view.updated_at),
     data: async () => view,
   });
+}
+
+/**
+ * An announcement without the view (a wait for a reconnect, or one from a worker older than the
+ * view in it): the publication as GET returns it now, if it is still in the announced state.
+ */
+async function readAnnouncedNow(
+  redis: Redis,
+  { publication_id: id, tenant_id: tenantId, kind, status }: PublicationAnnouncement,
+): Promise<PublicationView | undefined> {
+  const view = await readPublication(redis, tenantId, id);
+  if (!view || view.status !== status) return undefined;
+  if (kind === "needs_reconnect" && view.scheduled_reason !== "needs_reconnect") return undefined;
+  return view;
 }

@@ -10,8 +10,10 @@ import type { Producer } from "kafkajs";
 import { ConnectedAccounts } from "@/lib/accounts/connected-accounts";
 import { createPublicAgent } from "@/lib/net/public-agent";
 import { announcePublication } from "@/lib/reels/publish/announce";
+import { settledAnnouncement } from "@/lib/reels/publication-announcement";
 import { publicationInputSchema } from "@/lib/reels/publication-input";
 import { appendEvent } from "@/lib/reels/publication-record";
+import { readPublication } from "@/lib/reels/read-publication";
 import { submitPublication } from "@/lib/reels/submit-publication";
 import { attemptDelivery, claimDueDeliveries } from "@/lib/webhooks/attempt-delivery";
 import { enqueueWebhookEvent } from "@/lib/webhooks/enqueue-event";
@@ -240,13 +242,10 @@ describe("webhook deliveries from the worker", () => {
       status: "PUBLISHED",
       body: { kind: "step", step: { at: new Date().toISOString(), step: "published", detail: "out" } },
     });
+    // What GET /api/reels/{id} answers once it is published: the announcement carries it.
+    const published = (await readPublication(redis, "hookco", id))!;
     const { getServices } = await import("@/lib/web/services");
-    await announcePublication(await getServices().producer(), {
-      publication_id: id,
-      tenant_id: "hookco",
-      kind: "settled",
-      status: "PUBLISHED",
-    });
+    await announcePublication(await getServices().producer(), settledAnnouncement(published));
 
     await waitFor(() => receiver.received.length >= 1, { timeoutMs: 90_000, what: "the reel delivery" });
     const [delivery] = receiver.received;
@@ -255,12 +254,9 @@ describe("webhook deliveries from the worker", () => {
       "webhook-timestamp": String(delivery.headers["webhook-timestamp"]),
       "webhook-signature": String(delivery.headers["webhook-signature"]),
     };
-    const payload = new Webhook(webhook.secret).verify(delivery.body, headers) as {
-      type: string;
-      data: { publication_id: string; status: string; caption: string };
-    };
-    expect(payload.type).toBe("reel.published");
-    expect(payload.data).toMatchObject({ publication_id: id, status: "PUBLISHED", caption: "announced" });
+    const payload = new Webhook(webhook.secret).verify(delivery.body, headers);
+    expect(payload).toEqual({ type: "reel.published", timestamp: published.updated_at, data: published });
+    expect(published).toMatchObject({ publication_id: id, status: "PUBLISHED", caption: "announced" });
     // The tests below count this tenant's webhooks and reel.published deliveries: this one goes.
     expect((await deleteWebhook(webhook.id)).status).toBe(204);
   });

@@ -3,13 +3,16 @@ import type { Producer } from "kafkajs";
 import { describe, expect, it } from "vitest";
 import { ConnectedAccounts } from "@/lib/accounts/connected-accounts";
 import {
+  appendEvent,
+  appendEventReadingRecord,
   parsePublicationRecord,
   publicationKeys,
   readPublicationRecord,
   type PublicationHash,
 } from "@/lib/reels/publication-record";
 import { publicationInputSchema } from "@/lib/reels/publication-input";
-import { readPublication } from "@/lib/reels/read-publication";
+import { readPublication, readPublicationAsOf } from "@/lib/reels/read-publication";
+import { retryPublication } from "@/lib/reels/retry-publication";
 import { submitPublication } from "@/lib/reels/submit-publication";
 import { realRedisPerFile } from "./real-redis";
 
@@ -95,6 +98,22 @@ describe("the publication record", () => {
       remedy: "Fix the request.",
     });
     expect((await readPublicationRecord(redis(), id))?.warnings).toEqual(["moov at the end"]);
+  });
+
+  it("reads back the publication as a write left it, whatever a client wrote after it (a retry)", async () => {
+    const id = await submit();
+    const write = (status: "PROCESSING" | "FAILED", step: string) =>
+      ({ status, body: { kind: "step", step: { at: new Date().toISOString(), step, detail: step } } }) as const;
+    await appendEvent(redis(), id, write("PROCESSING", "created"));
+    const failed = await appendEventReadingRecord(redis(), id, write("FAILED", "failed"));
+    const asGetShowedIt = await readPublication(redis(), ACCOUNT.tenantId, id);
+    expect(failed).toMatchObject({ status: "FAILED", seq: 3 });
+    await retryPublication({ redis: redis(), producer }, ACCOUNT.tenantId, id);
+    expect((await readPublication(redis(), ACCOUNT.tenantId, id))?.status).toBe("QUEUED");
+    expect(await readPublicationAsOf(redis(), failed!)).toEqual(asGetShowedIt);
+    // A write refused (nothing is written over FAILED but a retry) reads back nothing.
+    await appendEvent(redis(), id, write("FAILED", "failed"));
+    expect(await appendEventReadingRecord(redis(), id, write("PROCESSING", "late"))).toBeUndefined();
   });
 
   it("is no record without an id or with a status it does not know", () => {

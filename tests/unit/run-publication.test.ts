@@ -186,10 +186,17 @@ describe("a publication's announcements", () => {
     const id = await newPublication(h);
     const mine = () => announced.filter((a) => a.value.publication_id === id);
     expect(await runPublication(h.deps, id, control())).toBe("published");
+    // With the publication as GET returns it once published: what its webhook sends.
     const settled = {
       topic: "reels.publication.events",
       key: TENANT,
-      value: { publication_id: id, tenant_id: TENANT, kind: "settled", status: "PUBLISHED" },
+      value: {
+        publication_id: id,
+        tenant_id: TENANT,
+        kind: "settled",
+        status: "PUBLISHED",
+        publication: await read(id),
+      },
     };
     expect(mine()).toEqual([settled]);
     expect(await runPublication(h.deps, id, control())).toBe("skipped");

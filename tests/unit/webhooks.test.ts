@@ -2,14 +2,17 @@ import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Agent } from "undici";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import type { Producer } from "kafkajs";
 import { parseConfig } from "@/lib/config";
 import { publicationInputSchema } from "@/lib/reels/publication-input";
-import { appendEvent } from "@/lib/reels/publication-record";
+import { appendEvent, publicationKeys, type EventWrite } from "@/lib/reels/publication-record";
 import { ConnectedAccounts } from "@/lib/accounts/connected-accounts";
 import type { GraphHosts } from "@/lib/reels/graph-hosts";
-import { runPublication } from "@/lib/reels/run-publication";
+import { readPublication } from "@/lib/reels/read-publication";
+import { retryPublication } from "@/lib/reels/retry-publication";
+import { runPublication, type PublicationDeps } from "@/lib/reels/run-publication";
+import type { PublicationStatus } from "@/lib/reels/status";
 import { submitPublication } from "@/lib/reels/submit-publication";
 import { nextAttemptAt } from "@/lib/webhooks/backoff";
 import { resendDelivery } from "@/lib/webhooks/deliveries";
@@ -21,12 +24,17 @@ import { attemptDelivery, claimDueDeliveries, type DeliveryClaim } from "@/lib/w
 import { startDeliveryLoop } from "@/lib/webhooks/delivery-loop";
 import { TENANT_ATTEMPTS_IN_FLIGHT, webhookKeys } from "@/lib/webhooks/keys";
 import { enqueuePublicationEvent } from "@/lib/webhooks/publication-events";
-import type { PublicationAnnouncement } from "@/lib/reels/publication-announcement";
-import { createWebhook } from "@/lib/webhooks/store";
+import {
+  ANNOUNCED_TIMELINE_ENTRIES,
+  settledAnnouncement,
+  type PublicationAnnouncement,
+} from "@/lib/reels/publication-announcement";
+import { createWebhook, deleteWebhook } from "@/lib/webhooks/store";
 import { enqueueJobEvent } from "@/lib/webhooks/job-events";
 import { watchTenantsWithWebhooks } from "@/lib/webhooks/tenants-with-webhooks";
 import type { JobAuditEvent } from "@/lib/jobs/audit-event";
 import { createSubscriber } from "@/lib/redis";
+import { TOPICS } from "@/lib/topics";
 import { waitFor } from "../helpers";
 import { realRedisPerFile } from "./real-redis";
 
@@ -539,8 +547,11 @@ describe("delivery fairness", () => {
     });
   });
 });
-/** The announcement the publishing flow produces after a write (lib/reels/publish/announce.ts). */
-const settledAnnouncement = (
+/**
+ * A settled announcement as workers made it before it carried the view (lib/reels/publish/announce.ts):
+ * the consumer reads the publication then, as it always did.
+ */
+const bareAnnouncement = (
   tenantId: string,
   id: string,
   status: PublicationAnnouncement["status"],
@@ -550,9 +561,49 @@ describe("a publication's final write", () => {
   const redis = realRedisPerFile();
   const account = { tenantId: "reelco", accountId: "17841400000000909", accessToken: "reelco-token" };
   const waiting = { ...account, tenantId: "waitco", accountId: "17841400000000910" };
+  const moving = { ...account, tenantId: "moveco", accountId: "17841400000000911" };
   let accounts: ConnectedAccounts | undefined;
   /** The accounts seeded over the real Redis, as REEL_ACCOUNTS seeds them in production. */
-  const connected = () => (accounts ??= new ConnectedAccounts(redis(), randomBytes(32), [account, waiting]));
+  const connected = () => (accounts ??= new ConnectedAccounts(redis(), randomBytes(32), [account, waiting, moving]));
+  const silentProducer = async () => ({ send: async () => [] }) as unknown as Producer;
+  const submit = async (tenantId: string, input: Record<string, unknown>) => {
+    const deps = { redis: redis(), producer: silentProducer, connected: connected() };
+    const { publication } = await submitPublication(deps, tenantId, publicationInputSchema.parse(input));
+    return publication.publication_id;
+  };
+  /** A producer that keeps what the flow announces on reels.publication.events, parsed as the consumer kit does. */
+  const announcer = () => {
+    const announced: PublicationAnnouncement[] = [];
+    const producer = {
+      send: async ({ messages }: { messages: { value: string }[] }) =>
+        void announced.push(...messages.map((m) => TOPICS.reelEvents.schema.parse(JSON.parse(m.value)))),
+    } as unknown as Producer;
+    return { announced, producer };
+  };
+  const run = (id: string, deps: Pick<PublicationDeps, "producer" | "connected">) =>
+    runPublication(
+      {
+        redis: redis(),
+        graphs: {} as GraphHosts,
+        log: () => {},
+        workerId: "w",
+        pollIntervalMs: 10,
+        pollAttempts: 1,
+        ...deps,
+      },
+      id,
+      { heartbeat: async () => {}, shutdown: new AbortController().signal, runId: `run-${Math.random()}` },
+    );
+  /** The bodies of the deliveries queued for a tenant's events about one publication. */
+  const queuedBodies = async (tenantId: string, id: string) => {
+    const ids = await redis().zrange(webhookKeys.due(tenantId), 0, -1);
+    const bodies = await Promise.all(ids.map((d) => redis().hget(webhookKeys.delivery(d), "body")));
+    return bodies.filter((b): b is string => !!b && b.includes(id)).map((b) => JSON.parse(b));
+  };
+  const step = (status: PublicationStatus, detail: string = status): EventWrite => ({
+    status,
+    body: { kind: "step", step: { at: new Date().toISOString(), step: status.toLowerCase(), detail } },
+  });
 
   it("queues reel.published with the publication as GET returns it, once per write; a timed-out one asks for attention", async () => {
     const webhook = await createWebhook(
@@ -562,37 +613,19 @@ describe("a publication's final write", () => {
       10,
       new Date(Date.now() - 60_000),
     );
-    const deps = {
-      redis: redis(),
-      producer: async () => ({ send: async () => [] }) as unknown as Producer,
-      connected: connected(),
-    };
-    const { publication } = await submitPublication(
-      deps,
-      "reelco",
-      publicationInputSchema.parse({
-        account_id: account.accountId,
-        video_url: "https://videos.test/a.mp4",
-        caption: "hi",
-      }),
-    );
-    const id = publication.publication_id;
+    const id = await submit("reelco", {
+      account_id: account.accountId,
+      video_url: "https://videos.test/a.mp4",
+      caption: "hi",
+    });
     const settle = async (status: "TIMED_OUT" | "PUBLISHED") => {
-      await appendEvent(redis(), id, {
-        status,
-        body: { kind: "step", step: { at: new Date().toISOString(), step: status.toLowerCase(), detail: status } },
-      });
-      await enqueuePublicationEvent(redis(), settledAnnouncement("reelco", id, status));
-    };
-    const queued = async () => {
-      const ids = await redis().zrange(webhookKeys.due("reelco"), 0, -1);
-      const bodies = await Promise.all(ids.map((d) => redis().hget(webhookKeys.delivery(d), "body")));
-      return bodies.filter((b): b is string => !!b && b.includes(id)).map((b) => JSON.parse(b));
+      await appendEvent(redis(), id, step(status));
+      await enqueuePublicationEvent(redis(), bareAnnouncement("reelco", id, status));
     };
     await settle("TIMED_OUT");
     await settle("PUBLISHED");
-    await enqueuePublicationEvent(redis(), settledAnnouncement("reelco", id, "PUBLISHED"));
-    const events = await queued();
+    await enqueuePublicationEvent(redis(), bareAnnouncement("reelco", id, "PUBLISHED"));
+    const events = await queuedBodies("reelco", id);
     expect(events.map((e) => e.type).sort()).toEqual(["reel.needs_attention", "reel.published"]);
     const published = events.find((e) => e.type === "reel.published");
     expect(published.data).toMatchObject({
@@ -618,17 +651,7 @@ describe("a publication's final write", () => {
       10,
       new Date(Date.now() - 60_000),
     );
-    const deps = {
-      redis: redis(),
-      producer: async () => ({ send: async () => [] }) as unknown as Producer,
-      connected: connected(),
-    };
-    const { publication } = await submitPublication(
-      deps,
-      "waitco",
-      publicationInputSchema.parse({ account_id: "17841400000000910", video_url: "https://videos.test/b.mp4" }),
-    );
-    const id = publication.publication_id;
+    const id = await submit("waitco", { account_id: waiting.accountId, video_url: "https://videos.test/b.mp4" });
     const waits: PublicationAnnouncement = {
       publication_id: id,
       tenant_id: "waitco",
@@ -643,10 +666,7 @@ describe("a publication's final write", () => {
     });
     await enqueuePublicationEvent(redis(), waits);
     await enqueuePublicationEvent(redis(), waits);
-    const ids = await redis().zrange(webhookKeys.due("waitco"), 0, -1);
-    const bodies = (await Promise.all(ids.map((d) => redis().hget(webhookKeys.delivery(d), "body"))))
-      .filter((b): b is string => !!b && b.includes(id))
-      .map((b) => JSON.parse(b));
+    const bodies = await queuedBodies("waitco", id);
     expect(bodies.map((b) => [b.type, b.data.scheduled_reason])).toEqual([["reel.needs_attention", "needs_reconnect"]]);
   });
 
@@ -658,52 +678,84 @@ describe("a publication's final write", () => {
       10,
       new Date(Date.now() - 60_000),
     );
-    const deps = {
-      redis: redis(),
-      producer: async () => ({ send: async () => [] }) as unknown as Producer,
-      connected: connected(),
-    };
-    const { publication } = await submitPublication(
-      deps,
-      "reelco",
-      publicationInputSchema.parse({ account_id: account.accountId, video_url: "https://videos.test/b.mp4" }),
-    );
-    const id = publication.publication_id;
-    await appendEvent(redis(), id, {
-      status: "FAILED",
-      body: { kind: "step", step: { at: new Date().toISOString(), step: "failed", detail: "x" } },
-    });
-    const announced: PublicationAnnouncement[] = [];
-    const producer = {
-      send: async ({ messages }: { messages: { value: string }[] }) =>
-        void announced.push(...messages.map((m) => JSON.parse(m.value))),
-    } as unknown as Producer;
-    const run = () =>
-      runPublication(
-        {
-          redis: redis(),
-          producer,
-          graphs: {} as GraphHosts,
-          connected: connected(),
-          log: () => {},
-          workerId: "w",
-          pollIntervalMs: 10,
-          pollAttempts: 1,
-        },
-        id,
-        { heartbeat: async () => {}, shutdown: new AbortController().signal, runId: `run-${Math.random()}` },
-      );
-    expect(await run()).toBe("skipped");
-    expect(await run()).toBe("skipped");
-    expect(announced).toEqual([
-      settledAnnouncement("reelco", id, "FAILED"),
-      settledAnnouncement("reelco", id, "FAILED"),
-    ]);
+    const id = await submit("reelco", { account_id: account.accountId, video_url: "https://videos.test/b.mp4" });
+    await appendEvent(redis(), id, step("FAILED", "x"));
+    const { announced, producer } = announcer();
+    expect(await run(id, { producer, connected: connected() })).toBe("skipped");
+    expect(await run(id, { producer, connected: connected() })).toBe("skipped");
+    const failed = settledAnnouncement((await readPublication(redis(), "reelco", id))!);
+    expect(announced).toEqual([failed, failed]);
     for (const announcement of announced) await enqueuePublicationEvent(redis(), announcement);
-    const ids = await redis().zrange(webhookKeys.due("reelco"), 0, -1);
-    const bodies = (await Promise.all(ids.map((d) => redis().hget(webhookKeys.delivery(d), "body"))))
-      .filter((b) => b?.includes(id))
-      .map((b) => JSON.parse(b!));
+    const bodies = await queuedBodies("reelco", id);
     expect(bodies.map((b) => [b.type, b.data.status])).toEqual([["reel.failed", "FAILED"]]);
+  });
+
+  const movedOn: [string, (id: string) => Promise<unknown>, PublicationStatus | undefined][] = [
+    [
+      "retried by its client",
+      (id) => retryPublication({ redis: redis(), producer: silentProducer }, "moveco", id),
+      "QUEUED",
+    ],
+    ["expired", (id) => redis().del(publicationKeys.state(id), publicationKeys.events(id)), undefined],
+  ];
+  it.each(movedOn)(
+    "sends reel.failed with the publication as GET showed it failed, though it was %s before the announcement was read",
+    async (_, moveOn, statusSince) => {
+      const webhook = await createWebhook(
+        redis(),
+        "moveco",
+        { url: "https://hooks.example.com/moved", events: ["reel.failed"] },
+        10,
+        new Date(Date.now() - 60_000),
+      );
+      onTestFinished(() => deleteWebhook(redis(), "moveco", webhook.id));
+      const id = await submit("moveco", { account_id: moving.accountId, video_url: "https://videos.test/m.mp4" });
+      const { announced, producer } = announcer();
+      // The account is gone by the time a worker takes the publication up: it fails.
+      const gone = { find: async () => undefined } as unknown as ConnectedAccounts;
+      expect(await run(id, { producer, connected: gone })).toBe("failed");
+      const failed = await readPublication(redis(), "moveco", id);
+      expect(failed?.status).toBe("FAILED");
+      await moveOn(id);
+      expect((await readPublication(redis(), "moveco", id))?.status).toBe(statusSince);
+      for (const announcement of announced) await enqueuePublicationEvent(redis(), announcement);
+      expect(await queuedBodies("moveco", id)).toEqual([
+        { type: "reel.failed", timestamp: failed!.updated_at, data: failed },
+      ]);
+    },
+  );
+
+  it("announces the latest polls and steps of a long timeline, and its webhook carries those", async () => {
+    await createWebhook(
+      redis(),
+      "reelco",
+      { url: "https://hooks.example.com/long", events: ["reel.needs_attention"] },
+      10,
+      new Date(Date.now() - 60_000),
+    );
+    const id = await submit("reelco", { account_id: account.accountId, video_url: "https://videos.test/l.mp4" });
+    // A container watched once a minute for its 24 h life, then timed out.
+    for (let attempt = 1; attempt <= 1_440; attempt++) {
+      const poll = { attempt, at: new Date().toISOString(), status_code: "IN_PROGRESS", status: "In Progress" };
+      await appendEvent(redis(), id, { status: "PROCESSING", body: { kind: "poll", poll } });
+    }
+    await appendEvent(redis(), id, step("TIMED_OUT"));
+    const view = (await readPublication(redis(), "reelco", id))!;
+    const announcement = settledAnnouncement(view);
+    expect(announcement.publication).toEqual({
+      ...view,
+      polls: view.polls.slice(-ANNOUNCED_TIMELINE_ENTRIES),
+      steps: view.steps,
+    });
+    expect(announcement.publication?.polls.at(-1)).toMatchObject({ attempt: 1_440 });
+    expect(JSON.stringify(view).length).toBeGreaterThan(150_000);
+    expect(JSON.stringify(announcement).length).toBeLessThan(20_000);
+    await enqueuePublicationEvent(redis(), announcement);
+    const [delivered] = await queuedBodies("reelco", id);
+    expect(delivered).toEqual({
+      type: "reel.needs_attention",
+      timestamp: view.updated_at,
+      data: announcement.publication,
+    });
   });
 });

@@ -7,7 +7,13 @@ import type { GraphAccount, GraphClient } from "../graph-client";
 import type { GraphHosts } from "../graph-hosts";
 import type { PreflightResult, PreflightSource } from "../preflight-video";
 import type { PublicationChanges, PublicationError } from "../publication";
-import { appendEvent, type EventBody, type PublicationHash, type PublicationRecord } from "../publication-record";
+import {
+  appendEvent,
+  appendEventReadingRecord,
+  type EventBody,
+  type PublicationHash,
+  type PublicationRecord,
+} from "../publication-record";
 import type { PublicationStatus } from "../status";
 import { DEFAULT_RETRY, type RetryPolicy } from "./graph-retry";
 import { registerPublishedReel } from "../insights/insights-store";
@@ -59,7 +65,8 @@ export class RecordClosed extends Error {}
 /**
  * One run of the flow under the lease: what the steps share (the record as read, the account, the
  * container, the poll count) and the one way they write, `step`/`poll` through appendEvent. The
- * final writes (published, failed, timed out) are here too, so every step ends the same way.
+ * final writes (published, failed, timed out) are here too, so every step ends the same way; each
+ * keeps the record it left, which the run announces.
  */
 export class PublicationRun {
   readonly retry: RetryPolicy;
@@ -81,6 +88,8 @@ export class PublicationRun {
   upload: { path: string; size: number } | undefined;
   uploadUri = "";
   publishFailures = 0;
+  /** The record as this run's final write left it (read in that write's MULTI); undefined before one. */
+  settled: PublicationRecord | undefined;
 
   constructor(
     readonly deps: PublicationDeps,
@@ -125,6 +134,25 @@ export class PublicationRun {
     this.status = status;
   }
 
+  /**
+   * A final write: a step, like `step`, keeping the record as it left it (read back in the write's
+   * MULTI) as `settled`, so what the run announces is this write even if a client retries at once.
+   */
+  private async settle(
+    status: PublicationStatus,
+    step: string,
+    detail: string,
+    fields: PublicationHash,
+    changes: PublicationChanges,
+  ): Promise<void> {
+    if (this.signal.aborted) throw this.signal.reason;
+    const body: EventBody = { kind: "step", step: { at: this.iso(), step, detail } };
+    const record = await appendEventReadingRecord(this.deps.redis, this.id, { status, body, fields, changes });
+    if (!record) throw new RecordClosed();
+    this.status = status;
+    this.settled = record;
+  }
+
   async published(
     postId: string | null,
     permalink: string | null | undefined,
@@ -139,7 +167,7 @@ export class PublicationRun {
         if (this.signal.aborted) throw this.signal.reason ?? error;
       }
     }
-    await this.step(
+    await this.settle(
       "PUBLISHED",
       "published",
       detail,
@@ -161,7 +189,7 @@ export class PublicationRun {
   async fail(raw: PublicationError): Promise<PublicationOutcome> {
     const error = this.withoutToken(raw);
     const code = error.code === null ? "" : ` (${error.code}${error.subcode ? `/${error.subcode}` : ""})`;
-    await this.step(
+    await this.settle(
       "FAILED",
       "failed",
       `${error.message}${code} — ${error.advice}`,
@@ -173,7 +201,7 @@ export class PublicationRun {
 
   async timedOut(detail: string, raw: PublicationError | null): Promise<PublicationOutcome> {
     const error = raw && this.withoutToken(raw);
-    await this.step(
+    await this.settle(
       "TIMED_OUT",
       "timed_out",
       detail,
