@@ -5,17 +5,20 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Whole days left on a connected account's token when it expires within TOKEN_EXPIRING_WITHIN_DAYS
- * (0 once it has expired, which an account whose refreshes kept failing still shows as connected
- * until Graph refuses the token): by then Dispatch would have refreshed it, so it could not, and
- * the account should be reconnected. Null otherwise (no expiry, far off, or already needs reconnecting).
+ * and Dispatch will not refresh it first: it does not refresh this kind of token, or its refreshes
+ * failed (`token_refresh`). 0 once it has expired, which an account whose refreshes kept failing
+ * still shows as connected until Graph refuses the token. Null otherwise (no expiry, far off, a
+ * refresh still to come, or already needs reconnecting): with TOKEN_REFRESH_BEFORE_S under 7 days
+ * a token Dispatch refreshes is that close to its expiry before its refresh is even tried.
  */
 export function daysLeftToReconnect(
-  account: Pick<AccountView, "status" | "token_expires_at">,
+  account: Pick<AccountView, "status" | "token_expires_at" | "token_refresh">,
   now: number,
 ): number | null {
   if (account.status !== "connected" || !account.token_expires_at) return null;
   const left = Date.parse(account.token_expires_at) - now;
   if (!Number.isFinite(left) || left > TOKEN_EXPIRING_WITHIN_DAYS * DAY_MS) return null;
+  if (left > 0 && account.token_refresh === "automatic") return null;
   return left <= 0 ? 0 : Math.ceil(left / DAY_MS);
 }
 

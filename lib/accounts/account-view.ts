@@ -6,6 +6,7 @@ import { GraphError } from "../reels/graph-error";
 import { untrustedGraphHostError } from "../reels/graph-hosts";
 import { readPace } from "../reels/graph-pacing";
 import { errorOf } from "../reels/publication-error";
+import { readTokenRefresh } from "./token-refresh/token-refresh-queue";
 
 /** Graph is asked while a client waits for the list: a slow Graph costs it at most this long. */
 const GRAPH_TIMEOUT_MS = 3000;
@@ -79,6 +80,7 @@ export async function readAccountView(
     connected_at: account.connectedAt,
     login: account.login,
     token_expires_at: account.tokenExpiresAt,
+    token_refresh: await readTokenRefresh(deps.redis, account),
   };
 }
 

@@ -37,7 +37,16 @@ export interface AccountView {
   login: "token" | "instagram" | "facebook";
   /** When its token stops working unless refreshed; null when it does not expire or Dispatch was not told. */
   token_expires_at: string | null;
+  /**
+   * Whether Dispatch keeps the token alive: `automatic` (an Instagram Login token, refreshed before
+   * its expiry), `failing` (such a token within TOKEN_EXPIRING_WITHIN_DAYS of its expiry whose
+   * refreshes failed: account.expiring was sent), `none` (a pasted token, REEL_ACCOUNTS, a Page token).
+   */
+  token_refresh: TokenRefresh;
 }
+
+export const TOKEN_REFRESHES = ["automatic", "failing", "none"] as const;
+export type TokenRefresh = (typeof TOKEN_REFRESHES)[number];
 
 /** A token this close to its expiry that Dispatch could not refresh: the account says to reconnect it (account.expiring). */
 export const TOKEN_EXPIRING_WITHIN_DAYS = 7;

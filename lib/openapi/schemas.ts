@@ -2,6 +2,7 @@ import { z } from "zod";
 import { DEFAULT_MAX_PROMPT_CHARS } from "../config";
 import { commandInputSchema } from "../jobs/command";
 import { FINAL_JOB_STATUSES, FINISH_REASONS, JOB_STATUSES } from "../jobs/status";
+import { TOKEN_REFRESHES } from "../accounts/account";
 import { connectAccountSchema } from "../accounts/connect-account";
 import { SCHEDULED_REASONS } from "../reels/publication";
 import { publicationInputSchema, publicationUpdateSchema } from "../reels/publication-input";
@@ -198,6 +199,10 @@ const account = z.looseObject({
   token_expires_at: nullable(isoTime).meta({
     description:
       "When its token stops working (Instagram Login: about 60 days); null when it does not expire (Facebook Login's Page tokens) or Dispatch was not told.",
+  }),
+  token_refresh: z.enum(TOKEN_REFRESHES).meta({
+    description:
+      "Whether Dispatch keeps the token alive: `automatic` (Instagram Login: refreshed TOKEN_REFRESH_BEFORE_S before its expiry), `failing` (its refreshes failed within 7 days of its expiry; account.expiring was sent: reconnect it), `none` (a pasted token, REEL_ACCOUNTS or a Page token: reconnect before token_expires_at, if it has one).",
   }),
 });
 

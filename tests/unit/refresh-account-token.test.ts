@@ -2,7 +2,11 @@ import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { ConnectedAccounts } from "@/lib/accounts/connected-accounts";
 import { refreshAccountToken, type TokenRefreshDeps } from "@/lib/accounts/token-refresh/refresh-account-token";
-import { scheduleTokenRefresh, tokenRefreshKeys } from "@/lib/accounts/token-refresh/token-refresh-queue";
+import {
+  readTokenRefresh,
+  scheduleTokenRefresh,
+  tokenRefreshKeys,
+} from "@/lib/accounts/token-refresh/token-refresh-queue";
 import { createGraphPacer, readPace } from "@/lib/reels/graph-pacing";
 import { readGraphUsage } from "@/lib/reels/graph-usage";
 import type { WebhookEventType } from "@/lib/webhooks/events";
@@ -257,5 +261,26 @@ describe("account.needs_reconnect of a refused refresh", () => {
     expect(await refreshAccountToken(deps(accounts, fetch), id)).toBe("dropped");
     expect(await redis().zscore(tokenRefreshKeys.due, id)).toBeNull();
     expect(await deliveries("publish-marked", "account.needs_reconnect")).toEqual([]);
+  });
+});
+
+describe("what an account's view says of its token's refresh", () => {
+  it("automatic until a refresh within 7 days of the expiry fails, then failing; none for a token Dispatch does not refresh", async () => {
+    const accounts = new ConnectedAccounts(redis(), randomBytes(32), []);
+    const id = "17841400000001301";
+    await connectExpiring(accounts, id, "flaky-token-secret");
+    expect(await readTokenRefresh(redis(), (await accounts.findById(id))!)).toBe("automatic");
+    const unavailable = async () =>
+      Response.json({ error: { message: "Service unavailable", code: 2 } }, { status: 503 });
+    expect(await refreshAccountToken(deps(accounts, unavailable), id)).toBe("retrying");
+    expect(await readTokenRefresh(redis(), (await accounts.findById(id))!)).toBe("failing");
+
+    const pasted = await accounts.connect({
+      tenantId: "acme",
+      accountId: "17841400000001302",
+      accessToken: "pasted-secret",
+    });
+    if (pasted === "taken") throw new Error("taken");
+    expect(await readTokenRefresh(redis(), pasted)).toBe("none");
   });
 });

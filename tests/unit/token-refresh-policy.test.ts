@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { daysLeftToReconnect, expiryWords } from "@/components/accounts/token-expiry";
+import type { TokenRefresh } from "@/lib/accounts/account";
 import type { ConnectedAccount } from "@/lib/accounts/connected-accounts";
 import {
   decideTokenRefresh,
@@ -79,12 +80,17 @@ describe("when a long-lived token is due a refresh", () => {
 });
 
 describe("the dashboard's 'expires in N days — reconnect'", () => {
-  const view = (expiresInMs: number | null, status: "connected" | "needs_reconnect" = "connected") => ({
+  const view = (
+    expiresInMs: number | null,
+    status: "connected" | "needs_reconnect" = "connected",
+    tokenRefresh: TokenRefresh = "none",
+  ) => ({
     status,
     token_expires_at: expiresInMs === null ? null : new Date(NOW + expiresInMs).toISOString(),
+    token_refresh: tokenRefresh,
   });
 
-  it("counts whole days left within 7 days of the expiry of a connected account's token, 0 once it has expired", () => {
+  it("counts whole days left within 7 days of the expiry of a token Dispatch does not refresh, 0 once it has expired", () => {
     expect(daysLeftToReconnect(view(7 * DAY), NOW)).toBe(7);
     expect(daysLeftToReconnect(view(2 * DAY + HOUR), NOW)).toBe(3);
     expect(daysLeftToReconnect(view(HOUR), NOW)).toBe(1);
@@ -98,5 +104,12 @@ describe("the dashboard's 'expires in N days — reconnect'", () => {
     expect(daysLeftToReconnect(view(7 * DAY + 1), NOW)).toBeNull();
     expect(daysLeftToReconnect(view(null), NOW)).toBeNull();
     expect(daysLeftToReconnect(view(DAY, "needs_reconnect"), NOW)).toBeNull();
+  });
+
+  it("asks to reconnect a token Dispatch refreshes only once its refreshes failed, or it has expired", () => {
+    // TOKEN_REFRESH_BEFORE_S under 7 days: the refresh is still to come.
+    expect(daysLeftToReconnect(view(3 * DAY, "connected", "automatic"), NOW)).toBeNull();
+    expect(daysLeftToReconnect(view(3 * DAY, "connected", "failing"), NOW)).toBe(3);
+    expect(daysLeftToReconnect(view(-HOUR, "connected", "automatic"), NOW)).toBe(0);
   });
 });

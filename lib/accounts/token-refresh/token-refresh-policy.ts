@@ -23,20 +23,23 @@ export function tokenRefreshDueAt(expiresAt: number, beforeMs: number): number {
   return Math.max(issuedAt + REFRESHABLE_AFTER_MS, expiresAt - beforeMs);
 }
 
+/** Whether Dispatch refreshes the account's token itself: a long-lived Instagram Login token connected through the API. */
+export function isRefreshedByDispatch(account: Pick<ConnectedAccount, "login" | "source" | "tokenExpiresAt">): boolean {
+  return (
+    account.login === "instagram" &&
+    account.source === "api" &&
+    Number.isFinite(Date.parse(account.tokenExpiresAt ?? ""))
+  );
+}
+
 export function decideTokenRefresh(
   account: ConnectedAccount | undefined,
   beforeMs: number,
   now: number,
 ): TokenRefreshDecision {
-  const expiresAt = account?.tokenExpiresAt ? Date.parse(account.tokenExpiresAt) : NaN;
-  if (
-    !account?.accessToken ||
-    account.login !== "instagram" ||
-    account.source !== "api" ||
-    account.status !== "connected" ||
-    !Number.isFinite(expiresAt)
-  )
+  if (!account?.accessToken || account.status !== "connected" || !isRefreshedByDispatch(account))
     return { kind: "drop" };
+  const expiresAt = Date.parse(account.tokenExpiresAt ?? "");
   const due = tokenRefreshDueAt(expiresAt, beforeMs);
   // An expired token is sent too: Meta's 190 is what says it must be reconnected.
   return due > now ? { kind: "wait", until: due } : { kind: "refresh", accessToken: account.accessToken, expiresAt };

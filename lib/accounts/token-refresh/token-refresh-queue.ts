@@ -1,5 +1,7 @@
 import type { Redis } from "../../redis";
-import { connectedAccountKeys, type ConnectedAccounts } from "../connected-accounts";
+import type { TokenRefresh } from "../account";
+import { connectedAccountKeys, type ConnectedAccount, type ConnectedAccounts } from "../connected-accounts";
+import { isRefreshedByDispatch } from "./token-refresh-policy";
 
 /**
  * The token-refresh schedule in Redis: a sorted set of account ids scored by when each is next
@@ -18,6 +20,16 @@ export const tokenRefreshKeys = {
   /** Set (its value: the refused token's version) from a refused refresh until its account.needs_reconnect is queued. */
   needsReconnectOwed: (accountId: string) => `accounts:token-refresh:needs-reconnect-owed:${accountId}`,
 };
+
+/** What the account's view says of its token's refresh (AccountView.token_refresh): `failing` once account.expiring was sent for this token. */
+export async function readTokenRefresh(
+  redis: Redis,
+  account: Pick<ConnectedAccount, "accountId" | "login" | "source" | "tokenExpiresAt">,
+): Promise<TokenRefresh> {
+  if (!isRefreshedByDispatch(account)) return "none";
+  const expiringSent = await redis.get(tokenRefreshKeys.expiringSent(account.accountId)).catch(() => null);
+  return expiringSent === account.tokenExpiresAt ? "failing" : "automatic";
+}
 
 export async function scheduleTokenRefresh(redis: Redis, accountId: string, at: number): Promise<void> {
   await redis.zadd(tokenRefreshKeys.due, at, accountId);
