@@ -14,7 +14,7 @@ import { PUBLICATION_WORK } from "./submit-publication";
 import { revealWork } from "../accept/accept-work";
 import type { Redis } from "../redis";
 import { isSettledPublication } from "./status";
-import { recordReelUsage, recordSettledReelUsage } from "../usage/record-usage";
+import { recordReelUsage } from "../usage/record-usage";
 
 export type { PublicationDeps, PublicationOutcome } from "./publish/publication-run";
 export { DEFAULT_RETRY, type RetryPolicy } from "./publish/graph-retry";
@@ -62,7 +62,6 @@ async function runFlow(run: PublicationRun): Promise<PublicationOutcome> {
   });
   // Set by the final write (published, failed, timed out), the only outcomes announced.
   if (run.settled) {
-    if (run.deps.recordUsage !== false) await recordSettledReelUsage(run.deps.redis, run.id);
     await announcePublication(
       run.deps.producer,
       settledAnnouncement(await readPublicationAsOf(run.deps.redis, run.settled)),

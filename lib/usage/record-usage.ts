@@ -3,12 +3,7 @@ import type { Redis } from "../redis";
 import type { JobHash, JobRecord } from "../jobs/job-record";
 import { jobKeys } from "../jobs/keys";
 import type { FinalJobStatus } from "../jobs/status";
-import {
-  publicationKeys,
-  readPublicationRecord,
-  type PublicationHash,
-  type PublicationRecord,
-} from "../reels/publication-record";
+import { publicationKeys, type PublicationHash, type PublicationRecord } from "../reels/publication-record";
 import {
   jobFactsFromRecord,
   jobTallies,
@@ -96,12 +91,6 @@ export function jobCountSpec(record: JobRecord & { status: FinalJobStatus }, now
 export async function recordReelUsage(redis: Redis, record: PublicationRecord, now = Date.now()): Promise<boolean> {
   const facts = reelFactsFromRecord(record);
   return facts ? countOnce(redis, reelCount(record.publication_id, record.updated_at, facts, now)) : false;
-}
-
-/** The same, for a publication whose final write has just been made: its record as it is now. */
-export async function recordSettledReelUsage(redis: Redis, publicationId: string): Promise<boolean> {
-  const record = await readPublicationRecord(redis, publicationId);
-  return record ? recordReelUsage(redis, record) : false;
 }
 
 /**

@@ -13,6 +13,7 @@ import { appendEvent, publicationKeys } from "@/lib/reels/publication-record";
 import { readPublication } from "@/lib/reels/read-publication";
 import { cancelPublication } from "@/lib/reels/cancel-publication";
 import { resumePublication } from "@/lib/reels/resume-publication";
+import { retryPublication } from "@/lib/reels/retry-publication";
 import { releaseWaitingPublications } from "@/lib/reels/release-waiting-publications";
 import { recordUpload } from "@/lib/uploads/upload-store";
 import { runPublication, type PublicationDeps, type PublicationOutcome } from "@/lib/reels/run-publication";
@@ -894,6 +895,40 @@ describe("runPublication", () => {
     const p = await read(id);
     expect(p.status).toBe("CANCELLED");
     expect(await usageCounted(id)).toBe(new Date(h.clock.now).toISOString());
+  });
+
+  it("counts a FAILED run in its final write's MULTI: a client retrying it at once does not leave the failure uncounted", async () => {
+    const { graph } = scriptedGraph({ create: [graphError(4, 2207051, "We restrict certain activity")] });
+    const id = await newPublication(harness(graph));
+    // The client's retry lands the moment the final write is made, before the run does anything else.
+    let retried = false;
+    const retrying = new Proxy(redis(), {
+      get(target, prop, receiver) {
+        if (prop !== "multi") {
+          const value = Reflect.get(target, prop, receiver);
+          return typeof value === "function" ? value.bind(target) : value;
+        }
+        return (...args: Parameters<typeof target.multi>) => {
+          const multi = target.multi(...args);
+          const exec = multi.exec.bind(multi);
+          multi.exec = async () => {
+            const results = await exec();
+            if (!retried && (await target.hget(publicationKeys.state(id), "status")) === "FAILED") {
+              retried = true;
+              await retryPublication({ redis: target, producer: fakeProducer }, TENANT, id);
+            }
+            return results;
+          };
+          return multi;
+        };
+      },
+    });
+    const h = harness(graph, { redis: retrying });
+    expect(await runPublication(h.deps, id, control())).toBe("failed");
+    expect(retried).toBe(true);
+    expect((await read(id)).status).toBe("QUEUED");
+    const failedAt = (await read(id)).steps.find((s) => s.step === "failed")?.at;
+    expect(await usageCounted(id)).toBe(failedAt);
   });
 
   it("with USAGE_AGGREGATES off, counts neither a cancel nor a settled run", async () => {

@@ -1,3 +1,4 @@
+import type { ChainableCommander } from "ioredis";
 import type { Producer } from "kafkajs";
 import type { Log } from "../../log";
 import type { Redis } from "../../redis";
@@ -17,6 +18,8 @@ import {
 import type { PublicationStatus } from "../status";
 import { DEFAULT_RETRY, type RetryPolicy } from "./graph-retry";
 import { registerPublishedReel } from "../insights/insights-store";
+import { queueReelUsage } from "../../usage/record-usage";
+import { reelFactsFromRecord } from "../../usage/usage-facts";
 
 export interface PublicationDeps {
   redis: Redis;
@@ -137,6 +140,8 @@ export class PublicationRun {
   /**
    * A final write: a step, like `step`, keeping the record as it left it (read back in the write's
    * MULTI) as `settled`, so what the run announces is this write even if a client retries at once.
+   * Its usage is counted in the same MULTI (as a cancel's is): counted after it, from a read of the
+   * record, a retry in between left the outcome uncounted.
    */
   private async settle(
     status: PublicationStatus,
@@ -146,8 +151,18 @@ export class PublicationRun {
     changes: PublicationChanges,
   ): Promise<void> {
     if (this.signal.aborted) throw this.signal.reason;
-    const body: EventBody = { kind: "step", step: { at: this.iso(), step, detail } };
-    const record = await appendEventReadingRecord(this.deps.redis, this.id, { status, body, fields, changes });
+    const at = this.iso();
+    const body: EventBody = { kind: "step", step: { at, step, detail } };
+    const facts =
+      this.deps.recordUsage === false ? undefined : reelFactsFromRecord({ ...this.record, status, updated_at: at });
+    const alsoQueue = facts && ((multi: ChainableCommander) => queueReelUsage(multi, this.id, at, facts));
+    const record = await appendEventReadingRecord(this.deps.redis, this.id, {
+      status,
+      body,
+      fields,
+      changes,
+      alsoQueue,
+    });
     if (!record) throw new RecordClosed();
     this.status = status;
     this.settled = record;
