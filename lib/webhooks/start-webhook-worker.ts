@@ -1,3 +1,4 @@
+import type { KafkaMessage } from "kafkajs";
 import { createPublicAgent } from "../net/public-agent";
 import { createSubscriber } from "../redis";
 import type { RunningConsumer, WorkerContext } from "../worker/worker-context";
@@ -16,15 +17,18 @@ export async function startWebhookWorker(ctx: WorkerContext): Promise<RunningCon
   subscriber.on("error", () => {});
   const tenants = await watchTenantsWithWebhooks(redis, subscriber);
   // Job events from the audit topic, publications' from reels.publication.events: each group only queues deliveries.
+  // Both are keyed by tenant: an event of a tenant known to have no webhook is settled unparsed (a
+  // settled publication's carries its view, up to tens of KB).
+  const withoutWebhooks = (message: KafkaMessage) =>
+    message.key !== null && tenants.knownWithout(message.key.toString());
   const consumers = [
-    // An event is keyed by its tenant: one of a tenant known to have no webhook is settled unparsed.
     await consumeEvents(
       ctx,
       SUBSCRIPTIONS.webhooks,
       (_, event) => enqueueJobEvent(redis, tenants, event),
-      (message) => message.key !== null && tenants.knownWithout(message.key.toString()),
+      withoutWebhooks,
     ),
-    await consumeEvents(ctx, SUBSCRIPTIONS.reelWebhooks, enqueuePublicationEvent),
+    await consumeEvents(ctx, SUBSCRIPTIONS.reelWebhooks, enqueuePublicationEvent, withoutWebhooks),
   ];
   const dispatcher = createPublicAgent({
     allowPrivate: config.ALLOW_PRIVATE_URLS,
