@@ -5,7 +5,9 @@ import { connectedAccountKeys, type ConnectedAccount } from "./connected-account
 import { GraphError } from "../reels/graph-error";
 import { untrustedGraphHostError } from "../reels/graph-hosts";
 import { readPace } from "../reels/graph-pacing";
+import type { PublicationError } from "../reels/publication";
 import { errorOf } from "../reels/publication-error";
+import { enqueueAccountNeedsReconnect } from "../webhooks/account-events";
 import { readTokenRefresh } from "./token-refresh/token-refresh-queue";
 
 /** Graph is asked while a client waits for the list: a slow Graph costs it at most this long. */
@@ -45,7 +47,7 @@ export async function readAccountView(
       if (!graph) {
         // Its stored host is not a configured one: its token goes nowhere, and it must be connected again.
         const refused = untrustedGraphHostError();
-        if (await deps.accounts.markNeedsReconnect(account.accountId, account.tokenVersion, refused)) {
+        if (await markRefused(deps, account, refused)) {
           status = "needs_reconnect";
           error = refused;
         }
@@ -61,7 +63,7 @@ export async function readAccountView(
     } catch (failure) {
       if (failure instanceof GraphError && failure.action === "reconnect-account") {
         const refused = errorOf(failure);
-        if (await deps.accounts.markNeedsReconnect(account.accountId, account.tokenVersion, refused)) {
+        if (await markRefused(deps, account, refused)) {
           status = "needs_reconnect";
           error = refused;
         }
@@ -82,6 +84,13 @@ export async function readAccountView(
     token_expires_at: account.tokenExpiresAt,
     token_refresh: await readTokenRefresh(deps.redis, account),
   };
+}
+
+/** Marks the account needs_reconnect for this token and, if this call marked it, sends account.needs_reconnect. */
+async function markRefused(deps: AccountDeps, account: ConnectedAccount, refused: PublicationError): Promise<boolean> {
+  if (!(await deps.accounts.markNeedsReconnect(account.accountId, account.tokenVersion, refused))) return false;
+  await enqueueAccountNeedsReconnect(deps.redis, account, refused, new Date());
+  return true;
 }
 
 /** When the pacer lets the account's calls out again (graph-pacing.ts); null when it does not hold them. */

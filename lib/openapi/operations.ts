@@ -507,7 +507,7 @@ export const OPERATIONS: Operation[] = [
     tag: "Webhooks",
     summary: "Subscribe a URL to job, reel and account events",
     description:
-      "Deliveries follow Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature` (v1, HMAC-SHA256 with the secret), a JSON body `{type, timestamp, data}`; retried with backoff for at least 24 h. `data` is the job or publication as GET returned it when the event happened (a publication's `polls` and `steps`: the latest 100 of each); for `account.needs_reconnect` (Instagram refused to refresh the account's token: connect it again) and `account.expiring` (its token expires within 7 days and could not be refreshed; sent once per token) it is the account: `{account_id, label, username, status, error?, login, token_expires_at}`.",
+      "Deliveries follow Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature` (v1, HMAC-SHA256 with the secret), a JSON body `{type, timestamp, data}`; retried with backoff for at least 24 h. `data` is the job or publication as GET returned it when the event happened (a publication's `polls` and `steps`: the latest 100 of each); for `account.needs_reconnect` (Graph refused the account's token — at a refresh, a publication or a read of the account: connect it again; once per token) and `account.expiring` (its token expires within 7 days and could not be refreshed; sent once per token) it is the account: `{account_id, label, username, status, error?, login, token_expires_at}`.",
     auth: "tenant",
     body: "WebhookInput",
     responses: { 201: { description: "Created; the secret is in this answer only", json: "WebhookCreated" } },

@@ -11,8 +11,8 @@ export type AccountEventData = Pick<
 >;
 
 /**
- * account.needs_reconnect: once per token (its version) that Instagram refused to refresh.
- * `error` is why, as the account now shows it.
+ * account.needs_reconnect: once per token (its version) Graph refused, whichever path saw it first
+ * (a refresh, a publication, the account list's read). `error` is why, as the account now shows it.
  */
 export function enqueueAccountNeedsReconnect(
   redis: Redis,

@@ -1,8 +1,10 @@
+import type { ConnectedAccounts } from "../accounts/connected-accounts";
 import type { Redis } from "../redis";
 import type { PublicationView } from "../reels/publication";
 import type { PublicationAnnouncement } from "../reels/publication-announcement";
 import { readPublication } from "../reels/read-publication";
 import type { PublicationStatus } from "../reels/status";
+import { enqueueAccountNeedsReconnect } from "./account-events";
 import { enqueueWebhookEvent } from "./enqueue-event";
 import type { WebhookEventType } from "./events";
 
@@ -18,10 +20,16 @@ const isNotified = (status: string): status is keyof typeof EVENT_OF_STATUS => O
  * Turns one announcement into deliveries: a settled publication (PUBLISHED, FAILED, TIMED_OUT; not
  * CANCELLED) as its event, with the publication as the announcement says that write left it, so a
  * retry, a resume or an expiry before this consumer reached it changes nothing; a wait for a
- * reconnect as reel.needs_attention. Each write is its own occurrence (a resumed publication that
- * times out again notifies again); a repeat of the same write does not.
+ * reconnect as reel.needs_attention, and its account's account.needs_reconnect (the reels path
+ * reaches webhooks only through the log: a publication's refusal marked the account). Each write is
+ * its own occurrence (a resumed publication that times out again notifies again); a repeat of the
+ * same write does not, nor does a second publication waiting on the same refused token.
  */
-export async function enqueuePublicationEvent(redis: Redis, announcement: PublicationAnnouncement): Promise<string[]> {
+export async function enqueuePublicationEvent(
+  redis: Redis,
+  accounts: Pick<ConnectedAccounts, "find">,
+  announcement: PublicationAnnouncement,
+): Promise<string[]> {
   const { publication_id: id, tenant_id: tenantId, kind, status } = announcement;
   const type =
     kind === "needs_reconnect" ? "reel.needs_attention" : isNotified(status) ? EVENT_OF_STATUS[status] : undefined;
@@ -29,13 +37,17 @@ export async function enqueuePublicationEvent(redis: Redis, announcement: Public
   const view = announcement.publication ?? (await readAnnouncedNow(redis, announcement));
   if (!view) return [];
   const what = kind === "needs_reconnect" ? "needs_reconnect" : status;
-  return enqueueWebhookEvent(redis, {
+  const queued = await enqueueWebhookEvent(redis, {
     tenantId,
     type,
     occurrence: `reel:${id}:${what}:${view.updated_at}`,
     at: new Date(view.updated_at),
     data: async () => view,
   });
+  if (kind !== "needs_reconnect") return queued;
+  const account = await accounts.find(tenantId, view.account_id);
+  if (account?.status !== "needs_reconnect" || !account.error) return queued;
+  return [...queued, ...(await enqueueAccountNeedsReconnect(redis, account, account.error, new Date(view.updated_at)))];
 }
 
 /**

@@ -1,4 +1,6 @@
 import type { KafkaMessage } from "kafkajs";
+import { ConnectedAccounts } from "../accounts/connected-accounts";
+import { loadAccountsKey } from "../accounts/token-cipher";
 import { createPublicAgent } from "../net/public-agent";
 import { createSubscriber } from "../redis";
 import type { RunningConsumer, WorkerContext } from "../worker/worker-context";
@@ -16,6 +18,8 @@ export async function startWebhookWorker(ctx: WorkerContext): Promise<RunningCon
   // ioredis reconnects by itself; meanwhile the cache reads Redis, and those reads fail and say so.
   subscriber.on("error", () => {});
   const tenants = await watchTenantsWithWebhooks(redis, subscriber);
+  // Read for account.needs_reconnect of an account a publication's refusal marked (never its token).
+  const accounts = new ConnectedAccounts(redis, loadAccountsKey(config), config.REEL_ACCOUNTS);
   // Job events from the audit topic, publications' from reels.publication.events: each group only queues deliveries.
   // Both are keyed by tenant: an event of a tenant known to have no webhook is settled unparsed (a
   // settled publication's carries its view, up to tens of KB).
@@ -28,7 +32,12 @@ export async function startWebhookWorker(ctx: WorkerContext): Promise<RunningCon
       (_, event) => enqueueJobEvent(redis, tenants, event),
       withoutWebhooks,
     ),
-    await consumeEvents(ctx, SUBSCRIPTIONS.reelWebhooks, enqueuePublicationEvent, withoutWebhooks),
+    await consumeEvents(
+      ctx,
+      SUBSCRIPTIONS.reelWebhooks,
+      (_, announcement) => enqueuePublicationEvent(redis, accounts, announcement),
+      withoutWebhooks,
+    ),
   ];
   const dispatcher = createPublicAgent({
     allowPrivate: config.ALLOW_PRIVATE_URLS,

@@ -620,11 +620,11 @@ describe("a publication's final write", () => {
     });
     const settle = async (status: "TIMED_OUT" | "PUBLISHED") => {
       await appendEvent(redis(), id, step(status));
-      await enqueuePublicationEvent(redis(), bareAnnouncement("reelco", id, status));
+      await enqueuePublicationEvent(redis(), connected(), bareAnnouncement("reelco", id, status));
     };
     await settle("TIMED_OUT");
     await settle("PUBLISHED");
-    await enqueuePublicationEvent(redis(), bareAnnouncement("reelco", id, "PUBLISHED"));
+    await enqueuePublicationEvent(redis(), connected(), bareAnnouncement("reelco", id, "PUBLISHED"));
     const events = await queuedBodies("reelco", id);
     expect(events.map((e) => e.type).sort()).toEqual(["reel.needs_attention", "reel.published"]);
     const published = events.find((e) => e.type === "reel.published");
@@ -658,16 +658,65 @@ describe("a publication's final write", () => {
       kind: "needs_reconnect",
       status: "SCHEDULED",
     };
-    await enqueuePublicationEvent(redis(), waits); // not waiting: nothing
+    await enqueuePublicationEvent(redis(), connected(), waits); // not waiting: nothing
     await appendEvent(redis(), id, {
       status: "SCHEDULED",
       body: { kind: "step", step: { at: new Date().toISOString(), step: "waiting", detail: "token refused" } },
       fields: { scheduled_reason: "needs_reconnect" },
     });
-    await enqueuePublicationEvent(redis(), waits);
-    await enqueuePublicationEvent(redis(), waits);
+    await enqueuePublicationEvent(redis(), connected(), waits);
+    await enqueuePublicationEvent(redis(), connected(), waits);
     const bodies = await queuedBodies("waitco", id);
     expect(bodies.map((b) => [b.type, b.data.scheduled_reason])).toEqual([["reel.needs_attention", "needs_reconnect"]]);
+  });
+
+  it("a publication's refusal that marked its account sends account.needs_reconnect once per token, however many reels wait", async () => {
+    const refusing = { ...account, tenantId: "refuseco", accountId: "17841400000000912" };
+    const accounts = new ConnectedAccounts(redis(), randomBytes(32), [refusing]);
+    await createWebhook(
+      redis(),
+      "refuseco",
+      { url: "https://hooks.example.com/a", events: ["account.needs_reconnect"] },
+      10,
+      new Date(Date.now() - 60_000),
+    );
+    const deps = { redis: redis(), producer: silentProducer, connected: accounts };
+    const input = { account_id: refusing.accountId, video_url: "https://videos.test/c.mp4" };
+    const ids = await Promise.all(
+      [1, 2].map(
+        async () => (await submitPublication(deps, "refuseco", publicationInputSchema.parse(input))).publication,
+      ),
+    );
+    const waitFor = async (id: string) => {
+      await appendEvent(redis(), id, {
+        status: "SCHEDULED",
+        body: { kind: "step", step: { at: new Date().toISOString(), step: "waiting", detail: "token refused" } },
+        fields: { scheduled_reason: "needs_reconnect" },
+      });
+      await enqueuePublicationEvent(redis(), accounts, {
+        publication_id: id,
+        tenant_id: "refuseco",
+        kind: "needs_reconnect",
+        status: "SCHEDULED",
+      });
+    };
+    const refused = {
+      code: 190,
+      subcode: 463,
+      message: "Error validating access token: Session has expired",
+      fbtrace_id: "A9",
+      classification: "reconnect-account" as const,
+      headline: "Graph refused the account's access token.",
+      remedy: "Reconnect the account.",
+      advice: "Reconnect the account.",
+    };
+    const { tokenVersion } = (await accounts.find("refuseco", refusing.accountId))!;
+    expect(await accounts.markNeedsReconnect(refusing.accountId, tokenVersion, refused)).toBe(true);
+    for (const { publication_id: id } of ids) await waitFor(id);
+    const bodies = await queuedBodies("refuseco", refusing.accountId);
+    expect(bodies.map((b) => [b.type, b.data.account_id, b.data.status, b.data.error?.code])).toEqual([
+      ["account.needs_reconnect", refusing.accountId, "needs_reconnect", 190],
+    ]);
   });
 
   it("is announced again by a redelivered message that finds the publication settled (the run that wrote it died first), and queued once", async () => {
@@ -685,7 +734,7 @@ describe("a publication's final write", () => {
     expect(await run(id, { producer, connected: connected() })).toBe("skipped");
     const failed = settledAnnouncement((await readPublication(redis(), "reelco", id))!);
     expect(announced).toEqual([failed, failed]);
-    for (const announcement of announced) await enqueuePublicationEvent(redis(), announcement);
+    for (const announcement of announced) await enqueuePublicationEvent(redis(), connected(), announcement);
     const bodies = await queuedBodies("reelco", id);
     expect(bodies.map((b) => [b.type, b.data.status])).toEqual([["reel.failed", "FAILED"]]);
   });
@@ -718,7 +767,7 @@ describe("a publication's final write", () => {
       expect(failed?.status).toBe("FAILED");
       await moveOn(id);
       expect((await readPublication(redis(), "moveco", id))?.status).toBe(statusSince);
-      for (const announcement of announced) await enqueuePublicationEvent(redis(), announcement);
+      for (const announcement of announced) await enqueuePublicationEvent(redis(), connected(), announcement);
       expect(await queuedBodies("moveco", id)).toEqual([
         { type: "reel.failed", timestamp: failed!.updated_at, data: failed },
       ]);
@@ -750,7 +799,7 @@ describe("a publication's final write", () => {
     expect(announcement.publication?.polls.at(-1)).toMatchObject({ attempt: 1_440 });
     expect(JSON.stringify(view).length).toBeGreaterThan(150_000);
     expect(JSON.stringify(announcement).length).toBeLessThan(20_000);
-    await enqueuePublicationEvent(redis(), announcement);
+    await enqueuePublicationEvent(redis(), connected(), announcement);
     const [delivered] = await queuedBodies("reelco", id);
     expect(delivered).toEqual({
       type: "reel.needs_attention",
