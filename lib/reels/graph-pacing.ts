@@ -127,9 +127,12 @@ export function createGraphPacer(redis: Redis, options: PaceOptions = {}): Graph
         );
       }
       await Promise.all(writes);
-      if (refusal) {
-        // Code 4 is the app's limit; the others (17, 32, 613, 80002) the account's.
-        const key = refusal.rateLimitCode === 4 || !accountId ? paceKeys.app : paceKeys.account(accountId);
+      // Code 4 is the app's limit; the others (17, 32, 613, 80002) the account's. A call made for
+      // none of Dispatch's accounts (a login's, for a user or a Page) blocks nothing for them: its
+      // usage headers, recorded above, name whose budget it was.
+      const key =
+        refusal?.rateLimitCode === 4 ? paceKeys.app : refusal && accountId ? paceKeys.account(accountId) : undefined;
+      if (key) {
         const wait = Math.max(usage?.regainAccessMs ?? 0, blockMs);
         await redis.eval(BLOCK, 1, key, at + wait, wait);
       }

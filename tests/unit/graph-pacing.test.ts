@@ -78,6 +78,13 @@ describe("the Graph pacer", () => {
     }
   });
 
+  it("a user's or Page's rate-limit refusal of a call made for none of Dispatch's accounts (a login's) blocks no one", async () => {
+    const { pacer: p } = pacer();
+    for (const code of [17, 32, 613, 80002]) await p.after(null, undefined, { rateLimitCode: code });
+    expect(await p.before(newAccount())).toEqual({ holdMs: 0 });
+    expect(await p.before(null)).toEqual({ holdMs: 0 });
+  });
+
   it("keeps the app's reading apart from the accounts', and counts a Page's figures for the account that called", async () => {
     const { pacer: p } = pacer();
     const id = newAccount();

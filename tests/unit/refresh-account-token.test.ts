@@ -172,6 +172,9 @@ describe("a token refresh and Graph's rate limits", () => {
     expect(outcome).toBe("retrying");
     expect(calls).toBe(0);
     expect(Number(await redis().zscore(tokenRefreshKeys.due, id))).toBe(pausedUntil);
+    // Held, not refused: no account.expiring, and the account does not say its refreshes fail.
+    expect(await redis().get(tokenRefreshKeys.expiringSent(id))).toBeNull();
+    expect(await readTokenRefresh(redis(), (await accounts.findById(id))!)).toBe("automatic");
   });
 
   it("tells the pacer the usage headers of a refresh's answer", async () => {

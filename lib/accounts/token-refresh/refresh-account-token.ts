@@ -132,7 +132,9 @@ async function retryLater(
     retry_at: new Date(retryAt).toISOString(),
     error: error.stack,
   });
-  if (isExpiringSoon(expiresAt, now)) {
+  // A refresh the pacer held back was not tried: it is no failure to announce, unless the pause outlasts the token.
+  const failed = !(error instanceof GraphPaused) || error.until >= expiresAt;
+  if (failed && isExpiringSoon(expiresAt, now)) {
     const sent = tokenRefreshKeys.expiringSent(account.accountId);
     if ((await deps.redis.get(sent)) !== account.tokenExpiresAt) {
       await enqueueAccountExpiring(deps.redis, account, new Date(now));
