@@ -182,7 +182,7 @@ export interface EventWrite {
   /** The publication's status after the event. */
   status: PublicationStatus;
   body: EventBody;
-  /** Hash fields written with it (status and updated_at are added). */
+  /** Hash fields written with it (status and updated_at are added; an undo gives updated_at back its earlier value). */
   fields?: PublicationHash;
   changes?: PublicationChanges;
   /** Write only if these hash fields still hold these values ("" for an absent field), e.g. `{ status: "TIMED_OUT" }`. */
@@ -227,7 +227,7 @@ function queueAppendEvent(redis: Redis, id: string, write: EventWrite): Chainabl
     ...(body.kind === "step" ? { step: body.step } : { poll: body.poll }),
     ...(changes ? { changes } : {}),
   };
-  const hash = { ...write.fields, status, updated_at: at };
+  const hash = { status, updated_at: at, ...write.fields };
   const append = redis
     .multi()
     .eval(

@@ -5,6 +5,7 @@ import { TOPICS } from "../topics";
 import type { PublicationView } from "./publication";
 import { appendEvent, readPublicationRecord } from "./publication-record";
 import { readPublication } from "./read-publication";
+import { announceLeftOutcome } from "./retry-publication";
 import { publicationRequestRecord } from "./publication-input";
 import { containerAlive } from "./publication-record";
 
@@ -33,6 +34,7 @@ export async function resumePublication(
   if (!state) return undefined;
   if (!containerAlive(state, now))
     throw new ApiError("conflict", "The container has expired (24 h after its creation); publish the video again.");
+  await announceLeftOutcome(deps, state, "resumed");
 
   const at = new Date(now).toISOString();
   const moved = await appendEvent(deps.redis, id, {
@@ -66,7 +68,8 @@ export async function resumePublication(
           detail: "The publishing log was unreachable; the publication is still TIMED_OUT.",
         },
       },
-      fields: { error: state.error ? JSON.stringify(state.error) : "" },
+      // updated_at as it was: the same TIMED_OUT, already announced under that time.
+      fields: { error: state.error ? JSON.stringify(state.error) : "", updated_at: state.updated_at },
       changes: { error: state.error },
       // The timeline entry is a courtesy; the caller gets the error below either way.
     }).catch(() => {});

@@ -5,6 +5,7 @@ import { TOPICS } from "../topics";
 import type { PublicationView } from "./publication";
 import type { PublicationMessage } from "./publication-input";
 import { appendEvent, readPublicationRecord, type PublicationRecord } from "./publication-record";
+import { announceSettled } from "./publish/announce";
 import { readPublication } from "./read-publication";
 
 export interface RetryPublicationDeps {
@@ -35,6 +36,7 @@ export async function retryPublication(
     throw new ApiError("conflict", `Only a FAILED or TIMED_OUT publication can be retried; this one is ${from}.`);
   const state = await readPublicationRecord(deps.redis, id);
   if (!state) return undefined;
+  await announceLeftOutcome(deps, state, "retried");
   const moved = await reopenForRetry(deps.redis, id, from, state, now());
   if (moved <= 0) throw new ApiError("conflict", "The publication changed meanwhile; read it again.");
 
@@ -55,6 +57,27 @@ export async function retryPublication(
     );
   }
   return readPublication(deps.redis, tenantId, id);
+}
+
+/**
+ * Announces the outcome a retry or a resume leaves, again, before the publication moves on: a run
+ * that died between its final write and its announcement left it unannounced, and once the
+ * publication moved on, that run's redelivery finds nothing settled to announce. The webhook
+ * consumer drops the repeat of an outcome already announced (same occurrence). Nothing has
+ * changed yet when the broker does not take it.
+ */
+export async function announceLeftOutcome(
+  deps: { redis: Redis; producer: () => Promise<Producer> },
+  state: PublicationRecord,
+  what: "retried" | "resumed",
+): Promise<void> {
+  try {
+    await announceSettled(await deps.producer(), deps.redis, state);
+  } catch {
+    throw brokerUnavailable(
+      `The publishing log is unreachable right now; the publication was not ${what}. Try again shortly.`,
+    );
+  }
 }
 
 /** Moves the publication back to QUEUED with a step saying so, forgetting its container (remembered as retry_of_container) and its error; > 0 when it moved. */
@@ -96,7 +119,11 @@ function reopenForRetry(
   });
 }
 
-/** Puts the publication back as it was when its message could not be sent; the caller reports the failure. */
+/**
+ * Puts the publication back as it was when its message could not be sent; the caller reports the
+ * failure. Its updated_at too: the outcome it returns to is the same arrival, already counted in
+ * usage and announced under that time (a new one would count and announce it again).
+ */
 async function undoRetry(
   redis: Redis,
   id: string,
@@ -116,7 +143,11 @@ async function undoRetry(
         detail: `The publishing log was unreachable; the publication is still ${from}.`,
       },
     },
-    fields: { container_id: earlier, error: state.error ? JSON.stringify(state.error) : "" },
+    fields: {
+      container_id: earlier,
+      error: state.error ? JSON.stringify(state.error) : "",
+      updated_at: state.updated_at,
+    },
     changes: { container_id: earlier || null, error: state.error },
     // The timeline entry is a courtesy; the caller throws the broker error either way.
   }).catch(() => {});

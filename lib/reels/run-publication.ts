@@ -1,6 +1,6 @@
 import { runUnderLease } from "../lease";
 import { abortableSleep } from "../sleep";
-import { announcePublication } from "./publish/announce";
+import { announceSettled } from "./publish/announce";
 import { checkQuota, createContainer, locateVideo, preflight, sendUpload } from "./publish/container-steps";
 import { PublicationRun, RecordClosed, type PublicationDeps, type PublicationOutcome } from "./publish/publication-run";
 import { checkContainer, pollAfterInterval, publishContainer, watchContainer } from "./publish/publish-steps";
@@ -8,8 +8,6 @@ import { checkEarlierContainer, deferIfNotDue, load, resolveAccount, start } fro
 import type { StepName, StepResult } from "./publish/step-result";
 import { waitUntil } from "./publish/waits";
 import { publicationKeys, readPublicationRecord, type PublicationRecord } from "./publication-record";
-import { settledAnnouncement } from "./publication-announcement";
-import { readPublicationAsOf } from "./read-publication";
 import { PUBLICATION_WORK } from "./submit-publication";
 import { revealWork } from "../accept/accept-work";
 import type { Redis } from "../redis";
@@ -62,10 +60,7 @@ async function runFlow(run: PublicationRun): Promise<PublicationOutcome> {
   });
   // Set by the final write (published, failed, timed out), the only outcomes announced.
   if (run.settled) {
-    await announcePublication(
-      run.deps.producer,
-      settledAnnouncement(await readPublicationAsOf(run.deps.redis, run.settled)),
-    );
+    await announceSettled(run.deps.producer, run.deps.redis, run.settled);
   }
   return outcome;
 }
@@ -138,7 +133,7 @@ export async function runPublication(
           if (isSettledPublication(record.status)) {
             // A run that died between its final write and its announcement left the message uncommitted: count and announce it now.
             if (deps.recordUsage !== false) await recordReelUsage(redis, record);
-            await announcePublication(deps.producer, settledAnnouncement(await readPublicationAsOf(redis, record)));
+            await announceSettled(deps.producer, redis, record);
             return "skipped";
           }
           return deferIfNotDue(redis, publicationId, record, now());

@@ -9,7 +9,9 @@ import { ConnectedAccounts } from "@/lib/accounts/connected-accounts";
 import { GraphError, GraphPaused, GraphTransportError } from "@/lib/reels/graph-error";
 import { GraphUploadError } from "@/lib/reels/graph-upload-error";
 import type { PublicationView } from "@/lib/reels/publication";
-import { appendEvent, publicationKeys } from "@/lib/reels/publication-record";
+import { appendEvent, publicationKeys, readPublicationRecord } from "@/lib/reels/publication-record";
+import { recordReelUsage } from "@/lib/usage/record-usage";
+import { TOPICS } from "@/lib/topics";
 import { readPublication } from "@/lib/reels/read-publication";
 import { cancelPublication } from "@/lib/reels/cancel-publication";
 import { resumePublication } from "@/lib/reels/resume-publication";
@@ -721,9 +723,15 @@ describe("runPublication", () => {
       id,
     );
     expect(resumed?.status).toBe("PROCESSING");
-    expect(sentMessages).toHaveLength(1);
-    expect(sentMessages[0].key).toBe(ACCOUNT.accountId);
-    expect(JSON.parse(sentMessages[0].value)).toEqual({
+    // The TIMED_OUT it leaves is announced again first (a repeat the webhook consumer drops), then the work.
+    expect(sentMessages).toHaveLength(2);
+    expect(JSON.parse(sentMessages[0].value)).toMatchObject({
+      publication_id: id,
+      kind: "settled",
+      status: "TIMED_OUT",
+    });
+    expect(sentMessages[1].key).toBe(ACCOUNT.accountId);
+    expect(JSON.parse(sentMessages[1].value)).toEqual({
       publication_id: id,
       tenant_id: TENANT,
       account_id: ACCOUNT.accountId,
@@ -929,6 +937,38 @@ describe("runPublication", () => {
     expect((await read(id)).status).toBe("QUEUED");
     const failedAt = (await read(id)).steps.find((s) => s.step === "failed")?.at;
     expect(await usageCounted(id)).toBe(failedAt);
+  });
+
+  it("a retry the broker did not take puts the FAILED back as the same arrival: its redelivery counts and announces nothing new", async () => {
+    const { graph } = scriptedGraph({ create: [graphError(4, 2207051, "We restrict certain activity")] });
+    const h = harness(graph);
+    const id = await newPublication(h);
+    expect(await runPublication(h.deps, id, control())).toBe("failed");
+    const failed = await read(id);
+    // The announcement goes out; the work message does not (the broker went away in between).
+    const unreachable = async () =>
+      ({
+        send: async ({ topic }: { topic: string }) =>
+          topic === TOPICS.reels.name ? Promise.reject(new Error("broker down")) : [],
+      }) as unknown as Producer;
+    h.clock.now += 60_000;
+    await expect(
+      retryPublication({ redis: redis(), producer: unreachable, now: () => h.clock.now }, TENANT, id),
+    ).rejects.toThrow(/unreachable/);
+    const undone = await read(id);
+    expect([undone.status, undone.updated_at, await usageCounted(id)]).toEqual([
+      "FAILED",
+      failed.updated_at,
+      failed.updated_at,
+    ]);
+    // The run's message read again (its announcement had failed too): the same arrival, counted already.
+    const before = announced.filter((a) => a.value.publication_id === id).map((a) => a.value.publication);
+    expect(await runPublication(h.deps, id, control())).toBe("skipped");
+    const after = announced.filter((a) => a.value.publication_id === id).map((a) => a.value.publication);
+    expect(after.map((p) => (p as PublicationView).updated_at)).toEqual(
+      [...before, before[0]].map((p) => (p as PublicationView).updated_at),
+    );
+    expect(await recordReelUsage(redis(), (await readPublicationRecord(redis(), id))!)).toBe(false);
   });
 
   it("with USAGE_AGGREGATES off, counts neither a cancel nor a settled run", async () => {

@@ -774,6 +774,40 @@ describe("a publication's final write", () => {
     },
   );
 
+  it("sends reel.failed when the run died before announcing it and the client retried before its redelivery", async () => {
+    const webhook = await createWebhook(
+      redis(),
+      "moveco",
+      { url: "https://hooks.example.com/died", events: ["reel.failed"] },
+      10,
+      new Date(Date.now() - 60_000),
+    );
+    onTestFinished(() => deleteWebhook(redis(), "moveco", webhook.id));
+    const id = await submit("moveco", { account_id: moving.accountId, video_url: "https://videos.test/d.mp4" });
+    // The worker dies as it announces the failure: the final write is made, the announcement is not.
+    const dying = { send: async () => Promise.reject(new Error("worker killed")) } as unknown as Producer;
+    const gone = { find: async () => undefined } as unknown as ConnectedAccounts;
+    await expect(run(id, { producer: dying, connected: gone })).rejects.toThrow("worker killed");
+    const failed = await readPublication(redis(), "moveco", id);
+    expect(failed?.status).toBe("FAILED");
+    // The client retries before the message is read again; the redelivery then finds it QUEUED.
+    const { announced, producer } = announcer();
+    // The web's producer: its announcement kept, the work message (reels topic) let go.
+    const web = {
+      send: async (record: { topic: string }) =>
+        record.topic === TOPICS.reelEvents.name ? producer.send(record as never) : [],
+    } as unknown as Producer;
+    await retryPublication({ redis: redis(), producer: async () => web }, "moveco", id);
+    expect(await run(id, { producer, connected: gone })).toBe("failed");
+    for (const announcement of announced) await enqueuePublicationEvent(redis(), connected(), announcement);
+    const bodies = await queuedBodies("moveco", id);
+    expect(bodies.map((b) => [b.type, b.timestamp])).toEqual([
+      ["reel.failed", failed!.updated_at],
+      ["reel.failed", (await readPublication(redis(), "moveco", id))!.updated_at],
+    ]);
+    expect(bodies[0].data).toEqual(failed);
+  });
+
   it("announces the latest polls and steps of a long timeline, and its webhook carries those", async () => {
     await createWebhook(
       redis(),

@@ -1,6 +1,9 @@
 import type { Producer } from "kafkajs";
+import type { Redis } from "../../redis";
 import { TOPICS } from "../../topics";
-import type { PublicationAnnouncement } from "../publication-announcement";
+import { settledAnnouncement, type PublicationAnnouncement } from "../publication-announcement";
+import type { PublicationRecord } from "../publication-record";
+import { readPublicationAsOf } from "../read-publication";
 
 /**
  * One message on reels.publication.events, keyed by tenant, acknowledged by the broker. A failure
@@ -13,4 +16,9 @@ export async function announcePublication(producer: Producer, announcement: Publ
     acks: -1,
     messages: [{ key: announcement.tenant_id, value: JSON.stringify(announcement) }],
   });
+}
+
+/** Announces a settled publication as `record` (its final write's) shows it, with its timeline up to that write. */
+export async function announceSettled(producer: Producer, redis: Redis, record: PublicationRecord): Promise<void> {
+  await announcePublication(producer, settledAnnouncement(await readPublicationAsOf(redis, record)));
 }
