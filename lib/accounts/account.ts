@@ -40,7 +40,8 @@ export interface AccountView {
   /**
    * Whether Dispatch keeps the token alive: `automatic` (an Instagram Login token, refreshed before
    * its expiry), `failing` (such a token within TOKEN_EXPIRING_WITHIN_DAYS of its expiry whose
-   * refreshes failed: account.expiring was sent), `none` (a pasted token, REEL_ACCOUNTS, a Page token).
+   * refreshes failed: account.expiring was sent), `none` (a pasted token, REEL_ACCOUNTS, a Page token,
+   * or any token while the account needs reconnecting).
    */
   token_refresh: TokenRefresh;
 }

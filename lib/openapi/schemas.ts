@@ -202,7 +202,7 @@ const account = z.looseObject({
   }),
   token_refresh: z.enum(TOKEN_REFRESHES).meta({
     description:
-      "Whether Dispatch keeps the token alive: `automatic` (Instagram Login: refreshed TOKEN_REFRESH_BEFORE_S before its expiry), `failing` (its refreshes failed within 7 days of its expiry; account.expiring was sent: reconnect it), `none` (a pasted token, REEL_ACCOUNTS or a Page token: reconnect before token_expires_at, if it has one).",
+      "Whether Dispatch keeps the token alive: `automatic` (Instagram Login: refreshed TOKEN_REFRESH_BEFORE_S before its expiry), `failing` (its refreshes failed within 7 days of its expiry; account.expiring was sent: reconnect it), `none` (a pasted token, REEL_ACCOUNTS or a Page token: reconnect before token_expires_at, if it has one; any token of an account that needs reconnecting).",
   }),
 });
 

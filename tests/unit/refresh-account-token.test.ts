@@ -277,6 +277,13 @@ describe("what an account's view says of its token's refresh", () => {
       Response.json({ error: { message: "Service unavailable", code: 2 } }, { status: 503 });
     expect(await refreshAccountToken(deps(accounts, unavailable), id)).toBe("retrying");
     expect(await readTokenRefresh(redis(), (await accounts.findById(id))!)).toBe("failing");
+    expect(
+      await refreshAccountToken(
+        deps(accounts, async () => refused190()),
+        id,
+      ),
+    ).toBe("needs_reconnect");
+    expect(await readTokenRefresh(redis(), (await accounts.findById(id))!)).toBe("none");
 
     const pasted = await accounts.connect({
       tenantId: "acme",

@@ -21,12 +21,16 @@ export const tokenRefreshKeys = {
   needsReconnectOwed: (accountId: string) => `accounts:token-refresh:needs-reconnect-owed:${accountId}`,
 };
 
-/** What the account's view says of its token's refresh (AccountView.token_refresh): `failing` once account.expiring was sent for this token. */
+/**
+ * What the account's view says of its token's refresh (AccountView.token_refresh): `failing` once
+ * account.expiring was sent for this token; `none` too for an account that needs reconnecting (its
+ * token was refused: nothing is refreshed until it is connected again).
+ */
 export async function readTokenRefresh(
   redis: Redis,
-  account: Pick<ConnectedAccount, "accountId" | "login" | "source" | "tokenExpiresAt">,
+  account: Pick<ConnectedAccount, "accountId" | "login" | "source" | "tokenExpiresAt" | "status">,
 ): Promise<TokenRefresh> {
-  if (!isRefreshedByDispatch(account)) return "none";
+  if (account.status !== "connected" || !isRefreshedByDispatch(account)) return "none";
   const expiringSent = await redis.get(tokenRefreshKeys.expiringSent(account.accountId)).catch(() => null);
   return expiringSent === account.tokenExpiresAt ? "failing" : "automatic";
 }
