@@ -82,7 +82,8 @@ export async function readAccountView(
     connected_at: account.connectedAt,
     login: account.login,
     token_expires_at: account.tokenExpiresAt,
-    token_refresh: await readTokenRefresh(deps.redis, account),
+    // As this read left it: a refusal it saw just now makes the account needs_reconnect.
+    token_refresh: await readTokenRefresh(deps.redis, { ...account, status }),
   };
 }
 

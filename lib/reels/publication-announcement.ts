@@ -26,6 +26,8 @@ export const publicationAnnouncementSchema = z.object({
   kind: z.enum(["settled", "needs_reconnect"]),
   status: z.enum(PUBLICATION_STATUSES),
   publication: z.custom<PublicationView>((value) => viewReadByConsumer.safeParse(value).success).optional(),
+  /** `needs_reconnect`: the account it waits for, whose account.needs_reconnect does not depend on the publication still waiting. */
+  account_id: z.string().min(1).optional(),
 });
 
 export type PublicationAnnouncement = z.infer<typeof publicationAnnouncementSchema>;

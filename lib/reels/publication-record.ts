@@ -125,6 +125,8 @@ export const publicationRecordSchema = z.object({
   warnings: z.preprocess((raw) => jsonField(raw) ?? [], z.array(z.string()).catch([])),
   /** The updated_at of the last final status added to the tenant's usage aggregates (lib/usage/record-usage.ts). */
   usage_counted: text,
+  /** The updated_at of the last settled write announced on reels.publication.events (publish/announce.ts). */
+  announced: text,
 });
 
 export type PublicationRecord = z.infer<typeof publicationRecordSchema>;

@@ -5,7 +5,7 @@ import { TOPICS } from "../topics";
 import type { PublicationView } from "./publication";
 import type { PublicationMessage } from "./publication-input";
 import { appendEvent, readPublicationRecord, type PublicationRecord } from "./publication-record";
-import { announceSettled } from "./publish/announce";
+import { announcePublication, markAnnounced, settledAnnouncementOf } from "./publish/announce";
 import { readPublication } from "./read-publication";
 
 export interface RetryPublicationDeps {
@@ -60,10 +60,9 @@ export async function retryPublication(
 }
 
 /**
- * Announces the outcome a retry or a resume leaves, again, before the publication moves on: a run
- * that died between its final write and its announcement left it unannounced, and once the
- * publication moved on, that run's redelivery finds nothing settled to announce. The webhook
- * consumer drops the repeat of an outcome already announced (same occurrence). Nothing has
+ * Announces the outcome a retry or a resume leaves, when nothing has yet (its record's `announced`):
+ * a run that died between its final write and its announcement left it unannounced, and once the
+ * publication moved on, that run's redelivery finds nothing settled to announce. Nothing has
  * changed yet when the broker does not take it.
  */
 export async function announceLeftOutcome(
@@ -71,13 +70,16 @@ export async function announceLeftOutcome(
   state: PublicationRecord,
   what: "retried" | "resumed",
 ): Promise<void> {
+  if (state.announced && state.announced === state.updated_at) return;
+  const announcement = await settledAnnouncementOf(deps.redis, state);
   try {
-    await announceSettled(await deps.producer(), deps.redis, state);
+    await announcePublication(await deps.producer(), announcement);
   } catch {
     throw brokerUnavailable(
       `The publishing log is unreachable right now; the publication was not ${what}. Try again shortly.`,
     );
   }
+  await markAnnounced(deps.redis, state);
 }
 
 /** Moves the publication back to QUEUED with a step saying so, forgetting its container (remembered as retry_of_container) and its error; > 0 when it moved. */

@@ -35,19 +35,23 @@ export async function enqueuePublicationEvent(
     kind === "needs_reconnect" ? "reel.needs_attention" : isNotified(status) ? EVENT_OF_STATUS[status] : undefined;
   if (!type) return [];
   const view = announcement.publication ?? (await readAnnouncedNow(redis, announcement));
-  if (!view) return [];
   const what = kind === "needs_reconnect" ? "needs_reconnect" : status;
-  const queued = await enqueueWebhookEvent(redis, {
-    tenantId,
-    type,
-    occurrence: `reel:${id}:${what}:${view.updated_at}`,
-    at: new Date(view.updated_at),
-    data: async () => view,
-  });
-  if (kind !== "needs_reconnect") return queued;
-  const account = await accounts.find(tenantId, view.account_id);
+  const queued = view
+    ? await enqueueWebhookEvent(redis, {
+        tenantId,
+        type,
+        occurrence: `reel:${id}:${what}:${view.updated_at}`,
+        at: new Date(view.updated_at),
+        data: async () => view,
+      })
+    : [];
+  // The account's event, even when the reel no longer waits (cancelled since): the account still needs reconnecting.
+  const accountId = kind === "needs_reconnect" ? (announcement.account_id ?? view?.account_id) : undefined;
+  if (!accountId) return queued;
+  const account = await accounts.find(tenantId, accountId);
   if (account?.status !== "needs_reconnect" || !account.error) return queued;
-  return [...queued, ...(await enqueueAccountNeedsReconnect(redis, account, account.error, new Date(view.updated_at)))];
+  const at = new Date(view?.updated_at ?? Date.now());
+  return [...queued, ...(await enqueueAccountNeedsReconnect(redis, account, account.error, at))];
 }
 
 /**

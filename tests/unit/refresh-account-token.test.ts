@@ -47,15 +47,21 @@ const businessUsage = (accountId: string, percent: number, regainMinutes = 0) =>
   }),
 });
 
-/** An Instagram-login account whose token expires within the hour: due for a refresh now. */
-async function connectExpiring(accounts: ConnectedAccounts, accountId: string, token: string, tenantId = "acme") {
+/** An Instagram-login account whose token expires within the hour (or `expiresInMs`): due for a refresh now. */
+async function connectExpiring(
+  accounts: ConnectedAccounts,
+  accountId: string,
+  token: string,
+  tenantId = "acme",
+  expiresInMs = HOUR_MS,
+) {
   const account = await accounts.connect({
     tenantId,
     accountId,
     accessToken: token,
     login: "instagram",
     graphUrl: GRAPH,
-    tokenExpiresAt: new Date(Date.now() + HOUR_MS).toISOString(),
+    tokenExpiresAt: new Date(Date.now() + expiresInMs).toISOString(),
   });
   if (account === "taken") throw new Error("taken");
   await scheduleTokenRefresh(redis(), accountId, Date.now());
@@ -156,7 +162,8 @@ describe("a token refresh and Graph's rate limits", () => {
   it("is not sent while the pacer holds the account's calls back, and comes back when the pause ends", async () => {
     const accounts = new ConnectedAccounts(redis(), randomBytes(32), []);
     const id = "17841400000001102";
-    await connectExpiring(accounts, id, "paused-token-secret");
+    // Three days left: due (TOKEN_REFRESH_BEFORE_S here is 10 days), and more than a day after the pause.
+    await connectExpiring(accounts, id, "paused-token-secret", "acme", 3 * 86_400_000);
     // A publishing call's answer named 20 minutes to regain access for the account.
     await createGraphPacer(redis()).after(id, readGraphUsage(new Headers(businessUsage(id, 100, 20))));
     const { pausedUntil } = await readPace(redis(), id, Date.now());

@@ -501,7 +501,13 @@ describe("runPublication", () => {
       error: null,
     });
     expect(announced.filter((a) => a.value.publication_id === id).map((a) => a.value)).toEqual([
-      { publication_id: id, tenant_id: TENANT, kind: "needs_reconnect", status: "SCHEDULED" },
+      {
+        publication_id: id,
+        tenant_id: TENANT,
+        kind: "needs_reconnect",
+        status: "SCHEDULED",
+        account_id: REFUSED.accountId,
+      },
     ]);
     expect(calls.create).toBe(1);
     expect(h.sleeps).toEqual([]);
@@ -723,15 +729,10 @@ describe("runPublication", () => {
       id,
     );
     expect(resumed?.status).toBe("PROCESSING");
-    // The TIMED_OUT it leaves is announced again first (a repeat the webhook consumer drops), then the work.
-    expect(sentMessages).toHaveLength(2);
-    expect(JSON.parse(sentMessages[0].value)).toMatchObject({
-      publication_id: id,
-      kind: "settled",
-      status: "TIMED_OUT",
-    });
-    expect(sentMessages[1].key).toBe(ACCOUNT.accountId);
-    expect(JSON.parse(sentMessages[1].value)).toEqual({
+    // The work alone: the TIMED_OUT it leaves was announced (by the redelivery that found it) and marked so.
+    expect(sentMessages).toHaveLength(1);
+    expect(sentMessages[0].key).toBe(ACCOUNT.accountId);
+    expect(JSON.parse(sentMessages[0].value)).toEqual({
       publication_id: id,
       tenant_id: TENANT,
       account_id: ACCOUNT.accountId,
@@ -969,6 +970,18 @@ describe("runPublication", () => {
       [...before, before[0]].map((p) => (p as PublicationView).updated_at),
     );
     expect(await recordReelUsage(redis(), (await readPublicationRecord(redis(), id))!)).toBe(false);
+  });
+
+  it("a retry of an outcome its run announced sends the work alone", async () => {
+    const { graph } = scriptedGraph({ create: [graphError(4, 2207051, "We restrict certain activity")] });
+    const h = harness(graph);
+    const id = await newPublication(h);
+    expect(await runPublication(h.deps, id, control())).toBe("failed");
+    sentMessages.length = 0;
+    await retryPublication({ redis: redis(), producer: fakeProducer, now: () => h.clock.now }, TENANT, id);
+    expect(sentMessages.map((m) => JSON.parse(m.value))).toEqual([
+      { publication_id: id, tenant_id: TENANT, account_id: ACCOUNT.accountId },
+    ]);
   });
 
   it("with USAGE_AGGREGATES off, counts neither a cancel nor a settled run", async () => {

@@ -719,6 +719,49 @@ describe("a publication's final write", () => {
     ]);
   });
 
+  it("sends account.needs_reconnect once per token even after its deliveries expired, and when the waiting reel was cancelled since", async () => {
+    const refusing = { ...account, tenantId: "laterco", accountId: "17841400000000913" };
+    const accounts = new ConnectedAccounts(redis(), randomBytes(32), [refusing]);
+    await createWebhook(
+      redis(),
+      "laterco",
+      { url: "https://hooks.example.com/later", events: ["account.needs_reconnect"] },
+      10,
+      new Date(Date.now() - 60_000),
+    );
+    const deps = { redis: redis(), producer: silentProducer, connected: accounts };
+    const input = { account_id: refusing.accountId, video_url: "https://videos.test/e.mp4" };
+    const { publication } = await submitPublication(deps, "laterco", publicationInputSchema.parse(input));
+    const { tokenVersion } = (await accounts.find("laterco", refusing.accountId))!;
+    expect(
+      await accounts.markNeedsReconnect(refusing.accountId, tokenVersion, {
+        code: 190,
+        subcode: null,
+        message: "Error validating access token",
+        fbtrace_id: "A10",
+        classification: "reconnect-account",
+        headline: "Graph refused the account's access token.",
+        remedy: "Reconnect the account.",
+        advice: "Reconnect the account.",
+      }),
+    ).toBe(true);
+    // The reel that waited was cancelled before the consumer read its announcement: the account still needs reconnecting.
+    const waits: PublicationAnnouncement = {
+      publication_id: publication.publication_id,
+      tenant_id: "laterco",
+      kind: "needs_reconnect",
+      status: "SCHEDULED",
+      account_id: refusing.accountId,
+    };
+    await enqueuePublicationEvent(redis(), accounts, waits);
+    const first = await redis().zrange(webhookKeys.due("laterco"), 0, -1);
+    expect(first).toHaveLength(1);
+    // Nine days later its delivery record is gone (kept 7 days); another reel waits on the same token.
+    await redis().del(...first.map((d) => webhookKeys.delivery(d)), webhookKeys.due("laterco"));
+    await enqueuePublicationEvent(redis(), accounts, waits);
+    expect(await redis().zrange(webhookKeys.due("laterco"), 0, -1)).toEqual([]);
+  });
+
   it("is announced again by a redelivered message that finds the publication settled (the run that wrote it died first), and queued once", async () => {
     await createWebhook(
       redis(),

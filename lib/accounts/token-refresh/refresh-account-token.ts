@@ -27,15 +27,19 @@ export interface TokenRefreshDeps extends LoginClientDeps {
 /** An owed account.needs_reconnect is kept this long: the schedule looks at the account again minutes after its worker's end; this outlasts workers away for days. */
 const NEEDS_RECONNECT_OWED_MS = 7 * 86_400_000;
 
+/** A refresh held back by the pacer until this close to its token's expiry is announced as failing. */
+const PAUSED_TOO_LONG_BEFORE_MS = 86_400_000;
+
 export type TokenRefreshOutcome = "refreshed" | "waiting" | "dropped" | "needs_reconnect" | "retrying";
 
 /**
  * Looks at one account of the schedule: refreshes its token when due and stores the new one
  * sealed, or scores it for when it is due. Instagram's 190 (any error GRAPH_ERRORS says only a
  * reconnect cures) marks it needs_reconnect (account.needs_reconnect); any other failure is tried
- * again after `retryMs`, or after the estimated_time_to_regain_access Graph named if longer, and a
- * refresh the pacer holds back (GraphPaused) when the pause ends; either is announced once
- * (account.expiring) when the token has less than 7 days left.
+ * again after `retryMs`, or after the estimated_time_to_regain_access Graph named if longer, and
+ * announced once (account.expiring) when the token has less than 7 days left. A refresh the pacer
+ * holds back (GraphPaused) comes back when the pause ends; it is announced only once the token has
+ * less than a day left at the pause's end (it was not tried, so it has not failed until then).
  */
 export async function refreshAccountToken(deps: TokenRefreshDeps, accountId: string): Promise<TokenRefreshOutcome> {
   const now = deps.now();
@@ -107,9 +111,9 @@ async function markNeedsReconnect(
 
 /**
  * The account.needs_reconnect of a refresh refused for this token version, when its worker did not
- * live to queue it. Only a refused refresh owes one: an account marked because a publication or
- * the account list had its token refused gets no account event, as before. A repeat is one
- * delivery: the event's occurrence is the token version.
+ * live to queue it. Only a refused refresh owes one here: a publication's refusal sends its own
+ * through the log, the account list's directly. A repeat is one delivery: the event's occurrence
+ * is the token version.
  */
 async function queueOwedNeedsReconnect(deps: TokenRefreshDeps, account: ConnectedAccount): Promise<void> {
   if (account.status !== "needs_reconnect" || !account.error) return;
@@ -132,8 +136,8 @@ async function retryLater(
     retry_at: new Date(retryAt).toISOString(),
     error: error.stack,
   });
-  // A refresh the pacer held back was not tried: it is no failure to announce, unless the pause outlasts the token.
-  const failed = !(error instanceof GraphPaused) || error.until >= expiresAt;
+  // A refresh the pacer held back was not tried: no failure to announce, unless the token has under a day left when the pause ends.
+  const failed = !(error instanceof GraphPaused) || error.until >= expiresAt - PAUSED_TOO_LONG_BEFORE_MS;
   if (failed && isExpiringSoon(expiresAt, now)) {
     const sent = tokenRefreshKeys.expiringSent(account.accountId);
     if ((await deps.redis.get(sent)) !== account.tokenExpiresAt) {

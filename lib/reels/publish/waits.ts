@@ -105,6 +105,7 @@ async function waitForReconnect(
     tenant_id: tenantId,
     kind: "needs_reconnect",
     status: "SCHEDULED",
+    account_id: accountId,
   }).catch((error) =>
     log("warn", "could not announce that the publication waits for a reconnect", { publication_id: run.id, error }),
   );
