@@ -670,6 +670,18 @@ describe("a publication's final write", () => {
     expect(bodies.map((b) => [b.type, b.data.scheduled_reason])).toEqual([["reel.needs_attention", "needs_reconnect"]]);
   });
 
+  /** Graph's 190 as a publication or the account list records it on the account. */
+  const tokenRefused = {
+    code: 190,
+    subcode: 463,
+    message: "Error validating access token: Session has expired",
+    fbtrace_id: "A9",
+    classification: "reconnect-account" as const,
+    headline: "Graph refused the account's access token.",
+    remedy: "Reconnect the account.",
+    advice: "Reconnect the account.",
+  };
+
   it("a publication's refusal that marked its account sends account.needs_reconnect once per token, however many reels wait", async () => {
     const refusing = { ...account, tenantId: "refuseco", accountId: "17841400000000912" };
     const accounts = new ConnectedAccounts(redis(), randomBytes(32), [refusing]);
@@ -700,18 +712,8 @@ describe("a publication's final write", () => {
         status: "SCHEDULED",
       });
     };
-    const refused = {
-      code: 190,
-      subcode: 463,
-      message: "Error validating access token: Session has expired",
-      fbtrace_id: "A9",
-      classification: "reconnect-account" as const,
-      headline: "Graph refused the account's access token.",
-      remedy: "Reconnect the account.",
-      advice: "Reconnect the account.",
-    };
     const { tokenVersion } = (await accounts.find("refuseco", refusing.accountId))!;
-    expect(await accounts.markNeedsReconnect(refusing.accountId, tokenVersion, refused)).toBe(true);
+    expect(await accounts.markNeedsReconnect(refusing.accountId, tokenVersion, tokenRefused)).toBe(true);
     for (const { publication_id: id } of ids) await waitFor(id);
     const bodies = await queuedBodies("refuseco", refusing.accountId);
     expect(bodies.map((b) => [b.type, b.data.account_id, b.data.status, b.data.error?.code])).toEqual([
@@ -733,18 +735,7 @@ describe("a publication's final write", () => {
     const input = { account_id: refusing.accountId, video_url: "https://videos.test/e.mp4" };
     const { publication } = await submitPublication(deps, "laterco", publicationInputSchema.parse(input));
     const { tokenVersion } = (await accounts.find("laterco", refusing.accountId))!;
-    expect(
-      await accounts.markNeedsReconnect(refusing.accountId, tokenVersion, {
-        code: 190,
-        subcode: null,
-        message: "Error validating access token",
-        fbtrace_id: "A10",
-        classification: "reconnect-account",
-        headline: "Graph refused the account's access token.",
-        remedy: "Reconnect the account.",
-        advice: "Reconnect the account.",
-      }),
-    ).toBe(true);
+    expect(await accounts.markNeedsReconnect(refusing.accountId, tokenVersion, tokenRefused)).toBe(true);
     // The reel that waited was cancelled before the consumer read its announcement: the account still needs reconnecting.
     const waits: PublicationAnnouncement = {
       publication_id: publication.publication_id,
