@@ -131,9 +131,10 @@ export async function runPublication(
           // next, so the client's retry with its Idempotency-Key finds it (a scheduled one too, not only once due).
           if (record.submitting) await revealPublication(redis, publicationId, record, now());
           if (isSettledPublication(record.status)) {
-            // A run that died between its final write and its announcement left the message uncommitted: count and announce it now.
+            // A run that died between its final write and its announcement left the message uncommitted: count and
+            // announce it now (unless the record says it was announced: the run died after, before its commit).
             if (deps.recordUsage !== false) await recordReelUsage(redis, record);
-            await announceSettled(deps.producer, redis, record);
+            if (record.announced !== record.updated_at) await announceSettled(deps.producer, redis, record);
             return "skipped";
           }
           return deferIfNotDue(redis, publicationId, record, now());

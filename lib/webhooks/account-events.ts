@@ -1,9 +1,8 @@
 import type { AccountView } from "../accounts/account";
-import type { ConnectedAccount } from "../accounts/connected-accounts";
+import { connectedAccountKeys, type ConnectedAccount } from "../accounts/connected-accounts";
 import type { PublicationError } from "../reels/publication";
 import type { Redis } from "../redis";
 import { enqueueWebhookEvent } from "./enqueue-event";
-import { webhookKeys } from "./keys";
 
 /** An account event's `data`: the account as GET /api/accounts shows it, without what Graph is asked for (quota). */
 export type AccountEventData = Pick<
@@ -22,10 +21,10 @@ export async function enqueueAccountNeedsReconnect(
   at: Date,
 ): Promise<string[]> {
   // A reel coming due weeks after the refusal waits, and its announcement asks again: the
-  // deliveries that would dedupe it are gone by then, so the version sent is remembered longer.
-  const sent = webhookKeys.needsReconnectSent(account.accountId);
-  const version = String(account.tokenVersion);
-  if ((await redis.get(sent)) === version) return [];
+  // deliveries that would dedupe it are gone by then, so the account's record keeps the version sent.
+  const record = connectedAccountKeys.record(account.accountId);
+  const sent = Number((await redis.hget(record, NEEDS_RECONNECT_SENT)) ?? 0);
+  if (sent >= account.tokenVersion) return [];
   const queued = await enqueueWebhookEvent(redis, {
     tenantId: account.tenantId,
     type: "account.needs_reconnect",
@@ -33,12 +32,20 @@ export async function enqueueAccountNeedsReconnect(
     at,
     data: async () => ({ ...dataOf(account), status: "needs_reconnect", error }) satisfies AccountEventData,
   });
-  await redis.set(sent, version, "PX", NEEDS_RECONNECT_SENT_MS);
+  await redis.eval(REMEMBER_SENT, 1, record, NEEDS_RECONNECT_SENT, account.tokenVersion);
   return queued;
 }
 
-/** How long the version whose account.needs_reconnect was sent is remembered: a refused token is not refused again unless reconnected (a new version). */
-const NEEDS_RECONNECT_SENT_MS = 180 * 86_400_000;
+/** The account record's field holding the highest token version whose account.needs_reconnect was queued (a disconnect deletes it with the record; a reconnect is a new version). */
+const NEEDS_RECONNECT_SENT = "needs_reconnect_sent";
+
+// Raises the field to ARGV[2] on a record that still exists (a late, slower path for an older
+// version lowers nothing). KEYS: the account's record. ARGV: the field, the version.
+const REMEMBER_SENT = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if (tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0') or 0) >= tonumber(ARGV[2]) then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return 1`;
 
 /** account.expiring: once per token (its expiry) that could not be refreshed within 7 days of its end. */
 export function enqueueAccountExpiring(redis: Redis, account: ConnectedAccount, at: Date): Promise<string[]> {

@@ -16,8 +16,6 @@ export const webhookKeys = {
   inFlight: (tenantId: string) => `webhooks:in-flight:${tenantId}`,
   /** The one queue of every tenant's deliveries before they were queued per tenant; claims empty it into those. */
   legacyDue: "webhooks:due",
-  /** The token version whose account.needs_reconnect was queued: a delivery's own record, which dedupes a repeat, lives only DELIVERY_TTL_S. */
-  needsReconnectSent: (accountId: string) => `webhooks:needs-reconnect-sent:${accountId}`,
 };
 
 /** Attempts one tenant may have under way at once across the workers, so its slow endpoints cannot hold every slot. */

@@ -183,7 +183,7 @@ interface FlowCase {
 }
 
 describe("a publication's announcements", () => {
-  it("announces the outcome after its final write, keyed by tenant, and again when a redelivered message finds it settled", async () => {
+  it("announces the outcome after its final write, keyed by tenant, and again when a redelivered message finds it settled unannounced", async () => {
     const { graph } = scriptedGraph({ create: [created()], read: [status("FINISHED")], publish: [{ id: POST }] });
     const h = harness(graph);
     const id = await newPublication(h);
@@ -202,6 +202,11 @@ describe("a publication's announcements", () => {
       },
     };
     expect(mine()).toEqual([settled]);
+    // Redelivered after the run announced it (it died before its commit): nothing more.
+    expect(await runPublication(h.deps, id, control())).toBe("skipped");
+    expect(mine()).toEqual([settled]);
+    // Redelivered after a run that died between its final write and its announcement.
+    await redis().hdel(publicationKeys.state(id), "announced");
     expect(await runPublication(h.deps, id, control())).toBe("skipped");
     expect(mine()).toEqual([settled, settled]);
   });
@@ -962,7 +967,9 @@ describe("runPublication", () => {
       failed.updated_at,
       failed.updated_at,
     ]);
-    // The run's message read again (its announcement had failed too): the same arrival, counted already.
+    // The run's message read again, as if its announcement had failed too (not marked announced):
+    // the same arrival, counted already, announced under its own time.
+    await redis().hdel(publicationKeys.state(id), "announced");
     const before = announced.filter((a) => a.value.publication_id === id).map((a) => a.value.publication);
     expect(await runPublication(h.deps, id, control())).toBe("skipped");
     const after = announced.filter((a) => a.value.publication_id === id).map((a) => a.value.publication);
