@@ -404,7 +404,7 @@ describe("the webhook routes", () => {
   it("lists without secrets, deletes with 204, and keeps at most WEBHOOKS_PER_TENANT", async () => {
     const before = (await (await listWebhooks()).json()).data as { id: string }[];
     for (const w of before) expect((await deleteWebhook(w.id)).status).toBe(204);
-    const made = [];
+    const made: Awaited<ReturnType<typeof newWebhook>>[] = [];
     for (let i = 0; i < 4; i++) made.push(await newWebhook(`https://hooks.example.com/${i}`, ["reel.published"]));
     await expectProblem(await createWebhook({ url: "https://hooks.example.com/5", events: ["job.failed"] }), 409);
     const listed = await (await listWebhooks()).json();
