@@ -85,7 +85,9 @@ export function NewWebhookForm() {
                   </svg>
                 </span>
                 <span className="min-w-0">
-                  <span className="block font-mono text-xs text-zinc-900 dark:text-zinc-100">{type}</span>
+                  <span className="block font-mono text-xs text-zinc-900 [overflow-wrap:anywhere] dark:text-zinc-100">
+                    {type}
+                  </span>
                   <span className="block text-xs text-zinc-500 dark:text-zinc-400">
                     {WEBHOOK_EVENT_DESCRIPTIONS[type]}
                   </span>

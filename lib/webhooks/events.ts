@@ -22,9 +22,9 @@ export const WEBHOOK_EVENT_DESCRIPTIONS: Record<WebhookEventType, string> = {
   "job.cancelled": "A generation job was cancelled",
   "reel.published": "A reel was published",
   "reel.failed": "A reel could not be published",
-  "reel.needs_attention": "A reel's container never finished processing in its 24 h life (TIMED_OUT)",
-  "account.needs_reconnect":
-    "Graph refused an account's token (at a refresh, a publication or a read of the account): it must be connected again",
+  "reel.needs_attention":
+    "A reel's container never finished processing in its 24 h life (TIMED_OUT), or the reel waits for its account to be reconnected",
+  "account.needs_reconnect": "Graph refused an account's token: it must be connected again",
   "account.expiring": "An account's token expires within 7 days and could not be refreshed: reconnect it",
 };
 
