@@ -1,7 +1,7 @@
 "use client";
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
+import { Fragment, useState } from "react";
 import { WEBHOOK_EVENT_DESCRIPTIONS, WEBHOOK_EVENT_TYPES, type WebhookEventType } from "@/lib/webhooks/events";
 import { errorMessage, fetchJson, ProblemError } from "../api";
 import { Button } from "../ui/button";
@@ -85,8 +85,8 @@ export function NewWebhookForm() {
                   </svg>
                 </span>
                 <span className="min-w-0">
-                  <span className="block font-mono text-xs text-zinc-900 [overflow-wrap:anywhere] dark:text-zinc-100">
-                    {type}
+                  <span className="block font-mono text-xs text-zinc-900 dark:text-zinc-100">
+                    <EventName type={type} />
                   </span>
                   <span className="block text-xs text-zinc-500 dark:text-zinc-400">
                     {WEBHOOK_EVENT_DESCRIPTIONS[type]}
@@ -110,4 +110,14 @@ export function NewWebhookForm() {
       </form>
     </div>
   );
+}
+
+/** An event's name, breakable after its dots and underscores: account.needs_reconnect is wider than a box of the two-column grid. */
+function EventName({ type }: { type: WebhookEventType }) {
+  return type.split(/(?<=[._])/).map((part, i) => (
+    <Fragment key={part}>
+      {i > 0 && <wbr />}
+      {part}
+    </Fragment>
+  ));
 }

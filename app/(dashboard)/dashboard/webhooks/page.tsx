@@ -11,7 +11,7 @@ export default function WebhooksPage() {
     <>
       <PageHeader
         title="Webhooks"
-        description="Dispatch calls your endpoint when a job or a reel reaches an outcome, signed as Standard Webhooks says, and retries for 24 hours until it answers 2xx."
+        description="Dispatch calls your endpoint when a job or a reel reaches an outcome or an account needs reconnecting, signed as Standard Webhooks says, and retries for 24 hours until it answers 2xx."
       />
       <div className="grid grid-cols-1 items-start gap-6 lg:grid-cols-[minmax(0,2fr)_minmax(0,3fr)]">
         <Card>
