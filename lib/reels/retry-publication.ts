@@ -5,7 +5,7 @@ import { TOPICS } from "../topics";
 import type { PublicationView } from "./publication";
 import type { PublicationMessage } from "./publication-input";
 import { appendEvent, readPublicationRecord, type PublicationRecord } from "./publication-record";
-import { announcePublication, markAnnounced, settledAnnouncementOf } from "./publish/announce";
+import { announcePublication, isAnnounced, markAnnounced, settledAnnouncementOf } from "./publish/announce";
 import { readPublication } from "./read-publication";
 
 export interface RetryPublicationDeps {
@@ -70,7 +70,7 @@ export async function announceLeftOutcome(
   state: PublicationRecord,
   what: "retried" | "resumed",
 ): Promise<void> {
-  if (state.announced && state.announced === state.updated_at) return;
+  if (isAnnounced(state)) return;
   const announcement = await settledAnnouncementOf(deps.redis, state);
   try {
     await announcePublication(await deps.producer(), announcement);

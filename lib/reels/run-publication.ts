@@ -1,6 +1,6 @@
 import { runUnderLease } from "../lease";
 import { abortableSleep } from "../sleep";
-import { announceSettled } from "./publish/announce";
+import { announceSettled, isAnnounced } from "./publish/announce";
 import { checkQuota, createContainer, locateVideo, preflight, sendUpload } from "./publish/container-steps";
 import { PublicationRun, RecordClosed, type PublicationDeps, type PublicationOutcome } from "./publish/publication-run";
 import { checkContainer, pollAfterInterval, publishContainer, watchContainer } from "./publish/publish-steps";
@@ -134,7 +134,7 @@ export async function runPublication(
             // A run that died between its final write and its announcement left the message uncommitted: count and
             // announce it now (unless the record says it was announced: the run died after, before its commit).
             if (deps.recordUsage !== false) await recordReelUsage(redis, record);
-            if (record.announced !== record.updated_at) await announceSettled(deps.producer, redis, record);
+            if (!isAnnounced(record)) await announceSettled(deps.producer, redis, record);
             return "skipped";
           }
           return deferIfNotDue(redis, publicationId, record, now());

@@ -386,35 +386,31 @@ describe("resending a delivery", () => {
     expect(parseRetryAfter(null, now)).toBeUndefined();
   });
 
-  it("refuses to resend a delivery a worker has just claimed, before its attempt has begun", async () => {
-    const webhook = await createWebhook(redis(), "claimco", input, 10, new Date(Date.now() - 60_000));
+  /** A tenant's webhook and one delivery of it a worker claimed `now` with a 30 s lease. */
+  async function claimedDelivery(tenantId: string) {
+    const webhook = await createWebhook(redis(), tenantId, input, 10, new Date(Date.now() - 60_000));
     const [id] = await enqueueWebhookEvent(redis(), {
-      tenantId: "claimco",
+      tenantId,
       type: "job.completed",
-      occurrence: "job:claimed",
+      occurrence: `job:${tenantId}`,
       at: new Date(),
       data: async () => ({}),
     });
     const now = Date.now();
     const { claims } = await claimDueDeliveries(redis(), now, 100, 30_000);
     expect(claims.map((c) => c.id)).toContain(id);
+    return { webhook, id, now };
+  }
+
+  it("refuses to resend a delivery a worker has just claimed, before its attempt has begun", async () => {
+    const { webhook, id, now } = await claimedDelivery("claimco");
     // The claim holds it from the claim's own step: a resend now must not make it due for another worker.
     await expect(resendDelivery(redis(), "claimco", webhook.id, id, now + 1)).rejects.toThrow(/being attempted/);
     expect((await claimDueDeliveries(redis(), now + 2, 100, 30_000)).claims.map((c) => c.id)).not.toContain(id);
   });
 
   it("resends a delivery whose claim's lease ran out with its worker gone", async () => {
-    const webhook = await createWebhook(redis(), "lapsedco", input, 10, new Date(Date.now() - 60_000));
-    const [id] = await enqueueWebhookEvent(redis(), {
-      tenantId: "lapsedco",
-      type: "job.completed",
-      occurrence: "job:lapsed",
-      at: new Date(),
-      data: async () => ({}),
-    });
-    const now = Date.now();
-    const { claims } = await claimDueDeliveries(redis(), now, 100, 30_000);
-    expect(claims.map((c) => c.id)).toContain(id);
+    const { webhook, id, now } = await claimedDelivery("lapsedco");
     // The worker died: nothing is under way once its lease is over, so a resend is taken.
     await expect(resendDelivery(redis(), "lapsedco", webhook.id, id, now + 30_001)).resolves.toEqual({
       id,

@@ -1,3 +1,4 @@
+import { jsonField } from "../../hash-record";
 import { GraphError } from "../../reels/graph-error";
 import { describeGraphError } from "../../reels/graph-error-table";
 import { reportToPacer, type GraphPacer } from "../../reels/graph-pacing";
@@ -63,7 +64,7 @@ export async function callMeta(
   }
   const text = await response.text();
   const usage = readGraphUsage(response.headers);
-  const body = parseJson(text);
+  const body = jsonField(text);
   const record = isRecord(body) ? body : {};
   const graphError = GraphError.fromResponse(record, response.status);
   if (graphError) graphError.usage = usage;
@@ -94,14 +95,6 @@ function rateLimitNote(who: string, graphError: GraphError | undefined): string 
   const minutes = Math.ceil((graphError.usage?.regainAccessMs ?? 0) / 60_000);
   const when = minutes > 0 ? `in about ${minutes} minute${minutes === 1 ? "" : "s"}` : "in a few minutes";
   return ` ${who} is rate limiting Dispatch's calls (${describeGraphError(graphError.code, graphError.subcode).meaning}): try again ${when}.`;
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {

@@ -40,6 +40,11 @@ export async function announceSettled(producer: Producer, redis: Redis, record: 
   await markAnnounced(redis, record);
 }
 
+/** Whether the record's settled write was announced (marked after its announcement). */
+export function isAnnounced(record: PublicationRecord): boolean {
+  return record.announced !== "" && record.announced === record.updated_at;
+}
+
 export async function markAnnounced(redis: Redis, record: PublicationRecord): Promise<void> {
   await redis.eval(MARK_ANNOUNCED, 1, publicationKeys.state(record.publication_id), record.updated_at);
 }
