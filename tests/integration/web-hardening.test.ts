@@ -19,7 +19,7 @@ let routes: {
   stream: typeof import("@/app/jobs/[id]/stream/route");
   session: typeof import("@/app/api/session/route");
   floor: typeof import("@/app/api/bench/floor/route");
-  graph: typeof import("@/app/graph/[version]/[...path]/route");
+  graph: typeof import("@/app/graph/[...path]/route");
 };
 
 beforeAll(async () => {
@@ -41,7 +41,7 @@ beforeAll(async () => {
     stream: await import("@/app/jobs/[id]/stream/route"),
     session: await import("@/app/api/session/route"),
     floor: await import("@/app/api/bench/floor/route"),
-    graph: await import("@/app/graph/[version]/[...path]/route"),
+    graph: await import("@/app/graph/[...path]/route"),
   };
 });
 

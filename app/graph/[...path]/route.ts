@@ -1,14 +1,17 @@
 import { handleGraphRequest } from "@/lib/reels/sandbox";
 import { getServices } from "@/lib/web/services";
-import { getSandbox } from "../../sandbox-host";
+import { getSandbox } from "../sandbox-host";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
 
 /**
- * The built-in Graph-compatible sandbox; everything happens in lib/reels/sandbox. Its control
- * surface, /graph/_sandbox/..., comes through here too: Next treats an `app/graph/_sandbox` folder
- * as private (not a route), so handleGraphRequest dispatches the `_sandbox` segment itself.
+ * The built-in Graph-compatible sandbox; everything happens in lib/reels/sandbox. One catch-all
+ * route for every path under /graph, versioned or not: Meta serves some paths without a version
+ * (graph.instagram.com/access_token, /refresh_access_token, api.instagram.com/oauth/access_token),
+ * and a route table here that listed them one by one left refresh_access_token a 404 page. Its
+ * control surface, /graph/_sandbox/..., comes through here too: Next treats an `app/graph/_sandbox`
+ * folder as private (not a route), so handleGraphRequest dispatches the `_sandbox` segment itself.
  */
 function answer(request: Request): Promise<Response> | Response {
   const { config } = getServices();
