@@ -3,7 +3,7 @@ import { ApiError } from "../../errors";
 import { readBody } from "../../web/http";
 import { GraphError, newFbtraceId } from "../graph-error";
 import type { SandboxDeps } from "./deps";
-import { deadTokenError, resolveToken } from "./sandbox-tokens";
+import { deadTokenError, resolveToken, type ResolvedToken } from "./sandbox-tokens";
 
 /** One Graph call as the sandbox sees it: its parameters merged from query and body, as Graph does. */
 export interface GraphCall {
@@ -17,6 +17,8 @@ export interface GraphCall {
   version: string;
   /** The account whose valid token made the call, once requireValidToken has checked it. */
   caller?: string;
+  /** That token as the sandbox resolved it: which login made it and the permissions it was allowed. */
+  token?: ResolvedToken;
 }
 
 /** Query parameters, overlaid on POST by a form, multipart or JSON body. */
@@ -83,6 +85,7 @@ export async function requireValidToken(call: GraphCall): Promise<string> {
   if (!resolved) throw invalidToken();
   if (resolved.state !== "valid") throw deadTokenError(resolved.state, call.deps.now(), resolved.expiredAt);
   call.caller = resolved.accountId;
+  call.token = resolved;
   return resolved.accountId;
 }
 

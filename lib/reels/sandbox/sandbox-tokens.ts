@@ -16,35 +16,37 @@ export type TokenState = (typeof TOKEN_STATES)[number];
 /** Meta answers expires_in 5183944 for a long-lived token: 60 days, less a little. */
 export const LONG_LIVED_S = 5_183_944;
 
-/**
- * A new valid token for the account, which becomes its current one; `expiresAt` (ms) makes it
- * expire by itself, as Meta's short-lived (1 h) and long-lived (60 days) tokens do. `issuedAt`
- * (ms) is when Meta would have issued it: a refresh needs a token at least 24 h old.
- */
-export async function issueToken(
-  deps: SandboxDeps,
-  accountId: string,
-  expiresAt?: number,
-  kind: "short" | "long" = "long",
-  issuedAt: number = deps.now(),
-): Promise<string> {
+/** Which login issued a token: Instagram Login's work on graph.instagram.com, Facebook Login's on graph.facebook.com. */
+export type TokenLogin = "instagram" | "facebook";
+
+export interface TokenGrant {
+  /** When it stops working by itself (ms), as Meta's short-lived (1 h) and long-lived (60 days) tokens do. */
+  expiresAt?: number;
+  kind?: "short" | "long";
+  /** When Meta would have issued it (ms): a refresh needs a token at least 24 h old. */
+  issuedAt?: number;
+  /** Undefined for a token made through the control surface or configured (REEL_ACCOUNTS): no login made it. */
+  login?: TokenLogin;
+  /** The permissions the person allowed; undefined for a token no dialog made, which may do everything. */
+  scopes?: readonly string[];
+}
+
+/** A new valid token for the account, which becomes its current one. */
+export async function issueToken(deps: SandboxDeps, accountId: string, grant: TokenGrant = {}): Promise<string> {
   const token = `IGSANDBOX${randomBytes(24).toString("base64url")}`;
   const digest = digestOf(token);
   await deps.redis
     .multi()
-    .hset(
-      accountKeys.token(digest),
-      "account_id",
-      accountId,
-      "state",
-      "valid",
-      "kind",
-      kind,
-      "expires_at",
-      expiresAt === undefined ? "" : String(expiresAt),
-      "issued_at",
-      String(issuedAt),
-    )
+    .hset(accountKeys.token(digest), {
+      account_id: accountId,
+      state: "valid",
+      kind: grant.kind ?? "long",
+      expires_at: grant.expiresAt === undefined ? "" : String(grant.expiresAt),
+      issued_at: String(grant.issuedAt ?? deps.now()),
+      login: grant.login ?? "",
+      // Space-separated: a scope never holds a space, and "" (none allowed) differs from absent.
+      ...(grant.scopes ? { scopes: grant.scopes.join(" ") } : {}),
+    })
     .expire(accountKeys.token(digest), ACCOUNT_TTL_S)
     .hset(accountKeys.profile(accountId), "token_digest", digest)
     .expire(accountKeys.profile(accountId), ACCOUNT_TTL_S)
@@ -90,9 +92,15 @@ async function markToken(deps: SandboxDeps, accountId: string, digest: string, s
  * A long-lived token that lapses `expiresInS` from now, issued as long ago as a 60-day token that
  * lapses then was: a rehearsal's token near its end, and old enough to refresh.
  */
-export function issueLongLivedToken(deps: SandboxDeps, accountId: string, expiresInS: number): Promise<string> {
+export function issueLongLivedToken(
+  deps: SandboxDeps,
+  accountId: string,
+  expiresInS: number,
+  grant: Pick<TokenGrant, "login" | "scopes"> = {},
+): Promise<string> {
   const expiresAt = deps.now() + expiresInS * 1000;
-  return issueToken(deps, accountId, expiresAt, "long", Math.min(deps.now(), expiresAt - LONG_LIVED_S * 1000));
+  const issuedAt = Math.min(deps.now(), expiresAt - LONG_LIVED_S * 1000);
+  return issueToken(deps, accountId, { ...grant, expiresAt, kind: "long", issuedAt });
 }
 
 export interface ResolvedToken {
@@ -102,6 +110,9 @@ export interface ResolvedToken {
   kind: "short" | "long";
   /** When it was issued; undefined for a configured token or one stored before the sandbox kept it. */
   issuedAt?: number;
+  login?: TokenLogin;
+  /** The permissions allowed; undefined: not limited (no dialog made the token). */
+  scopes?: string[];
 }
 
 /** The account a token belongs to, whether it still works (and since when it does not), and its kind; undefined for a token the sandbox never issued. */
@@ -117,6 +128,8 @@ export async function resolveToken(deps: SandboxDeps, token: string): Promise<Re
       kind: stored.kind === "short" ? "short" : "long",
       ...(expiredAt !== undefined ? { expiredAt } : {}),
       ...(stored.issued_at ? { issuedAt: Number(stored.issued_at) } : {}),
+      ...(stored.login === "instagram" || stored.login === "facebook" ? { login: stored.login } : {}),
+      ...(stored.scopes !== undefined ? { scopes: stored.scopes.split(" ").filter(Boolean) } : {}),
     };
   }
   const configured = accountForToken(deps.config.REEL_ACCOUNTS, token);

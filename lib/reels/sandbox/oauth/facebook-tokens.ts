@@ -66,7 +66,11 @@ async function exchangeCode(
       "Error validating verification code. Please make sure your redirect_uri is identical to the one you used in the OAuth dialog request",
       36008,
     );
-  const token = await issueToken(deps, redeemed.accountId, deps.now() + SHORT_LIVED_MS, "short");
+  const token = await issueToken(deps, redeemed.accountId, {
+    expiresAt: deps.now() + SHORT_LIVED_MS,
+    kind: "short",
+    login: "facebook",
+  });
   await grantPages(deps, token, redeemed.pageIds ?? []);
   return { access_token: token, expires_in: SHORT_LIVED_MS / 1000 };
 }
@@ -80,7 +84,11 @@ async function exchangeForLongLivedUserToken(
   // An Instagram account's token is not a Facebook user's: Meta cannot parse it either.
   if (!resolved || resolved.accountId !== SANDBOX_FACEBOOK_USER.id) throw invalidToken();
   if (resolved.state !== "valid") throw deadTokenError(resolved.state, deps.now(), resolved.expiredAt);
-  const token = await issueToken(deps, resolved.accountId, deps.now() + LONG_LIVED_S * 1000, "long");
+  const token = await issueToken(deps, resolved.accountId, {
+    expiresAt: deps.now() + LONG_LIVED_S * 1000,
+    login: "facebook",
+    scopes: resolved.scopes,
+  });
   await grantPages(deps, token, await grantedPages(deps, userToken));
   return { access_token: token, expires_in: LONG_LIVED_S };
 }
@@ -117,7 +125,11 @@ async function listAllowedPages(call: GraphCall): Promise<Response> {
   const data: Record<string, unknown>[] = [];
   for (const page of pages) {
     if (!page) continue;
-    const accessToken = await issueToken(call.deps, page.account.accountId, expiresAt);
+    const accessToken = await issueToken(call.deps, page.account.accountId, {
+      expiresAt,
+      login: "facebook",
+      scopes: resolved.scopes,
+    });
     const values = {
       id: page.pageId,
       name: page.name,

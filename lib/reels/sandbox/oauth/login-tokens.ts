@@ -55,7 +55,11 @@ export async function exchangeLoginCode(deps: SandboxDeps, params: Record<string
     return oauthError(
       "Error validating verification code. Please make sure your redirect_uri is identical to the one you used in the OAuth dialog request",
     );
-  const accessToken = await issueToken(deps, redeemed.accountId, deps.now() + SHORT_LIVED_MS, "short");
+  const accessToken = await issueToken(deps, redeemed.accountId, {
+    expiresAt: deps.now() + SHORT_LIVED_MS,
+    kind: "short",
+    login: "instagram",
+  });
   const userId = appScopedIdOf(redeemed.accountId);
   // Instagram writes user_id as a JSON number even past 2^53: written as text here to keep every digit.
   const body = `{"access_token":${JSON.stringify(accessToken)},"user_id":${userId},"permissions":["instagram_business_basic","instagram_business_content_publish"]}`;
@@ -79,7 +83,10 @@ export async function exchangeForLongLived(deps: SandboxDeps, params: Record<str
     if (resolved.kind !== "short")
       throw invalidParameter("Only a short-lived token can be exchanged for a long-lived one");
     const expiresIn = (await longLivedLifetimeOf(deps, resolved.accountId)) ?? LONG_LIVED_S;
-    const accessToken = await issueLongLivedToken(deps, resolved.accountId, expiresIn);
+    const accessToken = await issueLongLivedToken(deps, resolved.accountId, expiresIn, {
+      login: "instagram",
+      scopes: resolved.scopes,
+    });
     return graphJson({ access_token: accessToken, token_type: "bearer", expires_in: expiresIn });
   } catch (error) {
     if (error instanceof GraphError) return graphErrorResponse(error);
@@ -105,7 +112,11 @@ export async function refreshLongLived(deps: SandboxDeps, params: Record<string,
     if (resolved.kind !== "long") throw invalidParameter("Only a long-lived token can be refreshed");
     if (resolved.issuedAt !== undefined && deps.now() - resolved.issuedAt < REFRESHABLE_AFTER_MS)
       throw invalidParameter("The access token is less than 24 hours old and cannot be refreshed yet");
-    const accessToken = await issueToken(deps, resolved.accountId, deps.now() + LONG_LIVED_S * 1000, "long");
+    const accessToken = await issueToken(deps, resolved.accountId, {
+      expiresAt: deps.now() + LONG_LIVED_S * 1000,
+      login: "instagram",
+      scopes: resolved.scopes,
+    });
     return graphJson({ access_token: accessToken, token_type: "bearer", expires_in: LONG_LIVED_S });
   } catch (error) {
     if (error instanceof GraphError) return graphErrorResponse(error);
