@@ -1,8 +1,7 @@
 import type { Producer } from "kafkajs";
 import type { Redis } from "../redis";
-import { TOPICS } from "../topics";
 import { publicationKeys } from "./publication-record";
-import { publicationRequestRecord } from "./publication-input";
+import { sendPublicationRequests, type PublicationMessage } from "./publication-input";
 
 const SCHEDULER_LOCK = "reels:scheduler:lock";
 const BATCH = 100;
@@ -27,14 +26,14 @@ export async function enqueueDuePublications(deps: {
   const pipeline = redis.pipeline();
   for (const id of ids) pipeline.hmget(publicationKeys.state(id), "tenant_id", "account_id", "status");
   const rows = ((await pipeline.exec()) ?? []).map(([, value]) => value as (string | null)[]);
-  const messages: { key: string; value: string; headers: Record<string, string> }[] = [];
+  const messages: PublicationMessage[] = [];
   ids.forEach((id, i) => {
     const [tenantId, accountId, status] = rows[i] ?? [];
     // SCHEDULED: its time came; PROCESSING: a watched container's next status read (publish-steps.ts).
     if (!tenantId || !accountId || (status !== "SCHEDULED" && status !== "PROCESSING")) return;
-    messages.push(publicationRequestRecord({ publication_id: id, tenant_id: tenantId, account_id: accountId }));
+    messages.push({ publication_id: id, tenant_id: tenantId, account_id: accountId });
   });
-  if (messages.length > 0) await deps.producer.send({ topic: TOPICS.reels.name, acks: -1, messages });
+  await sendPublicationRequests(deps.producer, messages);
   await redis.zrem(publicationKeys.scheduled, ...ids);
   return messages.length;
 }

@@ -1,8 +1,10 @@
+import type { Producer } from "kafkajs";
 import { z } from "zod";
 import { validationError } from "../errors";
 import { UPLOAD_ID } from "../uploads/upload-store";
 import { CAPTION_LIMITS, countCaption } from "./status";
 import { traceHeaders } from "../tracing";
+import { TOPICS } from "../topics";
 import { reelParametersShape } from "./reel-parameters";
 
 /** What a client sends to publish a reel or change a scheduled one, and what the worker gets on the log. */
@@ -96,4 +98,14 @@ export function publicationRequestRecord(message: PublicationMessage): {
     value: JSON.stringify(message),
     headers: { "content-type": "application/json", ...traceHeaders() },
   };
+}
+
+/**
+ * Sends publications to be run: the one way reel work reaches reels.publish.requests once a
+ * publication exists (a retry, a resume, the schedule's due ones), each record with its trace
+ * context as the submit's has. A retry that built its record by hand lost the trace.
+ */
+export async function sendPublicationRequests(producer: Producer, messages: PublicationMessage[]): Promise<void> {
+  if (messages.length === 0) return;
+  await producer.send({ topic: TOPICS.reels.name, acks: -1, messages: messages.map(publicationRequestRecord) });
 }

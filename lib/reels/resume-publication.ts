@@ -1,12 +1,11 @@
 import type { Producer } from "kafkajs";
 import { ApiError, brokerUnavailable } from "../errors";
 import type { Redis } from "../redis";
-import { TOPICS } from "../topics";
 import type { PublicationView } from "./publication";
 import { appendEvent, readPublicationRecord } from "./publication-record";
 import { readPublication } from "./read-publication";
 import { announceLeftOutcome } from "./retry-publication";
-import { publicationRequestRecord } from "./publication-input";
+import { sendPublicationRequests } from "./publication-input";
 import { containerAlive } from "./publication-record";
 
 export interface ResumePublicationDeps {
@@ -50,12 +49,9 @@ export async function resumePublication(
   if (moved <= 0) throw new ApiError("conflict", "The publication changed meanwhile; read it again.");
 
   try {
-    const producer = await deps.producer();
-    await producer.send({
-      topic: TOPICS.reels.name,
-      acks: -1,
-      messages: [publicationRequestRecord({ publication_id: id, tenant_id: tenantId, account_id: state.account_id })],
-    });
+    await sendPublicationRequests(await deps.producer(), [
+      { publication_id: id, tenant_id: tenantId, account_id: state.account_id },
+    ]);
   } catch {
     await appendEvent(deps.redis, id, {
       status: "TIMED_OUT",

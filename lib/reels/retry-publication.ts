@@ -1,9 +1,8 @@
 import type { Producer } from "kafkajs";
 import { ApiError, brokerUnavailable } from "../errors";
 import type { Redis } from "../redis";
-import { TOPICS } from "../topics";
 import type { PublicationView } from "./publication";
-import type { PublicationMessage } from "./publication-input";
+import { sendPublicationRequests } from "./publication-input";
 import { appendEvent, readPublicationRecord, type PublicationRecord } from "./publication-record";
 import { announcePublication, isAnnounced, markAnnounced, settledAnnouncementOf } from "./publish/announce";
 import { readPublication } from "./read-publication";
@@ -40,16 +39,10 @@ export async function retryPublication(
   const moved = await reopenForRetry(deps.redis, id, from, state, now());
   if (moved <= 0) throw new ApiError("conflict", "The publication changed meanwhile; read it again.");
 
-  const message: PublicationMessage = { publication_id: id, tenant_id: tenantId, account_id: state.account_id };
   try {
-    const producer = await deps.producer();
-    await producer.send({
-      topic: TOPICS.reels.name,
-      acks: -1,
-      messages: [
-        { key: state.account_id, value: JSON.stringify(message), headers: { "content-type": "application/json" } },
-      ],
-    });
+    await sendPublicationRequests(await deps.producer(), [
+      { publication_id: id, tenant_id: tenantId, account_id: state.account_id },
+    ]);
   } catch {
     await undoRetry(deps.redis, id, from, state, now());
     throw brokerUnavailable(

@@ -1,9 +1,10 @@
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { readFile, rm, stat } from "node:fs/promises";
 import type { Server } from "node:http";
 import path from "node:path";
 import type { Producer } from "kafkajs";
+import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-node";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { parseConfig, type Config } from "@/lib/config";
 import { createKafka, createProducer } from "@/lib/kafka";
@@ -17,7 +18,9 @@ import type { PublicationView } from "@/lib/reels/publication";
 import { startPublicationConsumer } from "@/lib/reels/publication-consumer";
 import { settleSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
 import type { RunningConsumer } from "@/lib/worker/worker-context";
-import { expectProblem, inProcessWorker, waitFor } from "../helpers";
+import { expectProblem, inProcessWorker, readTopic, waitFor } from "../helpers";
+import { TOPICS } from "@/lib/topics";
+import { startTracing, stopTracing } from "@/lib/tracing";
 import { closeServers, listen, origin, sandboxHandler } from "../sandbox-server";
 
 /**
@@ -78,6 +81,11 @@ beforeAll(async () => {
   };
   Object.assign(process.env, env);
   config = parseConfig(env);
+  // Traced, so a retry's trace can be followed onto the topic (the spans themselves are not read).
+  await startTracing({
+    serviceName: "accounts-test",
+    spanProcessors: [new SimpleSpanProcessor(new InMemorySpanExporter())],
+  });
   const log: Log = (level, message, fields) => logs.push({ level, message, ...fields });
   sandbox = { redis, config, log, now: () => Date.now() };
   producer = createProducer(createKafka(config.KAFKA_BROKERS, "accounts-test"));
@@ -109,6 +117,7 @@ afterAll(async () => {
   await closeServers(files, graphServer);
   redis?.disconnect();
   await rm(DATA_DIR, { recursive: true, force: true });
+  await stopTracing();
   // Access tokens never reach the logs.
   const logged = JSON.stringify(logs);
   for (const token of issuedTokens) expect(logged).not.toContain(token);
@@ -555,12 +564,26 @@ describe("retries", () => {
     const failed = await settled(id);
     expect(failed).toMatchObject({ status: "FAILED", error: { code: 100 } });
 
+    const traceId = randomBytes(16).toString("hex");
     const retried = await routes.retry.POST(
-      new Request(`http://dispatch.test/api/reels/${id}/retry`, { method: "POST", headers: auth() }),
+      new Request(`http://dispatch.test/api/reels/${id}/retry`, {
+        method: "POST",
+        headers: { ...auth(), traceparent: `00-${traceId}-${randomBytes(8).toString("hex")}-01` },
+      }),
       params(id),
     );
     expect(retried.status).toBe(202);
     expect(await retried.json()).toMatchObject({ publication_id: id, status: "QUEUED", error: null });
+    // The retried run's message carries the retry's trace, as a submitted one carries the submit's.
+    const sent = (
+      await readTopic(config.KAFKA_BROKERS.join(","), TOPICS.reels.name, (messages) =>
+        messages.some(
+          (m) => m.value?.toString().includes(id) && String(m.headers?.traceparent ?? "").includes(traceId),
+        ),
+      )
+    ).filter((m) => m.value?.toString().includes(id));
+    expect(sent).toHaveLength(2);
+    expect(String(sent[1]!.headers!.traceparent)).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
 
     const p = await settled(id);
     expect(p.status).toBe("PUBLISHED");
