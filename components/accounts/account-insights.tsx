@@ -131,19 +131,26 @@ function InsightsTable({
               <td className="py-2 pr-3 whitespace-nowrap text-zinc-700 dark:text-zinc-300">
                 <Time iso={row.published_at} />
               </td>
-              {REEL_INSIGHT_METRICS.map((metric) => (
+              {!row.metrics && row.status === "no-permission" ? (
+                // Said once for the row: the token lacks the insights permission, only a new connection helps.
                 <td
-                  key={metric}
-                  className="py-2 pr-3 text-zinc-800 tabular-nums dark:text-zinc-200"
-                  data-metric={metric}
+                  colSpan={REEL_INSIGHT_METRICS.length}
+                  className="py-2 pr-3 text-amber-800 dark:text-amber-300"
+                  data-testid="insights-no-permission"
                 >
-                  {row.metrics
-                    ? formatInsight(metric, row.metrics[metric])
-                    : row.status === "no-permission"
-                      ? "no permission"
-                      : "not yet"}
+                  Reconnect the account to allow insights
                 </td>
-              ))}
+              ) : (
+                REEL_INSIGHT_METRICS.map((metric) => (
+                  <td
+                    key={metric}
+                    className="py-2 pr-3 text-zinc-800 tabular-nums dark:text-zinc-200"
+                    data-metric={metric}
+                  >
+                    {row.metrics ? formatInsight(metric, row.metrics[metric]) : "not yet"}
+                  </td>
+                ))
+              )}
             </tr>
           ))}
         </tbody>

@@ -63,8 +63,11 @@ function InsightsBody({ view }: { view: ReelInsightsView }) {
   return (
     <div className="space-y-3">
       {view.status === "no-permission" && (
-        <Alert tone="warning" title="No permission to read insights">
-          {view.message}
+        <Alert tone="warning" title="Reconnect to allow insights">
+          {view.message}{" "}
+          <a className="font-medium underline" href="/dashboard/accounts">
+            Go to Accounts
+          </a>
         </Alert>
       )}
       {view.status === "failed" && (

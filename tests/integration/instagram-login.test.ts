@@ -158,7 +158,7 @@ describe("Instagram Login", () => {
       client_id: APP.id,
       redirect_uri: `${PUBLIC_URL}/api/accounts/connect/instagram/callback`,
       response_type: "code",
-      scope: "instagram_business_basic,instagram_business_content_publish",
+      scope: "instagram_business_basic,instagram_business_content_publish,instagram_business_manage_insights",
       state: expect.stringMatching(/^[A-Za-z0-9_-]{32}$/),
     });
   });

@@ -30,9 +30,11 @@ import {
  * user token, does not expire) and publishes through the Facebook Graph host.
  */
 
+/** instagram_manage_insights with pages_read_engagement is what a reel's insights need (Meta's reference). */
 export const FACEBOOK_SCOPES = [
   "instagram_basic",
   "instagram_content_publish",
+  "instagram_manage_insights",
   "pages_show_list",
   "pages_read_engagement",
   "business_management",

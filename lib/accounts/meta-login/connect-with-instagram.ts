@@ -24,7 +24,12 @@ import {
 
 export type { LoginCaller, LoginOutcome };
 
-export const INSTAGRAM_SCOPES = ["instagram_business_basic", "instagram_business_content_publish"] as const;
+/** The last is what a reel's insights need (Meta's reference): without it every insights read is refused. */
+export const INSTAGRAM_SCOPES = [
+  "instagram_business_basic",
+  "instagram_business_content_publish",
+  "instagram_business_manage_insights",
+] as const;
 
 export interface InstagramLoginDeps extends LoginClientDeps, LoginFlowDeps {
   login: InstagramLoginConfig;

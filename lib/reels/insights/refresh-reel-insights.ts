@@ -20,8 +20,9 @@ export function isMissingPermission(error: GraphError): boolean {
   return error.code === 10 || (error.code >= 200 && error.code <= 299);
 }
 
+/** An account connected before Dispatch asked for the insights permission, or whose person unticked it: only a new connection helps. */
 const NO_PERMISSION =
-  "The account's token lacks the insights permission (instagram_manage_insights, or instagram_business_manage_insights with Instagram Login); connect the account again granting it.";
+  "Reconnect the account to allow insights: its token lacks the insights permission (instagram_business_manage_insights with Instagram Login, instagram_manage_insights with Facebook Login); connect it again and allow insights.";
 
 /**
  * Asks Graph for the reel's insights if `policy` says a reading is due and no one else took it
