@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
-import { startStack, type Stack } from "../../scripts/lib/stack";
-import { freePort } from "../../scripts/lib/redis-server";
-import { ROOT } from "../helpers";
+import { startStack, type Stack } from "../scripts/lib/stack";
+import { freePort } from "../scripts/lib/redis-server";
+import { ROOT } from "./helpers";
 
 export interface TestStack extends Stack {
   logFile: string;
@@ -18,7 +18,7 @@ export async function startTestStack(
   env: Record<string, string> = {},
   tenants = ["acme", "globex"],
 ): Promise<TestStack> {
-  const dataDir = path.join(ROOT, ".test-data/faults", name);
+  const dataDir = path.join(ROOT, ".test-data/stacks", name);
   rmSync(dataDir, { recursive: true, force: true });
   mkdirSync(dataDir, { recursive: true });
   const keys = Object.fromEntries(tenants.map((t) => [t, `${t}_${randomBytes(18).toString("base64url")}`]));

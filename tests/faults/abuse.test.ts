@@ -9,7 +9,7 @@ import { BUILD_CANARY_SECRETS, CANARY_MARKER } from "../../scripts/lib/build";
 import { ROOT, waitFor } from "../helpers";
 import { findUncaught } from "../../scripts/lib/uncaught";
 import { moovWithoutMvhd, moovWithoutTracks } from "../mp4-boxes";
-import { startTestStack, submitJob, type TestStack } from "./stack";
+import { startTestStack, submitJob, type TestStack } from "../stack";
 
 /**
  * Abuse on the real stack: malformed requests on every public endpoint, one tenant against

@@ -8,7 +8,7 @@ import { isFinalJob } from "@/lib/jobs/status";
 import { TOPICS } from "@/lib/topics";
 import { startRedis, type RedisServer } from "../../scripts/lib/redis-server";
 import { parseSse, readTopic, waitFor } from "../helpers";
-import { startTestStack, submitJob, type TestStack } from "./stack";
+import { startTestStack, submitJob, type TestStack } from "../stack";
 
 /**
  * Faults on the real stack: web server, worker processes, Redis and the broker as separate

@@ -4,7 +4,7 @@ import Redis from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { publicationKeys } from "../../lib/reels/publication-record";
 import { waitFor } from "../helpers";
-import { startTestStack, type TestStack } from "./stack";
+import { startTestStack, type TestStack } from "../stack";
 
 /** The web server (which hosts the sandbox) killed and restarted in the middle of publications. */
 const ACCOUNT = "17841400000000303";

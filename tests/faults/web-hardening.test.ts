@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedis, type RedisServer } from "../../scripts/lib/redis-server";
 import { chunkedBody, expectProblem, expectUnavailable, waitFor } from "../helpers";
-import { startTestStack, submitJob, type TestStack } from "./stack";
+import { startTestStack, submitJob, type TestStack } from "../stack";
 
 /**
  * The web server's review findings of issue 10 on the real stack (`next start`, workers, Redis,
