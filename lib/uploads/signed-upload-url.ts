@@ -35,9 +35,9 @@ export interface UploadUrlGrant {
 }
 
 /** HMAC-SHA256 of what the address grants, base64url: 43 characters. */
-function signatureOf(key: Buffer, grant: Omit<UploadUrlGrant, "extension">): string {
+function signatureOf(key: Buffer, grant: UploadUrlGrant): string {
   return createHmac("sha256", key)
-    .update([PURPOSE, grant.uploadId, grant.publicationId, String(grant.expiresAtS)].join("\n"))
+    .update([PURPOSE, grant.uploadId, grant.extension, grant.publicationId, String(grant.expiresAtS)].join("\n"))
     .digest("base64url");
 }
 
