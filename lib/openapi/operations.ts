@@ -248,6 +248,8 @@ export const OPERATIONS: Operation[] = [
     path: "/api/reels",
     tag: "Reels",
     summary: "Publish a reel (now, or at publish_at)",
+    description:
+      "From a `video_url` Graph fetches, or an `upload_id` (POST /api/uploads). An uploaded video goes to Graph by its resumable upload for an account connected with Facebook Login or a pasted token; for one connected with Instagram Login (Meta documents resumable uploads for Facebook Login only) Graph fetches it from a signed, expiring address under PUBLIC_URL (`/media/uploads/…`), so with the real Graph API PUBLIC_URL must be reachable from the internet (https, a public address or a host name), or the request is a 422 naming PUBLIC_URL.",
     auth: "tenant",
     body: "PublicationInput",
     headers: { "Idempotency-Key": "The same key again answers 200 with the publication it created." },
@@ -257,6 +259,7 @@ export const OPERATIONS: Operation[] = [
     },
     errors: {
       409: "The Idempotency-Key was used with a different body, or its first request is still being accepted",
+      422: "The body does not match the schema; an unknown, used or another tenant's upload_id; an upload_id for an Instagram Login account while Meta could not reach PUBLIC_URL",
       429: "Over RATE_LIMIT_PER_MINUTE",
     },
   },

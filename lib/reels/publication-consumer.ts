@@ -11,6 +11,7 @@ import { createPreflight } from "./preflight-video";
 import { publicationKeys } from "./publication-record";
 import { inSpan, messageTraceContext, SpanKind } from "../tracing";
 import { loadAccountsKey } from "../accounts/token-cipher";
+import { createUploadUrls } from "./upload-for-graph";
 
 const SCHEDULER_TICK_MS = 1000;
 
@@ -70,11 +71,13 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
 /** The publish flow's clients and settings, from the worker's. */
 function publicationDeps(ctx: WorkerContext): PublicationDeps {
   const { config, producer, redis, log, workerId } = ctx;
+  const accountsKey = loadAccountsKey(config);
   return {
     redis,
     producer,
     graphs: configuredGraphHosts(config, redis),
-    connected: new ConnectedAccounts(redis, loadAccountsKey(config), config.REEL_ACCOUNTS),
+    connected: new ConnectedAccounts(redis, accountsKey, config.REEL_ACCOUNTS),
+    uploadUrls: createUploadUrls(config, accountsKey, redis),
     log,
     workerId,
     pollIntervalMs: config.REEL_POLL_INTERVAL_MS,

@@ -204,3 +204,17 @@ export function uploadMissingError(uploadId: string | undefined): PublicationErr
     remedy: "Upload the video again and publish it with the new upload_id.",
   });
 }
+
+/** An Instagram Login account's upload, with a PUBLIC_URL Graph could not fetch it from: nothing was sent to Graph. */
+export function unfetchableUploadError(reason: string): PublicationError {
+  return publicationError({
+    code: null,
+    subcode: null,
+    message: reason,
+    fbtrace_id: null,
+    classification: "fix-input",
+    headline: "Meta could not fetch the uploaded video from PUBLIC_URL.",
+    remedy:
+      "Set PUBLIC_URL to an https address the internet reaches Dispatch at, then retry; or publish from a video_url.",
+  });
+}

@@ -16,10 +16,13 @@ import {
 } from "./publication-record";
 import { readPublication, toPublicationView } from "./read-publication";
 import { reelGraphParams } from "./reel-parameters";
+import { uploadsByUrl, type UploadUrls } from "./upload-for-graph";
 
 export interface SubmitPublicationDeps extends AcceptDeps {
   /** The tenants' connected accounts. */
   connected: ConnectedAccounts;
+  /** Whether Graph could fetch an upload from PUBLIC_URL (Instagram Login accounts); the web server always passes it. */
+  uploadUrls?: Pick<UploadUrls, "unreachableReason">;
   now?: () => Date;
 }
 
@@ -59,6 +62,10 @@ export async function submitPublication(
   }
   const account = await deps.connected.find(tenantId, input.account_id);
   if (!account) throw new ApiError("not-found", `No account ${input.account_id} for this API key.`);
+  // Refused now rather than failed later: Meta would fetch the file from PUBLIC_URL (the run checks again).
+  const unreachable =
+    input.upload_id && uploadsByUrl(account.login) ? deps.uploadUrls?.unreachableReason(account) : undefined;
+  if (unreachable) throw validationError([{ path: "upload_id", message: unreachable }]);
   const publishAt = input.publish_at === undefined ? undefined : parsePublishAt(input.publish_at, now);
 
   const id = randomUUID();

@@ -12,6 +12,7 @@ import { createSubscriber, createWebRedis, type Redis } from "../redis";
 import { configuredGraphHosts, type GraphHosts } from "../reels/graph-hosts";
 import { ConnectedAccounts } from "../accounts/connected-accounts";
 import { loadAccountsKey } from "../accounts/token-cipher";
+import { createUploadUrls, type UploadUrls } from "../reels/upload-for-graph";
 
 /**
  * The web server's long-lived clients, made once per process (kept on globalThis so the dev
@@ -39,6 +40,8 @@ export interface Services {
   graphs: GraphHosts;
   /** The tenants' connected publishing accounts, tokens sealed at rest. */
   accounts: ConnectedAccounts;
+  /** The signed addresses under PUBLIC_URL Graph fetches uploads from (Instagram Login accounts), and whether it could. */
+  uploadUrls: UploadUrls;
 }
 
 const holder = globalThis as unknown as { __dispatchServices?: Services };
@@ -56,6 +59,7 @@ function createServices(config: Config): Services {
   redis.on("error", () => {}); // reconnection is automatic; failures surface on the commands that need Redis
   let topicsChecked = false;
   let hub: StreamHub | undefined;
+  const accountsKey = loadAccountsKey(config);
   return {
     config,
     keys: new KeyRing(config.API_KEYS),
@@ -66,7 +70,8 @@ function createServices(config: Config): Services {
     log,
     streams: new OpenStreams(config.MAX_STREAMS_PER_TENANT),
     graphs: configuredGraphHosts(config, redis, 10_000),
-    accounts: new ConnectedAccounts(redis, loadAccountsKey(config), config.REEL_ACCOUNTS),
+    accounts: new ConnectedAccounts(redis, accountsKey, config.REEL_ACCOUNTS),
+    uploadUrls: createUploadUrls(config, accountsKey, redis),
     producer: connectedOnDemand(async (dropped) => {
       if (!topicsChecked) {
         topicsChecked = true;

@@ -4,7 +4,13 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Producer } from "kafkajs";
 import { describe, expect, it } from "vitest";
-import type { ContainerStatus, CreateContainerAnswer, GraphClient, MediaItem } from "@/lib/reels/graph-client";
+import type {
+  ContainerStatus,
+  CreateContainerAnswer,
+  CreateContainerInput,
+  GraphClient,
+  MediaItem,
+} from "@/lib/reels/graph-client";
 import { ConnectedAccounts } from "@/lib/accounts/connected-accounts";
 import { GraphError, GraphPaused, GraphTransportError } from "@/lib/reels/graph-error";
 import { GraphUploadError } from "@/lib/reels/graph-upload-error";
@@ -20,6 +26,7 @@ import { releaseWaitingPublications } from "@/lib/reels/release-waiting-publicat
 import { recordUpload } from "@/lib/uploads/upload-store";
 import { runPublication, type PublicationDeps, type PublicationOutcome } from "@/lib/reels/run-publication";
 import { submitPublication } from "@/lib/reels/submit-publication";
+import { createUploadUrls } from "@/lib/reels/upload-for-graph";
 import { updatePublication } from "@/lib/reels/update-publication";
 import { realRedisPerFile } from "./real-redis";
 
@@ -580,6 +587,73 @@ describe("runPublication", () => {
       expect(tokens).toEqual(["TOKEN-uploader", "TOKEN-uploader-new", "TOKEN-uploader-new"]);
       expect(calls.create).toBe(1); // the container made before the refusal takes the bytes
       expect(stepNames(p).filter((s) => s === "retrying")).toHaveLength(1);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("an upload goes by the signed address when the account is connected with Instagram Login at run time, not at submit; a worker that takes over after the create polls, never uploads", async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), "run-publication-by-url-"));
+    try {
+      const uploadId = randomUUID();
+      await mkdir(path.join(dataDir, "uploads", TENANT), { recursive: true });
+      await writeFile(path.join(dataDir, "uploads", TENANT, `${uploadId}.mp4`), Buffer.alloc(64));
+      const upload = { upload_id: uploadId, tenant_id: TENANT, size: 64, mime: "video/mp4" as const };
+      await recordUpload(redis(), { ...upload, file: `${TENANT}/${uploadId}.mp4`, created_at: "2030-01-01" }, 1e9);
+      const accountId = "17841400000000077";
+      const connectAs = (login: "facebook" | "instagram") =>
+        connected().connect({ tenantId: TENANT, accountId, accessToken: `TOKEN-${login}`, login, graphUrl: null });
+      await connectAs("facebook");
+      const shutdown = new AbortController();
+      const inputs: CreateContainerInput[] = [];
+      const { graph, calls } = scriptedGraph({
+        read: [
+          () => {
+            shutdown.abort(); // stopped while polling
+            return status("IN_PROGRESS");
+          },
+          status("FINISHED"),
+        ],
+        publish: [{ id: POST }],
+      });
+      graph.createContainer = async (_account, input) => {
+        inputs.push(input);
+        return created();
+      };
+      const uploadUrls = createUploadUrls(
+        {
+          PUBLIC_URL: "https://dispatch.test",
+          GRAPH_URL: "https://graph.test",
+          GRAPH_SANDBOX: false,
+          DATA_DIR: dataDir,
+        },
+        randomBytes(32),
+        redis(),
+      );
+      const first = harness(graph, { dataDir, uploadUrls });
+      const id = await newPublication(first, { account_id: accountId, upload_id: uploadId });
+      await connectAs("instagram");
+
+      expect(await runPublication(first.deps, id, control(shutdown.signal))).toBe("handed-back");
+      expect(inputs).toHaveLength(1);
+      expect(inputs[0]?.resumable).toBeUndefined();
+      expect(inputs[0]?.videoUrl).toMatch(
+        new RegExp(
+          `^https://dispatch\\.test/media/uploads/${uploadId}\\.mp4\\?publication=${id}&expires=\\d+&signature=`,
+        ),
+      );
+      const second = harness(graph, { workerId: "another-worker", dataDir, uploadUrls });
+      expect(await runPublication(second.deps, id, control())).toBe("published");
+      expect(calls).toMatchObject({ read: 2, publish: 1 });
+      expect(inputs).toHaveLength(1);
+      expect(stepNames(await read(id))).toEqual([
+        "queued",
+        "creating",
+        "created",
+        "picked_up",
+        "publishing",
+        "published",
+      ]);
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }

@@ -14,6 +14,7 @@ export const POST = withTenant(
         redis: services.redis,
         producer: services.producer,
         connected: services.accounts,
+        uploadUrls: services.uploadUrls,
         submitsPerMinute: services.config.RATE_LIMIT_PER_MINUTE,
       },
       tenantId,

@@ -4,7 +4,8 @@ import { cacheQuota } from "../../accounts/account-quota";
 import type { PublishingLimit } from "../graph-client";
 import { isGraphFailure } from "../graph-error";
 import { recordedReelParameters } from "../publication-record";
-import { noContainerIdError, preflightError, uploadMissingError } from "../publication-error";
+import { noContainerIdError, preflightError, unfetchableUploadError, uploadMissingError } from "../publication-error";
+import { uploadsByUrl } from "../upload-for-graph";
 import { withRetries } from "./graph-retry";
 import type { PublicationRun } from "./publication-run";
 import { failWith, next, waitFor, type StepResult } from "./step-result";
@@ -12,7 +13,11 @@ import { waitOrFail, waitsInstead } from "./waits";
 
 /** The steps that make the container: find the uploaded file, check the video, check the quota, create, upload. */
 
-/** The uploaded file of an upload_id publication; the publication fails when the upload is gone. */
+/**
+ * The uploaded file of an upload_id publication; the publication fails when the upload is gone. An
+ * Instagram Login account's file is fetched by Graph from a signed address under PUBLIC_URL, so a
+ * PUBLIC_URL Graph could not reach fails it here, before any Graph call (as the submit refuses it).
+ */
 export async function locateVideo(run: PublicationRun): Promise<StepResult> {
   const { record, deps } = run;
   if (!record.upload_id) return next("preflight");
@@ -20,8 +25,16 @@ export async function locateVideo(run: PublicationRun): Promise<StepResult> {
   const path = upload && deps.dataDir ? uploadPath(deps.dataDir, upload.file) : undefined;
   // A file that cannot be read is as missing as one that is gone.
   const size = path ? (await stat(path).catch(() => undefined))?.size : undefined;
-  if (!path || size === undefined) return failWith(uploadMissingError(record.upload_id));
-  run.upload = { path, size };
+  if (!upload || !path || size === undefined) return failWith(uploadMissingError(record.upload_id));
+  // An existing container is a resumable one still waiting for its bytes (start() sends only that one here).
+  const via = !run.containerId && uploadsByUrl(run.login) ? "url" : "resumable";
+  if (via === "url") {
+    const reason = deps.uploadUrls
+      ? deps.uploadUrls.unreachableReason({ graphUrl: run.accountGraphUrl })
+      : "This worker has no PUBLIC_URL address to serve the upload from.";
+    if (reason) return failWith(unfetchableUploadError(reason));
+  }
+  run.upload = { path, size, file: upload.file, via };
   run.uploadUri = record.upload_uri;
   return next(run.containerId ? "upload" : "preflight");
 }
@@ -69,15 +82,23 @@ export async function checkQuota(run: PublicationRun): Promise<StepResult> {
 
 export async function createContainer(run: PublicationRun): Promise<StepResult> {
   const { record, upload } = run;
+  const resumable = upload?.via === "resumable";
+  // locateVideo made sure an upload by url has its addresses.
+  const signed =
+    upload?.via === "url"
+      ? run.deps.uploadUrls!.sign({ uploadId: record.upload_id, publicationId: run.id, file: upload.file }, run.now())
+      : undefined;
   await run.step(
     "CREATING",
     "creating",
-    upload
-      ? `Creating a resumable REELS container for the uploaded video (${upload.size} bytes).`
-      : `Creating a REELS container from ${record.video_url}.`,
+    signed
+      ? `Creating a REELS container that Graph fetches the uploaded video (${upload!.size} bytes) from, at a signed address under PUBLIC_URL valid until ${signed.expiresAt} (an account connected with Instagram Login cannot upload resumably).`
+      : upload
+        ? `Creating a resumable REELS container for the uploaded video (${upload.size} bytes).`
+        : `Creating a REELS container from ${record.video_url}.`,
   );
   const input = {
-    ...(upload ? { resumable: true } : { videoUrl: record.video_url }),
+    ...(resumable ? { resumable: true } : { videoUrl: signed?.url ?? record.video_url }),
     caption: record.caption || undefined,
     shareToFeed: record.share_to_feed,
     reel: recordedReelParameters(record),
@@ -88,21 +109,23 @@ export async function createContainer(run: PublicationRun): Promise<StepResult> 
   if (!attempt.ok) return waitOrFail(attempt.error);
   const answer = attempt.value;
   if (!answer.id) return failWith(noContainerIdError(answer));
-  if (upload && !answer.uri) return failWith(noContainerIdError(answer, "uri"));
+  if (resumable && !answer.uri) return failWith(noContainerIdError(answer, "uri"));
   run.containerId = answer.id;
-  run.uploadUri = answer.uri ?? "";
+  run.uploadUri = resumable ? (answer.uri ?? "") : "";
   // Its 24 h life counts from now (publish-steps.ts watches it no longer).
   run.record.container_created_at = run.iso();
-  const detail = upload
+  const detail = resumable
     ? `Container ${answer.id} created for a resumable upload.`
-    : `Container ${answer.id} created; Graph is processing the video.`;
+    : signed
+      ? `Container ${answer.id} created; Graph is fetching the uploaded video from its signed address and processing it.`
+      : `Container ${answer.id} created; Graph is processing the video.`;
   const fields = {
     container_id: answer.id,
     container_created_at: run.record.container_created_at,
-    ...(upload ? { upload_uri: run.uploadUri } : {}),
+    ...(resumable ? { upload_uri: run.uploadUri } : {}),
   };
   await run.step("PROCESSING", "created", detail, fields, { container_id: answer.id });
-  return next(upload ? "upload" : "poll");
+  return next(resumable ? "upload" : "poll");
 }
 
 /**

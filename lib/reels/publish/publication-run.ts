@@ -3,7 +3,7 @@ import type { Producer } from "kafkajs";
 import type { Log } from "../../log";
 import type { Redis } from "../../redis";
 import { recordPublished } from "../../accounts/account-quota";
-import type { ConnectedAccounts } from "../../accounts/connected-accounts";
+import type { AccountLogin, ConnectedAccounts } from "../../accounts/connected-accounts";
 import type { GraphAccount, GraphClient } from "../graph-client";
 import type { GraphHosts } from "../graph-hosts";
 import type { PreflightResult, PreflightSource } from "../preflight-video";
@@ -16,6 +16,7 @@ import {
   type PublicationRecord,
 } from "../publication-record";
 import type { PublicationStatus } from "../status";
+import type { UploadUrls } from "../upload-for-graph";
 import { DEFAULT_RETRY, type RetryPolicy } from "./graph-retry";
 import { registerPublishedReel } from "../insights/insights-store";
 import { queueReelUsage } from "../../usage/record-usage";
@@ -44,8 +45,13 @@ export interface PublicationDeps {
   submitSettleMs?: number;
   now?: () => number;
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
-  /** Where uploaded videos live (DATA_DIR): a publication with an upload_id goes through Graph's resumable upload. */
+  /** Where uploaded videos live (DATA_DIR): a publication with an upload_id sends its file to Graph. */
   dataDir?: string;
+  /**
+   * The signed addresses under PUBLIC_URL Graph fetches an upload from, for accounts connected with
+   * Instagram Login (upload-for-graph.ts); without them such a publication fails before any Graph call.
+   */
+  uploadUrls?: UploadUrls;
   /** Checks the video before a container is created (against the real Graph API; see preflight-video.ts). */
   preflight?: (source: PreflightSource, signal: AbortSignal) => Promise<PreflightResult>;
   /** Add each settled publication to the usage aggregates (USAGE_AGGREGATES; on unless false), as jobs are. */
@@ -77,6 +83,10 @@ export class PublicationRun {
   record!: PublicationRecord;
   status: PublicationStatus = "QUEUED";
   account!: GraphAccount;
+  /** How the account was connected, as read by this run: it decides how an uploaded file reaches Graph. */
+  login: AccountLogin = "token";
+  /** The account's stored Graph host (null: GRAPH_URL). */
+  accountGraphUrl: string | null = null;
   /** The account's Graph host's client, chosen with its token. */
   graph!: GraphClient;
   /** The connection whose token this run uses: a refusal marks the account only if it is still this one. */
@@ -87,8 +97,11 @@ export class PublicationRun {
   watchAt = 0;
   /** A worker ran it before this one and stopped (its active_run was left set). */
   interrupted = false;
-  /** The uploaded file of an upload_id publication, once found, and the container's address for its bytes. */
-  upload: { path: string; size: number } | undefined;
+  /**
+   * The uploaded file of an upload_id publication, once found: sent to the container's address for
+   * its bytes (`resumable`), or fetched by Graph from a signed address under PUBLIC_URL (`url`).
+   */
+  upload: { path: string; size: number; file: string; via: "resumable" | "url" } | undefined;
   uploadUri = "";
   publishFailures = 0;
   /** The record as this run's final write left it (read in that write's MULTI); undefined before one. */

@@ -60,6 +60,8 @@ export async function resolveAccount(run: PublicationRun): Promise<StepResult> {
   if (account.status === "needs_reconnect" || !account.accessToken)
     return waitFor({ reason: "needs_reconnect", why: account.error?.headline ?? "Graph refused its token" });
   run.account = { accountId: account.accountId, accessToken: account.accessToken };
+  run.login = account.login;
+  run.accountGraphUrl = account.graphUrl;
   const graph = run.deps.graphs.forAccount(account);
   if (!graph) {
     const refused = untrustedGraphHostError();
@@ -89,8 +91,9 @@ export async function start(run: PublicationRun): Promise<StepResult> {
     await run.step(run.status, "picked_up", `Picked up again after the worker running it stopped (${where}).`);
   }
   if (!run.containerId) return next(record.retry_of_container ? "earlier-container" : "video");
-  // Stopped between creating the container and sending all its bytes: send them again from offset 0.
-  if (record.upload_id && !record.upload_done) return next("video");
+  // Stopped between creating a resumable container and sending all its bytes: send them again from
+  // offset 0. A container given a video_url (an upload_uri-less one) fetches its video itself.
+  if (record.upload_id && record.upload_uri && !record.upload_done) return next("video");
   return next(run.status === "PUBLISHING" ? "check" : "poll");
 }
 

@@ -111,6 +111,7 @@ export async function createContainer(call: GraphCall, accountId: string): Promi
   if (reel.parameters.cover_url) await checkCoverImage(deps, reel.parameters.cover_url);
   const now = deps.now();
   const resumable = input.upload_type === "resumable";
+  if (resumable && call.token?.login === "instagram") throw resumableNeedsFacebookLogin();
   const processingMs = await processingMsOf(deps, accountId);
   // A resumable container waits, unowned, for its bytes at the upload endpoint; then processing starts.
   const owner = resumable ? "" : newAttemptOwner();
@@ -178,6 +179,20 @@ export async function readContainer(call: GraphCall, stored: ContainerRecord): P
     },
   };
   return graphJson(pickFields(values, fields));
+}
+
+/**
+ * Meta documents upload_type=resumable (rupload) for apps using Facebook Login for Business only;
+ * an Instagram Login token publishes from a video_url. Meta does not document what it answers to a
+ * resumable create with such a token: this is the closest documented shape, Graph's invalid
+ * parameter (100) naming upload_type (the README says so too, under "Local files").
+ */
+function resumableNeedsFacebookLogin(): GraphError {
+  return new GraphError({
+    code: 100,
+    message:
+      "(#100) Param upload_type=resumable is not supported for this access token: resumable uploads need Facebook Login for Business; publish from a video_url",
+  });
 }
 
 function containerLimitReached(limit: number): GraphError {
