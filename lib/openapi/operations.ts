@@ -403,7 +403,7 @@ export const OPERATIONS: Operation[] = [
     tag: "Accounts",
     summary: "Connect an account with Instagram Login: leave for Instagram's authorize dialog",
     description:
-      "For a browser signed in to the dashboard. Redirects to the dialog with `client_id`, `redirect_uri` (PUBLIC_URL + the callback path), `response_type=code`, `scope=instagram_business_basic,instagram_business_content_publish` and a single-use `state` bound to this session and tenant, valid META_LOGIN_STATE_TTL_S (10 minutes).",
+      "For a browser signed in to the dashboard. Redirects to the dialog with `client_id`, `redirect_uri` (PUBLIC_URL + the callback path), `response_type=code`, `scope=instagram_business_basic,instagram_business_content_publish,instagram_business_manage_insights` and a single-use `state` bound to this session and tenant, valid META_LOGIN_STATE_TTL_S (10 minutes).",
     auth: "tenant",
     responses: { 302: { description: "To Instagram's authorize dialog (`Location`)", empty: true } },
     errors: { 503: "Instagram Login is not configured (INSTAGRAM_APP_ID, INSTAGRAM_APP_SECRET)" },
@@ -430,7 +430,7 @@ export const OPERATIONS: Operation[] = [
     tag: "Accounts",
     summary: "Connect accounts with Facebook Login for Business: leave for Facebook's OAuth dialog",
     description:
-      "For a browser signed in to the dashboard; for Instagram professional accounts linked to a Facebook Page. Redirects to `https://www.facebook.com/{version}/dialog/oauth` (FACEBOOK_DIALOG_URL) with `client_id`, `redirect_uri` (PUBLIC_URL + the callback path), `scope=instagram_basic,instagram_content_publish,pages_show_list,pages_read_engagement,business_management` and a single-use `state` bound to this session and tenant, valid META_LOGIN_STATE_TTL_S (10 minutes).",
+      "For a browser signed in to the dashboard; for Instagram professional accounts linked to a Facebook Page. Redirects to `https://www.facebook.com/{version}/dialog/oauth` (FACEBOOK_DIALOG_URL) with `client_id`, `redirect_uri` (PUBLIC_URL + the callback path), `scope=instagram_basic,instagram_content_publish,instagram_manage_insights,pages_show_list,pages_read_engagement,business_management` and a single-use `state` bound to this session and tenant, valid META_LOGIN_STATE_TTL_S (10 minutes).",
     auth: "tenant",
     responses: { 302: { description: "To Facebook's OAuth dialog (`Location`)", empty: true } },
     errors: { 503: "Facebook Login is not configured (FACEBOOK_APP_ID, FACEBOOK_APP_SECRET)" },

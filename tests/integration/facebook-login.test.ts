@@ -126,7 +126,8 @@ describe("Facebook Login for Business", () => {
     expect(Object.fromEntries(dialog.searchParams)).toEqual({
       client_id: stack.apps.facebook.id,
       redirect_uri: `${stack.publicUrl}/api/accounts/connect/facebook/callback`,
-      scope: "instagram_basic,instagram_content_publish,pages_show_list,pages_read_engagement,business_management",
+      scope:
+        "instagram_basic,instagram_content_publish,instagram_manage_insights,pages_show_list,pages_read_engagement,business_management",
       state: expect.stringMatching(/^[A-Za-z0-9_-]{32}$/),
     });
   });

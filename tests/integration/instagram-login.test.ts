@@ -164,7 +164,7 @@ describe("Instagram Login", () => {
       client_id: APP.id,
       redirect_uri: `${PUBLIC_URL}/api/accounts/connect/instagram/callback`,
       response_type: "code",
-      scope: "instagram_business_basic,instagram_business_content_publish",
+      scope: "instagram_business_basic,instagram_business_content_publish,instagram_business_manage_insights",
       state: expect.stringMatching(/^[A-Za-z0-9_-]{32}$/),
     });
   });
@@ -267,7 +267,7 @@ describe("the sandbox's Instagram token endpoints answer as Meta's", () => {
         {
           access_token: expect.stringMatching(/^IGSANDBOX/),
           user_id: expect.stringMatching(/^\d+$/),
-          permissions: "instagram_business_basic,instagram_business_content_publish",
+          permissions: "instagram_business_basic,instagram_business_content_publish,instagram_business_manage_insights",
         },
       ],
     });

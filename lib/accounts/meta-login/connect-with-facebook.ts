@@ -33,6 +33,8 @@ import {
 export const FACEBOOK_SCOPES = [
   "instagram_basic",
   "instagram_content_publish",
+  // Insights need it and pages_read_engagement: Meta refuses every insights read without them.
+  "instagram_manage_insights",
   "pages_show_list",
   "pages_read_engagement",
   "business_management",

@@ -24,7 +24,12 @@ import {
 
 export type { LoginCaller, LoginOutcome };
 
-export const INSTAGRAM_SCOPES = ["instagram_business_basic", "instagram_business_content_publish"] as const;
+/** Publishing, and insights (instagram_business_manage_insights: Meta refuses every insights read without it). */
+export const INSTAGRAM_SCOPES = [
+  "instagram_business_basic",
+  "instagram_business_content_publish",
+  "instagram_business_manage_insights",
+] as const;
 
 export interface InstagramLoginDeps extends LoginClientDeps, LoginFlowDeps {
   login: InstagramLoginConfig;
