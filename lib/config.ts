@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
+import { readOrCreateSecretFile } from "./secret-file";
 import { TENANT_ID_PATTERN } from "./tenant-id";
 
 /**
@@ -234,15 +235,24 @@ export interface InstagramLoginConfig {
 }
 
 export const INSTAGRAM_CALLBACK_PATH = "/api/accounts/connect/instagram/callback";
-/** The sandbox's own Instagram app, used when GRAPH_URL is the sandbox and no app is configured. */
-export const SANDBOX_INSTAGRAM_APP = { id: "990000000000001", secret: "sandbox-instagram-app-secret" } as const;
+/**
+ * The sandbox's own apps, used when GRAPH_URL is the sandbox and no app is configured: a fixed id
+ * and a secret random per installation, kept under DATA_DIR (`secretFile`) as the other secrets
+ * are, so web and worker processes sharing DATA_DIR agree on it and nobody can read it in the code.
+ */
+export const SANDBOX_INSTAGRAM_APP = { id: "990000000000001", secretFile: "sandbox-instagram-app-secret" } as const;
 
 /** Facebook Login for Business, resolved as Instagram Login's is; its Graph host serves the tokens, the Pages and publishing. */
 export type FacebookLoginConfig = Omit<InstagramLoginConfig, "tokenUrl">;
 
 export const FACEBOOK_CALLBACK_PATH = "/api/accounts/connect/facebook/callback";
-/** The sandbox's own Facebook app, used when GRAPH_URL is the sandbox and no app is configured. */
-export const SANDBOX_FACEBOOK_APP = { id: "990000000000002", secret: "sandbox-facebook-app-secret" } as const;
+export const SANDBOX_FACEBOOK_APP = { id: "990000000000002", secretFile: "sandbox-facebook-app-secret" } as const;
+
+/** A secret kept under DATA_DIR by name, made on first use: how the sandbox's apps get theirs. */
+export type ReadSecret = (dataDir: string, name: string) => string;
+
+/** The one getConfig uses: DATA_DIR/<name>, random, made once and shared by the processes there (lib/secret-file.ts). */
+export const readSecretFile: ReadSecret = (dataDir, name) => readOrCreateSecretFile(dataDir, name).value;
 
 export type Config = Omit<z.infer<typeof envSchema>, "REEL_ACCOUNTS" | "GRAPH_URL" | "PUBLIC_URL"> & {
   PUBLIC_URL: string;
@@ -259,9 +269,11 @@ export class ConfigError extends Error {}
 /**
  * Parses an environment; throws a ConfigError whose message names every bad variable. The model
  * servers and prices (JSON, or files) are the jobs feature's to resolve: modelSettings in
- * lib/jobs/list-models.ts, which start-up calls too.
+ * lib/jobs/list-models.ts, which start-up calls too. `readSecret` gives the sandbox's own apps
+ * their secrets (getConfig reads them from DATA_DIR); without it parsing touches no file and, with
+ * the sandbox and no app configured, the logins are left unconfigured (`app` undefined).
  */
-export function parseConfig(env: Record<string, string | undefined>): Config {
+export function parseConfig(env: Record<string, string | undefined>, readSecret?: ReadSecret): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
   const result = envSchema.safeParse(cleaned);
   if (!result.success) {
@@ -292,8 +304,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   return {
     ...parsed,
     PUBLIC_URL: publicUrl,
-    INSTAGRAM_LOGIN: instagramLoginOf(parsed, publicUrl, graphSandbox ? graphUrl : undefined),
-    FACEBOOK_LOGIN: facebookLoginOf(parsed, publicUrl, graphSandbox ? graphUrl : undefined),
+    INSTAGRAM_LOGIN: instagramLoginOf(parsed, publicUrl, graphSandbox ? graphUrl : undefined, readSecret),
+    FACEBOOK_LOGIN: facebookLoginOf(parsed, publicUrl, graphSandbox ? graphUrl : undefined, readSecret),
     GRAPH_URL: graphUrl,
     GRAPH_SANDBOX: graphSandbox,
     REEL_ACCOUNTS: accounts,
@@ -305,6 +317,7 @@ function instagramLoginOf(
   env: z.infer<typeof envSchema>,
   publicUrl: string,
   sandboxUrl: string | undefined,
+  readSecret: ReadSecret | undefined,
 ): InstagramLoginConfig {
   const configured =
     env.INSTAGRAM_APP_ID && env.INSTAGRAM_APP_SECRET
@@ -314,7 +327,7 @@ function instagramLoginOf(
   // The dialog is a page the browser opens, so the sandbox's is reached through PUBLIC_URL.
   const sandboxDialog = sandboxUrl && `${publicUrl}/graph/oauth/authorize`;
   return {
-    app: configured ?? (sandboxUrl ? { ...SANDBOX_INSTAGRAM_APP } : undefined),
+    app: configured ?? (sandboxUrl ? sandboxApp(SANDBOX_INSTAGRAM_APP, env.DATA_DIR, readSecret) : undefined),
     dialogUrl: trim(env.INSTAGRAM_DIALOG_URL ?? sandboxDialog ?? "https://www.instagram.com/oauth/authorize"),
     tokenUrl: trim(env.INSTAGRAM_TOKEN_URL ?? sandboxUrl ?? "https://api.instagram.com"),
     graphUrl: trim(env.INSTAGRAM_GRAPH_URL ?? sandboxUrl ?? "https://graph.instagram.com"),
@@ -327,6 +340,7 @@ function facebookLoginOf(
   env: z.infer<typeof envSchema>,
   publicUrl: string,
   sandboxUrl: string | undefined,
+  readSecret: ReadSecret | undefined,
 ): FacebookLoginConfig {
   const configured =
     env.FACEBOOK_APP_ID && env.FACEBOOK_APP_SECRET
@@ -334,7 +348,7 @@ function facebookLoginOf(
       : undefined;
   const dialogPath = `/${env.GRAPH_VERSION}/dialog/oauth`;
   return {
-    app: configured ?? (sandboxUrl ? { ...SANDBOX_FACEBOOK_APP } : undefined),
+    app: configured ?? (sandboxUrl ? sandboxApp(SANDBOX_FACEBOOK_APP, env.DATA_DIR, readSecret) : undefined),
     dialogUrl: (
       env.FACEBOOK_DIALOG_URL ??
       (sandboxUrl ? `${publicUrl}/graph${dialogPath}` : `https://www.facebook.com${dialogPath}`)
@@ -342,6 +356,14 @@ function facebookLoginOf(
     graphUrl: (env.FACEBOOK_GRAPH_URL ?? sandboxUrl ?? "https://graph.facebook.com").replace(/\/+$/, ""),
     redirectUri: `${publicUrl}${FACEBOOK_CALLBACK_PATH}`,
   };
+}
+
+function sandboxApp(
+  app: { id: string; secretFile: string },
+  dataDir: string,
+  readSecret: ReadSecret | undefined,
+): { id: string; secret: string } | undefined {
+  return readSecret ? { id: app.id, secret: readSecret(dataDir, app.secretFile) } : undefined;
 }
 
 /** One sandbox account per tenant; id and token derive from the tenant's key so they are stable across restarts. */
@@ -359,8 +381,8 @@ function defaultSandboxAccounts(keys: { tenantId: string; key: string }[]): Reel
 
 let cached: Config | undefined;
 
-/** The process's configuration, parsed on first use. */
+/** The process's configuration, parsed on first use; the sandbox's app secrets read from (or made in) DATA_DIR. */
 export function getConfig(): Config {
-  cached ??= parseConfig(process.env);
+  cached ??= parseConfig(process.env, readSecretFile);
   return cached;
 }

@@ -1,6 +1,7 @@
 import { resumeSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
 import { createLog } from "@/lib/log";
 import { GraphError } from "@/lib/reels/graph-error";
+import { sessionTenantOf } from "@/lib/web/auth";
 import type { MalformedPathAnswer } from "@/lib/web/request-guard";
 import { getServices } from "@/lib/web/services";
 
@@ -12,17 +13,19 @@ import { getServices } from "@/lib/web/services";
 const holder = globalThis as unknown as { __dispatchSandbox?: SandboxDeps };
 
 /**
- * The sandbox's clients: the web server's Redis, log and configuration, and the clock. One object
+ * The sandbox's clients: the web server's Redis, log and configuration, the clock, and the
+ * dashboard's sessions (its login dialogs serve the signed-in tenant only). One object
  * per process (kept on globalThis, as Next loads a module more than once): the sandbox keys its
  * download slots by it, so a second object would be a second cap.
  */
 export function getSandbox(): SandboxDeps {
-  const { config, redis, log } = getServices();
+  const { config, redis, log, sessions } = getServices();
   holder.__dispatchSandbox ??= {
     config,
     redis,
     log,
     now: () => Date.now(),
+    sessionTenant: sessionTenantOf(sessions),
     limits: { insightsLagMs: config.SANDBOX_INSIGHTS_LAG_MS },
   };
   return holder.__dispatchSandbox;

@@ -74,21 +74,22 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
  * tricked into sending the cookie (as in Go's net/http CrossOriginProtection).
  */
 export function assertSameOrigin(request: Request): void {
+  if (!isSameOrigin(request)) throw crossSite();
+}
+
+function isSameOrigin(request: Request): boolean {
   const site = request.headers.get("sec-fetch-site");
-  if (site) {
-    if (site === "same-origin" || site === "none") return;
-    throw crossSite();
-  }
+  if (site) return site === "same-origin" || site === "none";
   const origin = request.headers.get("origin");
-  if (!origin) return;
+  if (!origin) return true;
   let host: string;
   try {
     host = new URL(origin).host;
   } catch {
-    throw crossSite();
+    return false;
   }
   const own = [request.headers.get("host"), request.headers.get("x-forwarded-host"), new URL(request.url).host];
-  if (!own.includes(host)) throw crossSite();
+  return own.includes(host);
 }
 
 const crossSite = () =>
@@ -125,4 +126,20 @@ export async function authenticate(request: Request, deps: AuthDeps): Promise<Te
     return failed("The session has ended: sign in again, or send an API key as 'Authorization: Bearer <key>'.");
   if (!SAFE_METHODS.has(request.method.toUpperCase())) assertSameOrigin(request);
   return { tenantId };
+}
+
+/**
+ * The tenant whose dashboard session a request carries: how the Graph sandbox's login dialogs learn
+ * who is connecting (SandboxDeps.sessionTenant). Undefined when signed out, and for a cross-site
+ * POST, which the dashboard's own routes refuse too: another page cannot Allow in a person's name.
+ */
+export function sessionTenantOf(
+  sessions: Pick<SessionStore, "tenantFor">,
+): (request: Request) => Promise<string | undefined> {
+  return async (request) => {
+    const session = readCookie(request.headers.get("cookie"), SESSION_COOKIE);
+    if (!session) return undefined;
+    if (!SAFE_METHODS.has(request.method.toUpperCase()) && !isSameOrigin(request)) return undefined;
+    return sessions.tenantFor(session);
+  };
 }

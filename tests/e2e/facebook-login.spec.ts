@@ -110,8 +110,20 @@ test("back from Facebook after the session ended: sign in again, then the page s
   const accountId = await sandboxAccount(page, username);
   await openDialog(page);
   await tickPages(page, [username]);
-  await page.context().clearCookies();
+  // The dialog serves a signed-in person only, so the session ends between its Allow and the callback.
+  let callback: string | undefined;
+  await page.route(
+    (url) => url.pathname === "/api/accounts/connect/facebook/callback",
+    async (route) => {
+      callback = route.request().url();
+      await route.abort();
+    },
+  );
   await page.getByRole("button", { name: "Allow" }).click();
+  await expect.poll(() => callback).toBeTruthy();
+  await page.unrouteAll();
+  await page.context().clearCookies();
+  await page.goto(callback!);
 
   await expect(page.getByRole("heading", { name: "Sign in to Dispatch" })).toBeVisible();
   await expect(page.getByRole("status").filter({ hasText: "Nothing was connected" })).toBeVisible();

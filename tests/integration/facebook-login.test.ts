@@ -5,6 +5,7 @@ import { facebookLoginDeps } from "@/lib/accounts/meta-login/meta-login-deps";
 import { loginCallerOf } from "@/lib/accounts/meta-login/login-caller";
 import { readLoginOutcome } from "@/lib/accounts/meta-login/login-outcome-redirect";
 import { callerOf, outcomePageOf, startMetaLoginStack, type MetaLoginStack } from "./meta-login-stack";
+import { submitDialog } from "./sandbox-dialog";
 
 /**
  * Facebook Login for Business end to end on the real stack: the route handlers, real Redis, and
@@ -62,18 +63,23 @@ async function newAccounts(prefix: string, count: number): Promise<{ accountId: 
   return accounts;
 }
 
-/** The dialog's form, with the Pages of these accounts ticked: where Facebook sends the browser back. */
-async function decide(dialog: URL, decision: "allow" | "cancel", usernames: string[] = []): Promise<URL> {
-  const page = await fetch(dialog);
-  expect(page.status).toBe(200);
-  const html = await page.text();
-  const form = new URLSearchParams({ ...Object.fromEntries(dialog.searchParams), decision });
-  for (const username of usernames) {
-    const pageId = new RegExp(`value="(\\d+)"> [^<]* · Instagram @${username}<`).exec(html)?.[1];
-    expect(pageId, `the dialog lists the Page of @${username}`).toBeTruthy();
-    form.append("page_id", pageId!);
-  }
-  const response = await fetch(`${graph()}/v21.0/dialog/oauth`, { method: "POST", body: form, redirect: "manual" });
+/** The dialog's form, with the Pages of these accounts ticked, sent by the signed-in browser: where Facebook sends it back. */
+async function decide(
+  dialog: URL,
+  cookie: string,
+  decision: "allow" | "cancel",
+  usernames: string[] = [],
+  untick: string[] = [],
+): Promise<URL> {
+  const response = await submitDialog(dialog, cookie, (form, html) => {
+    form.set("decision", decision);
+    for (const username of usernames) {
+      const pageId = new RegExp(`value="(\\d+)"> [^<]* · Instagram @${username}<`).exec(html)?.[1];
+      expect(pageId, `the dialog lists the Page of @${username}`).toBeTruthy();
+      form.append("page_id", pageId!);
+    }
+    for (const scope of untick) form.delete("permission", scope);
+  });
   expect(response.status).toBe(302);
   const location = response.headers.get("location")!;
   expect(location.endsWith("#_=_")).toBe(true);
@@ -129,7 +135,10 @@ describe("Facebook Login for Business", () => {
   it("one Page allowed: connects its Instagram account with the Page token sealed, no expiry, the Facebook Graph host", async () => {
     const [account] = await newAccounts("fb_one", 1);
     const cookie = await stack.signedInCookie();
-    const response = await callback(await decide(await startLogin(cookie), "allow", [account!.username]), cookie);
+    const response = await callback(
+      await decide(await startLogin(cookie), cookie, "allow", [account!.username]),
+      cookie,
+    );
     expect(response.status).toBe(303);
     expect(response.headers.get("location")).toBe(
       `/dashboard/accounts?connected=${account!.accountId}#account-${account!.accountId}`,
@@ -152,7 +161,7 @@ describe("Facebook Login for Business", () => {
     const [first, second] = await newAccounts("fb_pick", 2);
     const cookie = await stack.signedInCookie();
     const picker = await callback(
-      await decide(await startLogin(cookie), "allow", [first!.username, second!.username]),
+      await decide(await startLogin(cookie), cookie, "allow", [first!.username, second!.username]),
       cookie,
     );
     const choiceId = choiceIdOf(picker);
@@ -201,7 +210,7 @@ describe("Facebook Login for Business", () => {
     const [first, second] = await newAccounts("fb_forged", 2);
     const cookie = await stack.signedInCookie();
     const picker = await callback(
-      await decide(await startLogin(cookie), "allow", [first!.username, second!.username]),
+      await decide(await startLogin(cookie), cookie, "allow", [first!.username, second!.username]),
       cookie,
     );
     const forged = await choose(cookie, choiceIdOf(picker), [first!.accountId, "17841400000000000"]);
@@ -212,7 +221,7 @@ describe("Facebook Login for Business", () => {
   it("the same callback twice, a state from another session or the Instagram login, and a late one: refused, nothing stored", async () => {
     const [account] = await newAccounts("fb_state", 1);
     const cookie = await stack.signedInCookie();
-    const back = await decide(await startLogin(cookie), "allow", [account!.username]);
+    const back = await decide(await startLogin(cookie), cookie, "allow", [account!.username]);
     expect((await callback(back, cookie)).status).toBe(303);
     await stack.redis.del(connectedAccountKeys.record(account!.accountId));
     const replay = await callback(back, cookie);
@@ -220,7 +229,7 @@ describe("Facebook Login for Business", () => {
 
     const strangerCookie = await stack.signedInCookie();
     const stranger = await callback(
-      await decide(await startLogin(cookie), "allow", [account!.username]),
+      await decide(await startLogin(cookie), cookie, "allow", [account!.username]),
       strangerCookie,
     );
     expect((await outcomeOf(stranger, strangerCookie)).detail).toContain("started in another session");
@@ -237,7 +246,7 @@ describe("Facebook Login for Business", () => {
     crossed.searchParams.set("state", instagramDialog.searchParams.get("state")!);
     expect((await outcomeOf(await callback(crossed, cookie), cookie)).detail).toContain("not started here");
 
-    const late = await decide(await startLogin(cookie), "allow", [account!.username]);
+    const late = await decide(await startLogin(cookie), cookie, "allow", [account!.username]);
     const { getServices } = await import("@/lib/web/services");
     const lateDeps = {
       ...facebookLoginDeps(getServices()),
@@ -255,7 +264,7 @@ describe("Facebook Login for Business", () => {
 
   it("Cancel at the dialog: 'You cancelled at Facebook'; no Page allowed: says so; nothing stored either way", async () => {
     const cookie = await stack.signedInCookie();
-    const cancelled = await decide(await startLogin(cookie), "cancel");
+    const cancelled = await decide(await startLogin(cookie), cookie, "cancel");
     expect(Object.fromEntries(cancelled.searchParams)).toMatchObject({
       error: "access_denied",
       error_reason: "user_denied",
@@ -270,7 +279,7 @@ describe("Facebook Login for Business", () => {
     // The page's message is this session's: another one's browser, given the address, is shown nothing of it.
     expect(await outcomeOf(response, await stack.signedInCookie())).toMatchObject({ title: "Nothing to show" });
 
-    const none = await callback(await decide(await startLogin(cookie), "allow", []), cookie);
+    const none = await callback(await decide(await startLogin(cookie), cookie, "allow", []), cookie);
     expect((await outcomeOf(none, cookie)).detail).toContain("None of the Pages you allowed");
     expect(await stack.listAccounts()).toHaveLength(count);
   });
@@ -282,7 +291,7 @@ describe("Facebook Login for Business", () => {
       const cookie = await stack.signedInCookie();
       const back =
         login === "facebook"
-          ? await decide(await startLogin(cookie), "allow", [account!.username])
+          ? await decide(await startLogin(cookie), cookie, "allow", [account!.username])
           : new URL(`${stack.publicUrl}/api/accounts/connect/instagram/callback?code=x&state=${"A".repeat(32)}`);
       await getServices().sessions.revoke(cookie.slice(cookie.indexOf("=") + 1));
       const route = login === "facebook" ? routes.callback : routes.instagramCallback;
@@ -328,7 +337,8 @@ describe("the sandbox's Facebook endpoints answer as Meta's", () => {
   };
 
   async function freshCode(usernames: string[] = []): Promise<string> {
-    const back = await decide(await startLogin(await stack.signedInCookie()), "allow", usernames);
+    const cookie = await stack.signedInCookie();
+    const back = await decide(await startLogin(cookie), cookie, "allow", usernames);
     return back.searchParams.get("code")!;
   }
 

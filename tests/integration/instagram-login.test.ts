@@ -12,6 +12,7 @@ import type { SandboxDeps } from "@/lib/reels/sandbox";
 import { SESSION_COOKIE } from "@/lib/web/sessions";
 import { serveSandbox, type SandboxServer } from "../sandbox-server";
 import { outcomePageOf } from "./meta-login-stack";
+import { sessionReader, submitDialog } from "./sandbox-dialog";
 
 /**
  * Instagram Login end to end on the real stack: the route handlers, real Redis, and the Graph
@@ -67,6 +68,8 @@ beforeAll(async () => {
     callback: await import("@/app/api/accounts/connect/instagram/callback/route"),
     accounts: await import("@/app/api/accounts/route"),
   };
+  const { getServices } = await import("@/lib/web/services");
+  Object.assign(deps, sessionReader(getServices().sessions));
 });
 
 afterAll(async () => {
@@ -105,17 +108,20 @@ async function startLogin(cookie: string): Promise<URL> {
   return new URL(response.headers.get("location")!);
 }
 
-/** The dialog's form, submitted: where Instagram sends the browser back. */
-async function decide(dialog: URL, decision: "allow" | "cancel", accountId?: string): Promise<URL> {
-  const page = await fetch(dialog);
-  expect(page.status).toBe(200);
-  if (accountId) expect(await page.text()).toContain(`value="${accountId}"`);
-  const form = new URLSearchParams({
-    ...Object.fromEntries(dialog.searchParams),
-    decision,
-    ...(accountId ? { account_id: accountId } : {}),
+/** The dialog's form, submitted by the signed-in browser with the boxes it ticked: where Instagram sends the browser back. */
+async function decide(
+  dialog: URL,
+  cookie: string,
+  decision: "allow" | "cancel",
+  accountId?: string,
+  untick: string[] = [],
+): Promise<URL> {
+  const response = await submitDialog(dialog, cookie, (form, page) => {
+    if (accountId) expect(page).toContain(`value="${accountId}"`);
+    form.set("decision", decision);
+    if (accountId) form.set("account_id", accountId);
+    for (const scope of untick) form.delete("permission", scope);
   });
-  const response = await fetch(`${origin()}/graph/oauth/authorize`, { method: "POST", body: form, redirect: "manual" });
   expect(response.status).toBe(302);
   return new URL(response.headers.get("location")!);
 }
@@ -166,7 +172,7 @@ describe("Instagram Login", () => {
   it("Allow: connects the account with its username, a sealed long-lived token and its expiry", async () => {
     const accountId = await newSandboxAccount(`iglogin_${Date.now()}`);
     const cookie = await signedInCookie();
-    const back = await decide(await startLogin(cookie), "allow", accountId);
+    const back = await decide(await startLogin(cookie), cookie, "allow", accountId);
     expect(back.searchParams.get("code")).toBeTruthy();
     const before = Date.now();
     const response = await callback(back, cookie);
@@ -190,7 +196,7 @@ describe("Instagram Login", () => {
   it("the same callback twice: the replayed state connects nothing", async () => {
     const accountId = await newSandboxAccount(`iglogin_replay_${Date.now()}`);
     const cookie = await signedInCookie();
-    const back = await decide(await startLogin(cookie), "allow", accountId);
+    const back = await decide(await startLogin(cookie), cookie, "allow", accountId);
     const first = await callback(back, cookie);
     expect(first.status).toBe(303);
     await redis.del(connectedAccountKeys.record(accountId));
@@ -201,7 +207,8 @@ describe("Instagram Login", () => {
 
   it("a state from another session, an unknown one and an expired one: clear pages, nothing stored", async () => {
     const accountId = await newSandboxAccount(`iglogin_state_${Date.now()}`);
-    const back = await decide(await startLogin(await signedInCookie()), "allow", accountId);
+    const ownCookie = await signedInCookie();
+    const back = await decide(await startLogin(ownCookie), ownCookie, "allow", accountId);
     const strangerCookie = await signedInCookie();
     const stranger = await callback(back, strangerCookie);
     expect((await outcomeOf(stranger, strangerCookie)).detail).toContain("started in another session");
@@ -212,7 +219,7 @@ describe("Instagram Login", () => {
     expect((await outcomeOf(await callback(forged, forgerCookie), forgerCookie)).detail).toContain("not started here");
 
     const cookie = await signedInCookie();
-    const late = await decide(await startLogin(cookie), "allow", accountId);
+    const late = await decide(await startLogin(cookie), cookie, "allow", accountId);
     const { getServices } = await import("@/lib/web/services");
     const request = new Request(`${PUBLIC_URL}${late.pathname}`, { headers: { cookie } });
     const lateDeps = {
@@ -230,7 +237,7 @@ describe("Instagram Login", () => {
 
   it("Cancel at the dialog: 'You cancelled at Instagram', nothing stored", async () => {
     const cookie = await signedInCookie();
-    const back = await decide(await startLogin(cookie), "cancel");
+    const back = await decide(await startLogin(cookie), cookie, "cancel");
     expect(Object.fromEntries(back.searchParams)).toMatchObject({
       error: "access_denied",
       error_reason: "user_denied",
@@ -245,7 +252,8 @@ describe("Instagram Login", () => {
 describe("the sandbox's Instagram token endpoints answer as Meta's", () => {
   async function freshCode(): Promise<string> {
     const accountId = await newSandboxAccount(`iglogin_code_${Date.now()}`);
-    const back = await decide(await startLogin(await signedInCookie()), "allow", accountId);
+    const cookie = await signedInCookie();
+    const back = await decide(await startLogin(cookie), cookie, "allow", accountId);
     return back.searchParams.get("code")!;
   }
 
@@ -253,8 +261,16 @@ describe("the sandbox's Instagram token endpoints answer as Meta's", () => {
     const code = await freshCode();
     const first = await exchange({ code });
     expect(first.status).toBe(200);
-    const text = await first.text();
-    expect(text).toMatch(/^\{"access_token":"[^"]+","user_id":\d+,/);
+    // Meta's Business Login page: wrapped in data, user_id a string, permissions those allowed, comma-separated.
+    expect(await first.json()).toEqual({
+      data: [
+        {
+          access_token: expect.stringMatching(/^IGSANDBOX/),
+          user_id: expect.stringMatching(/^\d+$/),
+          permissions: "instagram_business_basic,instagram_business_content_publish,instagram_business_manage_insights",
+        },
+      ],
+    });
     const again = await exchange({ code });
     expect(again.status).toBe(400);
     expect(await again.json()).toEqual({
@@ -289,7 +305,10 @@ describe("the sandbox's Instagram token endpoints answer as Meta's", () => {
   });
 
   it("the long-lived exchange refuses a wrong secret with a Graph error object, and answers {access_token, token_type, expires_in}", async () => {
-    const { access_token } = (await (await exchange({ code: await freshCode() })).json()) as { access_token: string };
+    const shortLived = (await (await exchange({ code: await freshCode() })).json()) as {
+      data: { access_token: string }[];
+    };
+    const access_token = shortLived.data[0]!.access_token;
     const url = (secret: string) =>
       `${origin()}/graph/access_token?${new URLSearchParams({ grant_type: "ig_exchange_token", client_secret: secret, access_token })}`;
     const refused = await fetch(url("not-the-secret"));

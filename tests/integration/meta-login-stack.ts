@@ -10,6 +10,7 @@ import { LOGIN_OUTCOME_PATH, readLoginOutcome } from "@/lib/accounts/meta-login/
 import type { SandboxDeps } from "@/lib/reels/sandbox";
 import { SESSION_COOKIE } from "@/lib/web/sessions";
 import { serveSandbox } from "../sandbox-server";
+import { sessionReader } from "./sandbox-dialog";
 
 /**
  * What a test of Meta's logins runs against: the web side's services configured for one tenant
@@ -97,6 +98,7 @@ export async function startMetaLoginStack(tenant: { id: string; key: string }): 
   Object.assign(deps, { redis, config, log: () => {}, now: () => Date.now() + skew.ms });
   const { getServices } = await import("@/lib/web/services");
   const accountsRoute = await import("@/app/api/accounts/route");
+  Object.assign(deps, sessionReader(getServices().sessions));
 
   return {
     redis,

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { rm } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
@@ -26,7 +27,9 @@ import type { SandboxDeps } from "@/lib/reels/sandbox";
 import { createWebhook } from "@/lib/webhooks/store";
 import { webhookKeys } from "@/lib/webhooks/keys";
 import type { WebhookEventType } from "@/lib/webhooks/events";
+import { SESSION_COOKIE, SessionStore } from "@/lib/web/sessions";
 import { serveSandbox, type SandboxServer } from "../sandbox-server";
+import { sessionReader, submitDialog } from "./sandbox-dialog";
 import { spawnWorker, stopWorker, waitFor } from "../helpers";
 
 /**
@@ -45,6 +48,7 @@ let env: Record<string, string>;
 let config: Config;
 let accounts: ConnectedAccounts;
 let loginDeps: InstagramLoginDeps;
+let sessions: SessionStore;
 /** Every refresh_access_token call the sandbox received, by the token it was asked to refresh. */
 const refreshCalls = new Map<string, number>();
 const schedules: TokenRefreshSchedule[] = [];
@@ -78,7 +82,9 @@ beforeAll(async () => {
     INSTAGRAM_GRAPH_URL: graph,
   };
   config = parseConfig(env);
-  Object.assign(deps, { redis, config, log: () => {}, now: () => Date.now() });
+  // The dialog serves a signed-in tenant: sessions as the web app keeps them.
+  sessions = new SessionStore(redis, randomBytes(32));
+  Object.assign(deps, { redis, config, log: () => {}, now: () => Date.now(), ...sessionReader(sessions) });
   accounts = new ConnectedAccounts(redis, loadAccountsKey(config), []);
   loginDeps = {
     redis,
@@ -130,10 +136,10 @@ async function connectNearlyExpired(tenantId: string, expiresInS: number): Promi
   const accountId = ((await created.json()) as { account_id: string }).account_id;
   const caller = { tenantId, binding: "token-refresh-test" };
   const dialog = new URL(await startInstagramLogin(loginDeps, caller));
-  const allowed = await fetch(dialog.origin + dialog.pathname, {
-    method: "POST",
-    body: new URLSearchParams({ ...Object.fromEntries(dialog.searchParams), decision: "allow", account_id: accountId }),
-    redirect: "manual",
+  const session = await sessions.create(tenantId);
+  const allowed = await submitDialog(dialog, `${SESSION_COOKIE}=${session.value}`, (form) => {
+    form.set("decision", "allow");
+    form.set("account_id", accountId);
   });
   const back = new URL(allowed.headers.get("location")!);
   const outcome = await finishInstagramLogin(loginDeps, caller, Object.fromEntries(back.searchParams));

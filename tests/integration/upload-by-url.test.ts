@@ -101,7 +101,7 @@ beforeAll(async () => {
     ["facebook", "facebook"],
     ["slow", "instagram"],
   ] as const) {
-    const { account_id } = await createSandboxAccount(sandbox, `byurl_${name}`);
+    const { account_id } = await createSandboxAccount(sandbox, { username: `byurl_${name}` });
     const token = await issueToken(sandbox, account_id, { login });
     accounts[name] = { id: account_id, token };
     await connect(getServices().accounts, account_id, token, login);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfig } from "@/lib/config";
+import { ConfigError, parseConfig, type ReadSecret } from "@/lib/config";
 
 /** Facebook Login for Business's app and hosts: the sandbox's own with the sandbox, Meta's otherwise, each replaceable. */
 
@@ -9,12 +9,14 @@ const base = {
   API_KEYS: "demo:0123456789abcdef0123",
   PORT: "3100",
 };
+/** The secrets getConfig keeps under DATA_DIR, here named after their file (sandbox-app-secrets.test.ts reads real ones). */
+const readSecret: ReadSecret = (_dataDir, name) => `secret-from-${name}`;
 
 describe("FACEBOOK_LOGIN", () => {
   it("with the sandbox: its own app (not Instagram's), its versioned dialog through PUBLIC_URL, its Graph host; nothing to set", () => {
-    const config = parseConfig(base);
+    const config = parseConfig(base, readSecret);
     expect(config.FACEBOOK_LOGIN).toEqual({
-      app: { id: expect.stringMatching(/^\d+$/), secret: expect.any(String) },
+      app: { id: expect.stringMatching(/^\d+$/), secret: "secret-from-sandbox-facebook-app-secret" },
       dialogUrl: "http://127.0.0.1:3100/graph/v21.0/dialog/oauth",
       graphUrl: "http://127.0.0.1:3100/graph",
       redirectUri: "http://127.0.0.1:3100/api/accounts/connect/facebook/callback",

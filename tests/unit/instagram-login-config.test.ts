@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfig } from "@/lib/config";
+import { ConfigError, parseConfig, type ReadSecret } from "@/lib/config";
 
 /** Instagram Login's app and hosts: the sandbox's own with the sandbox, Meta's otherwise, each replaceable. */
 
@@ -9,12 +9,14 @@ const base = {
   API_KEYS: "demo:0123456789abcdef0123",
   PORT: "3100",
 };
+/** The secrets getConfig keeps under DATA_DIR, here named after their file (sandbox-app-secrets.test.ts reads real ones). */
+const readSecret: ReadSecret = (_dataDir, name) => `secret-from-${name}`;
 
 describe("INSTAGRAM_LOGIN", () => {
   it("with the sandbox: its own app, its dialog through PUBLIC_URL, its token and Graph hosts; nothing to set", () => {
-    const login = parseConfig(base).INSTAGRAM_LOGIN;
+    const login = parseConfig(base, readSecret).INSTAGRAM_LOGIN;
     expect(login).toEqual({
-      app: { id: expect.stringMatching(/^\d+$/), secret: expect.any(String) },
+      app: { id: expect.stringMatching(/^\d+$/), secret: "secret-from-sandbox-instagram-app-secret" },
       dialogUrl: "http://127.0.0.1:3100/graph/oauth/authorize",
       tokenUrl: "http://127.0.0.1:3100/graph",
       graphUrl: "http://127.0.0.1:3100/graph",

@@ -10,6 +10,7 @@ import {
   requestedFields,
   type GraphCall,
 } from "./graph-request";
+import { requirePermission } from "./permissions";
 import { IN_PROGRESS_STATUS, newAttemptOwner, resumeIfStale, startProcessing } from "./process-container";
 import { FINISHED_STATUS } from "./fetch-and-check";
 import { sweepVideoFilesNowAndThen } from "./resume-processing";
@@ -104,6 +105,7 @@ export const createContainerParams = z
 
 export async function createContainer(call: GraphCall, accountId: string): Promise<Response> {
   authorize(call, accountId, accountId);
+  requirePermission(call, "publish");
   const input = parseParams(createContainerParams, call.params);
   const reel = parseReelGraphParams(call.params);
   if (!reel.ok) throw invalidParameter(reel.message);

@@ -28,6 +28,12 @@ export interface SandboxDeps {
   /** Replaces the video fetcher's connection policy (tests: a connection that never opens). */
   dispatcher?: Dispatcher;
   limits?: Partial<SandboxLimits>;
+  /**
+   * The tenant whose Dispatch dashboard session the request carries (the web app reads its
+   * session cookie); undefined when signed out. The login dialogs serve only a signed-in tenant,
+   * and offer it only the sandbox accounts no other tenant holds: without this, they serve no one.
+   */
+  sessionTenant?: (request: Request) => Promise<string | undefined>;
 }
 
 export interface SandboxLimits {

@@ -1,6 +1,7 @@
 import { timingSafeEqual, createHash } from "node:crypto";
 import { z } from "zod";
 import { ApiError, toProblem, validationError, zodIssues } from "../../errors";
+import { tenantIdSchema } from "../../tenant-id";
 import { readBody } from "../../web/http";
 import { fromThisMachine, OWN_FETCHER_HEADER } from "../../net/this-machine";
 import { PEER_HEADER } from "../../web/request-guard";
@@ -23,8 +24,9 @@ import { setMediaInsights } from "./media-insights";
 /**
  * The sandbox's control surface, `/graph/_sandbox/...`: not Meta's interface but the way tests,
  * people rehearsing and outside checks make the sandbox misbehave, all through the same JSON calls:
- *   POST /_sandbox/accounts                       {username?, token_expires_in?} → 201 {account_id, access_token}
- *                                                 (token_expires_in: its long-lived tokens lapse that many seconds after issue, old enough to refresh)
+ *   POST /_sandbox/accounts                       {username?, token_expires_in?, tenant?} → 201 {account_id, access_token}
+ *                                                 (token_expires_in: its long-lived tokens lapse that many seconds after issue, old enough to refresh;
+ *                                                 tenant: only that tenant's login dialogs offer it, else the first to log in as it holds it)
  *   POST /_sandbox/accounts/{id}/token            {state}                      → the token expires, is revoked, or a new one
  *   POST /_sandbox/accounts/{id}/faults           {on, code, error_subcode?, count} → the next `count` calls fail so
  *                                                 (on: "refresh" for refresh_access_token, e.g. code 190 to refuse it)
@@ -53,6 +55,7 @@ const createAccountBody = z.strictObject({
     .min(1)
     .max(LONG_LIVED_S)
     .optional(),
+  tenant: tenantIdSchema.optional(),
 });
 const tokenBody = z.strictObject({
   state: z.enum(TOKEN_STATES, { error: `State is one of ${TOKEN_STATES.join(", ")}` }),
@@ -139,7 +142,12 @@ export async function handleControlRequest(request: Request, deps: SandboxDeps, 
     if (accountId === undefined) {
       allow(method, "POST");
       const body = await readJson(request, createAccountBody);
-      return reply(await createSandboxAccount(deps, body.username, body.token_expires_in), 201);
+      const made = await createSandboxAccount(deps, {
+        username: body.username,
+        tokenExpiresInS: body.token_expires_in,
+        tenantId: body.tenant,
+      });
+      return reply(body.tenant ? { ...made, tenant: body.tenant } : made, 201);
     }
     const account = await findSandboxAccount(deps, accountId);
     if (!account) throw new ApiError("not-found", `The sandbox has no account ${accountId}.`);

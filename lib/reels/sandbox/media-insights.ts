@@ -2,6 +2,7 @@ import { DEPRECATED_INSIGHT_METRICS } from "../insights/metrics";
 import { limitsOf, type SandboxDeps } from "./deps";
 import { authorize, graphJson, invalidParameter, unsupportedRequest, type GraphCall } from "./graph-request";
 import { seededInsights, SANDBOX_INSIGHT_METRICS, type SandboxInsightMetric } from "./insights-growth";
+import { requirePermission } from "./permissions";
 import { takeFault } from "./sandbox-accounts";
 import { keys, readMediaRecord } from "./store";
 
@@ -59,6 +60,7 @@ export async function readMediaInsights(call: GraphCall, mediaId: string): Promi
   const media = await readMediaRecord(call.deps.redis, mediaId);
   if (!media) throw unsupportedRequest(call.method, mediaId);
   authorize(call, media.account_id, media.id);
+  requirePermission(call, "insights");
   const fault = await takeFault(call.deps, media.account_id, "insights");
   if (fault) throw fault;
   const metrics = requestedMetrics(call.params.metric);

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { GraphError } from "../graph-error";
 import { DAY_MS, limitsOf } from "./deps";
 import { authorize, graphJson, parseParams, requestedFields, type GraphCall } from "./graph-request";
+import { requirePermission } from "./permissions";
 import { resumeIfStale } from "./process-container";
 import { publishLimitOf } from "./sandbox-accounts";
 import { countPublishedSince, publishContainerRecord } from "./publish-store";
@@ -17,6 +18,7 @@ const publishParams = z.object({
 
 export async function publishContainer(call: GraphCall, accountId: string): Promise<Response> {
   authorize(call, accountId, accountId);
+  requirePermission(call, "publish");
   const { creation_id: containerId } = parseParams(publishParams, call.params);
   const { deps } = call;
   const quota = await publishLimitOf(deps, accountId);

@@ -10,8 +10,14 @@ export const accountKeys = {
   profile: (accountId: string) => `sandbox:account:${accountId}:profile`,
   token: (digest: string) => `sandbox:token:${digest}`,
   fault: (accountId: string, kind: FaultKind) => `sandbox:account:${accountId}:fault:${kind}`,
-  /** zset of accounts made through the control surface, by creation time: the login dialog lists them. */
-  made: "sandbox:accounts",
+  /**
+   * zset of accounts made through the control surface for no tenant that no tenant has claimed
+   * yet, by creation time: the login dialogs offer them to every signed-in tenant. (The key of the
+   * zset that once held every made account: those were made for no one and claimed by no one.)
+   */
+  unclaimed: "sandbox:accounts",
+  /** zset of the accounts a tenant holds: made for it, or claimed when its dialog issued a code for them. */
+  held: (tenantId: string) => `sandbox:tenant:${tenantId}:accounts`,
 };
 
 export const digestOf = (token: string) => createHash("sha256").update(token).digest("hex");

@@ -21,6 +21,8 @@ export interface SandboxAccount {
   accountId: string;
   username: string;
   name: string;
+  /** The tenant that holds it (REEL_ACCOUNTS', made for it, or claimed at a login dialog); undefined: no one yet. */
+  tenantId?: string;
 }
 
 /** A configured account's username: stable, derived from its tenant. */
@@ -30,33 +32,51 @@ export function usernameOf(account: Pick<ReelAccount, "tenantId">): string {
 
 export async function findSandboxAccount(deps: SandboxDeps, accountId: string): Promise<SandboxAccount | undefined> {
   const configured = deps.config.REEL_ACCOUNTS.find((a) => a.accountId === accountId);
-  if (configured) return { accountId, username: usernameOf(configured), name: `Sandbox (${configured.tenantId})` };
+  if (configured)
+    return {
+      accountId,
+      username: usernameOf(configured),
+      name: `Sandbox (${configured.tenantId})`,
+      tenantId: configured.tenantId,
+    };
   if (!/^\d{6,20}$/.test(accountId)) return undefined;
   const profile = await deps.redis.hgetall(accountKeys.profile(accountId));
-  return profile.username
-    ? { accountId, username: profile.username, name: profile.name || profile.username }
-    : undefined;
+  if (!profile.username) return undefined;
+  const account = { accountId, username: profile.username, name: profile.name || profile.username };
+  return profile.tenant ? { ...account, tenantId: profile.tenant } : account;
 }
 
 /**
  * A new account with a valid token, as `POST /graph/_sandbox/accounts` makes it. With
  * `tokenExpiresInS`, its token and the long-lived tokens its logins get lapse that many seconds
  * after they are issued, and count as old enough to refresh: a token near its end, to rehearse.
+ * With `tenantId`, only that tenant's login dialogs offer it; without, the first tenant whose
+ * dialog issues a code for it holds it from then on (account-claims.ts).
  */
 export async function createSandboxAccount(
   deps: SandboxDeps,
-  username?: string,
-  tokenExpiresInS?: number,
+  options: { username?: string; tokenExpiresInS?: number; tenantId?: string } = {},
 ): Promise<{ account_id: string; access_token: string }> {
+  const { username, tokenExpiresInS, tenantId } = options;
   const accountId = newGraphId("178");
   const name = username ?? `sandbox_${accountId.slice(-6)}`;
   const lifetime = tokenExpiresInS === undefined ? [] : ["long_lived_expires_in", String(tokenExpiresInS)];
+  const offered = tenantId ? accountKeys.held(tenantId) : accountKeys.unclaimed;
   await deps.redis
     .multi()
-    .hset(accountKeys.profile(accountId), "username", name, "name", name, ...lifetime)
+    .hset(
+      accountKeys.profile(accountId),
+      "username",
+      name,
+      "name",
+      name,
+      ...lifetime,
+      ...(tenantId ? ["tenant", tenantId] : []),
+    )
     .expire(accountKeys.profile(accountId), ACCOUNT_TTL_S)
-    .zadd(accountKeys.made, deps.now(), accountId)
-    .zremrangebyscore(accountKeys.made, "-inf", deps.now() - ACCOUNT_TTL_S * 1000)
+    .zadd(offered, deps.now(), accountId)
+    .zremrangebyscore(offered, "-inf", deps.now() - ACCOUNT_TTL_S * 1000)
+    .expire(offered, ACCOUNT_TTL_S)
     .exec();
   const accessToken =
     tokenExpiresInS === undefined
@@ -69,14 +89,6 @@ export async function createSandboxAccount(
 export async function longLivedLifetimeOf(deps: SandboxDeps, accountId: string): Promise<number | undefined> {
   const own = await deps.redis.hget(accountKeys.profile(accountId), "long_lived_expires_in");
   return own ? Number(own) : undefined;
-}
-
-/** The accounts a person can pick in the login dialog: the configured ones and the newest made through the control surface. */
-export async function listSandboxAccounts(deps: SandboxDeps, limit = 50): Promise<SandboxAccount[]> {
-  const made = await deps.redis.zrevrange(accountKeys.made, 0, limit - 1);
-  const ids = [...deps.config.REEL_ACCOUNTS.map((a) => a.accountId), ...made];
-  const found = await Promise.all(ids.map((id) => findSandboxAccount(deps, id)));
-  return found.filter((a): a is SandboxAccount => a !== undefined);
 }
 
 /** The next `count` calls of that kind answer this error; a new fault for the same kind replaces the old one. */

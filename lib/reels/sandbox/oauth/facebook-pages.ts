@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import type { SandboxDeps } from "../deps";
 import { ACCOUNT_TTL_S, accountKeys, digestOf } from "../sandbox-account-keys";
-import { findSandboxAccount, listSandboxAccounts, type SandboxAccount } from "../sandbox-accounts";
+import { listAccountsFor } from "../account-claims";
+import { findSandboxAccount, type SandboxAccount } from "../sandbox-accounts";
 
 /**
  * Facebook's side of the sandbox: one Facebook user (whoever logs in at its dialog) who manages a
@@ -29,9 +30,9 @@ export function pageOf(account: SandboxAccount): SandboxPage {
   return { pageId: `1${digits.toString().padStart(14, "0")}`, name: `${account.username} Page`, account };
 }
 
-/** The Pages the dialog offers: one per account it would list. */
-export async function listSandboxPages(deps: SandboxDeps): Promise<SandboxPage[]> {
-  return (await listSandboxAccounts(deps)).map(pageOf);
+/** The Pages the dialog offers the tenant: one per account it may hold (account-claims.ts). */
+export async function listSandboxPages(deps: SandboxDeps, tenantId: string): Promise<SandboxPage[]> {
+  return (await listAccountsFor(deps, tenantId)).map(pageOf);
 }
 
 /** Remembers which account each allowed Page stands for, so a Page id resolves later. */

@@ -70,6 +70,7 @@ async function exchangeCode(
     expiresAt: deps.now() + SHORT_LIVED_MS,
     kind: "short",
     login: "facebook",
+    scopes: redeemed.scopes,
   });
   await grantPages(deps, token, redeemed.pageIds ?? []);
   return { access_token: token, expires_in: SHORT_LIVED_MS / 1000 };

@@ -17,6 +17,8 @@ export interface LoginCode {
   accountId: string;
   /** Facebook Login: the Pages the person allowed the app to see. */
   pageIds?: string[];
+  /** The permissions the person allowed (asked for and left ticked); the tokens made from the code carry them. */
+  scopes: string[];
   issuedAt: number;
 }
 
@@ -36,6 +38,8 @@ export async function issueLoginCode(deps: SandboxDeps, grant: Omit<LoginCode, "
       grant.accountId,
       "page_ids",
       (grant.pageIds ?? []).join(","),
+      "scopes",
+      grant.scopes.join(" "),
       "issued_at",
       String(deps.now()),
     )
@@ -67,6 +71,7 @@ export async function redeemLoginCode(deps: SandboxDeps, code: string): Promise<
     redirectUri: fields.redirect_uri ?? "",
     accountId: fields.account_id ?? "",
     pageIds: fields.page_ids ? fields.page_ids.split(",") : [],
+    scopes: (fields.scopes ?? "").split(" ").filter(Boolean),
     issuedAt,
   };
 }

@@ -1,14 +1,17 @@
 import { readBody } from "../../../web/http";
 import type { SandboxDeps } from "../deps";
 import { escapeHtml } from "../../../html";
-import { listSandboxAccounts } from "../sandbox-accounts";
+import { claimAccounts, listAccountsFor } from "../account-claims";
+import { allowedScopes, dialogTenant, permissionsHtml, SIGN_IN_FIRST, type LoginBrand } from "./dialog-access";
 import { issueLoginCode } from "./login-codes";
 
 /**
  * Instagram's authorize dialog, as a real page: `GET /oauth/authorize?client_id&redirect_uri&
- * response_type=code&scope&state` shows the sandbox's accounts to pick one, with Allow and Cancel;
- * the form posts back here and the browser is sent to redirect_uri with `code` and `state`, or
- * with `error=access_denied` as Instagram sends a person who cancelled.
+ * response_type=code&scope&state` shows the accounts the signed-in tenant may log in as to pick
+ * one, and the permissions asked for to untick the optional ones, with Allow and Cancel; the form
+ * posts back here and the browser is sent to redirect_uri with `code` and `state`, or with
+ * `error=access_denied` as Instagram sends a person who cancelled. Signed out of Dispatch, it
+ * refuses (dialog-access.ts); an account the tenant may not hold is refused as an unknown one.
  */
 
 export interface DialogRequest {
@@ -25,13 +28,17 @@ export async function answerLoginDialog(request: Request, deps: SandboxDeps): Pr
     const dialog = dialogRequestOf(query);
     const refused = refusal(deps, dialog, query.get("response_type"));
     if (refused) return dialogError("Instagram", refused);
-    return dialogPage("Instagram", "Log in with Instagram", await consentForm(deps, dialog));
+    const tenantId = await dialogTenant(deps, request);
+    if (!tenantId) return signInFirst("Instagram");
+    return dialogPage("Instagram", "Log in with Instagram", await consentForm(deps, dialog, tenantId));
   }
   if (method !== "POST") return dialogPage("Instagram", "Error", "<p>Method not allowed.</p>", 405);
   const form = await readDialogForm(request);
   const dialog = dialogRequestOf(form);
   const refused = refusal(deps, dialog, "code");
   if (refused) return dialogError("Instagram", refused);
+  const tenantId = await dialogTenant(deps, request);
+  if (!tenantId) return signInFirst("Instagram");
   // Instagram appends #_ to the redirect; clients must not take it for part of the code.
   if (form.get("decision") !== "allow")
     return redirectBack(
@@ -40,9 +47,15 @@ export async function answerLoginDialog(request: Request, deps: SandboxDeps): Pr
       "#_",
     );
   const accountId = form.get("account_id") ?? "";
-  const accounts = await listSandboxAccounts(deps);
-  if (!accounts.some((a) => a.accountId === accountId)) return dialogError("Instagram", "Pick an account to continue.");
-  const code = await issueLoginCode(deps, { appId: dialog.clientId, redirectUri: dialog.redirectUri, accountId });
+  // Another tenant's account reads as an unknown one: the page says nothing about who holds it.
+  if (!(await claimAccounts(deps, tenantId, [accountId])))
+    return dialogError("Instagram", "Pick an account to continue.");
+  const code = await issueLoginCode(deps, {
+    appId: dialog.clientId,
+    redirectUri: dialog.redirectUri,
+    accountId,
+    scopes: allowedScopes("Instagram", dialog.scope, form),
+  });
   return redirectBack(dialog, { code }, "#_");
 }
 
@@ -86,15 +99,15 @@ function refusal(deps: SandboxDeps, dialog: DialogRequest, responseType: string 
   return undefined;
 }
 
-async function consentForm(deps: SandboxDeps, dialog: DialogRequest): Promise<string> {
-  const accounts = await listSandboxAccounts(deps);
+async function consentForm(deps: SandboxDeps, dialog: DialogRequest, tenantId: string): Promise<string> {
+  const accounts = await listAccountsFor(deps, tenantId);
   const choices = accounts
     .map(
       (a, i) =>
         `<label><input type="radio" name="account_id" value="${escapeHtml(a.accountId)}"${i === 0 ? " checked" : ""}> @${escapeHtml(a.username)}</label>`,
     )
     .join("\n");
-  return `<p>The app <strong>${escapeHtml(dialog.clientId)}</strong> asks for: ${escapeHtml(dialog.scope)}.</p>
+  return `<p>The app <strong>${escapeHtml(dialog.clientId)}</strong> asks for the permissions below.</p>
 ${consentFormHtml("Instagram", dialog, "Log in as", choices)}`;
 }
 
@@ -104,8 +117,9 @@ export function consentFormHtml(who: LoginBrand, dialog: DialogRequest, legend: 
   return `<form method="post" aria-label="${who} consent">
 ${hidden("client_id", dialog.clientId)}${hidden("redirect_uri", dialog.redirectUri)}${hidden("scope", dialog.scope)}${hidden("state", dialog.state)}
 <fieldset><legend>${escapeHtml(legend)}</legend>
-${choices || "<p>The sandbox has no accounts yet: make one through its control surface.</p>"}
+${choices || "<p>The sandbox has no accounts for you yet: make one through its control surface.</p>"}
 </fieldset>
+${permissionsHtml(who, dialog.scope)}
 <button type="submit" name="decision" value="allow">Allow</button>
 <button type="submit" name="decision" value="cancel">Cancel</button>
 </form>`;
@@ -115,7 +129,10 @@ export function dialogError(who: LoginBrand, message: string): Response {
   return dialogPage(who, "Error", `<p role="alert">${escapeHtml(message)}</p>`, 400);
 }
 
-type LoginBrand = "Instagram" | "Facebook";
+/** Signed out of Dispatch: Meta would show its login page; the sandbox's people sign in at Dispatch. */
+export function signInFirst(who: LoginBrand): Response {
+  return dialogPage(who, "Sign in to Dispatch first", `<p role="alert">${escapeHtml(SIGN_IN_FIRST)}</p>`, 403);
+}
 
 /** A page of the sandbox's login dialogs, standing in for `who`'s. */
 export function dialogPage(who: LoginBrand, title: string, body: string, status = 200): Response {

@@ -59,14 +59,23 @@ export async function exchangeLoginCode(deps: SandboxDeps, params: Record<string
     expiresAt: deps.now() + SHORT_LIVED_MS,
     kind: "short",
     login: "instagram",
+    scopes: redeemed.scopes,
   });
-  const userId = appScopedIdOf(redeemed.accountId);
-  // Instagram writes user_id as a JSON number even past 2^53: written as text here to keep every digit.
-  const body = `{"access_token":${JSON.stringify(accessToken)},"user_id":${userId},"permissions":["instagram_business_basic","instagram_business_content_publish"]}`;
-  return new Response(body, {
-    status: 200,
-    headers: { "content-type": "application/json; charset=UTF-8", "cache-control": "no-store" },
-  });
+  // Meta's Business Login page: wrapped in `data`, user_id the app-scoped id as a string, and
+  // `permissions` the scopes the person allowed, comma-separated. (The older flat answer with a
+  // numeric user_id is Basic Display's; Dispatch's client reads both.)
+  return new Response(
+    JSON.stringify({
+      data: [
+        {
+          access_token: accessToken,
+          user_id: appScopedIdOf(redeemed.accountId),
+          permissions: redeemed.scopes.join(","),
+        },
+      ],
+    }),
+    { status: 200, headers: { "content-type": "application/json; charset=UTF-8", "cache-control": "no-store" } },
+  );
 }
 
 export async function exchangeForLongLived(deps: SandboxDeps, params: Record<string, string>): Promise<Response> {
