@@ -94,8 +94,9 @@ const envSchema = z.object({
   GRAPH_URL: z.string().url().optional(),
   GRAPH_VERSION: z
     .string()
-    .regex(/^v\d+\.\d+$/, "GRAPH_VERSION looks like v21.0")
-    .default("v21.0"),
+    .regex(/^v\d+\.\d+$/, "GRAPH_VERSION looks like v26.0")
+    // lib/reels/graph-versions.ts's DEFAULT_GRAPH_VERSION (config names no feature; a unit test keeps them equal).
+    .default("v26.0"),
   REEL_ACCOUNTS: reelAccounts.optional(),
   REEL_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(600_000).default(5000),
   REEL_POLL_ATTEMPTS: z.coerce.number().int().min(1).max(10_000).default(30),

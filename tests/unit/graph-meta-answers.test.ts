@@ -461,13 +461,42 @@ describe("the resumable upload's own failures", () => {
     expect(isTransientGraphFailure(error)).toBe(false);
   });
 
-  it("a refused token asks for the account to be reconnected", async () => {
+  it("a refused token, in Meta's documented body, asks for the account to be reconnected whatever the status", async () => {
+    // graph-reference.md: the message is itself JSON; Meta does not document the HTTP status.
+    const refused = {
+      debug_info: {
+        retriable: false,
+        type: "ProcessingFailedError",
+        message: '{"success":false,"error":{"message":"unauthorized user request"}}',
+      },
+    };
+    for (const status of [400, 401, 403, 500]) {
+      const error = await upload({ status, body: refused });
+      expect(graphFailureAction(error as never), `HTTP ${status}`).toBe("reconnect-account");
+      expect(isTransientGraphFailure(error), `HTTP ${status}`).toBe(false);
+    }
+  });
+
+  it("another ProcessingFailedError with a JSON message is not a refused token: a new container", async () => {
+    const error = await upload({
+      status: 400,
+      body: {
+        debug_info: {
+          retriable: false,
+          type: "ProcessingFailedError",
+          message: '{"success":false,"error":{"message":"partial upload"}}',
+        },
+      },
+    });
+    expect(graphFailureAction(error as never)).toBe("new-container");
+  });
+
+  it("an HTTP 401 says the token was refused, whatever the body's type", async () => {
     const error = await upload({
       status: 401,
-      body: { debug_info: { retriable: false, type: "AuthorizationError", message: "Invalid OAuth access token." } },
+      body: { debug_info: { retriable: false, type: "ProcessingFailedError", message: "Request processing failed" } },
     });
     expect(graphFailureAction(error as never)).toBe("reconnect-account");
-    expect(isTransientGraphFailure(error)).toBe(false);
   });
 
   it("answers success as Meta does", async () => {
