@@ -318,7 +318,8 @@ function instagramLoginOf(
     app: configured ?? (sandboxUrl ? { ...SANDBOX_INSTAGRAM_APP } : undefined),
     dialogUrl: trim(env.INSTAGRAM_DIALOG_URL ?? sandboxDialog ?? "https://www.instagram.com/oauth/authorize"),
     tokenUrl: trim(env.INSTAGRAM_TOKEN_URL ?? sandboxUrl ?? "https://api.instagram.com"),
-    graphUrl: trim(env.INSTAGRAM_GRAPH_URL ?? sandboxUrl ?? "https://graph.instagram.com"),
+    // The sandbox's graph.instagram.com (lib/reels/sandbox/sandbox-hosts.ts): Instagram Login's tokens work there only.
+    graphUrl: trim(env.INSTAGRAM_GRAPH_URL ?? (sandboxUrl ? `${sandboxUrl}/instagram` : "https://graph.instagram.com")),
     redirectUri: `${publicUrl}${INSTAGRAM_CALLBACK_PATH}`,
   };
 }
@@ -340,7 +341,10 @@ function facebookLoginOf(
       env.FACEBOOK_DIALOG_URL ??
       (sandboxUrl ? `${publicUrl}/graph${dialogPath}` : `https://www.facebook.com${dialogPath}`)
     ).replace(/\/+$/, ""),
-    graphUrl: (env.FACEBOOK_GRAPH_URL ?? sandboxUrl ?? "https://graph.facebook.com").replace(/\/+$/, ""),
+    // The sandbox's graph.facebook.com (lib/reels/sandbox/sandbox-hosts.ts): Facebook Login's tokens work there only.
+    graphUrl: (
+      env.FACEBOOK_GRAPH_URL ?? (sandboxUrl ? `${sandboxUrl}/facebook` : "https://graph.facebook.com")
+    ).replace(/\/+$/, ""),
     redirectUri: `${publicUrl}${FACEBOOK_CALLBACK_PATH}`,
   };
 }

@@ -1,3 +1,5 @@
+import type { Log } from "../log";
+
 /**
  * Graph API versions and their lives, one table read by the sandbox (which versions it serves),
  * the config (the default GRAPH_VERSION) and start-up (the warning before GRAPH_VERSION ends).
@@ -80,6 +82,12 @@ export function graphVersionWarning(version: string, now: number): string | unde
     return `GRAPH_VERSION ${version} ends on ${isoDay(life.endsAt)} (in ${days} day${days === 1 ? "" : "s"}); ${move}`;
   }
   return undefined;
+}
+
+/** At start-up (web and worker): a warning in the log when GRAPH_VERSION ends soon or has ended. */
+export function warnAboutGraphVersion(version: string, log: Log, now: number = Date.now()): void {
+  const warning = graphVersionWarning(version, now);
+  if (warning) log("warn", warning, { graph_version: version });
 }
 
 function compareVersions(a: string, b: string): number {

@@ -68,7 +68,7 @@ export async function handleGraphRequest(
     const baseUrl = `${(options.origin ?? requestOrigin(request, url)).replace(/\/+$/, "")}${basePath}`;
 
     if (first === CONTROL_SEGMENT && host === "any") return await handleControlRequest(request, deps, path);
-    const login = await handleLoginRequest(request, deps, [first, ...path]);
+    const login = await handleLoginRequest(request, deps, [first, ...path], host);
     if (login) return login;
     const readOnly = method === "GET" || method === "HEAD";
     if (first === "media-files" && path.length === 1 && readOnly)
