@@ -29,7 +29,9 @@ export class GraphUploadError extends brandedError("dispatch.graph-upload-error"
 
   /** The upload was refused for its token: Meta's "unauthorized user request", or HTTP 401/403. */
   get tokenRefused(): boolean {
-    return this.status === 401 || this.status === 403 || nestedErrorMessage(this.message) === "unauthorized user request";
+    return (
+      this.status === 401 || this.status === 403 || nestedErrorMessage(this.message) === "unauthorized user request"
+    );
   }
 
   get action(): GraphErrorAction {

@@ -60,7 +60,11 @@ export async function handleGraphRequest(
   let host: SandboxHost = "any";
   try {
     if (!url.pathname.startsWith(`${mount}/`)) throw unknownPath(url.pathname);
-    const segments = url.pathname.slice(mount.length + 1).split("/").filter(Boolean).map(safeDecode);
+    const segments = url.pathname
+      .slice(mount.length + 1)
+      .split("/")
+      .filter(Boolean)
+      .map(safeDecode);
     host = hostOfSegment(segments[0]) ?? "any";
     const basePath = host === "any" ? mount : `${mount}/${segments.shift()}`;
     const rest = segments.join("/");
