@@ -33,7 +33,7 @@ const FIXTURES = path.resolve(__dirname, "../fixtures");
 const DATA_DIR = path.resolve(__dirname, "../../.test-data/graph-sandbox");
 const DAY = 24 * 60 * 60 * 1000;
 const UNREACHABLE_STATUS =
-  "Error: the video could not be downloaded: the host could not be reached, or it is not a public address (2207052)";
+  "Error: Media upload has failed with error code 2207052 (the video could not be downloaded: the host could not be reached, or it is not a public address)";
 
 let redis: Redis;
 let files: Server;
@@ -346,7 +346,7 @@ describe("processing errors", () => {
     const status = await s.settled(await s.create(sampleUrl("reel-too-short.mp4")));
     expect(status.status_code).toBe("ERROR");
     expect(status.status).toBe(
-      "Error: unsupported video format: the video is 1.5 s long; reels must be 3 s to 15 min (2207026)",
+      "Error: Media upload has failed with error code 2207026 (unsupported video format: the video is 1.5 s long; reels must be 3 s to 15 min)",
     );
   });
 
@@ -355,12 +355,15 @@ describe("processing errors", () => {
     const codec = await s.settled(await s.create(sampleUrl("reel-unsupported.mp4")));
     expect(codec).toMatchObject({
       status_code: "ERROR",
-      status: expect.stringMatching(/video codec is mp4v.*\(2207026\)$/),
+      status: expect.stringMatching(
+        /^Error: Media upload has failed with error code 2207026 \(.*video codec is mp4v.*\)$/,
+      ),
     });
     const notVideo = await s.settled(await s.create(sampleUrl("README.md")));
     expect(notVideo).toMatchObject({
       status_code: "ERROR",
-      status: "Error: unsupported video format: not an MP4 or MOV file (2207026)",
+      status:
+        "Error: Media upload has failed with error code 2207026 (unsupported video format: not an MP4 or MOV file)",
     });
   });
 
@@ -370,7 +373,7 @@ describe("processing errors", () => {
     expect(status).toMatchObject({
       status_code: "ERROR",
       status:
-        "Error: unsupported video format: the MP4/MOV structure is invalid: a required box is missing or malformed (2207026)",
+        "Error: Media upload has failed with error code 2207026 (unsupported video format: the MP4/MOV structure is invalid: a required box is missing or malformed)",
     });
   });
 
@@ -384,7 +387,9 @@ describe("processing errors", () => {
     const s = sandbox();
     const status = await s.settled(await s.create(url()));
     expect(status.status_code).toBe("ERROR");
-    expect(status.status).toMatch(/^Error: the video could not be downloaded: .* \(2207052\)$/);
+    expect(status.status).toMatch(
+      /^Error: Media upload has failed with error code 2207052 \(the video could not be downloaded: .*\)$/,
+    );
     expect(status.status).not.toMatch(/ECONN|127\.0\.0\.1|localhost/);
     expect(status.status).toMatch(reason);
   });
@@ -401,7 +406,7 @@ describe("processing errors", () => {
     );
     const slow = sandbox({}, { limits: { fetchTimeoutMs: 300 } });
     expect((await slow.settled(await slow.create(`${filesOrigin}/hang/forever`))).status).toMatch(
-      /^Error: timed out downloading the media: .* \(2207003\)$/,
+      /^Error: Media upload has failed with error code 2207003 \(timed out downloading the media: .*\)$/,
     );
   });
 });
@@ -539,7 +544,7 @@ describe("a bounded store", () => {
       "FINISHED",
     );
     expect((await perAccount.settled(await perAccount.create(sampleUrl("reel-valid.mp4")))).status).toMatch(
-      /^Error: the account's kept videos would exceed the sandbox's \d+ KB per account.*\(2207053\)$/,
+      /^Error: Media upload has failed with error code 2207053 \(the account's kept videos would exceed the sandbox's \d+ KB per account.*\)$/,
     );
     expect(await keptFiles(perAccount.acme)).toHaveLength(1);
 
@@ -560,7 +565,9 @@ describe("a bounded store", () => {
       },
       { what: "the other account's container to settle" },
     );
-    expect(refused.status).toMatch(/^Error: the sandbox's video store is full.*\(2207053\)$/);
+    expect(refused.status).toMatch(
+      /^Error: Media upload has failed with error code 2207053 \(the sandbox's video store is full.*\)$/,
+    );
   });
 
   it("downloads at most maxConcurrentDownloads videos at once", async () => {
@@ -864,7 +871,7 @@ describe("the further reel parameters", () => {
     const error = await s.settled(past);
     expect(error.status_code).toBe("ERROR");
     expect(error.status).toMatch(
-      /^Error: Thumbnail offset must be greater than or equal to 0 and less than video duration, i\.e\. \d+ \(2207057\)$/,
+      /^Error: Media upload has failed with error code 2207057 \(Thumbnail offset must be greater than or equal to 0 and less than video duration, i\.e\. \d+\)$/,
     );
     expect((await s.settled(ignored)).status_code).toBe("FINISHED");
   });
@@ -1105,7 +1112,7 @@ describe("surviving a restart", () => {
     expect(resumed).toBeGreaterThanOrEqual(2);
     await settleSandboxProcessing(restarted);
     expect((await s.statusOf(ids[0]!)).status_code).toBe("FINISHED");
-    expect((await s.statusOf(ids[1]!)).status).toMatch(/\(2207026\)$/);
+    expect((await s.statusOf(ids[1]!)).status).toMatch(/^Error: Media upload has failed with error code 2207026 /);
     await settleSandboxProcessing(dying);
   });
 });
