@@ -225,9 +225,11 @@ async function settled(id: string, key = ACME_KEY): Promise<PublicationView> {
 }
 
 const callsOf = (accountId: string, edge: string, method = "POST") =>
-  graphCalls.filter((c) => c.method === method && c.path === `/graph/v21.0/${accountId}/${edge}`);
+  graphCalls.filter((c) => c.method === method && c.path === `/graph/${config.GRAPH_VERSION}/${accountId}/${edge}`);
 const uploadCalls = (containerId: string) =>
-  graphCalls.filter((c) => c.method === "POST" && c.path === `/graph/ig-api-upload/v21.0/${containerId}`);
+  graphCalls.filter(
+    (c) => c.method === "POST" && c.path === `/graph/ig-api-upload/${config.GRAPH_VERSION}/${containerId}`,
+  );
 const filesOf = async (tenant: string) => readdir(path.join(uploadsDir(DATA_DIR), tenant)).catch(() => [] as string[]);
 
 describe("POST /api/uploads", () => {
