@@ -51,7 +51,9 @@ describe("Graph API versions (Meta's changelog)", () => {
       API_KEYS: "acme:acme-key-0123456789abcdef",
     });
     expect(config.GRAPH_VERSION).toBe(DEFAULT_GRAPH_VERSION);
-    const released = Date.parse(`${GRAPH_VERSIONS.find((v) => v.version === DEFAULT_GRAPH_VERSION)!.released}T00:00:00Z`);
+    const released = Date.parse(
+      `${GRAPH_VERSIONS.find((v) => v.version === DEFAULT_GRAPH_VERSION)!.released}T00:00:00Z`,
+    );
     for (const day of [0, 180, 365]) {
       expect(graphVersionLife(DEFAULT_GRAPH_VERSION, released + day * DAY_MS).state, `day ${day}`).toBe("live");
     }

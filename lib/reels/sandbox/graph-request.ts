@@ -14,7 +14,7 @@ export interface GraphCall {
   params: Record<string, string>;
   /** Absolute base of the sandbox for URLs it hands out, e.g. http://127.0.0.1:3000/graph. */
   baseUrl: string;
-  /** The API version segment of the path, e.g. v21.0. */
+  /** The API version segment of the path, e.g. v26.0. */
   version: string;
   /** The account whose valid token made the call, once requireValidToken has checked it. */
   caller?: string;
