@@ -6,7 +6,9 @@ import {
   graphVersionLife,
   graphVersionWarning,
   liveGraphVersions,
+  warnAboutGraphVersion,
 } from "@/lib/reels/graph-versions";
+import type { Log } from "@/lib/log";
 
 const at = (date: string) => Date.parse(`${date}T12:00:00Z`);
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -42,6 +44,21 @@ describe("Graph API versions (Meta's changelog)", () => {
     );
     expect(graphVersionWarning("v26.0", end)).toBeUndefined();
     expect(graphVersionWarning("v99.0", end)).toMatch(/not a released Graph API version/);
+  });
+
+  it("logs the warning at start-up as a warn line, and nothing while the version has time left", () => {
+    const lines: Parameters<Log>[] = [];
+    const log: Log = (...line) => lines.push(line);
+    warnAboutGraphVersion("v26.0", log, at("2026-12-07"));
+    expect(lines).toEqual([]);
+    warnAboutGraphVersion("v21.0", log, at("2027-01-01"));
+    expect(lines).toEqual([
+      [
+        "warn",
+        expect.stringMatching(/^GRAPH_VERSION v21\.0 ends on 2027-01-21 \(in 20 days\)/),
+        { graph_version: "v21.0" },
+      ],
+    ]);
   });
 
   it("defaults GRAPH_VERSION to a version live for the coming year", () => {
