@@ -1,6 +1,7 @@
 /**
  * Next.js start-up hook: guards every request before Next sees it (lib/web/request-guard.ts), and
- * resumes sandbox processing that a previous web-server process left IN_PROGRESS (app/graph/sandbox-host.ts).
+ * resumes sandbox processing that a previous web-server process left IN_PROGRESS (app/graph/sandbox-host.ts),
+ * and warns when GRAPH_VERSION ends soon.
  */
 export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
@@ -9,6 +10,20 @@ export async function register(): Promise<void> {
   const { GRAPH_MALFORMED_PATH, resumeSandbox } = await import("./app/graph/sandbox-host");
   guardRequests([GRAPH_MALFORMED_PATH]);
   resumeSandbox();
+  await warnAboutWebGraphVersion();
+}
+
+/** The start-up warning when GRAPH_VERSION ends soon (lib/reels/graph-versions.ts); a bad configuration is reported by the first request instead. */
+async function warnAboutWebGraphVersion(): Promise<void> {
+  if (process.env.NEXT_RUNTIME !== "nodejs") return;
+  const { getConfig, ConfigError } = await import("./lib/config");
+  const { createLog } = await import("./lib/log");
+  const { warnAboutGraphVersion } = await import("./lib/reels/graph-versions");
+  try {
+    warnAboutGraphVersion(getConfig().GRAPH_VERSION, createLog("web"));
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+  }
 }
 
 /** Traces, only when OTEL_EXPORTER_OTLP_ENDPOINT is set (lib/tracing.ts); Next then traces each request too. */

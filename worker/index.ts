@@ -11,6 +11,7 @@ import { startWorkerOperations } from "../lib/worker/metrics-server";
 import { createRedis } from "../lib/redis";
 import { startTracing, stopTracing } from "../lib/tracing";
 import { startPublicationConsumer } from "../lib/reels/publication-consumer";
+import { warnAboutGraphVersion } from "../lib/reels/graph-versions";
 import { startInsightsSweep } from "../lib/reels/insights/start-insights-sweep";
 import { startWebhookWorker } from "../lib/webhooks/start-webhook-worker";
 import { startTokenRefresh } from "../lib/accounts/token-refresh/start-token-refresh";
@@ -39,6 +40,7 @@ async function main() {
   configureMetrics(config);
   const workerId = config.WORKER_ID ?? `${hostname()}-${process.pid}`;
   const log = createLog(`worker:${workerId}`);
+  warnAboutGraphVersion(config.GRAPH_VERSION, log);
   const redis = observeRedis(createRedis(config.REDIS_URL), config);
   // ioredis reconnects by itself; the commands that need Redis fail and say so.
   redis.on("error", () => {});

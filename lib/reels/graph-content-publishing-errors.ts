@@ -73,6 +73,25 @@ export const CONTENT_PUBLISHING_ERRORS: readonly GraphErrorInfo[] = [
     transient: false,
   },
   {
+    code: 36004,
+    subcode: 2207010,
+    meaning: "caption too long: over 2,200 characters or 30 hashtags",
+    headline: "The caption is over Instagram's limit of 2,200 characters or 30 hashtags.",
+    action: "fix-input",
+    advice:
+      "Shorten the caption to at most 2,200 characters and 30 hashtags; sending it again as it is fails the same way.",
+    transient: false,
+  },
+  {
+    code: 100,
+    subcode: 2207040,
+    meaning: "too many @-tags: over 20",
+    headline: "The caption tags more than 20 accounts.",
+    action: "fix-input",
+    advice: "Tag at most 20 accounts (@-mentions) in the caption; sending it again as it is fails the same way.",
+    transient: false,
+  },
+  {
     code: 36000,
     subcode: 2207004,
     meaning: "image too large",

@@ -5,8 +5,13 @@ import type { GraphErrorAction } from "./graph-error-table";
 /**
  * The resumable upload endpoint's own failure (rupload): not a Graph error object but
  * `{"debug_info": {"retriable", "type", "message"}}`. `retriable` says whether sending the bytes
- * again can work; a refused token (an authorization type, or HTTP 401/403) needs the account
- * reconnected; anything else leaves the container unusable, so a new one is the way on.
+ * again can work; a refused token needs the account reconnected; anything else leaves the
+ * container unusable, so a new one is the way on.
+ *
+ * Meta documents one refused token: a ProcessingFailedError whose message is itself JSON,
+ * `{"success":false,"error":{"message":"unauthorized user request"}}` (graph-reference.md,
+ * "Resumable upload"), with no HTTP status given. That is what is read; HTTP 401/403 are read as a
+ * refusal too, since they say so whatever the body (Meta documents no such answer).
  */
 export class GraphUploadError extends brandedError("dispatch.graph-upload-error") {
   constructor(
@@ -22,9 +27,11 @@ export class GraphUploadError extends brandedError("dispatch.graph-upload-error"
     this.name = "GraphUploadError";
   }
 
-  /** The upload was refused for its token: an authorization or token type, or HTTP 401/403. */
+  /** The upload was refused for its token: Meta's "unauthorized user request", or HTTP 401/403. */
   get tokenRefused(): boolean {
-    return this.status === 401 || this.status === 403 || /auth|token|session/i.test(this.type);
+    return (
+      this.status === 401 || this.status === 403 || nestedErrorMessage(this.message) === "unauthorized user request"
+    );
   }
 
   get action(): GraphErrorAction {
@@ -54,3 +61,16 @@ const uploadErrorSchema = z.object({
     message: z.string().catch(""),
   }),
 });
+
+/** The `error.message` of a debug_info message that is itself JSON (`{"success":false,"error":{"message":…}}`). */
+function nestedErrorMessage(message: string): string | undefined {
+  if (!message.trimStart().startsWith("{")) return undefined;
+  try {
+    const parsed = nestedErrorSchema.safeParse(JSON.parse(message));
+    return parsed.success ? parsed.data.error.message.trim().toLowerCase() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const nestedErrorSchema = z.object({ error: z.object({ message: z.string() }) });

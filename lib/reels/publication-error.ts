@@ -59,15 +59,20 @@ export function errorOf(error: GraphFailure): PublicationError {
 }
 
 /**
- * A container in ERROR names its subcode in `status`; the code comes from the table. When the
- * status also says what is wrong with the video ("Error: unsupported video format: the video is
- * 1.5 s long; …"), that finding is the headline.
+ * A container in ERROR names its subcode in `status` (Meta: "Error: Media upload has failed with
+ * error code 2207082"); the code comes from the table. When the status also says what is wrong with
+ * the video (the sandbox's "… error code 2207026 (unsupported video format: the video is 1.5 s
+ * long; …)", or the older "Error: unsupported video format: … (2207026)"), that finding is the headline.
  */
 export function containerError(read: ContainerStatus): PublicationError {
   const subcode = subcodeFromContainerStatus(read.status);
   const info = subcode === undefined ? undefined : graphErrorForSubcode(subcode);
   const message = read.status || "The container's processing failed (status_code ERROR).";
-  const [, prefix, detail] = /^Error: ([^:]+): (.+?)(?: \(\d+\))?$/.exec(read.status ?? "") ?? [];
+  const status = read.status ?? "";
+  const [, prefix, detail] =
+    /^Error: Media upload has failed with error code \d+ \(([^:]+): (.+)\)$/.exec(status) ??
+    /^Error: ([^:]+): (.+?)(?: \(\d+\))?$/.exec(status) ??
+    [];
   // What the probe found about the video, after the table's own words for the error (the sandbox writes it so).
   const finding =
     info?.action === "fix-input" && prefix?.toLowerCase() === info.meaning.toLowerCase() ? sentence(detail) : undefined;

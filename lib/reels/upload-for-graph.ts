@@ -37,7 +37,10 @@ export interface UploadUrls {
 
 /** `accountsKey`: the key every process shares (loadAccountsKey); the addresses are signed with a key derived from it. */
 export function createUploadUrls(
-  config: Pick<Config, "PUBLIC_URL" | "GRAPH_URL" | "GRAPH_SANDBOX" | "DATA_DIR">,
+  config: Pick<
+    Config,
+    "PUBLIC_URL" | "GRAPH_URL" | "GRAPH_SANDBOX" | "DATA_DIR" | "INSTAGRAM_LOGIN" | "FACEBOOK_LOGIN"
+  >,
   accountsKey: Buffer,
   redis: Redis,
 ): UploadUrls {
@@ -45,8 +48,10 @@ export function createUploadUrls(
   return {
     unreachableReason(account) {
       // The built-in sandbox is this server: it fetches its own origin (fetch-and-check.ts allows that).
+      // With the sandbox, each login's Graph host is one of its bases (/graph/instagram, /graph/facebook).
       const host = account.graphUrl ?? config.GRAPH_URL;
-      const bySandbox = config.GRAPH_SANDBOX && trustedGraphUrl(host, [config.GRAPH_URL]) !== undefined;
+      const sandboxHosts = [config.GRAPH_URL, config.INSTAGRAM_LOGIN.graphUrl, config.FACEBOOK_LOGIN.graphUrl];
+      const bySandbox = config.GRAPH_SANDBOX && trustedGraphUrl(host, sandboxHosts) !== undefined;
       const reason = unfetchableUrlReason(config.PUBLIC_URL, bySandbox ? "this-machine" : "internet");
       return (
         reason &&

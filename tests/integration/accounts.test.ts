@@ -360,7 +360,9 @@ describe("the sandbox's control surface and its own fetcher", () => {
       );
     }
     expect(statuses).toEqual(
-      Array(3).fill("Error: the video could not be downloaded: the server answered HTTP 403 (2207052)"),
+      Array(3).fill(
+        "Error: Media upload has failed with error code 2207052 (the video could not be downloaded: the server answered HTTP 403)",
+      ),
     );
   });
 });

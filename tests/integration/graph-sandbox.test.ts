@@ -22,6 +22,7 @@ import {
   type SandboxLimits,
 } from "@/lib/reels/sandbox";
 import { moovWithoutMvhd } from "../mp4-boxes";
+import { issueToken } from "@/lib/reels/sandbox/sandbox-tokens";
 
 /**
  * The Graph sandbox called with real Requests, against the real Redis, fetching the committed
@@ -33,7 +34,7 @@ const FIXTURES = path.resolve(__dirname, "../fixtures");
 const DATA_DIR = path.resolve(__dirname, "../../.test-data/graph-sandbox");
 const DAY = 24 * 60 * 60 * 1000;
 const UNREACHABLE_STATUS =
-  "Error: the video could not be downloaded: the host could not be reached, or it is not a public address (2207052)";
+  "Error: Media upload has failed with error code 2207052 (the video could not be downloaded: the host could not be reached, or it is not a public address)";
 
 let redis: Redis;
 let files: Server;
@@ -346,7 +347,7 @@ describe("processing errors", () => {
     const status = await s.settled(await s.create(sampleUrl("reel-too-short.mp4")));
     expect(status.status_code).toBe("ERROR");
     expect(status.status).toBe(
-      "Error: unsupported video format: the video is 1.5 s long; reels must be 3 s to 15 min (2207026)",
+      "Error: Media upload has failed with error code 2207026 (unsupported video format: the video is 1.5 s long; reels must be 3 s to 15 min)",
     );
   });
 
@@ -355,12 +356,15 @@ describe("processing errors", () => {
     const codec = await s.settled(await s.create(sampleUrl("reel-unsupported.mp4")));
     expect(codec).toMatchObject({
       status_code: "ERROR",
-      status: expect.stringMatching(/video codec is mp4v.*\(2207026\)$/),
+      status: expect.stringMatching(
+        /^Error: Media upload has failed with error code 2207026 \(.*video codec is mp4v.*\)$/,
+      ),
     });
     const notVideo = await s.settled(await s.create(sampleUrl("README.md")));
     expect(notVideo).toMatchObject({
       status_code: "ERROR",
-      status: "Error: unsupported video format: not an MP4 or MOV file (2207026)",
+      status:
+        "Error: Media upload has failed with error code 2207026 (unsupported video format: not an MP4 or MOV file)",
     });
   });
 
@@ -370,7 +374,7 @@ describe("processing errors", () => {
     expect(status).toMatchObject({
       status_code: "ERROR",
       status:
-        "Error: unsupported video format: the MP4/MOV structure is invalid: a required box is missing or malformed (2207026)",
+        "Error: Media upload has failed with error code 2207026 (unsupported video format: the MP4/MOV structure is invalid: a required box is missing or malformed)",
     });
   });
 
@@ -384,7 +388,9 @@ describe("processing errors", () => {
     const s = sandbox();
     const status = await s.settled(await s.create(url()));
     expect(status.status_code).toBe("ERROR");
-    expect(status.status).toMatch(/^Error: the video could not be downloaded: .* \(2207052\)$/);
+    expect(status.status).toMatch(
+      /^Error: Media upload has failed with error code 2207052 \(the video could not be downloaded: .*\)$/,
+    );
     expect(status.status).not.toMatch(/ECONN|127\.0\.0\.1|localhost/);
     expect(status.status).toMatch(reason);
   });
@@ -397,11 +403,11 @@ describe("processing errors", () => {
   it("gives 2207052 for a video over the size cap, and 2207003 when the download times out", async () => {
     const small = sandbox({}, { limits: { maxVideoBytes: 10_000 } });
     expect((await small.settled(await small.create(sampleUrl("reel-valid.mp4")))).status).toMatch(
-      /over the 10 KB limit \(2207052\)$/,
+      /^Error: Media upload has failed with error code 2207052 \(.*over the 10 KB limit\)$/,
     );
     const slow = sandbox({}, { limits: { fetchTimeoutMs: 300 } });
     expect((await slow.settled(await slow.create(`${filesOrigin}/hang/forever`))).status).toMatch(
-      /^Error: timed out downloading the media: .* \(2207003\)$/,
+      /^Error: Media upload has failed with error code 2207003 \(timed out downloading the media: .*\)$/,
     );
   });
 });
@@ -539,7 +545,7 @@ describe("a bounded store", () => {
       "FINISHED",
     );
     expect((await perAccount.settled(await perAccount.create(sampleUrl("reel-valid.mp4")))).status).toMatch(
-      /^Error: the account's kept videos would exceed the sandbox's \d+ KB per account.*\(2207053\)$/,
+      /^Error: Media upload has failed with error code 2207053 \(the account's kept videos would exceed the sandbox's \d+ KB per account.*\)$/,
     );
     expect(await keptFiles(perAccount.acme)).toHaveLength(1);
 
@@ -560,7 +566,9 @@ describe("a bounded store", () => {
       },
       { what: "the other account's container to settle" },
     );
-    expect(refused.status).toMatch(/^Error: the sandbox's video store is full.*\(2207053\)$/);
+    expect(refused.status).toMatch(
+      /^Error: Media upload has failed with error code 2207053 \(the sandbox's video store is full.*\)$/,
+    );
   });
 
   it("downloads at most maxConcurrentDownloads videos at once", async () => {
@@ -690,7 +698,6 @@ describe("publishing rules", () => {
 });
 
 describe("parameters and paths", () => {
-  const long = "x".repeat(2201);
   const tags = Array.from({ length: 31 }, (_, i) => `#tag${i}`).join(" ");
   const mentions = Array.from({ length: 21 }, (_, i) => `@user${i}`).join(" ");
   it.each<[string, Record<string, string>, RegExp]>([
@@ -707,21 +714,6 @@ describe("parameters and paths", () => {
       "a video_url with credentials",
       { media_type: "REELS", video_url: "https://u:p@example.com/v.mp4" },
       /user name or password/,
-    ],
-    [
-      "a 2201-character caption",
-      { media_type: "REELS", video_url: "https://example.com/v.mp4", caption: long },
-      /at most 2200 characters/,
-    ],
-    [
-      "31 hashtags",
-      { media_type: "REELS", video_url: "https://example.com/v.mp4", caption: tags },
-      /at most 30 hashtags/,
-    ],
-    [
-      "21 mentions",
-      { media_type: "REELS", video_url: "https://example.com/v.mp4", caption: mentions },
-      /at most 20 @-mentions/,
     ],
     [
       "share_to_feed=maybe",
@@ -757,8 +749,9 @@ describe("parameters and paths", () => {
     );
   });
 
-  it("answers 2500 for a version newer than Meta serves or an unknown edge, naming the id as Meta does", async () => {
-    const s = sandbox();
+  it("answers 2500 for a version Meta has not released or an unknown edge, naming the id as Meta does", async () => {
+    const s = sandbox({ GRAPH_VERSION: "v25.0" }); // the configured version is always served
+    s.clock.fixed = Date.UTC(2026, 6, 28, 12); // the day before v26.0's release
     const version = await s.graph("GET", `v99.0/${s.acme}/media`);
     expectGraphError(version, 2500);
     expect(version.body.error?.message).toBe(`Unknown path components: /v99.0/${s.acme}/media`);
@@ -770,9 +763,10 @@ describe("parameters and paths", () => {
     expect(deeper.body.error?.message).toBe(`Unknown path components: /${s.acme}/media/extra`);
   });
 
-  it("serves every version up to v25.0, and answers a retired one as the oldest live version does", async () => {
+  it("serves every version live on its clock (Meta's table), and answers an ended one as the oldest live version does", async () => {
     const s = sandbox();
-    for (const version of ["v21.0", "v24.0", "v25.0", "v17.0", "v2.12"]) {
+    s.clock.fixed = Date.UTC(2026, 11, 7, 12); // v20.0 ended on 2026-09-24; v26.0 came out on 2026-07-29
+    for (const version of ["v21.0", "v24.0", "v25.0", "v26.0", "v20.0", "v17.0", "v2.12"]) {
       expect((await s.graph("GET", `${version}/${s.acme}`, { fields: "id,username" })).body, version).toEqual({
         id: s.acme,
         username: "sandbox_acme",
@@ -864,7 +858,7 @@ describe("the further reel parameters", () => {
     const error = await s.settled(past);
     expect(error.status_code).toBe("ERROR");
     expect(error.status).toMatch(
-      /^Error: Thumbnail offset must be greater than or equal to 0 and less than video duration, i\.e\. \d+ \(2207057\)$/,
+      /^Error: Media upload has failed with error code 2207057 \(Thumbnail offset must be greater than or equal to 0 and less than video duration, i\.e\. \d+\)$/,
     );
     expect((await s.settled(ignored)).status_code).toBe("FINISHED");
   });
@@ -902,7 +896,8 @@ describe("as Meta answers", () => {
   });
 
   it("words 190/463 as Meta does: when the session expired and the time now, in Pacific time", async () => {
-    const s = sandbox();
+    // The clock goes back to 2023, before v21.0 came out: the configured version is served whatever the date.
+    const s = sandbox({ GRAPH_VERSION: "v21.0" });
     s.clock.fixed = Date.UTC(2023, 5, 19, 13, 29, 46);
     expect((await s.control("POST", `accounts/${s.acme}/token`, { state: "expired" })).status).toBe(200);
     s.clock.fixed = Date.UTC(2023, 6, 4, 9, 11, 32);
@@ -917,7 +912,7 @@ describe("as Meta answers", () => {
     );
   });
 
-  it("sends the usage headers on every answer, and refuses as Meta does at the limits the control surface sets", async () => {
+  it("sends the usage headers once calls were made, and refuses as Meta does at the limits the control surface sets", async () => {
     const s = sandbox();
     const usage = (answer: GraphAnswer) => ({
       app: JSON.parse(answer.headers.get("x-app-usage") ?? "null") as Record<string, number>,
@@ -927,6 +922,10 @@ describe("as Meta answers", () => {
     });
     const read = () => s.graph("GET", `v21.0/${s.acme}`, { fields: "id" });
 
+    // The account's first call in the window: Meta sends the headers "once enough calls have been made".
+    const first = await read();
+    expect(first.status).toBe(200);
+    expect([first.headers.get("x-app-usage"), first.headers.get("x-business-use-case-usage")]).toEqual([null, null]);
     const plain = await read();
     expect(plain.status).toBe(200);
     expect(usage(plain)).toMatchObject({
@@ -996,12 +995,13 @@ describe("as Meta answers", () => {
       handleGraphRequest(new Request(uri, { method: "POST", headers, body: new Uint8Array(16) }), s.deps);
 
     const noToken = await send({ offset: "0", file_size: "16" });
-    expect(noToken.status).toBe(401);
+    // Meta's documented answer to a refused token (graph-reference.md, "Resumable upload"); its HTTP status is not documented.
+    expect(noToken.status).toBe(400);
     expect(await noToken.json()).toEqual({
       debug_info: {
         retriable: false,
-        type: "OAuthException",
-        message: "An access token is required to request this resource.",
+        type: "ProcessingFailedError",
+        message: '{"success":false,"error":{"message":"unauthorized user request"}}',
       },
     });
 
@@ -1019,10 +1019,11 @@ describe("as Meta answers", () => {
 
     await s.control("POST", `accounts/${s.acme}/faults`, { on: "upload", code: 190, error_subcode: 460, count: 1 });
     const refused = await send({ authorization: `OAuth ${s.tokens.acme}`, offset: "0", file_size: "16" });
-    expect(refused.status).toBe(401);
-    expect(((await refused.json()) as { debug_info: unknown }).debug_info).toMatchObject({
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { debug_info: unknown }).debug_info).toEqual({
       retriable: false,
-      type: "OAuthException",
+      type: "ProcessingFailedError",
+      message: '{"success":false,"error":{"message":"unauthorized user request"}}',
     });
   });
 
@@ -1105,7 +1106,119 @@ describe("surviving a restart", () => {
     expect(resumed).toBeGreaterThanOrEqual(2);
     await settleSandboxProcessing(restarted);
     expect((await s.statusOf(ids[0]!)).status_code).toBe("FINISHED");
-    expect((await s.statusOf(ids[1]!)).status).toMatch(/\(2207026\)$/);
+    expect((await s.statusOf(ids[1]!)).status).toMatch(/^Error: Media upload has failed with error code 2207026 /);
     await settleSandboxProcessing(dying);
+  });
+});
+
+describe("Meta's two hosts", () => {
+  const loginTokens = async (s: ReturnType<typeof sandbox>) => ({
+    instagram: await issueToken(s.deps, s.acme, { login: "instagram" }),
+    facebook: await issueToken(s.deps, s.acme, { login: "facebook" }),
+  });
+
+  it("takes Instagram Login's tokens on graph.instagram.com only and Facebook Login's on graph.facebook.com only", async () => {
+    const s = sandbox();
+    const t = await loginTokens(s);
+    const read = (host: string, token: string) => s.graph("GET", `${host}v26.0/${s.acme}`, { fields: "id" }, token);
+    expect((await read("instagram/", t.instagram)).body).toEqual({ id: s.acme });
+    expect((await read("facebook/", t.facebook)).body).toEqual({ id: s.acme });
+    for (const [host, token] of [
+      ["facebook/", t.instagram],
+      ["instagram/", t.facebook],
+    ] as const) {
+      const refused = await read(host, token);
+      expectGraphError(refused, 190);
+      expect(refused.body.error).toMatchObject({
+        type: "OAuthException",
+        message: "Invalid OAuth access token - Cannot parse access token",
+      });
+    }
+    // A token no login made (REEL_ACCOUNTS, the control surface's) works on both; /graph itself takes any token.
+    for (const host of ["instagram/", "facebook/", ""]) {
+      expect((await read(host, s.tokens.acme)).body, host).toEqual({ id: s.acme });
+    }
+    expect((await read("", t.instagram)).body).toEqual({ id: s.acme });
+    expect((await read("", t.facebook)).body).toEqual({ id: s.acme });
+  });
+
+  it("names the foreign-object error IGApiException on the Instagram host, GraphMethodException on the Facebook host", async () => {
+    const s = sandbox();
+    const t = await loginTokens(s);
+    const instagram = await s.graph("GET", `instagram/v26.0/${s.globex}/media`, {}, t.instagram);
+    expect(instagram.status).toBe(400);
+    expect(instagram.body.error).toMatchObject({ code: 100, error_subcode: 33, type: "IGApiException" });
+    const facebook = await s.graph("GET", `facebook/v26.0/${s.globex}/media`, {}, t.facebook);
+    expectGraphError(facebook, 100, 33);
+    expect(facebook.body.error?.type).toBe("GraphMethodException");
+  });
+
+  it("hands out upload and media addresses on the host the call came to", async () => {
+    const s = sandbox();
+    const created = await s.graph(
+      "POST",
+      `facebook/v26.0/${s.acme}/media`,
+      { media_type: "REELS", upload_type: "resumable" },
+      s.tokens.acme,
+    );
+    expect(created.body.uri).toMatch(/^http:\/\/sandbox\.test\/graph\/facebook\/ig-api-upload\/v26\.0\/\d+$/);
+  });
+});
+
+describe("oauth/access_token by POST", () => {
+  it("answers POST /{version}/oauth/access_token as Facebook's exchange, exactly as GET", async () => {
+    const s = sandbox({ FACEBOOK_APP_ID: "2234567890123", FACEBOOK_APP_SECRET: "post-exchange-secret" });
+    const params = {
+      client_id: "2234567890123",
+      client_secret: "post-exchange-secret",
+      redirect_uri: "https://dispatch.example/callback",
+      code: "not-a-code",
+    };
+    const answers = [
+      await s.graph("POST", "v26.0/oauth/access_token", params, null),
+      await s.graph("GET", "v26.0/oauth/access_token", params, null),
+      await s.graph("POST", "facebook/oauth/access_token", params, null),
+    ];
+    for (const answer of answers) {
+      expectGraphError(answer, 100);
+      expect(answer.body.error?.message).toBe("Invalid verification code format.");
+    }
+  });
+});
+
+describe("caption limits", () => {
+  it.each([
+    ["2,201 characters", "a".repeat(2201), 36004, 2207010],
+    ["31 hashtags", Array.from({ length: 31 }, (_, i) => `#tag${i}`).join(" "), 36004, 2207010],
+    ["21 @-tags", Array.from({ length: 21 }, (_, i) => `@user${i}`).join(" "), 100, 2207040],
+  ])("refuses a caption of %s with Meta's code at container creation", async (_case, caption, code, subcode) => {
+    const s = sandbox();
+    const answer = await s.graph("POST", `v26.0/${s.acme}/media`, {
+      media_type: "REELS",
+      video_url: "https://example.com/v.mp4",
+      caption,
+    });
+    expectGraphError(answer, code, subcode);
+    expect(answer.body.error?.is_transient).toBe(false);
+  });
+});
+
+describe("the usage window", () => {
+  it("counts the last hour, sliding, not the clock hour", async () => {
+    const s = sandbox();
+    const start = Date.UTC(2026, 11, 7, 10, 59, 0);
+    const callCount = async (at: number) => {
+      s.clock.fixed = at;
+      const answer = await s.graph("GET", `v26.0/${s.acme}`, { fields: "id" });
+      const header = answer.headers.get("x-business-use-case-usage");
+      return header === null ? null : (JSON.parse(header) as Record<string, { call_count: number }[]>)[s.acme]![0]!;
+    };
+    expect(await callCount(start)).toBeNull();
+    // 49 more calls in the same minute: 50 in the window is 1 % of 4,800.
+    for (let i = 0; i < 48; i++) await callCount(start + 1000);
+    expect((await callCount(start + 2000))?.call_count).toBe(1);
+    // Past the hour's turn the earlier calls still count; once they are an hour old they no longer do.
+    expect((await callCount(start + 2 * 60_000))?.call_count).toBe(1);
+    expect(await callCount(start + 62 * 60_000)).toBeNull();
   });
 });

@@ -87,11 +87,12 @@ export async function startMetaLoginStack(tenant: { id: string; key: string }): 
     INSTAGRAM_APP_SECRET: apps.instagram.secret,
     INSTAGRAM_DIALOG_URL: `${graph}/oauth/authorize`,
     INSTAGRAM_TOKEN_URL: graph,
-    INSTAGRAM_GRAPH_URL: graph,
+    // Each login's own Graph host, as the sandbox models Meta's two (lib/reels/sandbox/sandbox-hosts.ts).
+    INSTAGRAM_GRAPH_URL: `${graph}/instagram`,
     FACEBOOK_APP_ID: apps.facebook.id,
     FACEBOOK_APP_SECRET: apps.facebook.secret,
     FACEBOOK_DIALOG_URL: `${graph}/v21.0/dialog/oauth`,
-    FACEBOOK_GRAPH_URL: graph,
+    FACEBOOK_GRAPH_URL: `${graph}/facebook`,
   };
   Object.assign(process.env, env);
   const config = parseConfig(env);

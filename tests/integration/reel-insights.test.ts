@@ -193,7 +193,8 @@ describe("a published reel's insights", () => {
     expect(response.status).toBe(400);
     const body = (await response.json()) as { error: { code: number; message: string } };
     expect(body.error.code).toBe(100);
-    expect(body.error.message).toContain("plays metric is no longer supported");
+    expect(body.error.message).toMatch(/^\(#100\) metric\[1\] must be one of the following values: views, /);
+    expect(body.error.message).not.toContain("plays");
   });
 
   it("are not read for another tenant's publication, nor before it is published", async () => {

@@ -249,9 +249,9 @@ async function sandboxMedia(accountId: string): Promise<{ id: string; caption: s
 }
 
 const publishCalls = (accountId: string) =>
-  graphCalls.filter((c) => c === `POST /graph/v21.0/${accountId}/media_publish`).length;
+  graphCalls.filter((c) => c === `POST /graph/${config.GRAPH_VERSION}/${accountId}/media_publish`).length;
 const createCalls = (accountId: string) =>
-  graphCalls.filter((c) => c === `POST /graph/v21.0/${accountId}/media`).length;
+  graphCalls.filter((c) => c === `POST /graph/${config.GRAPH_VERSION}/${accountId}/media`).length;
 const sample = (name: string) => `${filesOrigin}/${name}`;
 
 describe("publishing a reel through the worker", () => {
@@ -661,7 +661,7 @@ describe("the reels API", () => {
     expect(body.data.map((a) => a.account_id)).not.toContain(account.globex);
     // Read from Graph (here the sandbox, answering like Meta) with each account's own token.
     expect(listed.map((a) => a.username)).toEqual(listed.map(() => usernameOf({ tenantId: "acme" })));
-    expect(graphCalls).toContain(`GET /graph/v21.0/${account.valid}`);
+    expect(graphCalls).toContain(`GET /graph/${config.GRAPH_VERSION}/${account.valid}`);
     expect(body.data.every((a) => a.sandbox === false)).toBe(true); // GRAPH_URL is this test's own server, not the app's sandbox
   });
 });

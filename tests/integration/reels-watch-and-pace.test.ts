@@ -228,7 +228,7 @@ describe("a container that takes long to process", () => {
 
     // What the sandbox saw: every status read of the container, by the time it arrived.
     const reads = graphCalls
-      .filter((c) => c.method === "GET" && c.path === `/graph/v21.0/${p.container_id}`)
+      .filter((c) => c.method === "GET" && c.path === `/graph/${config.GRAPH_VERSION}/${p.container_id}`)
       .map((c) => c.at);
     expect(reads).toHaveLength(p.polls.length);
     const watched = gaps(reads.slice(POLL_ATTEMPTS - 1));

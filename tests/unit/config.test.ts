@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "@/lib/config";
+import { DEFAULT_GRAPH_VERSION } from "@/lib/reels/graph-versions";
 
 const base = {
   REDIS_URL: "redis://127.0.0.1:6379",
@@ -17,7 +18,7 @@ describe("configuration", () => {
     expect(config.MAX_BUFFERED_PER_PARTITION).toBe(10_000);
     expect(config.GRAPH_URL).toBe("http://127.0.0.1:3000/graph");
     expect(config.GRAPH_SANDBOX).toBe(true);
-    expect(config.GRAPH_VERSION).toBe("v21.0");
+    expect(config.GRAPH_VERSION).toBe(DEFAULT_GRAPH_VERSION);
     expect([config.REEL_POLL_INTERVAL_MS, config.REEL_POLL_ATTEMPTS, config.SANDBOX_PROCESSING_MS]).toEqual([
       5000, 30, 3000,
     ]);

@@ -17,8 +17,8 @@ describe("FACEBOOK_LOGIN", () => {
     const config = parseConfig(base, readSecret);
     expect(config.FACEBOOK_LOGIN).toEqual({
       app: { id: expect.stringMatching(/^\d+$/), secret: "secret-from-sandbox-facebook-app-secret" },
-      dialogUrl: "http://127.0.0.1:3100/graph/v21.0/dialog/oauth",
-      graphUrl: "http://127.0.0.1:3100/graph",
+      dialogUrl: "http://127.0.0.1:3100/graph/v26.0/dialog/oauth",
+      graphUrl: "http://127.0.0.1:3100/graph/facebook",
       redirectUri: "http://127.0.0.1:3100/api/accounts/connect/facebook/callback",
     });
     expect(config.FACEBOOK_LOGIN.app!.id).not.toBe(config.INSTAGRAM_LOGIN.app!.id);

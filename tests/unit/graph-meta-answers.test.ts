@@ -3,8 +3,13 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createGraphClient, type GraphClient } from "@/lib/reels/graph-client";
-import { graphFailureAction, isGraphFailure, isTransientGraphFailure } from "@/lib/reels/graph-error";
-import type { GraphErrorAction } from "@/lib/reels/graph-error-table";
+import {
+  graphFailureAction,
+  isGraphFailure,
+  isTransientGraphFailure,
+  subcodeFromContainerStatus,
+} from "@/lib/reels/graph-error";
+import { describeGraphError, type GraphErrorAction } from "@/lib/reels/graph-error-table";
 import type { GraphPacer } from "@/lib/reels/graph-pacing";
 import type { GraphUsage } from "@/lib/reels/graph-usage";
 
@@ -23,10 +28,14 @@ import type { GraphUsage } from "@/lib/reels/graph-usage";
 const ACCOUNT = { accountId: "17841400000000001", accessToken: "IGQVJ-fixture-token" };
 const CONTAINER = "17900000000000001";
 
-interface MetaAnswer {
+interface MetaAnswer<Body = unknown> {
   status: number;
   headers?: Record<string, string>;
-  body: unknown;
+  body: Body;
+}
+
+interface MetaErrorBody {
+  error: { message: string; type: string; code: number; error_subcode?: number; [field: string]: unknown };
 }
 
 /** A Graph error object as Meta's error-code reference shows it: HTTP 400, the fields in Meta's order. */
@@ -41,7 +50,7 @@ function metaError(
     userMessage?: string;
     status?: number;
   } = {},
-): MetaAnswer {
+): MetaAnswer<MetaErrorBody> {
   return {
     status: extra.status ?? 400,
     headers: {
@@ -416,6 +425,46 @@ describe("missing tokens, foreign objects, HTTP status", () => {
   });
 });
 
+describe("caption limits (graph-reference.md: over 2,200 characters or 30 hashtags, over 20 @-tags)", () => {
+  const create = (answer: MetaAnswer) =>
+    clientFor(answer)
+      .createContainer(ACCOUNT, {
+        videoUrl: "https://videos.example/reel.mp4",
+        caption: "#a ".repeat(31),
+        shareToFeed: true,
+      })
+      .then(
+        () => expect.unreachable("Meta's answer was an error"),
+        (error: unknown) => error,
+      );
+
+  it.each([
+    [
+      "36004 / 2207010: over 2,200 characters or 30 hashtags",
+      metaError(36004, "The caption is too long.", { subcode: 2207010, title: "Caption too long" }),
+    ],
+    [
+      "100 / 2207040: over 20 @-tags",
+      metaError(100, "(#100) Too many tags.", { subcode: 2207040, title: "Too many tags" }),
+    ],
+  ])("%s is a request to fix, never sent again as it is", async (_case, answer) => {
+    const error = await create(answer);
+    expect(isGraphFailure(error), String(error)).toBe(true);
+    expect(graphFailureAction(error as never)).toBe("fix-input");
+    expect(isTransientGraphFailure(error)).toBe(false);
+    expect(describeGraphError(answer.body.error.code, answer.body.error.error_subcode).headline).toMatch(/caption/i);
+  });
+});
+
+describe("a container's ERROR status text", () => {
+  it("names its failure as Meta words it: 'error code N'", () => {
+    expect(subcodeFromContainerStatus("Error: Media upload has failed with error code 2207082")).toBe(2207082);
+    expect(subcodeFromContainerStatus("Error: Media upload has failed with error code 2207026")).toBe(2207026);
+    expect(subcodeFromContainerStatus("Error: the video could not be fetched (2207052)")).toBe(2207052);
+    expect(subcodeFromContainerStatus("Error: something else")).toBeUndefined();
+  });
+});
+
 describe("the resumable upload's own failures", () => {
   let dir: string;
   let video: { path: string; size: number };
@@ -461,13 +510,42 @@ describe("the resumable upload's own failures", () => {
     expect(isTransientGraphFailure(error)).toBe(false);
   });
 
-  it("a refused token asks for the account to be reconnected", async () => {
+  it("a refused token, in Meta's documented body, asks for the account to be reconnected whatever the status", async () => {
+    // graph-reference.md: the message is itself JSON; Meta does not document the HTTP status.
+    const refused = {
+      debug_info: {
+        retriable: false,
+        type: "ProcessingFailedError",
+        message: '{"success":false,"error":{"message":"unauthorized user request"}}',
+      },
+    };
+    for (const status of [400, 401, 403, 500]) {
+      const error = await upload({ status, body: refused });
+      expect(graphFailureAction(error as never), `HTTP ${status}`).toBe("reconnect-account");
+      expect(isTransientGraphFailure(error), `HTTP ${status}`).toBe(false);
+    }
+  });
+
+  it("another ProcessingFailedError with a JSON message is not a refused token: a new container", async () => {
+    const error = await upload({
+      status: 400,
+      body: {
+        debug_info: {
+          retriable: false,
+          type: "ProcessingFailedError",
+          message: '{"success":false,"error":{"message":"partial upload"}}',
+        },
+      },
+    });
+    expect(graphFailureAction(error as never)).toBe("new-container");
+  });
+
+  it("an HTTP 401 says the token was refused, whatever the body's type", async () => {
     const error = await upload({
       status: 401,
-      body: { debug_info: { retriable: false, type: "AuthorizationError", message: "Invalid OAuth access token." } },
+      body: { debug_info: { retriable: false, type: "ProcessingFailedError", message: "Request processing failed" } },
     });
     expect(graphFailureAction(error as never)).toBe("reconnect-account");
-    expect(isTransientGraphFailure(error)).toBe(false);
   });
 
   it("answers success as Meta does", async () => {

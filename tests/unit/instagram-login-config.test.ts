@@ -19,7 +19,7 @@ describe("INSTAGRAM_LOGIN", () => {
       app: { id: expect.stringMatching(/^\d+$/), secret: "secret-from-sandbox-instagram-app-secret" },
       dialogUrl: "http://127.0.0.1:3100/graph/oauth/authorize",
       tokenUrl: "http://127.0.0.1:3100/graph",
-      graphUrl: "http://127.0.0.1:3100/graph",
+      graphUrl: "http://127.0.0.1:3100/graph/instagram",
       redirectUri: "http://127.0.0.1:3100/api/accounts/connect/instagram/callback",
     });
   });

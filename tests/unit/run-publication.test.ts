@@ -337,6 +337,41 @@ describe("runPublication", () => {
       },
     },
     {
+      name: "ERROR in Meta's words ('error code N'), with the sandbox's finding after it → the code from the table, the finding as headline",
+      script: {
+        create: [created()],
+        read: [
+          status(
+            "ERROR",
+            "Error: Media upload has failed with error code 2207026 (unsupported video format: the video is 1.5 s long; reels must be 3 s to 15 min)",
+          ),
+        ],
+      },
+      outcome: "failed",
+      expect: (p) => {
+        expect(p.error).toMatchObject({
+          code: 352,
+          subcode: 2207026,
+          headline: "The video is 1.5 s long; reels must be 3 s to 15 min.",
+        });
+      },
+    },
+    {
+      name: "ERROR exactly as Meta words it → the code and headline from the table",
+      script: {
+        create: [created()],
+        read: [status("ERROR", "Error: Media upload has failed with error code 2207052")],
+      },
+      outcome: "failed",
+      expect: (p) => {
+        expect(p.error).toMatchObject({
+          code: 9004,
+          subcode: 2207052,
+          headline: "Instagram could not fetch the video from its URL.",
+        });
+      },
+    },
+    {
       name: "EXPIRED → FAILED, new-container",
       script: { create: [created()], read: [status("EXPIRED")] },
       outcome: "failed",
@@ -626,6 +661,14 @@ describe("runPublication", () => {
           GRAPH_URL: "https://graph.test",
           GRAPH_SANDBOX: false,
           DATA_DIR: dataDir,
+          INSTAGRAM_LOGIN: {
+            app: undefined,
+            dialogUrl: "",
+            tokenUrl: "",
+            redirectUri: "",
+            graphUrl: "https://ig.test",
+          },
+          FACEBOOK_LOGIN: { app: undefined, dialogUrl: "", redirectUri: "", graphUrl: "https://fb.test" },
         },
         randomBytes(32),
         redis(),

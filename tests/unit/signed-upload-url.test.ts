@@ -123,7 +123,14 @@ describe("whether Meta could fetch from PUBLIC_URL", () => {
 
   it("signs a container's address for its 24 h life", () => {
     const urls = createUploadUrls(
-      { PUBLIC_URL: "https://dispatch.example.com", GRAPH_URL: "x", GRAPH_SANDBOX: false, DATA_DIR: ".data" },
+      {
+        PUBLIC_URL: "https://dispatch.example.com",
+        GRAPH_URL: "x",
+        GRAPH_SANDBOX: false,
+        DATA_DIR: ".data",
+        INSTAGRAM_LOGIN: { app: undefined, dialogUrl: "", tokenUrl: "", redirectUri: "", graphUrl: "x" },
+        FACEBOOK_LOGIN: { app: undefined, dialogUrl: "", redirectUri: "", graphUrl: "x" },
+      },
       accountsKey,
       {} as Redis,
     );

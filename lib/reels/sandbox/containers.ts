@@ -18,7 +18,7 @@ import { containerUploadUri } from "./upload-container";
 import { newGraphId, visibleStatusCode, type ContainerRecord } from "./store";
 import { insertContainer } from "./container-writes";
 import { processingMsOf } from "./sandbox-accounts";
-import { CAPTION_LIMITS, countCaption } from "../status";
+import { checkCaption } from "./caption-limits";
 import { parseReelGraphParams, reelGraphParams } from "../reel-parameters";
 import { checkCoverImage } from "./cover-image";
 
@@ -73,27 +73,7 @@ export const createContainerParams = z
       .refine(isHttpUrl, "Param video_url must be a valid http or https URL")
       .refine(hasNoCredentials, "Param video_url must not contain a user name or password")
       .optional(),
-    caption: z
-      .string()
-      .default("")
-      .superRefine((caption, ctx) => {
-        const { chars, hashtags, mentions } = countCaption(caption);
-        if (chars > CAPTION_LIMITS.maxChars)
-          ctx.addIssue({
-            code: "custom",
-            message: `Param caption must be at most ${CAPTION_LIMITS.maxChars} characters long (it has ${chars})`,
-          });
-        if (hashtags > CAPTION_LIMITS.maxHashtags)
-          ctx.addIssue({
-            code: "custom",
-            message: `Param caption may contain at most ${CAPTION_LIMITS.maxHashtags} hashtags (it has ${hashtags})`,
-          });
-        if (mentions > CAPTION_LIMITS.maxMentions)
-          ctx.addIssue({
-            code: "custom",
-            message: `Param caption may contain at most ${CAPTION_LIMITS.maxMentions} @-mentions (it has ${mentions})`,
-          });
-      }),
+    caption: z.string().default(""),
     share_to_feed: booleanParam("share_to_feed").default("true"),
     upload_type: z.enum(["resumable"], "Param upload_type must be resumable").optional(),
   })
@@ -107,6 +87,7 @@ export async function createContainer(call: GraphCall, accountId: string): Promi
   authorize(call, accountId, accountId);
   requirePermission(call, "publish");
   const input = parseParams(createContainerParams, call.params);
+  checkCaption(input.caption);
   const reel = parseReelGraphParams(call.params);
   if (!reel.ok) throw invalidParameter(reel.message);
   const { deps } = call;

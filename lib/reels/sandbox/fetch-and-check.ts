@@ -146,7 +146,16 @@ function specViolation(reason: string): Outcome["fields"] {
   );
 }
 
-/** Graph's ERROR status names the subcode in parentheses; the code is kept for the sandbox's own use. */
+/** The code is kept for the sandbox's own use; the status text says the subcode as Meta's does (errorStatus). */
 export function errorFields(code: number, subcode: number, reason: string): Outcome["fields"] {
-  return { status_code: "ERROR", status: `Error: ${reason} (${subcode})`, error_code: code, error_subcode: subcode };
+  return { status_code: "ERROR", status: errorStatus(subcode, reason), error_code: code, error_subcode: subcode };
+}
+
+/**
+ * An ERROR container's `status`, in Meta's words ("Error: Media upload has failed with error code
+ * 2207082", graph-reference.md; clients parse "error code N"). Whether Meta ever says why is not
+ * documented; the sandbox adds its reason in parentheses after the code, so a rehearsal shows it.
+ */
+export function errorStatus(subcode: number, reason: string): string {
+  return `Error: Media upload has failed with error code ${subcode} (${reason})`;
 }

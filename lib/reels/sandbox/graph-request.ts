@@ -4,6 +4,7 @@ import { readBody } from "../../web/http";
 import { GraphError, newFbtraceId } from "../graph-error";
 import type { SandboxDeps } from "./deps";
 import { deadTokenError, resolveToken, type ResolvedToken } from "./sandbox-tokens";
+import { errorOnHost, tokenFitsHost, wrongHostToken, type SandboxHost } from "./sandbox-hosts";
 
 /** One Graph call as the sandbox sees it: its parameters merged from query and body, as Graph does. */
 export interface GraphCall {
@@ -13,12 +14,14 @@ export interface GraphCall {
   params: Record<string, string>;
   /** Absolute base of the sandbox for URLs it hands out, e.g. http://127.0.0.1:3000/graph. */
   baseUrl: string;
-  /** The API version segment of the path, e.g. v21.0. */
+  /** The API version segment of the path, e.g. v26.0. */
   version: string;
   /** The account whose valid token made the call, once requireValidToken has checked it. */
   caller?: string;
   /** That token as the sandbox resolved it: which login made it and the permissions it was allowed. */
   token?: ResolvedToken;
+  /** Which of Meta's hosts the call came to (sandbox-hosts.ts); "any" when absent. */
+  host?: SandboxHost;
 }
 
 /** Query parameters, overlaid on POST by a form, multipart or JSON body. */
@@ -83,6 +86,7 @@ export async function requireValidToken(call: GraphCall): Promise<string> {
   if (!token) throw missingToken();
   const resolved = await resolveToken(call.deps, token);
   if (!resolved) throw invalidToken();
+  if (!tokenFitsHost(resolved.login, call.host)) throw wrongHostToken();
   if (resolved.state !== "valid") throw deadTokenError(resolved.state, call.deps.now(), resolved.expiredAt);
   call.caller = resolved.accountId;
   call.token = resolved;
@@ -134,7 +138,9 @@ export function graphJson(body: unknown, status = 200, headers: Record<string, s
   });
 }
 
-export function graphErrorResponse(error: GraphError): Response {
+/** The error object as `host` answers it (IGApiException on the Instagram host). */
+export function graphErrorResponse(graphError: GraphError, host?: SandboxHost): Response {
+  const error = errorOnHost(graphError, host);
   const headers: Record<string, string> = { "x-fb-trace-id": error.fbtraceId };
   const challenge = error.code === 190 ? "invalid_token" : error.code === 104 ? "invalid_request" : undefined;
   if (challenge)

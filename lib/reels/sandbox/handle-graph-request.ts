@@ -22,9 +22,11 @@ import { handleLoginRequest } from "./oauth/handle-login-request";
 import { readMe } from "./oauth/login-tokens";
 import { answerFacebookCall } from "./oauth/facebook-tokens";
 import { isRateLimitCode } from "../graph-usage";
+import { graphVersionLife } from "../graph-versions";
+import { hostOfSegment, type SandboxHost } from "./sandbox-hosts";
 
 /**
- * The Graph-compatible sandbox behind `{origin}/graph/...`:
+ * The Graph-compatible sandbox behind `{origin}/graph/...`, with one base per Meta host (sandbox-hosts.ts):
  *   POST /{version}/{ig-user-id}/media                      create a reel container
  *   GET  /{version}/{ig-user-id}/media                      the published reels
  *   POST /{version}/{ig-user-id}/media_publish              publish a FINISHED container
@@ -47,31 +49,30 @@ export interface GraphRouteOptions {
   origin?: string;
 }
 
-/**
- * Versions Meta serves, up to the newest (v25.0 at the time of writing); the configured
- * GRAPH_VERSION is always accepted too. A call to a retired version (older than the first here)
- * is answered as by the oldest live one, as Meta does; a version newer than the newest is an
- * unknown path.
- */
-export const SUPPORTED_GRAPH_VERSIONS = ["v19.0", "v20.0", "v21.0", "v22.0", "v23.0", "v24.0", "v25.0"] as const;
-const OLDEST_LIVE_MAJOR = 19;
-
 export async function handleGraphRequest(
   request: Request,
   deps: SandboxDeps,
   options: GraphRouteOptions = {},
 ): Promise<Response> {
-  const basePath = (options.basePath ?? "/graph").replace(/\/+$/, "");
+  const mount = (options.basePath ?? "/graph").replace(/\/+$/, "");
   const url = new URL(request.url);
   const method = request.method.toUpperCase();
+  let host: SandboxHost = "any";
   try {
-    if (!url.pathname.startsWith(`${basePath}/`)) throw unknownPath(url.pathname);
-    const rest = url.pathname.slice(basePath.length + 1);
-    const [first = "", ...path] = rest.split("/").filter(Boolean).map(safeDecode);
+    if (!url.pathname.startsWith(`${mount}/`)) throw unknownPath(url.pathname);
+    const segments = url.pathname
+      .slice(mount.length + 1)
+      .split("/")
+      .filter(Boolean)
+      .map(safeDecode);
+    host = hostOfSegment(segments[0]) ?? "any";
+    const basePath = host === "any" ? mount : `${mount}/${segments.shift()}`;
+    const rest = segments.join("/");
+    const [first = "", ...path] = segments;
     const baseUrl = `${(options.origin ?? requestOrigin(request, url)).replace(/\/+$/, "")}${basePath}`;
 
-    if (first === CONTROL_SEGMENT) return await handleControlRequest(request, deps, path);
-    const login = await handleLoginRequest(request, deps, [first, ...path]);
+    if (first === CONTROL_SEGMENT && host === "any") return await handleControlRequest(request, deps, path);
+    const login = await handleLoginRequest(request, deps, [first, ...path], host);
     if (login) return login;
     const readOnly = method === "GET" || method === "HEAD";
     if (first === "media-files" && path.length === 1 && readOnly)
@@ -79,15 +80,10 @@ export async function handleGraphRequest(
     if (first === "reel" && path.length === 1 && readOnly)
       return await renderPermalinkPage(deps, baseUrl, path[0] ?? "");
     const [version = "", containerId = ""] = path;
-    if (
-      first === "ig-api-upload" &&
-      path.length === 2 &&
-      method === "POST" &&
-      isSupportedVersion(version, deps.config.GRAPH_VERSION)
-    ) {
-      return await receiveContainerUpload(deps, request, version, containerId);
+    if (first === "ig-api-upload" && path.length === 2 && method === "POST" && isServedVersion(deps, version)) {
+      return await receiveContainerUpload(deps, request, version, containerId, host);
     }
-    if (!isSupportedVersion(first, deps.config.GRAPH_VERSION)) throw unknownPath(`/${rest}`);
+    if (!isServedVersion(deps, first)) throw unknownPath(`/${rest}`);
     if (!readOnly && method !== "POST") throw unsupportedRequest(method, path[0] ?? first);
 
     const call: GraphCall = {
@@ -97,11 +93,12 @@ export async function handleGraphRequest(
       params: await readGraphParams(request),
       baseUrl,
       version: first,
+      host,
     };
     const response = await route(call, path);
     return method === "HEAD" ? new Response(null, { status: response.status, headers: response.headers }) : response;
   } catch (error) {
-    if (error instanceof GraphError) return graphErrorResponse(error);
+    if (error instanceof GraphError) return graphErrorResponse(error, host);
     deps.log("error", "sandbox request failed", { method, path: url.pathname, error });
     return graphErrorResponse(
       new GraphError({ code: 1, message: "An unknown error has occurred.", isTransient: true }),
@@ -109,10 +106,14 @@ export async function handleGraphRequest(
   }
 }
 
-export function isSupportedVersion(version: string, configured: string): boolean {
-  if (version === configured || (SUPPORTED_GRAPH_VERSIONS as readonly string[]).includes(version)) return true;
-  const major = /^v(\d{1,2})\.\d{1,2}$/.exec(version)?.[1];
-  return major !== undefined && Number(major) >= 2 && Number(major) < OLDEST_LIVE_MAJOR;
+/**
+ * The versions the sandbox answers, by Meta's table (lib/reels/graph-versions.ts) on the sandbox's
+ * clock: every live one; an ended one is answered as by the oldest live one, as Meta does; the
+ * configured GRAPH_VERSION always (a rehearsal of a version newer than the table). A version not
+ * released yet is an unknown path: what Meta answers to one is not documented.
+ */
+export function isServedVersion(deps: Pick<SandboxDeps, "config" | "now">, version: string): boolean {
+  return version === deps.config.GRAPH_VERSION || graphVersionLife(version, deps.now()).state !== "unknown";
 }
 
 async function route(call: GraphCall, path: string[]): Promise<Response> {
@@ -129,7 +130,7 @@ async function route(call: GraphCall, path: string[]): Promise<Response> {
   const response = await answer().catch((error: unknown) => {
     if (!(error instanceof GraphError)) throw error;
     throttled = isRateLimitCode(error.code, error.subcode) ? error.code : undefined;
-    return graphErrorResponse(error);
+    return graphErrorResponse(error, call.host);
   });
   return withUsageHeaders(call.deps, response, caller, throttled);
 }

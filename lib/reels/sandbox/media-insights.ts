@@ -1,4 +1,3 @@
-import { DEPRECATED_INSIGHT_METRICS } from "../insights/metrics";
 import { limitsOf, type SandboxDeps } from "./deps";
 import { authorize, graphJson, invalidParameter, unsupportedRequest, type GraphCall } from "./graph-request";
 import { seededInsights, SANDBOX_INSIGHT_METRICS, type SandboxInsightMetric } from "./insights-growth";
@@ -10,7 +9,7 @@ import { keys, readMediaRecord } from "./store";
  * `GET /{ig-media-id}/insights?metric=…` as Meta answers it: one entry per metric asked for, in
  * the order asked, with period `lifetime`; an empty `data` while the reel is younger than the lag
  * (SANDBOX_INSIGHTS_LAG_MS: Meta's figures lag up to 48 h); error 100 for a metric Meta retired in
- * v22.0 or never had. The figures grow from the media id (insights-growth.ts) unless the control
+ * v22.0 or never had, listing the valid ones. The figures grow from the media id (insights-growth.ts) unless the control
  * surface set some (PUT /_sandbox/media/{id}/insights), which are served as they are, lag or not.
  */
 
@@ -42,11 +41,8 @@ export function requestedMetrics(raw: string | undefined): SandboxInsightMetric[
     .map((m) => m.trim())
     .filter(Boolean);
   if (names.length === 0) throw invalidParameter("The parameter metric is required");
-  const retired = names.find((m) => (DEPRECATED_INSIGHT_METRICS as readonly string[]).includes(m));
-  if (retired)
-    throw invalidParameter(
-      `Starting from version v22.0 and above, the ${retired} metric is no longer supported. Please use the views metric instead.`,
-    );
+  // A retired metric (DEPRECATED_INSIGHT_METRICS, gone since v22.0) is refused as an unknown one, in
+  // Meta's words (graph-reference.md): "metric[N] must be one of the following values: …".
   const unknown = names.find((m) => !isMetric(m));
   if (unknown)
     throw invalidParameter(

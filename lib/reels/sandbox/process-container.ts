@@ -5,7 +5,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { limitsOf, type SandboxDeps } from "./deps";
 import { awaitingUpload, readContainerRecord, videoPath, visibleStatusCode, type ContainerRecord } from "./store";
 import { beat, claimStaleContainer, finishProcessing } from "./container-writes";
-import { errorFields, fetchAndCheck, type Outcome } from "./fetch-and-check";
+import { errorFields, errorStatus, fetchAndCheck, type Outcome } from "./fetch-and-check";
 import { accountVideoPath } from "./video-store";
 import { removeFile } from "../../remove-file";
 
@@ -20,7 +20,7 @@ import { removeFile } from "../../remove-file";
  */
 
 export const IN_PROGRESS_STATUS = "In Progress: Media is still being processed.";
-const GAVE_UP_STATUS = "Error: processing was interrupted too many times (2207001)";
+const GAVE_UP_STATUS = errorStatus(2207001, "processing was interrupted too many times");
 
 const running = new WeakMap<SandboxDeps, Set<Promise<void>>>();
 

@@ -20,6 +20,7 @@ import { startUploadedContainer } from "./container-writes";
 import { throttleFor, withUsageHeaders } from "./usage-headers";
 import { accountVideoPath } from "./video-store";
 import { removeFile } from "../../remove-file";
+import type { SandboxHost } from "./sandbox-hosts";
 
 /**
  * Graph's resumable upload (rupload.facebook.com/ig-api-upload/{version}/{container-id}), here at
@@ -29,8 +30,9 @@ import { removeFile } from "../../remove-file";
  * `file_size` bytes are in, the container processes them exactly as it processes fetched ones.
  *
  * Failures are answered as the upload endpoint answers them, not as Graph error objects:
- * `{"debug_info": {"retriable", "type", "message"}}` — a refused token as 401 OAuthException,
- * anything else as ProcessingFailedError, retriable when sending again can work (an upload that
+ * `{"debug_info": {"retriable", "type", "message"}}` — a refused token as Meta documents it (a
+ * ProcessingFailedError whose message is `{"success":false,"error":{"message":"unauthorized user
+ * request"}}`), anything else as ProcessingFailedError too, retriable when sending again can work (an upload that
  * stopped short; a fault whose code GRAPH_ERRORS calls transient). Answers carry the usage headers.
  */
 
@@ -52,6 +54,7 @@ export async function receiveContainerUpload(
   request: Request,
   version: string,
   containerId: string,
+  host?: SandboxHost,
 ): Promise<Response> {
   let accountId: string | undefined;
   let throttled: number | undefined;
@@ -60,7 +63,7 @@ export async function receiveContainerUpload(
   try {
     const container = await readContainerRecord(deps.redis, containerId);
     if (!container) throw unsupportedRequest("POST", containerId);
-    const call: GraphCall = { deps, request, method: "POST", params: {}, baseUrl: "", version };
+    const call: GraphCall = { deps, request, method: "POST", params: {}, baseUrl: "", version, host };
     await requireValidToken(call);
     authorize(call, container.account_id, containerId);
     accountId = container.account_id;
@@ -172,9 +175,19 @@ class UploadFailure extends Error {
   }
 }
 
-/** A token the sandbox refuses (104, 190) is an OAuthException with 401; anything else a processing failure, retriable when its code is transient. */
+/**
+ * Meta's documented answer to a refused token at the upload endpoint: its message is itself JSON.
+ * The HTTP status is not documented; the sandbox sends 400, as Graph sends its error objects, so a
+ * client that reads the status instead of the body learns nothing from it.
+ */
+export const UNAUTHORIZED_UPLOAD_MESSAGE = JSON.stringify({
+  success: false,
+  error: { message: "unauthorized user request" },
+});
+
+/** A token the sandbox refuses (104, 190) answers Meta's "unauthorized user request"; anything else a processing failure, retriable when its code is transient. */
 function uploadFailureOf(error: GraphError): UploadFailure {
-  if (error.code === 104 || error.code === 190) return new UploadFailure(error.message, false, "OAuthException", 401);
+  if (error.code === 104 || error.code === 190) return new UploadFailure(UNAUTHORIZED_UPLOAD_MESSAGE, false);
   return new UploadFailure(error.message, isTransientGraphFailure(error));
 }
 

@@ -1,26 +1,31 @@
+import { randomBytes } from "node:crypto";
 import { GraphError } from "../graph-error";
 import type { SandboxDeps } from "./deps";
 
 /**
  * Graph's usage headers, which clients read to slow down before they are refused:
- * `X-App-Usage` (the app's share of its hourly limit, in percent) and `X-Business-Use-Case-Usage`
+ * `X-App-Usage` (the app's share of its limit, in percent) and `X-Business-Use-Case-Usage`
  * (per account, with `estimated_time_to_regain_access` in minutes). Meta sends them on answers,
- * not only on errors; so does the sandbox, on every answer to a call with a valid token.
+ * not only on errors, "once enough calls have been made" (graph-reference.md) without saying how
+ * many: the sandbox sends them on every answer to a call with a valid token once the account has
+ * made an earlier call within the window, and always while figures are set or a call is throttled.
  *
- * By default the figures count the account's calls this hour against Instagram's nominal 4,800.
+ * By default the figures count the account's calls in the last hour, a sliding window as Meta's
+ * limits are (not a clock hour that empties on the hour), against Instagram's nominal 4,800.
  * The control surface can set them instead (PUT /_sandbox/accounts/{id}/usage, and the app's
  * figures with it), so pacing is rehearsable: at 100 % of any figure, or while an
  * estimated_time_to_regain_access is set, calls are refused as Meta refuses them (80002 for the
  * account, 4 for the app).
  */
 
-/** Calls an account may make in an hour before the sandbox reports 100 % (Instagram's nominal 4,800). */
-const CALLS_PER_HOUR = 4800;
-const HOUR_MS = 60 * 60 * 1000;
+/** Calls an account may make in the window before the sandbox reports 100 % (Instagram's nominal 4,800). */
+const CALLS_PER_WINDOW = 4800;
+const WINDOW_MS = 60 * 60 * 1000;
 /** Set figures are forgotten after a day: a rehearsal never throttles an account for good. */
 const USAGE_TTL_S = 24 * 60 * 60;
 
-const callsKey = (accountId: string, hour: number) => `sandbox:account:${accountId}:calls:${hour}`;
+/** A sorted set of the account's calls in the window, scored by when they were made. */
+const callsKey = (accountId: string) => `sandbox:account:${accountId}:calls`;
 export const usageKeys = {
   account: (accountId: string) => `sandbox:account:${accountId}:usage`,
   app: "sandbox:app:usage",
@@ -57,10 +62,12 @@ export async function setUsage(deps: SandboxDeps, accountId: string, usage: SetU
 interface Reported {
   app: UsageFigures;
   account: UsageFigures & { estimated_time_to_regain_access: number };
+  /** Some figures were set through the control surface. */
+  set: boolean;
 }
 
 /**
- * What the headers of this account's next answer say: the set figures, or its calls this hour;
+ * What the headers of this account's next answer say: the set figures, or its calls in the window;
  * a rate-limit refusal reports its own budget (the app's for code 4, the account's otherwise) used up.
  */
 async function reported(
@@ -78,7 +85,7 @@ async function reported(
     total_cputime: Math.floor(percent / 2),
     total_time: Math.floor(percent / 2),
   });
-  const percent = Math.min(99, Math.floor((counted * 100) / CALLS_PER_HOUR));
+  const percent = Math.min(99, Math.floor((counted * 100) / CALLS_PER_WINDOW));
   const appThrottled = throttledCode === 4;
   const accountThrottled = throttledCode !== undefined && !appThrottled;
   return {
@@ -88,6 +95,7 @@ async function reported(
       estimated_time_to_regain_access: accountThrottled ? 1 : 0,
       ...figures(setAccount),
     },
+    set: Object.keys(setAccount).length > 0 || Object.keys(setApp).length > 0,
   };
 }
 
@@ -114,9 +122,10 @@ export async function throttleFor(deps: SandboxDeps, accountId: string): Promise
 }
 
 /**
- * Counts the call against its account's hour and reports the share used so far (or the set
+ * Counts the call against its account's window and reports the share used so far (or the set
  * figures); a rate-limit refusal (its code in `throttledCode`) reports the limit used up, with a
- * minute to wait (Meta's estimates are whole minutes).
+ * minute to wait (Meta's estimates are whole minutes). The account's first call in the window
+ * carries no headers.
  */
 export async function withUsageHeaders(
   deps: SandboxDeps,
@@ -124,12 +133,18 @@ export async function withUsageHeaders(
   accountId: string,
   throttledCode?: number,
 ): Promise<Response> {
-  const hour = Math.floor(deps.now() / HOUR_MS);
-  const key = callsKey(accountId, hour);
-  const [[, calls]] = ((await deps.redis.multi().incr(key).expire(key, 3600).exec()) ?? [[null, 0]]) as [
-    [unknown, number],
-  ];
-  const { app, account } = await reported(deps, accountId, Number(calls), throttledCode);
+  const now = deps.now();
+  const key = callsKey(accountId);
+  const results = await deps.redis
+    .multi()
+    .zremrangebyscore(key, "-inf", now - WINDOW_MS)
+    .zcard(key)
+    .zadd(key, now, `${now}:${randomBytes(6).toString("hex")}`)
+    .pexpire(key, WINDOW_MS)
+    .exec();
+  const earlier = Number(results?.[1]?.[1] ?? 0);
+  const { app, account, set } = await reported(deps, accountId, earlier + 1, throttledCode);
+  if (earlier === 0 && !set && throttledCode === undefined) return response;
   response.headers.set("x-app-usage", JSON.stringify(app));
   response.headers.set(
     "x-business-use-case-usage",
