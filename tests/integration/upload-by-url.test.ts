@@ -209,7 +209,7 @@ function settled(id: string): Promise<PublicationView> {
 }
 
 const createsOf = (accountId: string) =>
-  graphCalls.filter((c) => c.method === "POST" && c.path === `/graph/${config.GRAPH_VERSION}/${accountId}/media`);
+  graphCalls.filter((c) => c.method === "POST" && c.path.endsWith(`/${config.GRAPH_VERSION}/${accountId}/media`));
 const ruploadsOf = (containerId: string) =>
   graphCalls.filter((c) => c.path.endsWith(`/ig-api-upload/${config.GRAPH_VERSION}/${containerId}`));
 
