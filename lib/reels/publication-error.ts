@@ -1,7 +1,6 @@
 import type { ContainerStatus, CreateContainerAnswer } from "../graph/client";
-import { GraphError, GraphPaused, subcodeFromContainerStatus, type GraphFailure } from "../graph/error";
+import { subcodeFromContainerStatus } from "../graph/error";
 import { classifyGraphError, graphErrorForSubcode } from "../graph/error-table";
-import { GraphUploadError } from "../graph/upload-error";
 import type { PublicationError } from "./publication";
 import { failureView, sentence } from "../graph/failure-view";
 import { REEL_SPEC_VIOLATION } from "../video/reel-spec";
