@@ -13,12 +13,12 @@ export async function register(): Promise<void> {
   await warnAboutWebGraphVersion();
 }
 
-/** The start-up warning when GRAPH_VERSION ends soon (lib/reels/graph-versions.ts); a bad configuration is reported by the first request instead. */
+/** The start-up warning when GRAPH_VERSION ends soon (lib/graph/versions.ts); a bad configuration is reported by the first request instead. */
 async function warnAboutWebGraphVersion(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
   const { getConfig, ConfigError } = await import("./lib/config");
   const { createLog } = await import("./lib/log");
-  const { warnAboutGraphVersion } = await import("./lib/reels/graph-versions");
+  const { warnAboutGraphVersion } = await import("./lib/graph/versions");
   try {
     warnAboutGraphVersion(getConfig().GRAPH_VERSION, createLog("web"));
   } catch (error) {

@@ -96,7 +96,7 @@ const envSchema = z.object({
   GRAPH_VERSION: z
     .string()
     .regex(/^v\d+\.\d+$/, "GRAPH_VERSION looks like v26.0")
-    // lib/reels/graph-versions.ts's DEFAULT_GRAPH_VERSION (config names no feature; a unit test keeps them equal).
+    // lib/graph/versions.ts's DEFAULT_GRAPH_VERSION (config names no feature; a unit test keeps them equal).
     .default("v26.0"),
   REEL_ACCOUNTS: reelAccounts.optional(),
   REEL_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(600_000).default(5000),
@@ -331,7 +331,7 @@ function instagramLoginOf(
     app: configured ?? (sandboxUrl ? sandboxApp(SANDBOX_INSTAGRAM_APP, env.DATA_DIR, readSecret) : undefined),
     dialogUrl: trim(env.INSTAGRAM_DIALOG_URL ?? sandboxDialog ?? "https://www.instagram.com/oauth/authorize"),
     tokenUrl: trim(env.INSTAGRAM_TOKEN_URL ?? sandboxUrl ?? "https://api.instagram.com"),
-    // The sandbox's graph.instagram.com (lib/reels/sandbox/sandbox-hosts.ts): Instagram Login's tokens work there only.
+    // The sandbox's graph.instagram.com (lib/graph/sandbox/sandbox-hosts.ts): Instagram Login's tokens work there only.
     graphUrl: trim(env.INSTAGRAM_GRAPH_URL ?? (sandboxUrl ? `${sandboxUrl}/instagram` : "https://graph.instagram.com")),
     redirectUri: `${publicUrl}${INSTAGRAM_CALLBACK_PATH}`,
   };
@@ -355,7 +355,7 @@ function facebookLoginOf(
       env.FACEBOOK_DIALOG_URL ??
       (sandboxUrl ? `${publicUrl}/graph${dialogPath}` : `https://www.facebook.com${dialogPath}`)
     ).replace(/\/+$/, ""),
-    // The sandbox's graph.facebook.com (lib/reels/sandbox/sandbox-hosts.ts): Facebook Login's tokens work there only.
+    // The sandbox's graph.facebook.com (lib/graph/sandbox/sandbox-hosts.ts): Facebook Login's tokens work there only.
     graphUrl: (
       env.FACEBOOK_GRAPH_URL ?? (sandboxUrl ? `${sandboxUrl}/facebook` : "https://graph.facebook.com")
     ).replace(/\/+$/, ""),

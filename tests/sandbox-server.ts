@@ -2,7 +2,7 @@ import { createReadStream } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { handleGraphRequest, type SandboxDeps } from "@/lib/reels/sandbox";
+import { handleGraphRequest, type SandboxDeps } from "@/lib/graph/sandbox";
 import { PEER_HEADER } from "@/lib/web/request-guard";
 
 export interface SandboxServer {

@@ -11,7 +11,7 @@ import { startWorkerOperations } from "../lib/worker/metrics-server";
 import { createRedis } from "../lib/redis";
 import { startTracing, stopTracing } from "../lib/tracing";
 import { startPublicationConsumer } from "../lib/reels/publication-consumer";
-import { warnAboutGraphVersion } from "../lib/reels/graph-versions";
+import { warnAboutGraphVersion } from "../lib/graph/versions";
 import { startInsightsSweep } from "../lib/reels/insights/start-insights-sweep";
 import { startWebhookWorker } from "../lib/webhooks/start-webhook-worker";
 import { startTokenRefresh } from "../lib/accounts/token-refresh/start-token-refresh";

@@ -1,13 +1,13 @@
-import { resumeSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
+import { resumeSandboxProcessing, type SandboxDeps } from "@/lib/graph/sandbox";
 import { createLog } from "@/lib/log";
-import { GraphError } from "@/lib/reels/graph-error";
+import { GraphError } from "@/lib/graph/error";
 import { sessionTenantOf } from "@/lib/web/auth";
 import type { MalformedPathAnswer } from "@/lib/web/request-guard";
 import { getServices } from "@/lib/web/services";
 
 /**
  * Where the web process hosts the Graph sandbox: its route and its start-up sweep are the only
- * production code that reaches lib/reels/sandbox (tests/unit/import-boundaries.test.ts keeps it so).
+ * production code that reaches lib/graph/sandbox (tests/unit/import-boundaries.test.ts keeps it so).
  */
 
 const holder = globalThis as unknown as { __dispatchSandbox?: SandboxDeps };

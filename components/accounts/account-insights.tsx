@@ -3,7 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { useState } from "react";
-import { INSIGHT_LABELS, REEL_INSIGHT_METRICS, type AccountInsightsRow } from "@/lib/reels/insights/metrics";
+import { INSIGHT_LABELS, REEL_INSIGHT_METRICS, type AccountInsightsRow } from "@/lib/graph/insights-metrics";
 import { errorMessage } from "../api";
 import { fetchAccountInsights, fetchAccounts, reelKeys } from "../reels/queries";
 import { formatInsight } from "../reels/reel-insights";

@@ -11,7 +11,7 @@ import { Input } from "../ui/input";
 import { Select } from "../ui/select";
 import { Alert } from "../ui/states";
 import { Textarea } from "../ui/textarea";
-import { countCaption, MAX_CAPTION_CHARS } from "@/lib/reels/status";
+import { countCaption, MAX_CAPTION_CHARS } from "@/lib/graph/caption-limits";
 import { zoneLabel } from "../format";
 import { fetchAccounts, reelKeys } from "./queries";
 import { VideoFilePicker, type UploadedVideo } from "./video-file-picker";

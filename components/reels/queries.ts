@@ -1,6 +1,6 @@
 import type { AccountView } from "@/lib/accounts/account";
 import type { PublishedPost } from "@/lib/reels/list-published-posts";
-import type { AccountInsightsRow, ReelInsightsView } from "@/lib/reels/insights/metrics";
+import type { AccountInsightsRow, ReelInsightsView } from "@/lib/graph/insights-metrics";
 import type { PublicationView } from "@/lib/reels/publication";
 import { fetchJson } from "../api";
 

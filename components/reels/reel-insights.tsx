@@ -6,7 +6,7 @@ import {
   REEL_INSIGHT_METRICS,
   type ReelInsightMetric,
   type ReelInsightsView,
-} from "@/lib/reels/insights/metrics";
+} from "@/lib/graph/insights-metrics";
 import { errorMessage } from "../api";
 import { formatMs, formatNumber } from "../format";
 import { Card, CardBody, CardHeader } from "../ui/card";

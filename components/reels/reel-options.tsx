@@ -1,7 +1,7 @@
 "use client";
 
 import { useState } from "react";
-import { GRADUATION_STRATEGIES, REEL_PARAMETER_LIMITS, REEL_PARAMETER_NAMES } from "@/lib/reels/reel-parameter-limits";
+import { GRADUATION_STRATEGIES, REEL_PARAMETER_LIMITS, REEL_PARAMETER_NAMES } from "@/lib/graph/reel-parameter-limits";
 import { Field } from "../ui/field";
 import { Input } from "../ui/input";
 import { Select } from "../ui/select";

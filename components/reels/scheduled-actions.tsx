@@ -2,7 +2,7 @@
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { MAX_CAPTION_CHARS } from "@/lib/reels/status";
+import { MAX_CAPTION_CHARS } from "@/lib/graph/caption-limits";
 import { errorMessage, ProblemError } from "../api";
 import { zoneLabel } from "../format";
 import { Button } from "../ui/button";

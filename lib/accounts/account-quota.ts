@@ -1,7 +1,7 @@
 import type { Redis } from "../redis";
 import type { AccountQuota } from "./account";
 import { connectedAccountKeys } from "./connected-accounts";
-import type { PublishingLimit } from "../reels/graph-client";
+import type { PublishingLimit } from "../graph/client";
 
 /**
  * An account's publishing quota: Graph's content_publishing_limit cached briefly (the accounts list

@@ -2,11 +2,11 @@ import type { AccountQuota, AccountView } from "./account";
 import { cacheQuota, cachedQuota } from "./account-quota";
 import type { AccountDeps } from "./connect-account";
 import { connectedAccountKeys, type ConnectedAccount } from "./connected-accounts";
-import { GraphError } from "../reels/graph-error";
-import { untrustedGraphHostError } from "../reels/graph-hosts";
-import { readPace } from "../reels/graph-pacing";
-import type { PublicationError } from "../reels/publication";
-import { errorOf } from "../reels/publication-error";
+import { GraphError } from "../graph/error";
+import { untrustedGraphHostError } from "../graph/hosts";
+import { readPace } from "../graph/pacing";
+import type { GraphFailureView } from "../graph/failure-view";
+import { errorOf } from "../graph/failure-view";
 import { enqueueAccountNeedsReconnect } from "../webhooks/account-events";
 import { readTokenRefresh } from "./token-refresh/token-refresh-queue";
 
@@ -88,13 +88,13 @@ export async function readAccountView(
 }
 
 /** Marks the account needs_reconnect for this token and, if this call marked it, sends account.needs_reconnect. */
-async function markRefused(deps: AccountDeps, account: ConnectedAccount, refused: PublicationError): Promise<boolean> {
+async function markRefused(deps: AccountDeps, account: ConnectedAccount, refused: GraphFailureView): Promise<boolean> {
   if (!(await deps.accounts.markNeedsReconnect(account.accountId, account.tokenVersion, refused))) return false;
   await enqueueAccountNeedsReconnect(deps.redis, account, refused, new Date());
   return true;
 }
 
-/** When the pacer lets the account's calls out again (graph-pacing.ts); null when it does not hold them. */
+/** When the pacer lets the account's calls out again (lib/graph/pacing.ts); null when it does not hold them. */
 async function rateLimitedUntil(deps: AccountDeps, accountId: string): Promise<string | null> {
   const pace = await readPace(deps.redis, accountId, Date.now()).catch(() => undefined);
   return pace?.pausedUntil ? new Date(pace.pausedUntil).toISOString() : null;

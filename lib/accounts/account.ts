@@ -1,4 +1,4 @@
-import type { PublicationError } from "../reels/publication";
+import type { GraphFailureView } from "../graph/failure-view";
 
 /**
  * A connected account as clients see it: the view GET /api/accounts answers with. Types and
@@ -23,7 +23,7 @@ export interface AccountView {
   username: string | null;
   status: AccountStatus;
   /** Why the account needs reconnecting: the Graph error that said so. */
-  error?: PublicationError;
+  error?: GraphFailureView;
   quota: AccountQuota;
   /**
    * While Graph's usage headers (or a rate-limit refusal) hold the account's calls back (its own

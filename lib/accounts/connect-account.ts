@@ -4,9 +4,9 @@ import type { Redis } from "../redis";
 import type { AccountView } from "./account";
 import { readAccountView } from "./account-view";
 import type { ConnectedAccounts } from "./connected-accounts";
-import type { GraphClient, GraphUser } from "../reels/graph-client";
-import type { GraphHosts } from "../reels/graph-hosts";
-import { GraphError, GraphPaused, GraphTransportError } from "../reels/graph-error";
+import type { GraphClient, GraphUser } from "../graph/client";
+import type { GraphHosts } from "../graph/hosts";
+import { GraphError, GraphPaused, GraphTransportError } from "../graph/error";
 import { releaseWaitingPublications } from "../reels/release-waiting-publications";
 
 export const connectAccountSchema = z.strictObject({

@@ -1,7 +1,7 @@
 import type { ReelAccount } from "../config";
 import type { Redis } from "../redis";
 import type { AccountStatus } from "./account";
-import type { PublicationError } from "../reels/publication";
+import type { GraphFailureView } from "../graph/failure-view";
 import { openToken, sealToken } from "./token-cipher";
 
 /**
@@ -49,7 +49,7 @@ export interface ConnectedAccount {
   accessToken: string | undefined;
   tokenVersion: number;
   status: AccountStatus;
-  error: PublicationError | null;
+  error: GraphFailureView | null;
   source: "config" | "api";
   connectedAt: string;
   /** When the token stops working (Meta's long-lived tokens: 60 days); null when it does not expire or nobody said. */
@@ -198,7 +198,7 @@ export class ConnectedAccounts {
   }
 
   /** Graph refused the token of this version: the account needs reconnecting. False when it was reconnected meanwhile. */
-  async markNeedsReconnect(accountId: string, tokenVersion: number, error: PublicationError): Promise<boolean> {
+  async markNeedsReconnect(accountId: string, tokenVersion: number, error: GraphFailureView): Promise<boolean> {
     const marked = await this.redis.eval(
       MARK,
       1,
@@ -304,7 +304,7 @@ export class ConnectedAccounts {
       tokenVersion: Number(record.token_version ?? 0),
       status: accessToken === undefined ? "needs_reconnect" : (record.status as AccountStatus),
       error: record.error
-        ? (JSON.parse(record.error) as PublicationError)
+        ? (JSON.parse(record.error) as GraphFailureView)
         : accessToken === undefined
           ? unreadableTokenError()
           : null,
@@ -317,7 +317,7 @@ export class ConnectedAccounts {
   }
 }
 
-function unreadableTokenError(): PublicationError {
+function unreadableTokenError(): GraphFailureView {
   const remedy = "Connect the account again with POST /api/accounts.";
   return {
     code: null,

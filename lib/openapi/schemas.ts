@@ -9,8 +9,8 @@ import { publicationInputSchema, publicationUpdateSchema } from "../reels/public
 import { responseRequestSchema } from "../responses/request";
 import { RESPONSE_STATUSES } from "../responses/response-object";
 import { PUBLICATION_STATUSES } from "../reels/status";
-import { GRADUATION_STRATEGIES } from "../reels/reel-parameter-limits";
-import { INSIGHTS_STATUSES, REEL_INSIGHT_METRICS } from "../reels/insights/metrics";
+import { GRADUATION_STRATEGIES } from "../graph/reel-parameter-limits";
+import { INSIGHTS_STATUSES, REEL_INSIGHT_METRICS } from "../graph/insights-metrics";
 import { signInSchema } from "../web/sessions";
 import { WEBHOOK_EVENT_TYPES } from "../webhooks/events";
 import { webhookInputSchema } from "../webhooks/input";

@@ -1,4 +1,4 @@
-import type { GraphAccount, GraphClient } from "./graph-client";
+import type { GraphAccount, GraphClient } from "../graph/client";
 
 /** A published reel as the dashboard shows it: no token, and a media URL the browser can load. */
 export interface PublishedPost {

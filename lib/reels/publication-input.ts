@@ -2,10 +2,10 @@ import type { Producer } from "kafkajs";
 import { z } from "zod";
 import { validationError } from "../errors";
 import { UPLOAD_ID } from "../uploads/upload-store";
-import { CAPTION_LIMITS, countCaption } from "./status";
+import { CAPTION_LIMITS, countCaption } from "../graph/caption-limits";
 import { traceHeaders } from "../tracing";
 import { TOPICS } from "../topics";
-import { reelParametersShape } from "./reel-parameters";
+import { reelParametersShape } from "../graph/reel-parameters";
 
 /** What a client sends to publish a reel or change a scheduled one, and what the worker gets on the log. */
 

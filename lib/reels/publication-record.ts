@@ -11,8 +11,8 @@ import {
 import { MAX_SCHEDULE_AHEAD_DAYS } from "./publication-input";
 import { isFinalPublication, PUBLICATION_STATUSES, type PublicationStatus } from "./status";
 import { jsonField, parseHashRecord } from "../hash-record";
-import { parseReelGraphParams, type ReelParameters } from "./reel-parameters";
-import { REEL_PARAMETER_NAMES } from "./reel-parameter-limits";
+import { parseReelGraphParams, type ReelParameters } from "../graph/reel-parameters";
+import { REEL_PARAMETER_NAMES } from "../graph/reel-parameter-limits";
 import { execPipeline, type Redis } from "../redis";
 import { syncStatusIndex, type StatusIndexing } from "../status-index";
 

@@ -1,27 +1,14 @@
-import type { GraphErrorAction } from "./graph-error-table";
+import type { GraphFailureView } from "../graph/failure-view";
 import type { PublicationStatus } from "./status";
-import type { TrialParams, UserTag } from "./reel-parameters";
+import type { TrialParams, UserTag } from "../graph/reel-parameters";
 
 /**
  * A publication as clients see it: the view the API answers with and the timeline events its
  * stream sends. Types and constants only, so the dashboard imports it (values too) and keeps no copy.
  */
 
-export interface PublicationError {
-  code: number | null;
-  subcode: number | null;
-  message: string;
-  fbtrace_id: string | null;
-  classification: GraphErrorAction;
-  /** One sentence in plain words: what went wrong (e.g. "The video is 1.5 s long; reels must be 3 s to 15 min."). */
-  headline: string;
-  /** What to do about it. */
-  remedy: string;
-  /** The same as remedy, for clients that read it before remedy existed. */
-  advice: string;
-  /** The whole answer, when Graph's answer itself was the problem (a creation answer without an id). */
-  response?: unknown;
-}
+/** Why a publication failed: a Graph failure as clients read it (lib/graph/failure-view.ts). */
+export type PublicationError = GraphFailureView;
 
 export interface PollRecord {
   attempt: number;

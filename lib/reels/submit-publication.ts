@@ -15,7 +15,7 @@ import {
   type PublicationHash,
 } from "./publication-record";
 import { readPublication, toPublicationView } from "./read-publication";
-import { reelGraphParams } from "./reel-parameters";
+import { reelGraphParams } from "../graph/reel-parameters";
 import { uploadsByUrl, type UploadUrls } from "./upload-for-graph";
 
 export interface SubmitPublicationDeps extends AcceptDeps {

@@ -6,7 +6,7 @@ import { unfetchableUrlReason } from "../net/fetchable-public-url";
 import { signUploadUrl, uploadUrlKey, verifyUploadUrl } from "../uploads/signed-upload-url";
 import { readUpload, uploadPath } from "../uploads/upload-store";
 import type { FileToServe } from "../web/file-response";
-import { trustedGraphUrl } from "./graph-hosts";
+import { trustedGraphUrl } from "../graph/hosts";
 import { CONTAINER_LIFETIME_MS, readPublicationRecord } from "./publication-record";
 import { isSettledPublication } from "./status";
 

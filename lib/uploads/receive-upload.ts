@@ -6,8 +6,8 @@ import { ReadableStream } from "node:stream/web";
 import { ApiError } from "../errors";
 import { readWithin } from "../read-within";
 import type { Redis } from "../redis";
-import { probeVideo, type VideoProbe } from "../reels/probe-video";
-import { VideoProbeError } from "../reels/video-probe-error";
+import { probeVideo, type VideoProbe } from "../video/probe-video";
+import { VideoProbeError } from "../video/video-probe-error";
 import { firstFilePart, multipartBoundary } from "./multipart-file";
 import {
   recordUpload,

@@ -9,7 +9,7 @@ import { configureMetrics, observeBroker, observeRedis } from "../metrics";
 import { OpenStreams } from "../stream/open-streams";
 import { StreamHub } from "../stream/stream-hub";
 import { createSubscriber, createWebRedis, type Redis } from "../redis";
-import { configuredGraphHosts, type GraphHosts } from "../reels/graph-hosts";
+import { configuredGraphHosts, type GraphHosts } from "../graph/hosts";
 import { ConnectedAccounts } from "../accounts/connected-accounts";
 import { loadAccountsKey } from "../accounts/token-cipher";
 import { createUploadUrls, type UploadUrls } from "../reels/upload-for-graph";

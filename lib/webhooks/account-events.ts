@@ -1,6 +1,6 @@
 import type { AccountView } from "../accounts/account";
 import { connectedAccountKeys, type ConnectedAccount } from "../accounts/connected-accounts";
-import type { PublicationError } from "../reels/publication";
+import type { GraphFailureView } from "../graph/failure-view";
 import type { Redis } from "../redis";
 import { enqueueWebhookEvent } from "./enqueue-event";
 
@@ -17,7 +17,7 @@ export type AccountEventData = Pick<
 export async function enqueueAccountNeedsReconnect(
   redis: Redis,
   account: ConnectedAccount,
-  error: PublicationError,
+  error: GraphFailureView,
   at: Date,
 ): Promise<string[]> {
   // A reel coming due weeks after the refusal waits, and its announcement asks again: the

@@ -1,7 +1,7 @@
 import AxeBuilder from "@axe-core/playwright";
 import type { Page } from "@playwright/test";
 import { formatMs, formatNumber } from "@/components/format";
-import { REEL_INSIGHT_METRICS, type ReelInsightsView } from "@/lib/reels/insights/metrics";
+import { REEL_INSIGHT_METRICS, type ReelInsightsView } from "@/lib/graph/insights-metrics";
 import { expect, screenshot, signIn, test } from "./fixtures";
 
 test.beforeEach(async ({ page }) => {

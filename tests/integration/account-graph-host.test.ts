@@ -12,7 +12,7 @@ import { createKafka, createProducer } from "@/lib/kafka";
 import { createRedis, type Redis } from "@/lib/redis";
 import type { PublicationView } from "@/lib/reels/publication";
 import { startPublicationConsumer } from "@/lib/reels/publication-consumer";
-import { settleSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
+import { settleSandboxProcessing, type SandboxDeps } from "@/lib/graph/sandbox";
 import type { RunningConsumer } from "@/lib/worker/worker-context";
 import { inProcessWorker, waitFor } from "../helpers";
 import { closeServers, listen, origin, serveSandbox, type SandboxServer } from "../sandbox-server";

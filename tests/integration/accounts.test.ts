@@ -12,11 +12,11 @@ import type { Log } from "@/lib/log";
 import { createRedis, type Redis } from "@/lib/redis";
 import type { AccountView } from "@/lib/accounts/account";
 import { connectedAccountKeys } from "@/lib/accounts/connected-accounts";
-import type { GraphClient } from "@/lib/reels/graph-client";
-import { GraphError } from "@/lib/reels/graph-error";
+import type { GraphClient } from "@/lib/graph/client";
+import { GraphError } from "@/lib/graph/error";
 import type { PublicationView } from "@/lib/reels/publication";
 import { startPublicationConsumer } from "@/lib/reels/publication-consumer";
-import { settleSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
+import { settleSandboxProcessing, type SandboxDeps } from "@/lib/graph/sandbox";
 import type { RunningConsumer } from "@/lib/worker/worker-context";
 import { expectProblem, inProcessWorker, readTopic, waitFor } from "../helpers";
 import { TOPICS } from "@/lib/topics";
@@ -459,7 +459,7 @@ describe("connected accounts", () => {
  */
 async function graphOfAnotherCopy(graph: GraphClient): Promise<GraphClient> {
   // @ts-expect-error a query string makes vite load a second copy of the module
-  const copy = (await import("@/lib/reels/graph-error?another-copy")) as typeof import("@/lib/reels/graph-error");
+  const copy = (await import("@/lib/graph/error?another-copy")) as typeof import("@/lib/graph/error");
   expect(copy.GraphError).not.toBe(GraphError);
   const asCopy = (error: unknown) =>
     error instanceof GraphError ? copy.GraphError.fromResponse(error.toBody(), error.status) : error;

@@ -12,7 +12,7 @@ import { startTestDns } from "../dns-server";
 import { waitFor } from "../helpers";
 import { createRedis, type Redis } from "@/lib/redis";
 import { resolverLookup } from "@/lib/net/public-agent";
-import { keys as sandboxKeys, readContainerRecord, readMediaRecord } from "@/lib/reels/sandbox/store";
+import { keys as sandboxKeys, readContainerRecord, readMediaRecord } from "@/lib/graph/sandbox/store";
 import {
   handleGraphRequest,
   resumeSandboxProcessing,
@@ -20,9 +20,9 @@ import {
   sweepVideoFiles,
   type SandboxDeps,
   type SandboxLimits,
-} from "@/lib/reels/sandbox";
+} from "@/lib/graph/sandbox";
 import { moovWithoutMvhd } from "../mp4-boxes";
-import { issueToken } from "@/lib/reels/sandbox/sandbox-tokens";
+import { issueToken } from "@/lib/graph/sandbox/sandbox-tokens";
 
 /**
  * The Graph sandbox called with real Requests, against the real Redis, fetching the committed

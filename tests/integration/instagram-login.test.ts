@@ -8,7 +8,7 @@ import { loginCallerOf } from "@/lib/accounts/meta-login/login-caller";
 import { createRedis, type Redis } from "@/lib/redis";
 import type { AccountView } from "@/lib/accounts/account";
 import { connectedAccountKeys } from "@/lib/accounts/connected-accounts";
-import type { SandboxDeps } from "@/lib/reels/sandbox";
+import type { SandboxDeps } from "@/lib/graph/sandbox";
 import { SESSION_COOKIE } from "@/lib/web/sessions";
 import { serveSandbox, type SandboxServer } from "../sandbox-server";
 import { outcomePageOf } from "./meta-login-stack";

@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { parseConfig } from "@/lib/config";
 import { createRedis, type Redis } from "@/lib/redis";
-import { handleGraphRequest, settleSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
+import { handleGraphRequest, settleSandboxProcessing, type SandboxDeps } from "@/lib/graph/sandbox";
 import { largeReel } from "../large-reel";
 import { ROOT, waitFor } from "../helpers";
 

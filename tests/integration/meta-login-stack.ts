@@ -7,7 +7,7 @@ import type { AccountView } from "@/lib/accounts/account";
 import { loginCallerOf } from "@/lib/accounts/meta-login/login-caller";
 import type { LoginCaller, LoginRefusal } from "@/lib/accounts/meta-login/login-callback";
 import { LOGIN_OUTCOME_PATH, readLoginOutcome } from "@/lib/accounts/meta-login/login-outcome-redirect";
-import type { SandboxDeps } from "@/lib/reels/sandbox";
+import type { SandboxDeps } from "@/lib/graph/sandbox";
 import { SESSION_COOKIE } from "@/lib/web/sessions";
 import { serveSandbox } from "../sandbox-server";
 import { sessionReader } from "./sandbox-dialog";
@@ -87,7 +87,7 @@ export async function startMetaLoginStack(tenant: { id: string; key: string }): 
     INSTAGRAM_APP_SECRET: apps.instagram.secret,
     INSTAGRAM_DIALOG_URL: `${graph}/oauth/authorize`,
     INSTAGRAM_TOKEN_URL: graph,
-    // Each login's own Graph host, as the sandbox models Meta's two (lib/reels/sandbox/sandbox-hosts.ts).
+    // Each login's own Graph host, as the sandbox models Meta's two (lib/graph/sandbox/sandbox-hosts.ts).
     INSTAGRAM_GRAPH_URL: `${graph}/instagram`,
     FACEBOOK_APP_ID: apps.facebook.id,
     FACEBOOK_APP_SECRET: apps.facebook.secret,

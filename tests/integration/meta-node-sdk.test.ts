@@ -5,7 +5,7 @@ import bizSdk from "facebook-nodejs-business-sdk";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { parseConfig } from "@/lib/config";
 import { createRedis, type Redis } from "@/lib/redis";
-import { settleSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
+import { settleSandboxProcessing, type SandboxDeps } from "@/lib/graph/sandbox";
 import { waitFor } from "../helpers";
 import { serveSamples, serveSandbox, type SandboxServer } from "../sandbox-server";
 

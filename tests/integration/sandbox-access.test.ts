@@ -6,7 +6,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { parseConfig, readSecretFile, type Config } from "@/lib/config";
 import { createRedis, type Redis } from "@/lib/redis";
-import { settleSandboxProcessing, type SandboxDeps } from "@/lib/reels/sandbox";
+import { settleSandboxProcessing, type SandboxDeps } from "@/lib/graph/sandbox";
 import { SESSION_COOKIE, SessionStore } from "@/lib/web/sessions";
 import { waitFor } from "../helpers";
 import { serveSandbox, type SandboxServer } from "../sandbox-server";

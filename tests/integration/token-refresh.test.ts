@@ -22,8 +22,8 @@ import {
 } from "@/lib/accounts/token-refresh/token-refresh-schedule";
 import type { Log } from "@/lib/log";
 import { createRedis, type Redis } from "@/lib/redis";
-import { createGraphPacer } from "@/lib/reels/graph-pacing";
-import type { SandboxDeps } from "@/lib/reels/sandbox";
+import { createGraphPacer } from "@/lib/graph/pacing";
+import type { SandboxDeps } from "@/lib/graph/sandbox";
 import { createWebhook } from "@/lib/webhooks/store";
 import { webhookKeys } from "@/lib/webhooks/keys";
 import type { WebhookEventType } from "@/lib/webhooks/events";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "@/lib/config";
-import { DEFAULT_GRAPH_VERSION } from "@/lib/reels/graph-versions";
+import { DEFAULT_GRAPH_VERSION } from "@/lib/graph/versions";
 
 const base = {
   REDIS_URL: "redis://127.0.0.1:6379",

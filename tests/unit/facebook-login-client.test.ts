@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { listFacebookPages, readLinkedInstagramAccount } from "@/lib/accounts/meta-login/facebook-login-client";
 import { MetaLoginError } from "@/lib/accounts/meta-login/meta-call";
-import type { GraphPacer } from "@/lib/reels/graph-pacing";
+import type { GraphPacer } from "@/lib/graph/pacing";
 
 /** Facebook Login's Page calls against answers written from Meta's documentation, with a fetch that records. */
 

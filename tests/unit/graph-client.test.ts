@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createGraphClient } from "@/lib/reels/graph-client";
-import { GraphError, GraphTransportError, isTransientGraphFailure } from "@/lib/reels/graph-error";
+import { createGraphClient } from "@/lib/graph/client";
+import { GraphError, GraphTransportError, isTransientGraphFailure } from "@/lib/graph/error";
 
 const TOKEN = "IGQVJ-secret-token-0123456789";
 const ACCOUNT = { accountId: "17841400000000001", accessToken: TOKEN };

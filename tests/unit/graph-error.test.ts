@@ -4,15 +4,10 @@ import {
   GraphTransportError,
   isTransientGraphFailure,
   subcodeFromContainerStatus,
-} from "@/lib/reels/graph-error";
-import {
-  classifyGraphError,
-  GRAPH_ERRORS,
-  graphErrorForSubcode,
-  type GraphErrorAction,
-} from "@/lib/reels/graph-error-table";
-import { errorOf } from "@/lib/reels/publication-error";
-import { VideoProbeError } from "@/lib/reels/video-probe-error";
+} from "@/lib/graph/error";
+import { classifyGraphError, GRAPH_ERRORS, graphErrorForSubcode, type GraphErrorAction } from "@/lib/graph/error-table";
+import { errorOf } from "@/lib/graph/failure-view";
+import { VideoProbeError } from "@/lib/video/video-probe-error";
 
 describe("classifyGraphError", () => {
   it.each<[number, number | undefined, GraphErrorAction]>([
@@ -131,11 +126,11 @@ describe("GraphError", () => {
 
   it("recognises Graph's errors made by another copy of their module (the web server bundles lib more than once)", async () => {
     // @ts-expect-error a query string makes vite load a second copy of the module
-    const errors = (await import("@/lib/reels/graph-error?another-copy")) as typeof import("@/lib/reels/graph-error");
+    const errors = (await import("@/lib/graph/error?another-copy")) as typeof import("@/lib/graph/error");
     const probe = (await import(
       // @ts-expect-error as above
-      "@/lib/reels/video-probe-error?another-copy"
-    )) as typeof import("@/lib/reels/video-probe-error");
+      "@/lib/video/video-probe-error?another-copy"
+    )) as typeof import("@/lib/video/video-probe-error");
     expect(errors.GraphError).not.toBe(GraphError);
     const refused = new errors.GraphError({ code: 190, subcode: 460, message: "Error validating access token" });
     expect(refused instanceof GraphError).toBe(true);

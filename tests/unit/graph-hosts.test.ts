@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createGraphHosts, trustedGraphUrl } from "@/lib/reels/graph-hosts";
+import { createGraphHosts, trustedGraphUrl } from "@/lib/graph/hosts";
 
 const GRAPH_URL = "https://graph.facebook.com";
 const INSTAGRAM = "https://graph.instagram.com";

@@ -2,23 +2,23 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createGraphClient, type GraphClient } from "@/lib/reels/graph-client";
+import { createGraphClient, type GraphClient } from "@/lib/graph/client";
 import {
   graphFailureAction,
   isGraphFailure,
   isTransientGraphFailure,
   subcodeFromContainerStatus,
-} from "@/lib/reels/graph-error";
-import { describeGraphError, type GraphErrorAction } from "@/lib/reels/graph-error-table";
-import type { GraphPacer } from "@/lib/reels/graph-pacing";
-import type { GraphUsage } from "@/lib/reels/graph-usage";
+} from "@/lib/graph/error";
+import { describeGraphError, type GraphErrorAction } from "@/lib/graph/error-table";
+import type { GraphPacer } from "@/lib/graph/pacing";
+import type { GraphUsage } from "@/lib/graph/usage";
 
 /**
  * The client's reading of Graph's answers, held against answers written from Meta's documentation
  * (../shared/spec/graph-reference.md: the error-code table, the notes on missing tokens, foreign
  * objects and HTTP status, the resumable upload and the usage headers) — never against the
  * sandbox, so the two cannot agree with each other and both be wrong. This file imports nothing
- * from lib/reels/sandbox; one case per row of the reference's error table, then the notes below it.
+ * from lib/graph/sandbox; one case per row of the reference's error table, then the notes below it.
  *
  * Every answer goes through the real client (createGraphClient) over a fetch that replies with the
  * status, headers and body Meta sends; the case checks what the client makes of it: the action the

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createGraphPacer, paceKeys, readPace } from "@/lib/reels/graph-pacing";
-import type { GraphUsage } from "@/lib/reels/graph-usage";
+import { createGraphPacer, paceKeys, readPace } from "@/lib/graph/pacing";
+import type { GraphUsage } from "@/lib/graph/usage";
 import { realRedisPerFile } from "./real-redis";
 
 /** The pacer over a real Redis (its Lua scripts are the point), with a clock the test moves. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isRateLimitCode, readGraphUsage } from "@/lib/reels/graph-usage";
+import { isRateLimitCode, readGraphUsage } from "@/lib/graph/usage";
 
 describe("Graph's rate-limit signals", () => {
   it.each([4, 17, 32, 613, 80002])("code %i is a rate limit", (code) => expect(isRateLimitCode(code)).toBe(true));

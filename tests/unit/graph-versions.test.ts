@@ -7,7 +7,7 @@ import {
   graphVersionWarning,
   liveGraphVersions,
   warnAboutGraphVersion,
-} from "@/lib/reels/graph-versions";
+} from "@/lib/graph/versions";
 import type { Log } from "@/lib/log";
 
 const at = (date: string) => Date.parse(`${date}T12:00:00Z`);

@@ -11,11 +11,13 @@ import { ROOT } from "../helpers";
  *   imports a feature folder: the feature passes what the generic module needs;
  * - lib/ is framework-free (no next/*, no React), so the worker runs it as plain Node;
  * - the web side (app/, lib/web/) and the worker side (worker/, lib/worker/) never import each other's folder;
- * - jobs and reels reach webhooks by events on the log (the audit topic, reels.publication.events).
+ * - jobs and reels reach webhooks by events on the log (the audit topic, reels.publication.events);
+ * - lib/graph and lib/video sit below the features (the generic rule covers them); accounts reach
+ *   reels only to release the publications that waited for a reconnected account.
  */
 
 const FEATURES = ["jobs", "responses", "reels", "accounts", "webhooks", "uploads", "system", "usage"];
-const SANDBOX = "lib/reels/sandbox/";
+const SANDBOX = "lib/graph/sandbox/";
 
 /** Generic modules that name features on purpose, each with its reason. */
 const REGISTRIES: Record<string, string> = {
@@ -103,6 +105,15 @@ describe("import boundaries", () => {
   it("lets jobs and reels reach webhooks only by their events on the log, never by a call", () => {
     expect(
       offending(({ file, target }) => under(file, "lib/jobs/", "lib/reels/") && target.startsWith("lib/webhooks/")),
+    ).toEqual([]);
+  });
+
+  it("keeps accounts below reels: only the release of waiting publications crosses", () => {
+    const release = "lib/reels/release-waiting-publications.ts";
+    expect(
+      offending(
+        ({ file, target }) => file.startsWith("lib/accounts/") && target.startsWith("lib/reels/") && target !== release,
+      ),
     ).toEqual([]);
   });
 

@@ -1,10 +1,10 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { probeVideo, probeVideoAt, type VideoProbe } from "@/lib/reels/probe-video";
-import { MAX_PARSED_BOX_BYTES } from "@/lib/reels/read-mp4-boxes";
-import { VideoProbeError } from "@/lib/reels/video-probe-error";
-import { checkReelSpec } from "@/lib/reels/reel-spec";
+import { probeVideo, probeVideoAt, type VideoProbe } from "@/lib/video/probe-video";
+import { MAX_PARSED_BOX_BYTES } from "@/lib/video/read-mp4-boxes";
+import { VideoProbeError } from "@/lib/video/video-probe-error";
+import { checkReelSpec } from "@/lib/video/reel-spec";
 import { ftyp, moovWithoutMvhd, moovWithoutTracks } from "../mp4-boxes";
 
 const sample = (name: string) => path.resolve(__dirname, "../../public/samples", name);

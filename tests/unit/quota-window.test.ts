@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { recordPublished } from "@/lib/accounts/account-quota";
 import { ConnectedAccounts } from "@/lib/accounts/connected-accounts";
-import type { GraphClient, PublishingLimit } from "@/lib/reels/graph-client";
+import type { GraphClient, PublishingLimit } from "@/lib/graph/client";
 import {
   hourlySampleTimes,
   movingWindowCounts,

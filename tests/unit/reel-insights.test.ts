@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { GraphError, GraphTransportError } from "@/lib/reels/graph-error";
-import { DEPRECATED_INSIGHT_METRICS, REEL_INSIGHT_METRICS } from "@/lib/reels/insights/metrics";
-import { parseInsightsAnswer } from "@/lib/reels/insights/parse-insights";
+import { GraphError, GraphTransportError } from "@/lib/graph/error";
+import { DEPRECATED_INSIGHT_METRICS, REEL_INSIGHT_METRICS } from "@/lib/graph/insights-metrics";
+import { parseInsightsAnswer } from "@/lib/graph/parse-insights";
 import { DAILY_SWEEP, nextReadingAt, ON_VIEW, readingDue } from "@/lib/reels/insights/refresh-policy";
 import { isMissingPermission } from "@/lib/reels/insights/refresh-reel-insights";
-import { seededInsights } from "@/lib/reels/sandbox/insights-growth";
-import { requestedMetrics } from "@/lib/reels/sandbox/media-insights";
+import { seededInsights } from "@/lib/graph/sandbox/insights-growth";
+import { requestedMetrics } from "@/lib/graph/sandbox/media-insights";
 
 const MEDIA = "17912345678901234";
 const MIN = 60_000;

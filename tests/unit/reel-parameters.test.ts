@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { publicationInputSchema } from "@/lib/reels/publication-input";
-import { parseReelGraphParams, reelGraphParams, type ReelParameters } from "@/lib/reels/reel-parameters";
+import { parseReelGraphParams, reelGraphParams, type ReelParameters } from "@/lib/graph/reel-parameters";
 
 const base = { account_id: "17841400000000101", video_url: "https://videos.test/a.mp4" };
 const parse = (over: Record<string, unknown>) => publicationInputSchema.safeParse({ ...base, ...over });

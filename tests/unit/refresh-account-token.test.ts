@@ -7,8 +7,8 @@ import {
   scheduleTokenRefresh,
   tokenRefreshKeys,
 } from "@/lib/accounts/token-refresh/token-refresh-queue";
-import { createGraphPacer, readPace } from "@/lib/reels/graph-pacing";
-import { readGraphUsage } from "@/lib/reels/graph-usage";
+import { createGraphPacer, readPace } from "@/lib/graph/pacing";
+import { readGraphUsage } from "@/lib/graph/usage";
 import type { WebhookEventType } from "@/lib/webhooks/events";
 import { webhookKeys } from "@/lib/webhooks/keys";
 import { createWebhook } from "@/lib/webhooks/store";

@@ -10,10 +10,10 @@ import type {
   CreateContainerInput,
   GraphClient,
   MediaItem,
-} from "@/lib/reels/graph-client";
+} from "@/lib/graph/client";
 import { ConnectedAccounts } from "@/lib/accounts/connected-accounts";
-import { GraphError, GraphPaused, GraphTransportError } from "@/lib/reels/graph-error";
-import { GraphUploadError } from "@/lib/reels/graph-upload-error";
+import { GraphError, GraphPaused, GraphTransportError } from "@/lib/graph/error";
+import { GraphUploadError } from "@/lib/graph/upload-error";
 import type { PublicationView } from "@/lib/reels/publication";
 import { appendEvent, publicationKeys, readPublicationRecord } from "@/lib/reels/publication-record";
 import { recordReelUsage } from "@/lib/usage/record-usage";

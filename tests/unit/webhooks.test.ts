@@ -8,7 +8,7 @@ import { parseConfig } from "@/lib/config";
 import { publicationInputSchema } from "@/lib/reels/publication-input";
 import { appendEvent, publicationKeys, type EventWrite } from "@/lib/reels/publication-record";
 import { ConnectedAccounts } from "@/lib/accounts/connected-accounts";
-import type { GraphHosts } from "@/lib/reels/graph-hosts";
+import type { GraphHosts } from "@/lib/graph/hosts";
 import { readPublication } from "@/lib/reels/read-publication";
 import { retryPublication } from "@/lib/reels/retry-publication";
 import { runPublication, type PublicationDeps } from "@/lib/reels/run-publication";

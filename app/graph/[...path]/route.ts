@@ -1,4 +1,4 @@
-import { handleGraphRequest } from "@/lib/reels/sandbox";
+import { handleGraphRequest } from "@/lib/graph/sandbox";
 import { getServices } from "@/lib/web/services";
 import { getSandbox } from "../sandbox-host";
 
@@ -6,7 +6,7 @@ export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
 
 /**
- * The built-in Graph-compatible sandbox; everything happens in lib/reels/sandbox. One catch-all
+ * The built-in Graph-compatible sandbox; everything happens in lib/graph/sandbox. One catch-all
  * route for every path under /graph, versioned or not: Meta serves some paths without a version
  * (graph.instagram.com/access_token, /refresh_access_token, api.instagram.com/oauth/access_token),
  * and a route table here that listed them one by one left refresh_access_token a 404 page. Its

@@ -1,5 +1,5 @@
 import type { InstagramLoginConfig } from "../../config";
-import { waitForPace } from "../../reels/graph-pacing";
+import { waitForPace } from "../../graph/pacing";
 import { callMeta, isRecord, MetaLoginError, type LoginClientDeps } from "./meta-call";
 
 export { MetaLoginError, type LoginClientDeps };

@@ -1,15 +1,15 @@
 import { jsonField } from "../../hash-record";
-import { GraphError } from "../../reels/graph-error";
-import { describeGraphError } from "../../reels/graph-error-table";
-import { reportToPacer, type GraphPacer } from "../../reels/graph-pacing";
-import { isRateLimitCode, readGraphUsage } from "../../reels/graph-usage";
+import { GraphError } from "../../graph/error";
+import { describeGraphError } from "../../graph/error-table";
+import { reportToPacer, type GraphPacer } from "../../graph/pacing";
+import { isRateLimitCode, readGraphUsage } from "../../graph/usage";
 
 /**
  * One call to Meta's login endpoints (Instagram's or Facebook's), shared by both logins' clients
  * and the token refresh: a timeout, no redirects, and Meta's error in either shape — Graph's
  * `{error: {message}}` or Instagram's `{error_message}` — as a MetaLoginError. Every answer's usage
  * headers, and a refusal for a rate limit, are told to the Graph pacer, as publishing calls tell
- * it (graph-pacing.ts). The pacer does not hold a login's calls back: a person is waiting with a
+ * it (lib/graph/pacing.ts). The pacer does not hold a login's calls back: a person is waiting with a
  * single-use code that lapses in minutes, and Meta's own refusal says when to try again. Secrets
  * and tokens never appear in an error.
  */

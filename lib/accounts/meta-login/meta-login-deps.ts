@@ -1,4 +1,4 @@
-import { createGraphPacer } from "../../reels/graph-pacing";
+import { createGraphPacer } from "../../graph/pacing";
 import type { Services } from "../../web/services";
 import type { FacebookLoginDeps } from "./connect-with-facebook";
 import type { InstagramLoginDeps } from "./connect-with-instagram";

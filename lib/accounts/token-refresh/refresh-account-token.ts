@@ -1,9 +1,9 @@
 import type { Log } from "../../log";
 import type { Redis } from "../../redis";
-import { GraphPaused } from "../../reels/graph-error";
-import { trustedGraphUrl, untrustedGraphHostError } from "../../reels/graph-hosts";
-import type { PublicationError } from "../../reels/publication";
-import { errorOf } from "../../reels/publication-error";
+import { GraphPaused } from "../../graph/error";
+import { trustedGraphUrl, untrustedGraphHostError } from "../../graph/hosts";
+import type { GraphFailureView } from "../../graph/failure-view";
+import { errorOf } from "../../graph/failure-view";
 import { enqueueAccountExpiring, enqueueAccountNeedsReconnect } from "../../webhooks/account-events";
 import type { ConnectedAccount, ConnectedAccounts } from "../connected-accounts";
 import { MetaLoginError, refreshLongLivedToken, type LoginClientDeps } from "../meta-login/instagram-login-client";
@@ -13,7 +13,7 @@ import { dropTokenRefresh, scheduleTokenRefresh, tokenRefreshKeys } from "./toke
 export interface TokenRefreshDeps extends LoginClientDeps {
   redis: Redis;
   accounts: ConnectedAccounts;
-  /** GRAPH_URL and Instagram Login's Graph host: a token is sent only to one of these (graph-hosts.ts). */
+  /** GRAPH_URL and Instagram Login's Graph host: a token is sent only to one of these (lib/graph/hosts.ts). */
   graphUrl: string;
   instagramGraphUrl: string;
   /** TOKEN_REFRESH_BEFORE_S, in ms. */
@@ -90,7 +90,7 @@ export async function refreshAccountToken(deps: TokenRefreshDeps, accountId: str
 async function markNeedsReconnect(
   deps: TokenRefreshDeps,
   account: ConnectedAccount,
-  refused: PublicationError,
+  refused: GraphFailureView,
 ): Promise<TokenRefreshOutcome> {
   deps.log("warn", "account token refresh refused: the account needs reconnecting", {
     account_id: account.accountId,

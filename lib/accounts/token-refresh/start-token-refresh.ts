@@ -1,7 +1,7 @@
 import type { Config } from "../../config";
 import type { Log } from "../../log";
 import type { Redis } from "../../redis";
-import { createGraphPacer } from "../../reels/graph-pacing";
+import { createGraphPacer } from "../../graph/pacing";
 import type { RunningConsumer, WorkerContext } from "../../worker/worker-context";
 import { ConnectedAccounts } from "../connected-accounts";
 import { loadAccountsKey } from "../token-cipher";

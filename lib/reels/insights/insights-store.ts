@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { parseHashRecord } from "../../hash-record";
 import type { Redis } from "../../redis";
-import { INSIGHTS_STATUSES, REEL_INSIGHT_METRICS, type InsightValues } from "./metrics";
+import { INSIGHTS_STATUSES, REEL_INSIGHT_METRICS, type InsightValues } from "../../graph/insights-metrics";
 import { SWEEP_WINDOW_MS } from "./refresh-policy";
 
 /**

@@ -12,7 +12,7 @@ import {
   registerPublishedReel,
   type InsightsRecord,
 } from "./insights-store";
-import { REEL_INSIGHT_METRICS, type AccountInsightsRow, type ReelInsightsView } from "./metrics";
+import { REEL_INSIGHT_METRICS, type AccountInsightsRow, type ReelInsightsView } from "../../graph/insights-metrics";
 import { nextReadingAt, ON_VIEW } from "./refresh-policy";
 import { refreshReelInsights, type InsightsDeps } from "./refresh-reel-insights";
 

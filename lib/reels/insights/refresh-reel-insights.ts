@@ -1,15 +1,15 @@
 import type { ConnectedAccounts } from "../../accounts/connected-accounts";
 import type { Redis } from "../../redis";
-import { GraphError, GraphPaused, isGraphFailure } from "../graph-error";
-import type { GraphHosts } from "../graph-hosts";
+import { GraphError, GraphPaused, isGraphFailure } from "../../graph/error";
+import type { GraphHosts } from "../../graph/hosts";
 import { claimReading, readInsightsRecord, writeReading, type InsightsRecord } from "./insights-store";
-import { REEL_INSIGHT_METRICS } from "./metrics";
+import { REEL_INSIGHT_METRICS } from "../../graph/insights-metrics";
 import { readingDue, type RefreshPolicy } from "./refresh-policy";
 
 /** What reading a reel's insights from Graph takes: the clients, the accounts' tokens and the clock. */
 export interface InsightsDeps {
   redis: Redis;
-  /** Each account's Graph host, paced by the usage headers (graph-pacing.ts) like every other call. */
+  /** Each account's Graph host, paced by the usage headers (lib/graph/pacing.ts) like every other call. */
   graphs: GraphHosts;
   connected: ConnectedAccounts;
   now: () => number;

@@ -1,7 +1,7 @@
 import { ConnectedAccounts } from "../../accounts/connected-accounts";
 import { loadAccountsKey } from "../../accounts/token-cipher";
 import type { RunningConsumer, StartConsumer } from "../../worker/worker-context";
-import { configuredGraphHosts } from "../graph-hosts";
+import { configuredGraphHosts } from "../../graph/hosts";
 import { sweepReelInsights } from "./insights-sweep";
 
 /** How often a worker tries the sweep; the lease lets one of them do it, and each reel is read once a day. */

@@ -1,8 +1,8 @@
 import { stat } from "node:fs/promises";
 import { readUpload, uploadPath } from "../../uploads/upload-store";
 import { cacheQuota } from "../../accounts/account-quota";
-import type { PublishingLimit } from "../graph-client";
-import { isGraphFailure } from "../graph-error";
+import type { PublishingLimit } from "../../graph/client";
+import { isGraphFailure } from "../../graph/error";
 import { recordedReelParameters } from "../publication-record";
 import { noContainerIdError, preflightError, unfetchableUploadError, uploadMissingError } from "../publication-error";
 import { uploadsByUrl } from "../upload-for-graph";

@@ -1,6 +1,6 @@
 import { backoff } from "../../backoff";
-import { isGraphFailure, isTransientGraphFailure, type GraphFailure } from "../graph-error";
-import { describeFailure } from "../publication-error";
+import { isGraphFailure, isTransientGraphFailure, type GraphFailure } from "../../graph/error";
+import { describeFailure } from "../../graph/failure-view";
 import type { PublicationRun } from "./publication-run";
 import { waitsInstead } from "./waits";
 

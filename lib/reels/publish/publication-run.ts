@@ -4,9 +4,9 @@ import type { Log } from "../../log";
 import type { Redis } from "../../redis";
 import { recordPublished } from "../../accounts/account-quota";
 import type { AccountLogin, ConnectedAccounts } from "../../accounts/connected-accounts";
-import type { GraphAccount, GraphClient } from "../graph-client";
-import type { GraphHosts } from "../graph-hosts";
-import type { PreflightResult, PreflightSource } from "../preflight-video";
+import type { GraphAccount, GraphClient } from "../../graph/client";
+import type { GraphHosts } from "../../graph/hosts";
+import type { PreflightResult, PreflightSource } from "../../video/preflight-video";
 import type { PublicationChanges, PublicationError } from "../publication";
 import {
   appendEvent,
@@ -26,7 +26,7 @@ export interface PublicationDeps {
   redis: Redis;
   /** Announces what a publication's owner hears of on reels.publication.events (webhooks read it). */
   producer: Producer;
-  /** Graph per host: each account is called at the host it was connected through (graph-hosts.ts). */
+  /** Graph per host: each account is called at the host it was connected through (lib/graph/hosts.ts). */
   graphs: GraphHosts;
   /** Connected accounts: the token to publish with, and where a refused one is marked needs_reconnect. */
   connected: ConnectedAccounts;

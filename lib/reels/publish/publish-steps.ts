@@ -1,6 +1,7 @@
-import type { ContainerStatus } from "../graph-client";
-import { GraphError, isTransientGraphFailure } from "../graph-error";
-import { containerError, describeFailure, expiredError } from "../publication-error";
+import type { ContainerStatus } from "../../graph/client";
+import { GraphError, isTransientGraphFailure } from "../../graph/error";
+import { containerError, expiredError } from "../publication-error";
+import { describeFailure } from "../../graph/failure-view";
 import { CONTAINER_LIFETIME_MS, publicationKeys } from "../publication-record";
 import { backoff } from "../../backoff";
 import { graphFailureOf, withRetries, type Attempt } from "./graph-retry";

@@ -1,7 +1,8 @@
 import type { Redis } from "../../redis";
-import { isTransientGraphFailure } from "../graph-error";
-import { untrustedGraphHostError } from "../graph-hosts";
-import { accountMissingError, describeFailure, errorOf } from "../publication-error";
+import { isTransientGraphFailure } from "../../graph/error";
+import { untrustedGraphHostError } from "../../graph/hosts";
+import { accountMissingError } from "../publication-error";
+import { describeFailure, errorOf } from "../../graph/failure-view";
 import { appendEvent, publicationKeys, readPublicationRecord, type PublicationRecord } from "../publication-record";
 import { isSettledPublication } from "../status";
 import { withRetries } from "./graph-retry";

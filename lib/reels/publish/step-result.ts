@@ -1,4 +1,4 @@
-import type { GraphError, GraphPaused } from "../graph-error";
+import type { GraphError, GraphPaused } from "../../graph/error";
 import type { PublicationError } from "../publication";
 import type { PublicationOutcome } from "./publication-run";
 

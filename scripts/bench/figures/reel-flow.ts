@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parseConfig } from "../../../lib/config";
-import { probeVideo } from "../../../lib/reels/probe-video";
+import { probeVideo } from "../../../lib/video/probe-video";
 import { getJson, postJson, startWorkers, type BenchContext } from "../lib/context";
 import { median, sleep } from "../lib/stats";
 

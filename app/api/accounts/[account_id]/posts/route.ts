@@ -1,7 +1,7 @@
 import { ApiError } from "@/lib/errors";
 import { json, otherMethods, withTenant } from "@/lib/web/http";
-import { GraphError, GraphPaused } from "@/lib/reels/graph-error";
-import { untrustedGraphHostError } from "@/lib/reels/graph-hosts";
+import { GraphError, GraphPaused } from "@/lib/graph/error";
+import { untrustedGraphHostError } from "@/lib/graph/hosts";
 import { listPublishedPosts } from "@/lib/reels/list-published-posts";
 
 export const dynamic = "force-dynamic";
