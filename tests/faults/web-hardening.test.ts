@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedis, type RedisServer } from "../../scripts/lib/redis-server";
 import { chunkedBody, expectProblem, expectUnavailable, waitFor } from "../helpers";
+import { chunkedRequest, onOneConnection, plainRequest } from "../raw-http";
 import { startTestStack, submitJob, type TestStack } from "../stack";
 
 /**
@@ -97,6 +98,36 @@ describe("request bodies", () => {
     if (response instanceof Response) expect(response.status).toBe(413);
     expect(peak() - before).toBeLessThan(24 * MiB);
   });
+});
+
+describe("a refusal before the body was read (issue 46, item 1)", () => {
+  it.each([
+    ["POST", "/api/session", false],
+    ["POST", "/v1/responses", true],
+    ["POST", "/v1/jobs", true],
+    ["POST", "/graph/v21.0/1784140000000000001/media", false],
+    ["POST", "/graph/_sandbox/accounts", false],
+  ])(
+    "%s %s: a chunked body over the limit gets 413, and the next request on the connection its answer",
+    async (method, path, withKey) => {
+      const headers: Record<string, string> = {
+        host: new URL(stack.url).host,
+        "content-type": "application/json",
+        ...(withKey ? { authorization: `Bearer ${stack.keys.acme}` } : {}),
+      };
+      const outcome = await onOneConnection(stack.url, [
+        chunkedRequest(method, path, headers, Buffer.alloc(1.3 * MiB, "a")),
+        plainRequest("GET", "/api/health/live", { host: headers.host }),
+      ]);
+      expect(outcome.timedOut, `the connection went silent after ${outcome.answers.length} answer(s)`).toBe(false);
+      expect(outcome.answers[0]?.status).toBe(413);
+      // Either the connection carries the next request, or the refusal said it would close and it did.
+      if (outcome.answers.length < 2) {
+        expect(outcome.answers[0].headers.connection).toBe("close");
+        expect(outcome.closed).toBe(true);
+      } else expect(outcome.answers[1].status).toBe(200);
+    },
+  );
 });
 
 describe("dashboard sessions", () => {
