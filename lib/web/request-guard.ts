@@ -1,7 +1,7 @@
 import http from "node:http";
 import { ApiError, toProblem } from "../errors";
 import { servesHost } from "../net/served-hosts";
-import { drainAfterEarlyAnswer } from "./unread-body";
+import { settleUnreadBody } from "./unread-body";
 
 /**
  * Set on every request from the socket's peer address, over anything a client sent, so it can be
@@ -65,7 +65,7 @@ export function guardRequests(options: GuardOptions = {}): void {
         refuse(421, path, "This server does not answer for that Host; see ALLOWED_HOSTS.", response, answers);
         return true;
       }
-      drainAfterEarlyAnswer(request, response);
+      settleUnreadBody(request, response);
     }
     return emit.call(this, event, ...args);
   };

@@ -7,21 +7,31 @@ export const DRAIN_MAX_MS = 5_000;
 
 /**
  * A route that refuses a body before reading all of it (413 past the limit, 401 before the body)
- * leaves the rest on the connection. Node drains a body nobody touched, but one the app began to
- * read and then dropped stays paused, and the connection with it: the next request on it is never
- * read, until Node resets it a minute later (issue 46: behind a proxy that reuses connections,
- * other people's requests hung). Once such an answer is sent the rest is read and dropped, as Node
- * drains an untouched body, up to DRAIN_MAX_BYTES within DRAIN_MAX_MS; past either the connection
- * is closed, not kept. Reading the rest rather than closing at once keeps the answer: a socket
- * closed with unread bytes sends a reset, which can discard the answer before the client reads it.
+ * leaves the rest on the connection, and Next's answer said keep-alive: the next request on it was
+ * never read, until Node reset it a minute later (issue 46: behind a proxy that reuses
+ * connections, other people's requests hung). Node drains a body nobody touched; one the app began
+ * to read is left to the app, which let it go in one of two ways:
+ * - destroyed (Next cancels the body stream when readBody stops at the limit): nothing can read the
+ *   rest any more, so the answer says `Connection: close` and Node closes after sending it;
+ * - paused: the rest is read and dropped after the answer, as Node drains an untouched body, up to
+ *   DRAIN_MAX_BYTES within DRAIN_MAX_MS, and past either the connection is closed. Reading rather
+ *   than closing keeps the answer: a socket closed with unread bytes sends a reset, which some
+ *   clients take before they read the answer.
  */
-export function drainAfterEarlyAnswer(request: http.IncomingMessage, response: http.ServerResponse): void {
+export function settleUnreadBody(request: http.IncomingMessage, response: http.ServerResponse): void {
+  // Node drops request.socket once the request is destroyed; the connection is still this one.
+  const socket = request.socket;
+  const writeHead = response.writeHead;
+  response.writeHead = function (this: http.ServerResponse, ...args: unknown[]) {
+    if (request.destroyed && !request.complete) this.setHeader("connection", "close");
+    return (writeHead as (...a: unknown[]) => http.ServerResponse).apply(this, args);
+  } as typeof response.writeHead;
   // Before Node's own handler on the same event, which would start an unbounded drain of an untouched body.
   response.prependOnceListener("finish", () => {
-    if (request.complete) return;
-    const socket = request.socket;
+    if (request.readableEnded) return;
     if (request.destroyed) {
-      socket?.destroy();
+      // Said so in the answer when the head went after the app let go; if it went before, close anyway.
+      if (!request.complete) socket?.end();
       return;
     }
     let read = 0;

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GRAPH_MALFORMED_PATH } from "@/app/graph/sandbox-host";
 import { servedHostNames } from "@/lib/net/served-hosts";
 import { DRAIN_MAX_BYTES } from "@/lib/web/unread-body";
+import { readBody } from "@/lib/web/http";
 import { guardRequests, PEER_HEADER } from "@/lib/web/request-guard";
 import { chunkedRequest, onOneConnection, plainRequest } from "../raw-http";
 
@@ -21,6 +22,7 @@ beforeAll(async () => {
   server = http.createServer((request, response) => {
     seen.push(request.headers);
     if (request.url === "/refuse-early") return refuseEarly(request, response);
+    if (request.url === "/let-go") return void letGo(request, response);
     response.end("handled");
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -118,6 +120,17 @@ describe("the request guard", () => {
     expect(outcome.answers[1].body).toBe("handled");
   });
 
+  it("closes, saying so, a connection whose body the app destroyed half-read (as Next does at the limit)", async () => {
+    const outcome = await onOneConnection(url, [
+      chunkedRequest("POST", "/let-go", { host: "127.0.0.1" }, Buffer.alloc(1.3 * 1024 * 1024, "a")),
+      plainRequest("GET", "/after", { host: "127.0.0.1" }),
+    ]);
+    expect(outcome.timedOut, `silent after ${outcome.answers.length} answer(s)`).toBe(false);
+    expect(outcome.answers.map((a) => a.status)).toEqual([413]);
+    expect(outcome.answers[0].headers.connection).toBe("close");
+    expect(outcome.closed).toBe(true);
+  });
+
   it("closes, rather than drains, a connection whose refused body goes on past the bound", async () => {
     const outcome = await onOneConnection(url, [
       chunkedRequest(
@@ -149,6 +162,20 @@ function refuseEarly(request: http.IncomingMessage, response: http.ServerRespons
     request.pause();
     if (!response.headersSent) response.writeHead(413).end("too large");
   });
+}
+
+/**
+ * What a route under Next does at the limit: the body is the request as a web stream (Next hands
+ * undici's Request the IncomingMessage), readBody reads it to the limit and cancels it, then 413.
+ */
+async function letGo(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
+  const web = new Request("http://127.0.0.1/", {
+    method: "POST",
+    body: request as unknown as ReadableStream,
+    duplex: "half",
+  } as RequestInit);
+  await readBody(web).catch(() => undefined);
+  response.writeHead(413).end("too large");
 }
 
 /** A request with headers fetch() would not send as given (Host above all). */
