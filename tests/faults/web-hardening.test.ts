@@ -130,6 +130,37 @@ describe("a refusal before the body was read (issue 46, item 1)", () => {
   );
 });
 
+describe("the loopback-only surfaces and web pages (issue 46, item 3)", () => {
+  it("answers only the Host names it serves: a rebound name gets 421, the loopback names their answer", async () => {
+    const port = new URL(stack.url).port;
+    const status = async (host: string, path = "/metrics") =>
+      (await onOneConnection(stack.url, [plainRequest("GET", path, { host })])).answers[0]?.status;
+    expect(await status(`rebind.attacker.example:${port}`)).toBe(421);
+    expect(await status(`rebind.attacker.example:${port}`, "/graph/v21.0/me")).toBe(421);
+    expect(await status(`127.0.0.1:${port}`)).toBe(200);
+    expect(await status(`localhost:${port}`)).toBe(200);
+    expect(await status(`[::1]:${port}`)).toBe(200);
+  });
+
+  it("a page of another site can neither drive the sandbox's controls nor read /metrics", async () => {
+    const created = await fetch(`${stack.url}/graph/_sandbox/accounts`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(created.status).toBe(201);
+    const { account_id } = await created.json();
+    const evil = { origin: "http://evil.example", "sec-fetch-site": "cross-site" };
+    const faults = await fetch(`${stack.url}/graph/_sandbox/accounts/${account_id}/faults`, {
+      method: "POST",
+      headers: { "content-type": "text/plain", ...evil },
+      body: JSON.stringify({ on: "media", code: 190, count: 5 }),
+    });
+    await expectProblem(faults, 403);
+    await expectProblem(await fetch(`${stack.url}/metrics`, { headers: evil }), 403);
+  });
+});
+
 describe("dashboard sessions", () => {
   const signIn = (key: string, headers: Record<string, string> = {}) =>
     fetch(`${stack.url}/api/session`, {
