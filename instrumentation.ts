@@ -7,8 +7,21 @@ export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
   await startWebTracing();
   const { guardRequests } = await import("./lib/web/request-guard");
+  const { servedHostNames } = await import("./lib/net/served-hosts");
+  const { getConfig, ConfigError } = await import("./lib/config");
   const { GRAPH_MALFORMED_PATH, resumeSandbox } = await import("./app/graph/sandbox-host");
-  guardRequests([GRAPH_MALFORMED_PATH]);
+  guardRequests({
+    answers: [GRAPH_MALFORMED_PATH],
+    servedHosts: () => {
+      try {
+        return servedHostNames(getConfig());
+      } catch (error) {
+        // A configuration that does not parse is every route's to report, named; no Host is refused meanwhile.
+        if (error instanceof ConfigError) return undefined;
+        throw error;
+      }
+    },
+  });
   resumeSandbox();
   await warnAboutWebGraphVersion();
 }

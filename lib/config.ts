@@ -187,6 +187,29 @@ const envSchema = z.object({
     .string()
     .url("PUBLIC_URL is where browsers reach Dispatch, e.g. https://dispatch.example.com")
     .optional(),
+  /**
+   * Host names the web server answers besides PUBLIC_URL's, HOST and the loopback names (a
+   * Docker service name the workers use, another name a proxy forwards); any other Host gets 421.
+   */
+  ALLOWED_HOSTS: z
+    .string()
+    .transform((v) =>
+      v
+        .split(",")
+        .map((name) => name.trim())
+        .filter(Boolean),
+    )
+    .pipe(
+      z.array(
+        z
+          .string()
+          .regex(
+            /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.:-]{1,253})$/,
+            "ALLOWED_HOSTS lists host names, comma-separated, e.g. web,dispatch.internal",
+          ),
+      ),
+    )
+    .optional(),
   /** The Instagram app of Instagram Login (Meta's App Dashboard); with the sandbox, its own app when unset. */
   INSTAGRAM_APP_ID: z
     .string()

@@ -22,6 +22,7 @@ const TITLES: Record<number, string> = {
   409: "Conflict",
   413: "Content Too Large",
   415: "Unsupported Media Type",
+  421: "Misdirected Request",
   422: "Unprocessable Content",
   429: "Too Many Requests",
   500: "Internal Server Error",
@@ -38,6 +39,7 @@ export type ProblemCode =
   | "conflict"
   | "too-large"
   | "unsupported-media-type"
+  | "misdirected"
   | "validation"
   | "rate-limited"
   | "unavailable"
@@ -53,6 +55,7 @@ const STATUS: Record<ProblemCode, number> = {
   conflict: 409,
   "too-large": 413,
   "unsupported-media-type": 415,
+  misdirected: 421,
   validation: 422,
   "rate-limited": 429,
   unavailable: 503,

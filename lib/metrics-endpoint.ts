@@ -4,7 +4,7 @@ import { ApiError } from "./errors";
 import { getMetrics, METRICS_CONTENT_TYPE } from "./metrics";
 import { readConsumerLag } from "./consumer-lag";
 import { withTimeout } from "./with-timeout";
-import { fromThisMachine } from "./net/this-machine";
+import { fromAnotherSite, fromThisMachine, type RequestSite } from "./net/this-machine";
 
 /** GET /metrics as the web server (app/metrics) and a worker's operations server (lib/worker/metrics-server.ts) both answer it. */
 
@@ -12,12 +12,15 @@ import { fromThisMachine } from "./net/this-machine";
  * Who may read /metrics: with METRICS_TOKEN, whoever sends it as a bearer token; without it, a
  * client on this machine only (a loopback peer, and loopback every address a proxy forwarded for:
  * Next itself adds the peer to X-Forwarded-For), so a default deployment never shows its tenants'
- * names and volumes to the network.
+ * names and volumes to the network. Never to a browser's cross-site request (lib/net/this-machine.ts).
  */
 export function assertMetricsAccess(
-  request: { authorization: string | null; peer: string | undefined; forwardedFor: string | null },
+  request: { authorization: string | null; peer: string | undefined; forwardedFor: string | null; site: RequestSite },
   token: string | undefined,
 ): void {
+  // A page of another site open in a browser here is on this machine too.
+  if (fromAnotherSite(request.site))
+    throw new ApiError("forbidden", "GET /metrics answers no request a page of another site sent.");
   if (token) {
     const sent = /^Bearer\s+(.+)$/i.exec(request.authorization ?? "")?.[1]?.trim() ?? "";
     const a = Buffer.from(sent);

@@ -14,6 +14,7 @@ export const GET = withProblems(async (request: Request) => {
       authorization: headers.get("authorization"),
       peer: headers.get(PEER_HEADER) ?? undefined,
       forwardedFor: headers.get("x-forwarded-for"),
+      site: { fetchSite: headers.get("sec-fetch-site"), origin: headers.get("origin"), host: headers.get("host") },
     },
     services.config.METRICS_TOKEN,
   );

@@ -22,3 +22,26 @@ export function fromThisMachine(peer: string | null | undefined, forwardedFor: s
  * surface that trusts this machine must not trust them.
  */
 export const OWN_FETCHER_HEADER = "x-dispatch-fetcher";
+
+/** What a browser says of where a request comes from; null where a header is absent. */
+export interface RequestSite {
+  fetchSite: string | null;
+  origin: string | null;
+  host: string | null;
+}
+
+/**
+ * Whether a browser sent this for a page of another site: `Sec-Fetch-Site` other than
+ * same-origin or none (typed in), else an `Origin` whose host is not the `Host` asked for
+ * (`Origin: null` included). A surface that trusts this machine must not trust the pages its
+ * browser shows: a form or a text/plain fetch from any of them reaches 127.0.0.1 without a preflight.
+ */
+export function fromAnotherSite({ fetchSite, origin, host }: RequestSite): boolean {
+  if (fetchSite) return fetchSite !== "same-origin" && fetchSite !== "none";
+  if (!origin) return false;
+  try {
+    return new URL(origin).host !== host;
+  } catch {
+    return true;
+  }
+}

@@ -36,7 +36,7 @@ function commonErrors(operation: Operation): Record<number, string> {
     errors[503] = "Redis or the broker is unreachable: see Retry-After";
   }
   if (operation.body) {
-    errors[400] = "The body is not JSON (or not UTF-8)";
+    errors[400] = "The body is not JSON (or not UTF-8), or nests arrays and objects more than 64 deep";
     errors[413] = "The body is over 1 MiB";
     errors[415] = "The body is not application/json";
     errors[422] = "The body does not match the schema (errors[] names each field)";

@@ -17,6 +17,7 @@ const OPENAI_KIND: Record<ProblemCode, { status?: number; type: string; code: st
   validation: { status: 400, type: "invalid_request_error", code: null },
   "too-large": { type: "invalid_request_error", code: null },
   "unsupported-media-type": { type: "invalid_request_error", code: null },
+  misdirected: { type: "invalid_request_error", code: null },
   unauthorized: { type: "invalid_request_error", code: "invalid_api_key" },
   forbidden: { type: "invalid_request_error", code: null },
   "not-found": { type: "invalid_request_error", code: null },

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { authenticate } from "./auth";
 import { ApiError, toProblem, validationError, zodIssues } from "../errors";
 import { createLog, type Log } from "../log";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "../json-depth";
 import { readWithin } from "../read-within";
 import { isRedisUnavailable, REDIS_RETRY_AFTER_S } from "../redis";
 import { getServices, type Services } from "./services";
@@ -39,14 +40,16 @@ export function problemResponse(error: unknown, log?: (e: unknown) => void): Res
   return json(problem, problem.status, { "content-type": "application/problem+json", ...headers });
 }
 
-/** Reads a JSON body: 415 unless JSON, 413 past the size limit, 400 if it does not parse, 422 if the schema says no. */
+/** `application/json` or a `+json` type, parameters allowed. */
+export const isJsonType = (type: string | null) => /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type ?? "");
+
+/** Reads a JSON body: 415 unless JSON, 413 past the size limit, 400 if it does not parse or nests too deep, 422 if the schema says no. */
 export async function readJsonBody<S extends z.ZodType>(
   request: Request,
   schema: S,
   maxBytes = MAX_BODY_BYTES,
 ): Promise<z.infer<S>> {
-  const type = request.headers.get("content-type") ?? "";
-  if (!/^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type)) {
+  if (!isJsonType(request.headers.get("content-type"))) {
     throw new ApiError("unsupported-media-type", "Send the body as application/json.");
   }
   const bytes = await readBody(request, maxBytes);
@@ -56,6 +59,7 @@ export async function readJsonBody<S extends z.ZodType>(
   } catch {
     throw new ApiError("bad-json", "The body is not valid UTF-8.");
   }
+  if (nestsDeeperThan(text)) throw tooDeep();
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -66,6 +70,10 @@ export async function readJsonBody<S extends z.ZodType>(
   if (!parsed.success) throw validationError(zodIssues(parsed.error));
   return parsed.data;
 }
+
+/** A JSON body nested past MAX_JSON_DEPTH (lib/json-depth.ts): refused before anything recurses into it. */
+export const tooDeep = () =>
+  new ApiError("bad-json", `The body nests arrays and objects more than ${MAX_JSON_DEPTH} deep.`);
 
 /**
  * The one way a route reads a body: at most `maxBytes`, refused (413) from the declared length or

@@ -6,11 +6,14 @@ import type { Log } from "../log";
 import { assertMetricsAccess, metricsResponse } from "../metrics-endpoint";
 import { observeBroker } from "../metrics";
 import type { WorkerContext } from "./worker-context";
+import { servesHost, servedHostNames } from "../net/served-hosts";
 
 export interface OperationsServerOptions {
   port: number;
   host?: string;
   token?: string;
+  /** The Host names it answers (lib/net/served-hosts.ts), as the web server does; unset: any. */
+  servedHosts?: ReadonlySet<string>;
   readiness: () => Promise<Readiness>;
   log: Log;
 }
@@ -57,6 +60,8 @@ export async function startOperationsServer(options: OperationsServerOptions): P
 
 async function answer(request: http.IncomingMessage, options: OperationsServerOptions): Promise<Response> {
   const path = (request.url ?? "/").split("?")[0];
+  if (options.servedHosts && !servesHost(options.servedHosts, request.headers.host, request.socket.localAddress))
+    return problem(new ApiError("misdirected", "This server does not answer for that Host; see ALLOWED_HOSTS."));
   const routes: Record<string, () => Promise<Response>> = {
     "/metrics": async () => {
       assertMetricsAccess(
@@ -64,6 +69,11 @@ async function answer(request: http.IncomingMessage, options: OperationsServerOp
           authorization: request.headers.authorization ?? null,
           peer: request.socket.remoteAddress,
           forwardedFor: request.headers["x-forwarded-for"]?.toString() ?? null,
+          site: {
+            fetchSite: request.headers["sec-fetch-site"]?.toString() ?? null,
+            origin: request.headers.origin ?? null,
+            host: request.headers.host ?? null,
+          },
         },
         options.token,
       );
@@ -109,6 +119,7 @@ export async function startWorkerOperations(
     port: config.METRICS_PORT,
     host: config.HOST,
     token: config.METRICS_TOKEN,
+    servedHosts: servedHostNames(config),
     log: ctx.log,
     readiness: () => checkReadiness({ redis: ctx.redis, admin: admin.get, consumersStarted }),
   });

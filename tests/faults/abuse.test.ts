@@ -5,10 +5,12 @@ import Redis from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jobKeys } from "@/lib/jobs/keys";
 import { publicationKeys } from "@/lib/reels/publication-record";
+import { OPERATIONS } from "@/lib/openapi/operations";
 import { BUILD_CANARY_SECRETS, CANARY_MARKER } from "../../scripts/lib/build";
 import { ROOT, waitFor } from "../helpers";
 import { findUncaught } from "../../scripts/lib/uncaught";
 import { moovWithoutMvhd, moovWithoutTracks } from "../mp4-boxes";
+import { chunkedRequest, onOneConnection, plainRequest } from "../raw-http";
 import { startTestStack, submitJob, type TestStack } from "../stack";
 
 /**
@@ -383,6 +385,62 @@ describe("abuse", () => {
         .slice(0, 3),
     ).toEqual([]);
     expect((await fetch(`${stack.url}/api/health`)).status).toBe(200);
+  });
+
+  it("every route of the OpenAPI document: a chunked body over 1 MiB leaves the connection serving the next request, and JSON nested past 64 levels is a 400", async () => {
+    const host = new URL(stack.url).host;
+    const headers = { host, authorization: `Bearer ${stack.keys.acme}`, "content-type": "application/json" };
+    // Ids nobody holds: a DELETE must not take a tenant's account from the tests after this one.
+    const ids: Record<string, string> = { account_id: "17841499999999998", delivery_id: "dlv_0000000000000000" };
+    const pathOf = (path: string) =>
+      path.replace(/\{(\w+)\}/g, (_, name: string) => ids[name] ?? "00000000-0000-4000-8000-000000000000");
+    // Not ready is a 503 by design; every other answer to these is the client's fault.
+    const serverFault = (path: string, status: number) =>
+      status >= 500 && !(path === "/api/health/ready" && status === 503);
+    const bad: string[] = [];
+    const logFrom = stack.logs().length;
+    const tooLarge = Buffer.alloc(1.3 * 1024 * 1024, "{");
+    const deep = `{"a":${"[".repeat(5000)}${"]".repeat(5000)}}`;
+    expect(OPERATIONS.length).toBeGreaterThan(40);
+    for (const operation of OPERATIONS) {
+      const method = operation.method.toUpperCase();
+      const path = pathOf(operation.path);
+      const what = `${method} ${operation.path}`;
+      const outcome = await onOneConnection(stack.url, [
+        chunkedRequest(method, path, headers, tooLarge),
+        plainRequest("GET", "/api/health/live", { host }),
+      ]);
+      const [first, second] = outcome.answers;
+      if (outcome.timedOut) bad.push(`${what}: the connection went silent after ${outcome.answers.length} answer(s)`);
+      else if (!first) bad.push(`${what}: closed without an answer`);
+      else if (serverFault(operation.path, first.status)) bad.push(`${what} (chunked, over 1 MiB) → ${first.status}`);
+      else if (!second && !(first.headers.connection === "close" && outcome.closed))
+        bad.push(`${what}: closed after ${first.status} without saying so`);
+      else if (second && second.status !== 200) bad.push(`${what}: the next request got ${second.status}`);
+
+      const response = await fetch(`${stack.url}${path}`, {
+        method,
+        headers,
+        body: method === "GET" ? undefined : deep,
+        redirect: "manual",
+      });
+      const text = await response.text();
+      if (operation.body && method !== "GET") {
+        const openAI = operation.tag === "Responses";
+        const shaped = openAI
+          ? response.headers.get("content-type") === "application/json" &&
+            JSON.parse(text).error?.type === "invalid_request_error"
+          : response.headers.get("content-type") === "application/problem+json" &&
+            JSON.parse(text).type === "/problems/bad-json";
+        if (response.status !== 400 || !shaped)
+          bad.push(`${what} (nested 5,000 deep) → ${response.status} ${text.slice(0, 120)}`);
+      } else if (serverFault(operation.path, response.status))
+        bad.push(`${what} (nested 5,000 deep) → ${response.status} ${text.slice(0, 120)}`);
+    }
+    expect(bad).toEqual([]);
+    const log = stack.logs().slice(logFrom);
+    expect(findUncaught(log)).toEqual([]);
+    expect(log).not.toMatch(/RangeError|Maximum call stack/);
   });
 
   it("keeps tenants apart: 404 for another tenant's things, 403 for submitting as them, their accounts unusable", async () => {

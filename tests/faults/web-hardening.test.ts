@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedis, type RedisServer } from "../../scripts/lib/redis-server";
 import { chunkedBody, expectProblem, expectUnavailable, waitFor } from "../helpers";
+import { chunkedRequest, onOneConnection, plainRequest } from "../raw-http";
 import { startTestStack, submitJob, type TestStack } from "../stack";
 
 /**
@@ -96,6 +97,67 @@ describe("request bodies", () => {
     // The server may also close the connection before the client finished sending.
     if (response instanceof Response) expect(response.status).toBe(413);
     expect(peak() - before).toBeLessThan(24 * MiB);
+  });
+});
+
+describe("a refusal before the body was read (issue 46, item 1)", () => {
+  it.each([
+    ["POST", "/api/session", false],
+    ["POST", "/v1/responses", true],
+    ["POST", "/v1/jobs", true],
+    ["POST", "/graph/v21.0/1784140000000000001/media", false],
+    ["POST", "/graph/_sandbox/accounts", false],
+  ])(
+    "%s %s: a chunked body over the limit gets 413, and the next request on the connection its answer",
+    async (method, path, withKey) => {
+      const headers: Record<string, string> = {
+        host: new URL(stack.url).host,
+        "content-type": "application/json",
+        ...(withKey ? { authorization: `Bearer ${stack.keys.acme}` } : {}),
+      };
+      const outcome = await onOneConnection(stack.url, [
+        chunkedRequest(method, path, headers, Buffer.alloc(1.3 * MiB, "a")),
+        plainRequest("GET", "/api/health/live", { host: headers.host }),
+      ]);
+      expect(outcome.timedOut, `the connection went silent after ${outcome.answers.length} answer(s)`).toBe(false);
+      expect(outcome.answers[0]?.status).toBe(413);
+      // Either the connection carries the next request, or the refusal said it would close and it did.
+      if (outcome.answers.length < 2) {
+        expect(outcome.answers[0].headers.connection).toBe("close");
+        expect(outcome.closed).toBe(true);
+      } else expect(outcome.answers[1].status).toBe(200);
+    },
+  );
+});
+
+describe("the loopback-only surfaces and web pages (issue 46, item 3)", () => {
+  it("answers only the Host names it serves: a rebound name gets 421, the loopback names their answer", async () => {
+    const port = new URL(stack.url).port;
+    const status = async (host: string, path = "/metrics") =>
+      (await onOneConnection(stack.url, [plainRequest("GET", path, { host })])).answers[0]?.status;
+    expect(await status(`rebind.attacker.example:${port}`)).toBe(421);
+    expect(await status(`rebind.attacker.example:${port}`, "/graph/v21.0/me")).toBe(421);
+    expect(await status(`127.0.0.1:${port}`)).toBe(200);
+    expect(await status(`localhost:${port}`)).toBe(200);
+    expect(await status(`[::1]:${port}`)).toBe(200);
+  });
+
+  it("a page of another site can neither drive the sandbox's controls nor read /metrics", async () => {
+    const created = await fetch(`${stack.url}/graph/_sandbox/accounts`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(created.status).toBe(201);
+    const { account_id } = await created.json();
+    const evil = { origin: "http://evil.example", "sec-fetch-site": "cross-site" };
+    const faults = await fetch(`${stack.url}/graph/_sandbox/accounts/${account_id}/faults`, {
+      method: "POST",
+      headers: { "content-type": "text/plain", ...evil },
+      body: JSON.stringify({ on: "media", code: 190, count: 5 }),
+    });
+    await expectProblem(faults, 403);
+    await expectProblem(await fetch(`${stack.url}/metrics`, { headers: evil }), 403);
   });
 });
 

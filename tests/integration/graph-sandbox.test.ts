@@ -1222,3 +1222,94 @@ describe("the usage window", () => {
     expect(await callCount(start + 62 * 60_000)).toBeNull();
   });
 });
+
+describe("what a page or a hostile body cannot do (issue 46)", () => {
+  const controlRequest = (pathname: string, headers: Record<string, string>, body: string) =>
+    handleGraphRequest(
+      new Request(`http://127.0.0.1:3000/graph/_sandbox/${pathname}`, {
+        method: "POST",
+        headers: { host: "127.0.0.1:3000", "x-dispatch-peer": "127.0.0.1", ...headers },
+        body,
+      }),
+      sandbox().deps,
+    );
+  const fault = JSON.stringify({ on: "media", code: 190, count: 5 });
+
+  it("a page of another site cannot queue faults, create accounts or revoke tokens, text/plain or JSON", async () => {
+    const s = sandbox();
+    const send = (pathname: string, headers: Record<string, string>, body: string) =>
+      handleGraphRequest(
+        new Request(`http://127.0.0.1:3000/graph/_sandbox/${pathname}`, {
+          method: "POST",
+          headers: { host: "127.0.0.1:3000", "x-dispatch-peer": "127.0.0.1", ...headers },
+          body,
+        }),
+        s.deps,
+      );
+    const evil = { origin: "http://evil.example", "sec-fetch-site": "cross-site" };
+    for (const [pathname, body] of [
+      [`accounts/${s.acme}/faults`, fault],
+      ["accounts", "{}"],
+      [`accounts/${s.acme}/token`, JSON.stringify({ state: "revoked" })],
+    ]) {
+      for (const headers of [
+        { "content-type": "text/plain", ...evil },
+        { "content-type": "application/json", ...evil },
+        { "content-type": "application/json", origin: "http://evil.example" },
+        { "content-type": "application/json", origin: "null" },
+      ]) {
+        const response = await send(pathname, headers, body);
+        expect(response.status, `${pathname} ${JSON.stringify(headers)}`).toBe(403);
+        expect(response.headers.get("content-type")).toBe("application/problem+json");
+      }
+    }
+    // Nothing was queued: the account's calls still succeed.
+    expect((await s.graph("GET", `v21.0/${s.acme}/media`)).status).toBe(200);
+  });
+
+  it("takes JSON only, even from this machine, and still answers its own origin and a typed-in request", async () => {
+    const s = sandbox();
+    const send = (headers: Record<string, string>) =>
+      handleGraphRequest(
+        new Request(`http://127.0.0.1:3000/graph/_sandbox/accounts/${s.acme}/faults`, {
+          method: "POST",
+          headers: { host: "127.0.0.1:3000", "x-dispatch-peer": "127.0.0.1", ...headers },
+          body: fault,
+        }),
+        s.deps,
+      );
+    for (const type of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"])
+      expect((await send({ "content-type": type })).status, type).toBe(415);
+    expect((await send({})).status).toBe(415);
+    expect((await send({ "content-type": "application/json", "sec-fetch-site": "same-origin" })).status).toBe(201);
+    expect((await send({ "content-type": "application/json", origin: "http://127.0.0.1:3000" })).status).toBe(201);
+    expect((await send({ "content-type": "application/json", "sec-fetch-site": "none" })).status).toBe(201);
+  });
+
+  it("refuses a control body nested past 64 levels with 400 problem+json, before its schema sees it", async () => {
+    const response = await controlRequest(
+      "accounts",
+      { "content-type": "application/json" },
+      `{"username":"deep","x":${"[".repeat(5000)}${"]".repeat(5000)}}`,
+    );
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ status: 400, type: "/problems/bad-json" });
+  });
+
+  it("refuses a Graph JSON body nested past 64 levels with (#100), as it refuses any unreadable body", async () => {
+    const s = sandbox();
+    const response = await handleGraphRequest(
+      new Request(`http://sandbox.test/graph/v21.0/${s.acme}/media`, {
+        method: "POST",
+        headers: { authorization: `OAuth ${s.tokens.acme}`, "content-type": "application/json" },
+        body: `{"media_type":"REELS","user_tags":${'{"a":'.repeat(40_000)}1${"}".repeat(40_000)}}`,
+      }),
+      s.deps,
+    );
+    expect(response.status).toBe(400);
+    expect((await response.json()).error).toMatchObject({
+      code: 100,
+      message: expect.stringMatching(/nests more than 64/),
+    });
+  });
+});

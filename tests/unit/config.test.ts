@@ -39,6 +39,15 @@ describe("configuration", () => {
     expect(config.GRAPH_SANDBOX).toBe(false);
   });
 
+  it("reads ALLOWED_HOSTS as a list of names, spaces and empty entries dropped", () => {
+    expect(parseConfig({ ...base, ALLOWED_HOSTS: " web, dispatch.internal ,,[::1]" }).ALLOWED_HOSTS).toEqual([
+      "web",
+      "dispatch.internal",
+      "[::1]",
+    ]);
+    expect(parseConfig(base).ALLOWED_HOSTS).toBeUndefined();
+  });
+
   it.each([
     ["PORT", { PORT: "http" }],
     ["REDIS_URL", { REDIS_URL: "not a url" }],
@@ -50,6 +59,8 @@ describe("configuration", () => {
     ["GRAPH_VERSION", { GRAPH_VERSION: "21" }],
     ["ALLOW_PRIVATE_URLS", { ALLOW_PRIVATE_URLS: "maybe" }],
     ["HOST", { HOST: "127.0.0.1; rm" }],
+    ["ALLOWED_HOSTS", { ALLOWED_HOSTS: "web, a b" }],
+    ["ALLOWED_HOSTS", { ALLOWED_HOSTS: "evil.example/path" }],
   ])("names %s when it is bad", (name, override) => {
     expect(() => parseConfig({ ...base, ...override })).toThrow(name);
   });

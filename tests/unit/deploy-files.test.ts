@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { CONFIG_VARIABLES, parseConfig } from "@/lib/config";
 import { ALL_TOPICS } from "@/lib/topics";
+import { servedHostNames } from "@/lib/net/served-hosts";
 
 /**
  * compose.yaml and the Dockerfile cannot run on this machine (no Docker): this keeps them true to
@@ -69,6 +70,8 @@ describe("compose.yaml", () => {
     const web = parseConfig(environment("web"));
     expect(web.GRAPH_SANDBOX).toBe(true);
     expect(parseConfig(environment("worker")).GRAPH_URL).toBe(`http://web:${web.PORT}/graph`);
+    // …and the web server answers that name (any Host it does not serve gets 421).
+    expect(servedHostNames(web).has(new URL(parseConfig(environment("worker")).GRAPH_URL).hostname)).toBe(true);
     expect(services.web.ports).toEqual([`${web.PORT}:${web.PORT}`]);
   });
 

@@ -22,48 +22,88 @@ describe("graphEndpoint", () => {
 
 describe("assertMetricsAccess", () => {
   const TOKEN = "metrics-token-0123456789";
+  const SITE = { fetchSite: null, origin: null, host: "127.0.0.1:3000" };
   it.each([
     {
       name: "the token",
-      request: { authorization: `Bearer ${TOKEN}`, peer: "203.0.113.9", forwardedFor: null },
+      request: { authorization: `Bearer ${TOKEN}`, peer: "203.0.113.9", forwardedFor: null, site: SITE },
       token: TOKEN,
       status: null,
     },
     {
       name: "a wrong token",
-      request: { authorization: "Bearer metrics-token-01234567890", peer: "127.0.0.1", forwardedFor: null },
+      request: { authorization: "Bearer metrics-token-01234567890", peer: "127.0.0.1", forwardedFor: null, site: SITE },
       token: TOKEN,
       status: 401,
     },
     {
       name: "no token sent",
-      request: { authorization: null, peer: "127.0.0.1", forwardedFor: null },
+      request: { authorization: null, peer: "127.0.0.1", forwardedFor: null, site: SITE },
       token: TOKEN,
       status: 401,
     },
     {
       name: "no token configured, loopback",
-      request: { authorization: null, peer: "::ffff:127.0.0.1", forwardedFor: null },
+      request: { authorization: null, peer: "::ffff:127.0.0.1", forwardedFor: null, site: SITE },
       token: undefined,
       status: null,
     },
     {
       name: "no token configured, a local proxy forwarding another machine",
-      request: { authorization: null, peer: "127.0.0.1", forwardedFor: "198.51.100.4, 127.0.0.1" },
+      request: { authorization: null, peer: "127.0.0.1", forwardedFor: "198.51.100.4, 127.0.0.1", site: SITE },
       token: undefined,
       status: 403,
     },
     {
       name: "no token configured, Next's own X-Forwarded-For",
-      request: { authorization: null, peer: "127.0.0.1", forwardedFor: "127.0.0.1" },
+      request: { authorization: null, peer: "127.0.0.1", forwardedFor: "127.0.0.1", site: SITE },
       token: undefined,
       status: null,
     },
     {
       name: "no token configured, another machine",
-      request: { authorization: null, peer: "10.0.0.7", forwardedFor: null },
+      request: { authorization: null, peer: "10.0.0.7", forwardedFor: null, site: SITE },
       token: undefined,
       status: 403,
+    },
+    {
+      name: "no token configured, loopback, a page of another site (Sec-Fetch-Site)",
+      request: {
+        authorization: null,
+        peer: "127.0.0.1",
+        forwardedFor: null,
+        site: { ...SITE, fetchSite: "cross-site" },
+      },
+      token: undefined,
+      status: 403,
+    },
+    {
+      name: "no token configured, loopback, a page of another site (Origin only)",
+      request: {
+        authorization: null,
+        peer: "127.0.0.1",
+        forwardedFor: null,
+        site: { ...SITE, origin: "http://evil.example" },
+      },
+      token: undefined,
+      status: 403,
+    },
+    {
+      name: "no token configured, loopback, typed into the address bar",
+      request: { authorization: null, peer: "127.0.0.1", forwardedFor: null, site: { ...SITE, fetchSite: "none" } },
+      token: undefined,
+      status: null,
+    },
+    {
+      name: "no token configured, loopback, its own origin",
+      request: {
+        authorization: null,
+        peer: "127.0.0.1",
+        forwardedFor: null,
+        site: { ...SITE, origin: "http://127.0.0.1:3000" },
+      },
+      token: undefined,
+      status: null,
     },
   ])("$name → $status", ({ request, token, status }) => {
     let thrown: unknown;

@@ -2,7 +2,11 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GRAPH_MALFORMED_PATH } from "@/app/graph/sandbox-host";
+import { servedHostNames } from "@/lib/net/served-hosts";
+import { DRAIN_MAX_BYTES } from "@/lib/web/unread-body";
+import { readBody } from "@/lib/web/http";
 import { guardRequests, PEER_HEADER } from "@/lib/web/request-guard";
+import { chunkedRequest, onOneConnection, plainRequest } from "../raw-http";
 
 /** A plain Node server, as `next start` runs one, with the guard installed the way instrumentation.ts does. */
 let server: http.Server;
@@ -10,9 +14,15 @@ let url: string;
 const seen: http.IncomingHttpHeaders[] = [];
 
 beforeAll(async () => {
-  guardRequests([GRAPH_MALFORMED_PATH]);
+  guardRequests({
+    answers: [GRAPH_MALFORMED_PATH],
+    servedHosts: () =>
+      servedHostNames({ PUBLIC_URL: "https://dispatch.example", ALLOWED_HOSTS: ["example.com", "Dashboard.Example"] }),
+  });
   server = http.createServer((request, response) => {
     seen.push(request.headers);
+    if (request.url === "/refuse-early") return refuseEarly(request, response);
+    if (request.url === "/let-go") return void letGo(request, response);
     response.end("handled");
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -70,12 +80,103 @@ describe("the request guard", () => {
     }
   });
 
+  it.each(["rebind.attacker.example:3300", "dispatch.example.attacker.example", "10.9.9.9:3000", "[fe80::1]:3000"])(
+    "answers Host %s, which it does not serve, with 421 before the app sees it",
+    async (host) => {
+      const before = seen.length;
+      const { status, type, body } = await rawRequest("GET", "/metrics", { host });
+      expect([status, type]).toEqual([421, "application/problem+json"]);
+      expect(JSON.parse(body)).toMatchObject({ status: 421, type: "/problems/misdirected" });
+      const graph = await rawRequest("POST", "/graph/_sandbox/accounts", { host });
+      expect(graph.status).toBe(421);
+      expect(JSON.parse(graph.body).error.code).toBe(100);
+      expect(seen.length).toBe(before);
+    },
+  );
+
+  it("serves PUBLIC_URL's host, ALLOWED_HOSTS, the loopback names and the address the connection came to", async () => {
+    const port = new URL(url).port;
+    for (const host of [
+      "dispatch.example",
+      "DISPATCH.example:443",
+      "dashboard.example",
+      `localhost:${port}`,
+      "localhost.",
+      `127.0.0.1:${port}`,
+      `[::1]:${port}`,
+    ]) {
+      const { status, body } = await rawRequest("GET", "/metrics", { host });
+      expect([status, body], host).toEqual([200, "handled"]);
+    }
+  });
+
+  it("keeps a connection whose body the app refused half-read: the next request on it is answered", async () => {
+    const outcome = await onOneConnection(url, [
+      chunkedRequest("POST", "/refuse-early", { host: "127.0.0.1" }, Buffer.alloc(1.3 * 1024 * 1024, "a")),
+      plainRequest("GET", "/after", { host: "127.0.0.1" }),
+    ]);
+    expect(outcome.timedOut, `silent after ${outcome.answers.length} answer(s)`).toBe(false);
+    expect(outcome.answers.map((a) => a.status)).toEqual([413, 200]);
+    expect(outcome.answers[1].body).toBe("handled");
+  });
+
+  it("closes, saying so, a connection whose body the app destroyed half-read (as Next does at the limit)", async () => {
+    const outcome = await onOneConnection(url, [
+      chunkedRequest("POST", "/let-go", { host: "127.0.0.1" }, Buffer.alloc(1.3 * 1024 * 1024, "a")),
+      plainRequest("GET", "/after", { host: "127.0.0.1" }),
+    ]);
+    expect(outcome.timedOut, `silent after ${outcome.answers.length} answer(s)`).toBe(false);
+    expect(outcome.answers.map((a) => a.status)).toEqual([413]);
+    expect(outcome.answers[0].headers.connection).toBe("close");
+    expect(outcome.closed).toBe(true);
+  });
+
+  it("closes, rather than drains, a connection whose refused body goes on past the bound", async () => {
+    const outcome = await onOneConnection(url, [
+      chunkedRequest(
+        "POST",
+        "/refuse-early",
+        { host: "127.0.0.1" },
+        Buffer.alloc(DRAIN_MAX_BYTES + 2 * 1024 * 1024, "a"),
+      ),
+      plainRequest("GET", "/after", { host: "127.0.0.1" }),
+    ]);
+    expect(outcome.timedOut).toBe(false);
+    expect(outcome.closed).toBe(true);
+    expect(outcome.answers.length).toBeLessThan(2);
+  });
+
   it("passes well-formed paths on, stamped with the socket's address over anything the client sent", async () => {
     const response = await fetch(`${url}/jobs/%41bc?after=%E0`, { headers: { [PEER_HEADER]: "203.0.113.9" } });
     expect(await response.text()).toBe("handled");
     expect(seen.at(-1)![PEER_HEADER]).toBe("127.0.0.1");
   });
 });
+
+/**
+ * What Next does with a body it began to read for a route that then refused it: reads the first
+ * chunk, stops (the stream paused, its listener left behind), answers 413.
+ */
+function refuseEarly(request: http.IncomingMessage, response: http.ServerResponse): void {
+  request.on("data", () => {
+    request.pause();
+    if (!response.headersSent) response.writeHead(413).end("too large");
+  });
+}
+
+/**
+ * What a route under Next does at the limit: the body is the request as a web stream (Next hands
+ * undici's Request the IncomingMessage), readBody reads it to the limit and cancels it, then 413.
+ */
+async function letGo(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
+  const web = new Request("http://127.0.0.1/", {
+    method: "POST",
+    body: request as unknown as ReadableStream,
+    duplex: "half",
+  } as RequestInit);
+  await readBody(web).catch(() => undefined);
+  response.writeHead(413).end("too large");
+}
 
 /** A request with headers fetch() would not send as given (Host above all). */
 function rawRequest(

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { ApiError } from "../../errors";
 import { readBody } from "../../web/http";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../json-depth";
 import { GraphError, newFbtraceId } from "../error";
 import type { SandboxDeps } from "./deps";
 import { deadTokenError, resolveToken, type ResolvedToken } from "./sandbox-tokens";
@@ -30,6 +31,9 @@ export async function readGraphParams(request: Request): Promise<Record<string, 
   if (request.method !== "POST" || !request.body) return params;
   const body = await readGraphBody(request);
   const type = (request.headers.get("content-type") ?? "").toLowerCase();
+  // Meta documents no nesting limit; refused as any unreadable body is, before JSON.parse and the stringify below recurse.
+  if (type.startsWith("application/json") && nestsDeeperThan(new TextDecoder().decode(body)))
+    throw invalidParameter(`The request body nests more than ${MAX_JSON_DEPTH} levels deep`);
   try {
     if (type.startsWith("multipart/form-data") || type.startsWith("application/x-www-form-urlencoded")) {
       const form = await new Response(body, { headers: { "content-type": type } }).formData();

@@ -2,8 +2,9 @@ import { timingSafeEqual, createHash } from "node:crypto";
 import { z } from "zod";
 import { ApiError, toProblem, validationError, zodIssues } from "../../errors";
 import { tenantIdSchema } from "../../tenant-id";
-import { readBody } from "../../web/http";
-import { fromThisMachine, OWN_FETCHER_HEADER } from "../../net/this-machine";
+import { isJsonType, readBody, tooDeep } from "../../web/http";
+import { nestsDeeperThan } from "../../json-depth";
+import { fromAnotherSite, fromThisMachine, OWN_FETCHER_HEADER } from "../../net/this-machine";
 import { PEER_HEADER } from "../../web/request-guard";
 import type { SandboxDeps } from "./deps";
 import {
@@ -38,7 +39,7 @@ import { setMediaInsights } from "./media-insights";
  *   PUT  /_sandbox/media/{id}/insights            {views?, reach?, likes?, …}  → a published reel's insights, served from now on
  *                                                 (the metrics not named keep growing); {} goes back to the seeded growth
  * Only from this machine (not through a proxy), or with `Authorization: Bearer $SANDBOX_ADMIN_TOKEN`;
- * never from the sandbox's own fetcher.
+ * never from the sandbox's own fetcher or another site's page; bodies are application/json (415 otherwise).
  * Errors are Dispatch's problem+json: nothing here pretends to be Graph.
  */
 
@@ -118,7 +119,7 @@ export async function handleControlRequest(request: Request, deps: SandboxDeps, 
     if (!mayControl(request, deps.config.SANDBOX_ADMIN_TOKEN)) {
       throw new ApiError(
         "forbidden",
-        "The sandbox's control surface answers only on this machine, or with Authorization: Bearer $SANDBOX_ADMIN_TOKEN.",
+        "The sandbox's control surface answers only on this machine, never to another site's page, or with Authorization: Bearer $SANDBOX_ADMIN_TOKEN.",
       );
     }
     const method = request.method.toUpperCase();
@@ -207,12 +208,21 @@ async function controlAccount(
 }
 
 /**
- * Never the sandbox's own fetcher (a tenant's video_url may point here: it runs on this machine);
- * otherwise the admin token, or a caller on this machine as /metrics decides it (a loopback peer,
+ * Never the sandbox's own fetcher (a tenant's video_url may point here: it runs on this machine),
+ * nor a browser's request from another site's page; otherwise the admin token, or a caller on this machine as /metrics decides it (a loopback peer,
  * and every X-Forwarded-For entry loopback).
  */
 function mayControl(request: Request, adminToken: string | undefined): boolean {
   if (request.headers.has(OWN_FETCHER_HEADER)) return false;
+  const { headers } = request;
+  if (
+    fromAnotherSite({
+      fetchSite: headers.get("sec-fetch-site"),
+      origin: headers.get("origin"),
+      host: headers.get("host"),
+    })
+  )
+    return false;
   const header = request.headers.get("authorization");
   const bearer = header ? /^Bearer\s+(\S+)$/i.exec(header.trim())?.[1] : undefined;
   if (adminToken && bearer) return timingSafeEqual(digest(bearer), digest(adminToken));
@@ -225,11 +235,16 @@ function allow(method: string, expected: string): void {
 }
 
 async function readJson<S extends z.ZodType>(request: Request, schema: S): Promise<z.infer<S>> {
+  // JSON only, even empty: a page's form or text/plain fetch can send anything else without a preflight.
+  if (!isJsonType(request.headers.get("content-type")))
+    throw new ApiError("unsupported-media-type", "Send the body as application/json.");
   const bytes = await readBody(request, 64 * 1024);
   let value: unknown = {};
   if (bytes.byteLength > 0) {
+    const text = new TextDecoder().decode(bytes);
+    if (nestsDeeperThan(text)) throw tooDeep();
     try {
-      value = JSON.parse(new TextDecoder().decode(bytes));
+      value = JSON.parse(text);
     } catch {
       throw new ApiError("bad-json", "The body is not valid JSON.");
     }
