@@ -134,18 +134,23 @@ export function requestTraceContext(request: Request): Context {
 
 /**
  * A route handler run in a server span, child of the request's trace context (see
- * requestTraceContext), with the answer's status on it.
+ * requestTraceContext), with the answer's status on it. The name may depend on the request: one
+ * handler served at two paths names the one asked for.
  */
 export function traced<A extends unknown[]>(
-  name: string,
+  name: string | ((request: Request) => string),
   handler: (request: Request, ...rest: A) => Promise<Response>,
 ): (request: Request, ...rest: A) => Promise<Response> {
   return (request, ...rest) =>
-    inSpan(name, { kind: SpanKind.SERVER, parent: requestTraceContext(request) }, async (span) => {
-      const response = await handler(request, ...rest);
-      span.setAttribute("http.response.status_code", response.status);
-      return response;
-    });
+    inSpan(
+      typeof name === "string" ? name : name(request),
+      { kind: SpanKind.SERVER, parent: requestTraceContext(request) },
+      async (span) => {
+        const response = await handler(request, ...rest);
+        span.setAttribute("http.response.status_code", response.status);
+        return response;
+      },
+    );
 }
 
 /** `trace_id` and `span_id` of the active span, for log lines; empty when there is none. */

@@ -42,7 +42,7 @@ function AccountCard({ account }: { account: AccountView }) {
   const [reconnecting, setReconnecting] = useState(false);
   const [confirming, setConfirming] = useState(false);
   const disconnect = useMutation({
-    mutationFn: () => fetchJson<void>(`/api/accounts/${encodeURIComponent(account.account_id)}`, { method: "DELETE" }),
+    mutationFn: () => fetchJson<void>(`/v1/accounts/${encodeURIComponent(account.account_id)}`, { method: "DELETE" }),
     onSuccess: () => void queryClient.invalidateQueries({ queryKey: reelKeys.accounts }),
   });
   const needsReconnect = account.status === "needs_reconnect";

@@ -21,7 +21,7 @@ export function ConnectAccountForm({ accountId, onDone }: { accountId?: string; 
   const [label, setLabel] = useState("");
   const connect = useMutation({
     mutationFn: (body: Record<string, string>) =>
-      fetchJson<AccountView>("/api/accounts", { method: "POST", json: body }),
+      fetchJson<AccountView>("/v1/accounts", { method: "POST", json: body }),
     onSuccess: () => {
       setToken("");
       if (!accountId) {

@@ -47,7 +47,7 @@ export function JobLive({ jobId, initial }: { jobId: string; initial: JobView })
     void queryClient.invalidateQueries({ queryKey: jobQueries.list });
   });
   const cancel = useMutation({
-    mutationFn: () => fetchJson<JobView>(`/jobs/${encodeURIComponent(jobId)}/cancel`, { method: "POST" }),
+    mutationFn: () => fetchJson<JobView>(`/v1/jobs/${encodeURIComponent(jobId)}/cancel`, { method: "POST" }),
     onSuccess: (view) => {
       queryClient.setQueryData(jobQueries.one(jobId), view);
       void queryClient.invalidateQueries({ queryKey: jobQueries.list });

@@ -11,7 +11,7 @@ export const jobQueries = {
   models: ["models"] as const,
 };
 
-export const fetchJob = (id: string) => fetchJson<JobView>(`/jobs/${encodeURIComponent(id)}`);
+export const fetchJob = (id: string) => fetchJson<JobView>(`/v1/jobs/${encodeURIComponent(id)}`);
 export const fetchJobs = (cursor?: string | null, status = "") =>
   fetchJson<{ data: JobView[]; next_cursor: string | null }>(
     `/v1/jobs?limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}${status ? `&status=${status}` : ""}`,

@@ -94,7 +94,7 @@ export function useJobStream(
 
     const open = () => {
       dispatch({ type: "phase", phase: lastSeq.current > 0 ? "reconnecting" : "connecting" });
-      const url = `/jobs/${encodeURIComponent(jobId)}/stream${lastSeq.current > 0 ? `?after=${lastSeq.current}` : ""}`;
+      const url = `/v1/jobs/${encodeURIComponent(jobId)}/stream${lastSeq.current > 0 ? `?after=${lastSeq.current}` : ""}`;
       const es = new EventSource(url);
       source = es;
       es.onopen = () => {

@@ -35,7 +35,7 @@ export function PublicationLive({ publicationId, initial }: { publicationId: str
 
   useEffect(() => {
     if (!listening) return;
-    const source = new EventSource(`/api/reels/${encodeURIComponent(publicationId)}/events`);
+    const source = new EventSource(`/v1/reels/${encodeURIComponent(publicationId)}/events`);
     const changed = () => void queryClient.invalidateQueries({ queryKey: reelKeys.one(publicationId) });
     // Any event of the stream means "the publication changed".
     for (const name of PUBLICATION_EVENT_KINDS) source.addEventListener(name, changed);
@@ -44,7 +44,7 @@ export function PublicationLive({ publicationId, initial }: { publicationId: str
 
   const resume = useMutation({
     mutationFn: () =>
-      fetchJson<{ publication_id: string; status: string }>(`/api/reels/${encodeURIComponent(publicationId)}/resume`, {
+      fetchJson<{ publication_id: string; status: string }>(`/v1/reels/${encodeURIComponent(publicationId)}/resume`, {
         method: "POST",
       }),
     onSuccess: () => {

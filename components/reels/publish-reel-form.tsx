@@ -67,7 +67,7 @@ export function PublishReelForm({ uploadMaxBytes }: { uploadMaxBytes: number }) 
 
   const submit = useMutation({
     mutationFn: (body: Record<string, unknown>) =>
-      fetchJson<{ publication_id: string; status: string }>("/api/reels", { method: "POST", json: body }),
+      fetchJson<{ publication_id: string; status: string }>("/v1/reels", { method: "POST", json: body }),
     onSuccess: (publication) => {
       void queryClient.invalidateQueries({ queryKey: reelKeys.list });
       router.push(`/dashboard/reels/${publication.publication_id}`);

@@ -20,21 +20,21 @@ export const reelKeys = {
     ["account-insights", accountId, sort, order] as const,
 };
 
-export const fetchAccounts = () => fetchJson<{ data: Account[] }>("/api/accounts");
+export const fetchAccounts = () => fetchJson<{ data: Account[] }>("/v1/accounts");
 export const fetchPublications = (cursor?: string | null, status = "") =>
   fetchJson<{ data: Publication[]; next_cursor: string | null }>(
-    `/api/reels?limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}${status ? `&status=${status}` : ""}`,
+    `/v1/reels?limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}${status ? `&status=${status}` : ""}`,
   );
-export const fetchPublication = (id: string) => fetchJson<Publication>(`/api/reels/${encodeURIComponent(id)}`);
+export const fetchPublication = (id: string) => fetchJson<Publication>(`/v1/reels/${encodeURIComponent(id)}`);
 export const fetchPosts = (accountId: string) =>
-  fetchJson<{ data: PublishedPost[] }>(`/api/accounts/${encodeURIComponent(accountId)}/posts`);
+  fetchJson<{ data: PublishedPost[] }>(`/v1/accounts/${encodeURIComponent(accountId)}/posts`);
 export const cancelPublication = (id: string) =>
-  fetchJson<Publication>(`/api/reels/${encodeURIComponent(id)}`, { method: "DELETE" });
+  fetchJson<Publication>(`/v1/reels/${encodeURIComponent(id)}`, { method: "DELETE" });
 export const editPublication = (id: string, changes: { publish_at?: string; caption?: string }) =>
-  fetchJson<Publication>(`/api/reels/${encodeURIComponent(id)}`, { method: "PATCH", json: changes });
+  fetchJson<Publication>(`/v1/reels/${encodeURIComponent(id)}`, { method: "PATCH", json: changes });
 export const fetchInsights = (id: string) =>
-  fetchJson<ReelInsightsView>(`/api/reels/${encodeURIComponent(id)}/insights`);
+  fetchJson<ReelInsightsView>(`/v1/reels/${encodeURIComponent(id)}/insights`);
 export const fetchAccountInsights = (accountId: string, sort: string, order: "asc" | "desc") =>
   fetchJson<{ data: AccountInsightsRow[] }>(
-    `/api/accounts/${encodeURIComponent(accountId)}/insights?sort=${encodeURIComponent(sort)}&order=${order}`,
+    `/v1/accounts/${encodeURIComponent(accountId)}/insights?sort=${encodeURIComponent(sort)}&order=${order}`,
   );

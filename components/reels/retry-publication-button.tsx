@@ -6,12 +6,12 @@ import { errorMessage, fetchJson } from "../api";
 import { Button } from "../ui/button";
 import { reelKeys } from "./queries";
 
-/** Tries a FAILED or TIMED_OUT publication again with a new container (POST /api/reels/{id}/retry). */
+/** Tries a FAILED or TIMED_OUT publication again with a new container (POST /v1/reels/{id}/retry). */
 export function RetryPublicationButton({ publicationId }: { publicationId: string }) {
   const queryClient = useQueryClient();
   const retry = useMutation({
     mutationFn: () =>
-      fetchJson<PublicationView>(`/api/reels/${encodeURIComponent(publicationId)}/retry`, { method: "POST" }),
+      fetchJson<PublicationView>(`/v1/reels/${encodeURIComponent(publicationId)}/retry`, { method: "POST" }),
     onSuccess: (publication) => {
       queryClient.setQueryData(reelKeys.one(publicationId), publication);
       void queryClient.invalidateQueries({ queryKey: reelKeys.list });

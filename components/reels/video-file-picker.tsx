@@ -22,7 +22,7 @@ const formatSize = (bytes: number) =>
   bytes >= 1024 * 1024 ? `${(bytes / (1024 * 1024)).toFixed(1)} MB` : `${Math.max(1, Math.round(bytes / 1024))} KB`;
 
 /**
- * A local video for a reel: picked, previewed from the disk, and sent to POST /api/uploads at once
+ * A local video for a reel: picked, previewed from the disk, and sent to POST /v1/uploads at once
  * with XMLHttpRequest, whose upload progress events are the reliable way to show how far it got.
  * A file over the server's limit is refused here, with the server's words, and never sent: the
  * server would refuse it anyway, after the user waited for a transfer of up to UPLOAD_MAX_BYTES.
@@ -77,7 +77,7 @@ export function VideoFilePicker({
     }
     const xhr = new XMLHttpRequest();
     request.current = xhr;
-    xhr.open("POST", "/api/uploads");
+    xhr.open("POST", "/v1/uploads");
     xhr.setRequestHeader("accept", "application/json");
     // The server decides what it accepts (MP4 or MOV); an unknown type is sent as MP4 for the probe to judge.
     xhr.setRequestHeader("content-type", picked.type === "video/quicktime" ? "video/quicktime" : "video/mp4");

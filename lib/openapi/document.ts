@@ -108,6 +108,7 @@ function operationObject(operation: Operation) {
     tags: [operation.tag],
     summary: operation.summary,
     ...(operation.description ? { description: operation.description } : {}),
+    ...(operation.deprecated ? { deprecated: true } : {}),
     security: SECURITY[operation.auth],
     ...(params.length ? { parameters: params } : {}),
     ...(operation.body

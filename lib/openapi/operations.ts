@@ -53,7 +53,37 @@ export interface Operation {
   errors?: Record<number, string>;
   /** Request headers the operation reads, with what they do. */
   headers?: Record<string, string>;
+  /** Still answered, to be removed: set on the /api twins of /v1 paths, not written in the table. */
+  deprecated?: boolean;
 }
+
+/** Resources that began under /api: the table lists their /v1 paths, the /api ones are derived. */
+const FORMERLY_API = /^\/v1\/(reels|accounts|uploads)(\/|$)/;
+
+/**
+ * The deprecated /api path of a /v1 operation: the same handler, so the same answers, with links
+ * (Location) under /api. The connect routes under /api/accounts/connect stay /api only: Meta's
+ * registered redirect URIs point there.
+ */
+function apiTwin(operation: Operation): Operation {
+  const inApi = (text: string) => text.replace(/\/v1\/(reels|accounts|uploads)\b/g, "/api/$1");
+  const responses = Object.fromEntries(
+    Object.entries(operation.responses).map(([status, r]) => [status, { ...r, description: inApi(r.description) }]),
+  );
+  return {
+    ...operation,
+    path: inApi(operation.path),
+    summary: `${operation.summary} (deprecated path)`,
+    description: `Deprecated: use \`${operation.method.toUpperCase()} ${operation.path}\`, which answers the same with links under /v1.${operation.description ? ` ${inApi(operation.description)}` : ""}`,
+    responses,
+    deprecated: true,
+  };
+}
+
+const withApiTwins = (operations: Operation[]): Operation[] =>
+  operations.flatMap((operation) =>
+    FORMERLY_API.test(operation.path) ? [operation, apiTwin(operation)] : [operation],
+  );
 
 const jobId = { id: "The job's id (a UUID)." };
 const publicationId = { id: "The publication's id (a UUID)." };
@@ -178,7 +208,7 @@ const modelRoutes = (): Operation[] => [
   },
 ];
 
-export const OPERATIONS: Operation[] = [
+export const OPERATIONS: Operation[] = withApiTwins([
   {
     method: "post",
     path: "/v1/jobs",
@@ -189,7 +219,7 @@ export const OPERATIONS: Operation[] = [
     auth: "tenant",
     body: "JobCommand",
     responses: {
-      202: { description: "Accepted; `Location: /jobs/{id}`", json: "JobAccepted" },
+      202: { description: "Accepted; `Location: /v1/jobs/{id}`", json: "JobAccepted" },
       200: { description: "The same job_id and body again: the existing job", json: "Job" },
     },
     errors: {
@@ -245,16 +275,16 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: "post",
-    path: "/api/reels",
+    path: "/v1/reels",
     tag: "Reels",
     summary: "Publish a reel (now, or at publish_at)",
     description:
-      "From a `video_url` Graph fetches, or an `upload_id` (POST /api/uploads). An uploaded video goes to Graph by its resumable upload for an account connected with Facebook Login or a pasted token; for one connected with Instagram Login (Meta documents resumable uploads for Facebook Login only) Graph fetches it from a signed, expiring address under PUBLIC_URL (`/media/uploads/…`), so with the real Graph API PUBLIC_URL must be reachable from the internet (https, a public address or a host name), or the request is a 422 naming PUBLIC_URL.",
+      "From a `video_url` Graph fetches, or an `upload_id` (POST /v1/uploads). An uploaded video goes to Graph by its resumable upload for an account connected with Facebook Login or a pasted token; for one connected with Instagram Login (Meta documents resumable uploads for Facebook Login only) Graph fetches it from a signed, expiring address under PUBLIC_URL (`/media/uploads/…`), so with the real Graph API PUBLIC_URL must be reachable from the internet (https, a public address or a host name), or the request is a 422 naming PUBLIC_URL.",
     auth: "tenant",
     body: "PublicationInput",
     headers: { "Idempotency-Key": "The same key again answers 200 with the publication it created." },
     responses: {
-      202: { description: "Accepted; `Location: /api/reels/{id}`", json: "PublicationAccepted" },
+      202: { description: "Accepted; `Location: /v1/reels/{id}`", json: "PublicationAccepted" },
       200: { description: "The same Idempotency-Key again", json: "Publication" },
     },
     errors: {
@@ -265,7 +295,7 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: "get",
-    path: "/api/reels",
+    path: "/v1/reels",
     tag: "Reels",
     summary: "List the tenant's publications, newest first",
     description:
@@ -276,7 +306,7 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: "get",
-    path: "/api/reels/{id}",
+    path: "/v1/reels/{id}",
     tag: "Reels",
     summary: "Read a publication: status, container, every poll and step, post id, error",
     auth: "tenant",
@@ -286,7 +316,7 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: "patch",
-    path: "/api/reels/{id}",
+    path: "/v1/reels/{id}",
     tag: "Reels",
     summary: "Change a scheduled publication's publish_at or caption",
     auth: "tenant",
@@ -297,7 +327,7 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: "delete",
-    path: "/api/reels/{id}",
+    path: "/v1/reels/{id}",
     tag: "Reels",
     summary: "Cancel a publication before anything reached Graph",
     description: "Allowed while SCHEDULED, or QUEUED before a container exists; the publication ends CANCELLED.",
@@ -311,7 +341,7 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: "get",
-    path: "/api/reels/{id}/events",
+    path: "/v1/reels/{id}/events",
     tag: "Reels",
     summary: "Watch a publication's timeline",
     description:
@@ -327,7 +357,7 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: "get",
-    path: "/api/reels/{id}/insights",
+    path: "/v1/reels/{id}/insights",
     tag: "Reels",
     summary:
       "A published reel's insights: views, reach, likes, comments, shares, saves, interactions, average watch time",
@@ -340,7 +370,7 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: "post",
-    path: "/api/reels/{id}/resume",
+    path: "/v1/reels/{id}/resume",
     tag: "Reels",
     summary: "Poll a TIMED_OUT publication's container again, while it lives (24 h from its creation)",
     auth: "tenant",
@@ -350,7 +380,7 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: "post",
-    path: "/api/reels/{id}/retry",
+    path: "/v1/reels/{id}/retry",
     tag: "Reels",
     summary: "Try a FAILED or TIMED_OUT publication again, with a new container",
     description:
@@ -362,7 +392,7 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: "post",
-    path: "/api/uploads",
+    path: "/v1/uploads",
     tag: "Reels",
     summary: "Upload a video from disk, to publish by its upload_id",
     description:
@@ -378,7 +408,7 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: "get",
-    path: "/api/accounts",
+    path: "/v1/accounts",
     tag: "Accounts",
     summary: "The tenant's publishing accounts (never their tokens)",
     auth: "tenant",
@@ -386,14 +416,14 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: "post",
-    path: "/api/accounts",
+    path: "/v1/accounts",
     tag: "Accounts",
     summary: "Connect an account (or reconnect it with a new token)",
     description:
       "The token is checked against Graph first (`GET /{account_id}?fields=id,username`), then stored encrypted; it is never returned.",
     auth: "tenant",
     body: "AccountInput",
-    responses: { 201: { description: "Connected; `Location: /api/accounts/{account_id}`", json: "Account" } },
+    responses: { 201: { description: "Connected; `Location: /v1/accounts/{account_id}`", json: "Account" } },
     errors: {
       409: "Another tenant holds this account",
       422: "Graph refused the token",
@@ -473,7 +503,7 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: "delete",
-    path: "/api/accounts/{account_id}",
+    path: "/v1/accounts/{account_id}",
     tag: "Accounts",
     summary: "Disconnect an account: its token is deleted",
     auth: "tenant",
@@ -483,7 +513,7 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: "get",
-    path: "/api/accounts/{account_id}/posts",
+    path: "/v1/accounts/{account_id}/posts",
     tag: "Accounts",
     summary: "The account's published reels, read from Graph",
     auth: "tenant",
@@ -493,7 +523,7 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: "get",
-    path: "/api/accounts/{account_id}/insights",
+    path: "/v1/accounts/{account_id}/insights",
     tag: "Accounts",
     summary: "The account's published reels with their last insights, sorted by any metric",
     description:
@@ -653,4 +683,4 @@ export const OPERATIONS: Operation[] = [
       403: "No METRICS_TOKEN, and the client is not on this machine",
     },
   },
-];
+]);

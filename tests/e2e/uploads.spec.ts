@@ -109,7 +109,7 @@ test("refuses a file over the upload limit before sending it, in the server's wo
   truncateSync(file, UPLOAD_MAX_BYTES + 1);
   const uploads: string[] = [];
   page.on("request", (request) => {
-    if (new URL(request.url()).pathname === "/api/uploads") uploads.push(request.method());
+    if (new URL(request.url()).pathname === "/v1/uploads") uploads.push(request.method());
   });
   try {
     await page.goto("/dashboard/reels");
@@ -128,13 +128,13 @@ test("refuses a file over the upload limit before sending it, in the server's wo
 
 test("takes a FormData the browser encodes itself, with its mixed-case ----WebKitFormBoundary…", async ({ page }) => {
   await page.goto("/dashboard/reels");
-  const sent = page.waitForRequest((request) => request.url().endsWith("/api/uploads") && request.method() === "POST");
+  const sent = page.waitForRequest((request) => request.url().endsWith("/v1/uploads") && request.method() === "POST");
   const answer = await page.evaluate(async () => {
     const video = await (await fetch("/samples/reel-valid.mp4")).blob();
     const form = new FormData();
     form.set("note", "a text field before the file");
     form.set("file", new File([video], "reel.mp4", { type: "video/mp4" }));
-    const response = await fetch("/api/uploads", { method: "POST", body: form });
+    const response = await fetch("/v1/uploads", { method: "POST", body: form });
     return {
       status: response.status,
       body: (await response.json()) as { upload_id?: string; size?: number; detail?: string },

@@ -79,7 +79,7 @@ describe("POST /v1/jobs", () => {
     const body = await response.json();
     expect(body.job_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(body).toEqual({ job_id: body.job_id, status: "QUEUED", stream_url: `/jobs/${body.job_id}/stream` });
-    expect(response.headers.get("location")).toBe(`/jobs/${body.job_id}`);
+    expect(response.headers.get("location")).toBe(`/v1/jobs/${body.job_id}`);
 
     const messages = await readTopic(broker.bootstrap, TOPICS.requests.name, (m) =>
       m.some((x) => x.value?.toString().includes(body.job_id)),

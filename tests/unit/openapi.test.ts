@@ -91,6 +91,34 @@ describe("the OpenAPI document", () => {
     expect(stale).toEqual([]);
   });
 
+  it("lists reels, accounts and uploads under /v1, and their /api paths as deprecated twins", () => {
+    type Operations = Record<string, { deprecated?: boolean; operationId: string; description?: string }>;
+    const paths = document.paths as Record<string, Operations>;
+    const formerlyApi = Object.keys(paths).filter((p) => /^\/v1\/(reels|accounts|uploads)(\/|$)/.test(p));
+    expect(formerlyApi.length).toBeGreaterThanOrEqual(10);
+    for (const v1 of formerlyApi) {
+      const api = paths[v1.replace(/^\/v1/, "/api")];
+      expect(Object.keys(api ?? {}), v1).toEqual(Object.keys(paths[v1]));
+      for (const [method, operation] of Object.entries(paths[v1])) {
+        expect(operation.deprecated, `${method} ${v1}`).toBeUndefined();
+        expect(api[method].deprecated, `${method} ${v1} at /api`).toBe(true);
+        expect(api[method].description).toMatch(new RegExp(`^Deprecated: use \`${method.toUpperCase()} ${v1}\``));
+        expect(api[method].operationId).not.toBe(operation.operationId);
+      }
+    }
+    // Meta's redirect URIs point at the login routes: those stay /api only, and are not deprecated.
+    const connect = Object.keys(paths).filter((p) => p.includes("/accounts/connect/"));
+    expect(connect.length).toBeGreaterThan(0);
+    for (const p of connect) {
+      expect(p.startsWith("/api/"), p).toBe(true);
+      for (const operation of Object.values(paths[p])) expect(operation.deprecated, p).toBeUndefined();
+    }
+    const created = paths["/v1/reels"].post as unknown as { responses: Record<string, { description: string }> };
+    expect(created.responses["202"].description).toContain("`Location: /v1/reels/{id}`");
+    const old = paths["/api/reels"].post as unknown as { responses: Record<string, { description: string }> };
+    expect(old.responses["202"].description).toContain("`Location: /api/reels/{id}`");
+  });
+
   it("describes errors as problem+json and the streams as text/event-stream", () => {
     const submit = document.paths["/v1/jobs"].post as {
       responses: Record<string, { content: Record<string, unknown> }>;

@@ -1,6 +1,7 @@
 import { json, otherMethods, readJsonBody, withTenant } from "@/lib/web/http";
 import { listAccountViews } from "@/lib/accounts/account-view";
 import { connectAccount, connectAccountSchema } from "@/lib/accounts/connect-account";
+import { namespaceOf } from "@/lib/web/namespace";
 
 export const dynamic = "force-dynamic";
 
@@ -20,7 +21,7 @@ export const GET = withTenant(async (request: Request, { services, tenantId }) =
 export const POST = withTenant(async (request: Request, { services, tenantId }) => {
   const input = await readJsonBody(request, connectAccountSchema);
   const account = await connectAccount(depsOf(services), tenantId, input, request.signal);
-  return json(account, 201, { location: `/api/accounts/${account.account_id}` });
+  return json(account, 201, { location: `${namespaceOf(request)}/accounts/${account.account_id}` });
 });
 
 export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods({ GET, POST });

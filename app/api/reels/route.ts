@@ -3,28 +3,32 @@ import { listPublications, publicationListQuerySchema } from "@/lib/reels/read-p
 import { publicationInputSchema } from "@/lib/reels/publication-input";
 import { submitPublication } from "@/lib/reels/submit-publication";
 import { traced } from "@/lib/tracing";
+import { namespaceOf } from "@/lib/web/namespace";
 
 export const dynamic = "force-dynamic";
 
 export const POST = withTenant(
-  traced("POST /api/reels", async (request: Request, { services, tenantId }) => {
-    const input = await readJsonBody(request, publicationInputSchema);
-    const { created, publication } = await submitPublication(
-      {
-        redis: services.redis,
-        producer: services.producer,
-        connected: services.accounts,
-        uploadUrls: services.uploadUrls,
-        submitsPerMinute: services.config.RATE_LIMIT_PER_MINUTE,
-      },
-      tenantId,
-      input,
-      { idempotencyKey: request.headers.get("idempotency-key") },
-    );
-    const location = `/api/reels/${publication.publication_id}`;
-    if (!created) return json(publication, 200, { location });
-    return json({ publication_id: publication.publication_id, status: publication.status }, 202, { location });
-  }),
+  traced(
+    (request) => `POST ${namespaceOf(request)}/reels`,
+    async (request: Request, { services, tenantId }) => {
+      const input = await readJsonBody(request, publicationInputSchema);
+      const { created, publication } = await submitPublication(
+        {
+          redis: services.redis,
+          producer: services.producer,
+          connected: services.accounts,
+          uploadUrls: services.uploadUrls,
+          submitsPerMinute: services.config.RATE_LIMIT_PER_MINUTE,
+        },
+        tenantId,
+        input,
+        { idempotencyKey: request.headers.get("idempotency-key") },
+      );
+      const location = `${namespaceOf(request)}/reels/${publication.publication_id}`;
+      if (!created) return json(publication, 200, { location });
+      return json({ publication_id: publication.publication_id, status: publication.status }, 202, { location });
+    },
+  ),
 );
 
 export const GET = withTenant(async (request: Request, { services, tenantId }) => {

@@ -23,10 +23,10 @@ export const POST = withTenant(
       input,
     );
     const { job } = result;
-    if (!result.created) return json(job, 200, { location: `/jobs/${job.job_id}` });
+    if (!result.created) return json(job, 200, { location: `/v1/jobs/${job.job_id}` });
     recordJobSubmitted({ model: job.model_name, tenantId });
     return json({ job_id: job.job_id, status: job.status, stream_url: job.stream_url }, 202, {
-      location: `/jobs/${job.job_id}`,
+      location: `/v1/jobs/${job.job_id}`,
     });
   }),
 );

@@ -2,13 +2,14 @@ import { json, otherMethods, withTenant } from "@/lib/web/http";
 import { traced } from "@/lib/tracing";
 import { parsePublicationId, publicationNotFound } from "@/lib/reels/read-publication";
 import { resumePublication } from "@/lib/reels/resume-publication";
+import { namespaceOf } from "@/lib/web/namespace";
 
 export const dynamic = "force-dynamic";
 
 // Traced as the submit is: the run this sends continues the client's trace.
 export const POST = withTenant(
   traced(
-    "POST /api/reels/{id}/resume",
+    (request) => `POST ${namespaceOf(request)}/reels/{id}/resume`,
     async (request: Request, { services, tenantId }, { params }: { params: Promise<{ id: string }> }) => {
       const publication = await resumePublication(
         { redis: services.redis, producer: services.producer },
@@ -17,7 +18,7 @@ export const POST = withTenant(
       );
       if (!publication) throw publicationNotFound();
       return json({ publication_id: publication.publication_id, status: publication.status }, 202, {
-        location: `/api/reels/${publication.publication_id}`,
+        location: `${namespaceOf(request)}/reels/${publication.publication_id}`,
       });
     },
   ),

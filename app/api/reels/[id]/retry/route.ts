@@ -2,6 +2,7 @@ import { json, otherMethods, withTenant } from "@/lib/web/http";
 import { traced } from "@/lib/tracing";
 import { parsePublicationId, publicationNotFound } from "@/lib/reels/read-publication";
 import { retryPublication } from "@/lib/reels/retry-publication";
+import { namespaceOf } from "@/lib/web/namespace";
 
 export const dynamic = "force-dynamic";
 
@@ -11,7 +12,7 @@ export const dynamic = "force-dynamic";
  */
 export const POST = withTenant(
   traced(
-    "POST /api/reels/{id}/retry",
+    (request) => `POST ${namespaceOf(request)}/reels/{id}/retry`,
     async (request: Request, { services, tenantId }, { params }: { params: Promise<{ id: string }> }) => {
       const publication = await retryPublication(
         { redis: services.redis, producer: services.producer },
@@ -19,7 +20,7 @@ export const POST = withTenant(
         parsePublicationId((await params).id),
       );
       if (!publication) throw publicationNotFound();
-      return json(publication, 202, { location: `/api/reels/${publication.publication_id}` });
+      return json(publication, 202, { location: `${namespaceOf(request)}/reels/${publication.publication_id}` });
     },
   ),
 );

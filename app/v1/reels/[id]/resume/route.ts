@@ -1,0 +1,4 @@
+// The public path of /api/reels/[id]/resume (deprecated there, same handlers). Next reads segment config only
+// from the route file itself, so it is written here again.
+export { GET, POST, PUT, PATCH, DELETE, OPTIONS } from "@/app/api/reels/[id]/resume/route";
+export const dynamic = "force-dynamic";
