@@ -5,6 +5,7 @@ import path from "node:path";
 import { Kafka, logLevel, type KafkaMessage } from "kafkajs";
 import { expect } from "vitest";
 import { createKafka } from "../lib/kafka";
+import { createWorkerServices } from "../lib/worker/services";
 import type { WorkerContext } from "../lib/worker/worker-context";
 import { WORKERS_KEY } from "../lib/live-workers";
 import { assertNoUncaught } from "../scripts/lib/uncaught";
@@ -202,7 +203,10 @@ export async function expectUnavailable(calls: (() => Promise<Response>)[], with
   }
 }
 
-/** A worker's context for consumers run inside the test process: its own Kafka client, no presence. */
+/**
+ * A worker's context for consumers run inside the test process: its own Kafka client, no presence,
+ * and the services built as worker/index.ts builds them (createWorkerServices), from `deps.config`.
+ */
 export function inProcessWorker(
   deps: Pick<WorkerContext, "config" | "redis" | "producer" | "log">,
   workerId: string,
@@ -212,6 +216,7 @@ export function inProcessWorker(
     kafka: createKafka(deps.config.KAFKA_BROKERS, workerId),
     workerId,
     presence: { track: () => {}, changed: () => {}, stop: async () => {} },
+    services: createWorkerServices(deps.config, deps.redis),
   };
 }
 

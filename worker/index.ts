@@ -17,19 +17,34 @@ import { startWebhookWorker } from "../lib/webhooks/start-webhook-worker";
 import { startTokenRefresh } from "../lib/accounts/token-refresh/start-token-refresh";
 import { startUsageFolding } from "../lib/usage/start-usage-folding";
 import { registerWorker } from "../lib/worker/presence";
-import type { RunningConsumer, StartConsumer, WorkerContext } from "../lib/worker/worker-context";
+import { createWorkerServices } from "../lib/worker/services";
+import type {
+  RunningConsumer,
+  RunningSchedule,
+  StartConsumer,
+  StartSchedule,
+  WorkerContext,
+} from "../lib/worker/worker-context";
 
-/** The consumers this worker runs, by name. */
+/** The consumers this worker runs, by name: each a member of its topics' groups. */
 const consumers: Record<string, StartConsumer> = {
   generation: startGenerationConsumer,
   reels: startPublicationConsumer,
   webhooks: startWebhookWorker,
+};
+
+/** Its schedules: work on a timer, each under a lease where one worker of the cluster must do it. */
+const schedules: Record<string, StartSchedule> = {
+  /** Instagram Login tokens refreshed before they expire. */
   "token-refresh": startTokenRefresh,
-  /** Not a consumer: the daily read of recent reels' insights, on a timer under a lease. */
+  /** The daily read of recent reels' insights. */
   "reel-insights": startInsightsSweep,
-  /** Not a consumer: the pending usage counts added to their buckets every second. */
+  /** The pending usage counts added to their buckets every second. */
   "usage-fold": startUsageFolding,
 };
+
+/** Consumers first, then schedules; stopped together. */
+const parts = [...Object.entries(consumers), ...Object.entries(schedules)];
 
 async function main() {
   // As `next start` does for the web server: .env and .env.local, never over the environment.
@@ -50,14 +65,15 @@ async function main() {
   observeBroker(producer, "producer");
   await producer.connect();
   const presence = observeConsumers(registerWorker(redis, workerId));
-  const ctx: WorkerContext = { config, redis, kafka, producer, log, workerId, presence };
+  const services = createWorkerServices(config, redis);
+  const ctx: WorkerContext = { config, redis, kafka, producer, log, workerId, presence, services };
 
-  const started: [string, RunningConsumer][] = [];
-  const operations = await startWorkerOperations(ctx, () => started.length === Object.keys(consumers).length);
+  const started: [string, RunningConsumer | RunningSchedule][] = [];
+  const operations = await startWorkerOperations(ctx, () => started.length === parts.length);
 
   // Listened for before the consumers start: the first one takes work while the others are still
   // joining their groups, and a signal then must stop it cleanly, not kill the process as a crash
-  // would. What has started is stopped; a consumer still starting goes with the process, as after
+  // would. What has started is stopped; a part still starting goes with the process, as after
   // a crash (whatever it took is redelivered), and none starts after the signal.
   let stopping = false;
   const stop = async (signal: string) => {
@@ -65,7 +81,9 @@ async function main() {
     stopping = true;
     log("info", "stopping", { signal });
     await Promise.all(
-      started.map(([, c]) => c.stop().catch((e) => log("error", "consumer did not stop cleanly", { error: e }))),
+      started.map(([name, part]) =>
+        part.stop().catch((error) => log("error", "a consumer or schedule did not stop cleanly", { name, error })),
+      ),
     );
     await presence.stop();
     await operations?.close();
@@ -78,11 +96,11 @@ async function main() {
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
 
-  for (const [name, start] of Object.entries(consumers)) {
+  for (const [name, start] of parts) {
     if (stopping) return;
     started.push([name, await start(ctx)]);
   }
-  if (!stopping) log("info", "worker ready", { consumers: Object.keys(consumers) });
+  if (!stopping) log("info", "worker ready", { consumers: Object.keys(consumers), schedules: Object.keys(schedules) });
 }
 
 main().catch((error) => {

@@ -4,7 +4,7 @@ import type { z } from "zod";
 import { createWorkerConsumer } from "../kafka";
 import type { Config } from "../config";
 import { withTimeout } from "../with-timeout";
-import type { WorkerContext } from "../worker/worker-context";
+import type { WorkerClients } from "../worker/worker-clients";
 import { KeySlots } from "./key-slots";
 import { ParallelRunner } from "./parallel-runner";
 
@@ -111,7 +111,7 @@ const START_TIMEOUT_MS = 60_000;
  * the old runner hands back its work first, so two runners of one process never hold the same
  * partition, and a replaced consumer that comes back to life later leaves the group at once.
  */
-export async function consumeInParallel<T>(ctx: WorkerContext, opts: ParallelOptions<T>): Promise<ParallelConsumer> {
+export async function consumeInParallel<T>(ctx: WorkerClients, opts: ParallelOptions<T>): Promise<ParallelConsumer> {
   const supervisor = new ConsumerSupervisor(ctx, opts);
   await supervisor.start().catch(async (error) => {
     // The first join failed (the broker away at start-up): keep trying in the background.
@@ -138,7 +138,7 @@ class ConsumerSupervisor<T> {
   private readonly watchdog: ReturnType<typeof setInterval>;
 
   constructor(
-    private readonly ctx: WorkerContext,
+    private readonly ctx: WorkerClients,
     private readonly opts: ParallelOptions<T>,
   ) {
     this.slots = new KeySlots(ctx.redis, opts.groupId, opts.perKeyLimit);

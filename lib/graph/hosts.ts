@@ -1,7 +1,6 @@
 import type { Config } from "../config";
-import type { Redis } from "../redis";
 import { createGraphClient, type GraphClient, type GraphClientOptions } from "./client";
-import { createGraphPacer } from "./pacing";
+import type { GraphPacer } from "./pacing";
 import type { GraphFailureView } from "./failure-view";
 
 /**
@@ -52,10 +51,14 @@ export function createGraphHosts(options: GraphHostsOptions): GraphHosts {
   };
 }
 
-/** The hosts as the configuration names them, paced through Redis: what the worker's flows call Graph with. */
+/**
+ * The hosts as the configuration names them, paced by the process's one pacer (made by its
+ * composition root, lib/web/services.ts or lib/worker/services.ts, and shared with what else
+ * calls Graph there: the Meta logins, the token refresh).
+ */
 export function configuredGraphHosts(
-  config: Pick<Config, "GRAPH_URL" | "GRAPH_VERSION" | "GRAPH_PACE_SPACING_MS" | "INSTAGRAM_LOGIN" | "FACEBOOK_LOGIN">,
-  redis: Redis,
+  config: Pick<Config, "GRAPH_URL" | "GRAPH_VERSION" | "INSTAGRAM_LOGIN" | "FACEBOOK_LOGIN">,
+  pacer: GraphPacer,
   timeoutMs?: number,
 ): GraphHosts {
   return createGraphHosts({
@@ -64,7 +67,7 @@ export function configuredGraphHosts(
     version: config.GRAPH_VERSION,
     fetch: (input, init) => fetch(input, init),
     timeoutMs,
-    pacer: createGraphPacer(redis, { spacingMs: config.GRAPH_PACE_SPACING_MS }),
+    pacer,
   });
 }
 

@@ -2,16 +2,12 @@ import { consumeInParallel, workerLimits } from "../consume/parallel-consumer";
 import { SUBSCRIPTIONS } from "../topics";
 import type { RunningConsumer, StartConsumer, WorkerContext } from "../worker/worker-context";
 import { enqueueDuePublications } from "./enqueue-due-publications";
-import { ConnectedAccounts } from "../accounts/connected-accounts";
-import { configuredGraphHosts } from "../graph/hosts";
 import { runPublication, type PublicationDeps } from "./run-publication";
 import { createPublicAgent } from "../net/public-agent";
 import { discardUpload, expireUpload, sweepUploads } from "../uploads/upload-store";
 import { createPreflight } from "../video/preflight-video";
 import { publicationKeys } from "./publication-record";
 import { inSpan, messageTraceContext, SpanKind } from "../tracing";
-import { loadAccountsKey } from "../accounts/token-cipher";
-import { createUploadUrls } from "./upload-for-graph";
 
 const SCHEDULER_TICK_MS = 1000;
 
@@ -70,14 +66,13 @@ export const startPublicationConsumer: StartConsumer = async (ctx: WorkerContext
 
 /** The publish flow's clients and settings, from the worker's. */
 function publicationDeps(ctx: WorkerContext): PublicationDeps {
-  const { config, producer, redis, log, workerId } = ctx;
-  const accountsKey = loadAccountsKey(config);
+  const { config, producer, redis, log, workerId, services } = ctx;
   return {
     redis,
     producer,
-    graphs: configuredGraphHosts(config, redis),
-    connected: new ConnectedAccounts(redis, accountsKey, config.REEL_ACCOUNTS),
-    uploadUrls: createUploadUrls(config, accountsKey, redis),
+    graphs: services.graphs,
+    connected: services.accounts,
+    uploadUrls: services.uploadUrls,
     log,
     workerId,
     pollIntervalMs: config.REEL_POLL_INTERVAL_MS,

@@ -1,15 +1,15 @@
-import type { RunningConsumer, StartConsumer } from "../worker/worker-context";
+import type { RunningSchedule, StartSchedule } from "../worker/worker-context";
 import { withTimeout } from "../with-timeout";
 import { FOLD_EVERY_MS, foldUsage } from "./fold-usage";
 
 const STOP_FOLD_MS = 2_000;
 
 /**
- * The worker's fold of the pending usage counts (fold-usage.ts): every second, and once more as it
- * stops; started and stopped like a consumer. Counts a fold leaves (Redis away, or arriving after
- * the last one) wait in the list for the next fold, a worker's or a reader's: nothing is lost.
+ * One of the worker's schedules: the fold of the pending usage counts (fold-usage.ts), every
+ * second and once more as it stops. Counts a fold leaves (Redis away, or arriving after the last
+ * one) wait in the list for the next fold, a worker's or a reader's: nothing is lost.
  */
-export const startUsageFolding: StartConsumer = async ({ redis, log }): Promise<RunningConsumer> => {
+export const startUsageFolding: StartSchedule = async ({ redis, log }): Promise<RunningSchedule> => {
   let running: Promise<void> | undefined;
   let failing = false;
   const fold = () =>

@@ -10,13 +10,15 @@ import { OpenStreams } from "../stream/open-streams";
 import { StreamHub } from "../stream/stream-hub";
 import { createSubscriber, createWebRedis, type Redis } from "../redis";
 import { configuredGraphHosts, type GraphHosts } from "../graph/hosts";
+import { createGraphPacer, type GraphPacer } from "../graph/pacing";
 import { ConnectedAccounts } from "../accounts/connected-accounts";
 import { loadAccountsKey } from "../accounts/token-cipher";
 import { createUploadUrls, type UploadUrls } from "../reels/upload-for-graph";
 
 /**
  * The web server's long-lived clients, made once per process (kept on globalThis so the dev
- * server's module reloads do not open new connections). The worker builds its own in worker/.
+ * server's module reloads do not open new connections). The worker's composition root is
+ * lib/worker/services.ts.
  */
 export interface Services {
   config: Config;
@@ -38,6 +40,8 @@ export interface Services {
   admin(): Promise<Admin>;
   /** Graph per host (GRAPH_URL, or an account's own), for what the web side reads itself (account names, published reels). */
   graphs: GraphHosts;
+  /** The process's one Graph pacer (its state is in Redis): the hosts' clients and the Meta logins report to it. */
+  pacer: GraphPacer;
   /** The tenants' connected publishing accounts, tokens sealed at rest. */
   accounts: ConnectedAccounts;
   /** The signed addresses under PUBLIC_URL Graph fetches uploads from (Instagram Login accounts), and whether it could. */
@@ -60,6 +64,7 @@ function createServices(config: Config): Services {
   let topicsChecked = false;
   let hub: StreamHub | undefined;
   const accountsKey = loadAccountsKey(config);
+  const pacer = createGraphPacer(redis, { spacingMs: config.GRAPH_PACE_SPACING_MS });
   return {
     config,
     keys: new KeyRing(config.API_KEYS),
@@ -69,7 +74,8 @@ function createServices(config: Config): Services {
     kafka,
     log,
     streams: new OpenStreams(config.MAX_STREAMS_PER_TENANT),
-    graphs: configuredGraphHosts(config, redis, 10_000),
+    graphs: configuredGraphHosts(config, pacer, 10_000),
+    pacer,
     accounts: new ConnectedAccounts(redis, accountsKey, config.REEL_ACCOUNTS),
     uploadUrls: createUploadUrls(config, accountsKey, redis),
     producer: connectedOnDemand(async (dropped) => {

@@ -5,7 +5,7 @@ import {
   type ParallelOptions,
 } from "../consume/parallel-consumer";
 import type { Redis } from "../redis";
-import type { WorkerContext } from "../worker/worker-context";
+import type { WorkerClients } from "../worker/worker-clients";
 
 /** The topic a group of webhook workers reads (a SUBSCRIPTIONS entry of lib/topics.ts). */
 type EventSubscription<T> = Pick<ParallelOptions<T>, "name" | "groupId" | "topic" | "schema">;
@@ -18,7 +18,7 @@ type EventSubscription<T> = Pick<ParallelOptions<T>, "name" | "groupId" | "topic
  * second delivery. An event that does not parse is logged and skipped: no webhook can be made of it.
  */
 export function consumeEvents<T>(
-  ctx: WorkerContext,
+  ctx: WorkerClients,
   subscription: EventSubscription<T>,
   enqueue: (redis: Redis, event: T) => Promise<unknown>,
   skip?: ParallelOptions<T>["skip"],

@@ -1,6 +1,4 @@
 import type { KafkaMessage } from "kafkajs";
-import { ConnectedAccounts } from "../accounts/connected-accounts";
-import { loadAccountsKey } from "../accounts/token-cipher";
 import { createPublicAgent } from "../net/public-agent";
 import { createSubscriber } from "../redis";
 import type { RunningConsumer, WorkerContext } from "../worker/worker-context";
@@ -13,13 +11,13 @@ import { watchTenantsWithWebhooks } from "./tenants-with-webhooks";
 
 /** The worker's webhook part: job events (the audit topic) and publication events into the queue, and the delivery loop. */
 export async function startWebhookWorker(ctx: WorkerContext): Promise<RunningConsumer> {
-  const { config, redis, log } = ctx;
+  const { config, redis, log, services } = ctx;
   const subscriber = createSubscriber(config.REDIS_URL);
   // ioredis reconnects by itself; meanwhile the cache reads Redis, and those reads fail and say so.
   subscriber.on("error", () => {});
   const tenants = await watchTenantsWithWebhooks(redis, subscriber);
   // Read for account.needs_reconnect of an account a publication's refusal marked (never its token).
-  const accounts = new ConnectedAccounts(redis, loadAccountsKey(config), config.REEL_ACCOUNTS);
+  const { accounts } = services;
   // Job events from the audit topic, publications' from reels.publication.events: each group only queues deliveries.
   // Both are keyed by tenant: an event of a tenant known to have no webhook is settled unparsed (a
   // settled publication's carries its view, up to tens of KB).

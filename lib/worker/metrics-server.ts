@@ -5,7 +5,7 @@ import { checkReadiness, readinessResponse, type Readiness } from "../health";
 import type { Log } from "../log";
 import { assertMetricsAccess, metricsResponse } from "../metrics-endpoint";
 import { observeBroker } from "../metrics";
-import type { WorkerContext } from "./worker-context";
+import type { WorkerClients } from "./worker-clients";
 import { servesHost, servedHostNames } from "../net/served-hosts";
 
 export interface OperationsServerOptions {
@@ -109,7 +109,7 @@ async function send(response: http.ServerResponse, answer: Response): Promise<vo
  * says so and Redis and the broker answer.
  */
 export async function startWorkerOperations(
-  ctx: WorkerContext,
+  ctx: WorkerClients,
   consumersStarted: () => boolean,
 ): Promise<OperationsServer | undefined> {
   const { config } = ctx;

@@ -1,18 +1,10 @@
-import type { Kafka, Producer } from "kafkajs";
-import type { Config } from "../config";
-import type { Log } from "../log";
-import type { Redis } from "../redis";
-import type { WorkerPresence } from "./presence";
+import type { WorkerClients } from "./worker-clients";
+import type { WorkerServices } from "./services";
 
-/** What a worker consumer gets from worker/index.ts: connected clients, shared by every consumer. */
-export interface WorkerContext {
-  config: Config;
-  redis: Redis;
-  kafka: Kafka;
-  producer: Producer;
-  log: Log;
-  workerId: string;
-  presence: WorkerPresence;
+/** What a worker consumer or schedule gets from worker/index.ts: its connected clients, and the services. */
+export interface WorkerContext extends WorkerClients {
+  /** What the consumers and schedules share, built once per process (lib/worker/services.ts). */
+  services: WorkerServices;
 }
 
 /** A running consumer; stop() finishes or hands back in-flight work, then leaves the group. */
@@ -21,3 +13,10 @@ export interface RunningConsumer {
 }
 
 export type StartConsumer = (ctx: WorkerContext) => Promise<RunningConsumer>;
+
+/** A running schedule (work on a timer, no topic); stop() clears its timer and lets the tick in progress end. */
+export interface RunningSchedule {
+  stop(): Promise<void>;
+}
+
+export type StartSchedule = (ctx: WorkerContext) => Promise<RunningSchedule>;

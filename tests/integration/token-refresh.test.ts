@@ -25,6 +25,7 @@ import { createRedis, type Redis } from "@/lib/redis";
 import { createGraphPacer } from "@/lib/graph/pacing";
 import type { SandboxDeps } from "@/lib/graph/sandbox";
 import { createWebhook } from "@/lib/webhooks/store";
+import { createWorkerServices } from "@/lib/worker/services";
 import { webhookKeys } from "@/lib/webhooks/keys";
 import type { WebhookEventType } from "@/lib/webhooks/events";
 import { SESSION_COOKIE, SessionStore } from "@/lib/web/sessions";
@@ -110,7 +111,8 @@ afterAll(async () => {
 
 /** A schedule as the worker starts it (start-token-refresh.ts), on the configuration's short clock. */
 function startSchedule(owner: string, log: Log = () => {}): TokenRefreshSchedule {
-  const schedule = startTokenRefreshSchedule(tokenRefreshOptions(config, { redis, accounts, log }, owner));
+  const { pacer } = createWorkerServices(config, redis);
+  const schedule = startTokenRefreshSchedule(tokenRefreshOptions(config, { redis, accounts, pacer, log }, owner));
   schedules.push(schedule);
   return schedule;
 }

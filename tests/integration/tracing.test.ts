@@ -41,6 +41,7 @@ beforeAll(async () => {
   const { registerWorker } = await import("@/lib/worker/presence");
   const { createLog } = await import("@/lib/log");
   const { startGenerationConsumer } = await import("@/lib/jobs/generation-consumer");
+  const { createWorkerServices } = await import("@/lib/worker/services");
   const config = getConfig();
   const workerId = `trace-worker-${randomUUID().slice(0, 8)}`;
   const redis = observeRedis(createRedis(config.REDIS_URL), config);
@@ -56,6 +57,7 @@ beforeAll(async () => {
     log: createLog(workerId),
     workerId,
     presence,
+    services: createWorkerServices(config, redis),
   });
   stopWorker = async () => {
     await consumer.stop(1000);

@@ -13,7 +13,9 @@ import { ROOT } from "../helpers";
  * - the web side (app/, lib/web/) and the worker side (worker/, lib/worker/) never import each other's folder;
  * - jobs and reels reach webhooks by events on the log (the audit topic, reels.publication.events);
  * - lib/graph and lib/video sit below the features (the generic rule covers them); accounts reach
- *   reels only to release the publications that waited for a reconnected account.
+ *   reels only to release the publications that waited for a reconnected account;
+ * - each process has one composition root (lib/web/services.ts, lib/worker/services.ts), the only
+ *   places that build the connected accounts and the Graph pacer.
  */
 
 const FEATURES = ["jobs", "responses", "reels", "accounts", "webhooks", "uploads", "system", "usage"];
@@ -24,7 +26,11 @@ const REGISTRIES: Record<string, string> = {
   "lib/topics.ts": "the topic registry: each topic's name beside its payload schema",
   "lib/openapi/": "the API's document: every operation with the schemas its route validates with",
   "lib/web/services.ts": "the web process's composition root: it builds the clients the features take",
+  "lib/worker/services.ts": "the worker process's composition root: it builds what its consumers and schedules share",
 };
+
+/** The composition roots: the only production files that build the per-process objects below. */
+const ROOTS = ["lib/web/services.ts", "lib/worker/services.ts"];
 
 const SOURCE = /\.(ts|tsx|mts)$/;
 
@@ -115,6 +121,15 @@ describe("import boundaries", () => {
         ({ file, target }) => file.startsWith("lib/accounts/") && target.startsWith("lib/reels/") && target !== release,
       ),
     ).toEqual([]);
+  });
+
+  it("builds the connected accounts and the Graph pacer only in the two composition roots", () => {
+    // Built anywhere else, each feature gets its own again (a pacer per login request, as once).
+    // One entry per call, so a root that builds one twice fails too.
+    const calls = (pattern: RegExp) =>
+      FILES.flatMap((file) => [...readFileSync(path.join(ROOT, file), "utf8").matchAll(pattern)].map(() => file));
+    expect(calls(/\bnew ConnectedAccounts\(/g).sort()).toEqual(ROOTS);
+    expect(calls(/(?<!function )\bcreateGraphPacer\(/g).sort()).toEqual(ROOTS);
   });
 
   it("names registries that exist", () => {

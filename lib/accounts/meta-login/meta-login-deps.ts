@@ -1,9 +1,8 @@
-import { createGraphPacer } from "../../graph/pacing";
 import type { Services } from "../../web/services";
 import type { FacebookLoginDeps } from "./connect-with-facebook";
 import type { InstagramLoginDeps } from "./connect-with-instagram";
 
-type LoginServices = Pick<Services, "redis" | "accounts" | "config" | "log">;
+type LoginServices = Pick<Services, "redis" | "accounts" | "config" | "log" | "pacer">;
 
 /** What both of Meta's logins take from the web server's services, their endpoints aside. */
 export function metaLoginClients(services: LoginServices): Omit<InstagramLoginDeps & FacebookLoginDeps, "login"> {
@@ -13,7 +12,8 @@ export function metaLoginClients(services: LoginServices): Omit<InstagramLoginDe
     stateTtlS: services.config.META_LOGIN_STATE_TTL_S,
     version: services.config.GRAPH_VERSION,
     fetch: (input, init) => fetch(input, init),
-    pacer: createGraphPacer(services.redis, { spacingMs: services.config.GRAPH_PACE_SPACING_MS }),
+    // The web process's pacer, made once (lib/web/services.ts), not one per login request.
+    pacer: services.pacer,
     log: services.log,
   };
 }

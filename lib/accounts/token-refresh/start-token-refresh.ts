@@ -1,17 +1,16 @@
 import type { Config } from "../../config";
 import type { Log } from "../../log";
 import type { Redis } from "../../redis";
-import { createGraphPacer } from "../../graph/pacing";
-import type { RunningConsumer, WorkerContext } from "../../worker/worker-context";
-import { ConnectedAccounts } from "../connected-accounts";
-import { loadAccountsKey } from "../token-cipher";
+import type { GraphPacer } from "../../graph/pacing";
+import type { RunningSchedule, WorkerContext } from "../../worker/worker-context";
+import type { ConnectedAccounts } from "../connected-accounts";
 import { enrollInstagramAccounts } from "./token-refresh-queue";
 import { startTokenRefreshSchedule, type TokenRefreshScheduleOptions } from "./token-refresh-schedule";
 
 /** The worker's part of the token refresh: the schedule, with the worker's clients and settings. */
-export async function startTokenRefresh(ctx: WorkerContext): Promise<RunningConsumer> {
-  const { config, redis, log, workerId } = ctx;
-  const accounts = new ConnectedAccounts(redis, loadAccountsKey(config), config.REEL_ACCOUNTS);
+export async function startTokenRefresh(ctx: WorkerContext): Promise<RunningSchedule> {
+  const { config, redis, log, workerId, services } = ctx;
+  const { accounts, pacer } = services;
   const tenants = config.API_KEYS.map((k) => k.tenantId);
   // A worker that cannot enroll now still works the schedule; the next start enrolls again.
   try {
@@ -21,22 +20,24 @@ export async function startTokenRefresh(ctx: WorkerContext): Promise<RunningCons
     log("warn", "could not put Instagram-login accounts on the token-refresh schedule", { error });
   }
   const schedule = startTokenRefreshSchedule(
-    tokenRefreshOptions(config, { redis, accounts, log }, `${workerId}:${process.pid}`),
+    tokenRefreshOptions(config, { redis, accounts, pacer, log }, `${workerId}:${process.pid}`),
   );
   return { stop: () => schedule.stop() };
 }
 
-/** The schedule's settings from the configuration: where tokens go, how early, how often. */
+/**
+ * The schedule's settings from the configuration: where tokens go, how early, how often. `pacer`
+ * is the publishing calls' (one per process, its state in Redis), so a refresh waits while they do
+ * and they learn from its answer.
+ */
 export function tokenRefreshOptions(
   config: Config,
-  clients: { redis: Redis; accounts: ConnectedAccounts; log: Log },
+  clients: { redis: Redis; accounts: ConnectedAccounts; pacer: GraphPacer; log: Log },
   owner: string,
 ): TokenRefreshScheduleOptions {
   return {
     ...clients,
     fetch: (input, init) => fetch(input, init),
-    // The publishing calls' pacer state (Redis), so a refresh waits while they do and they learn from its answer.
-    pacer: createGraphPacer(clients.redis, { spacingMs: config.GRAPH_PACE_SPACING_MS }),
     version: config.GRAPH_VERSION,
     graphUrl: config.GRAPH_URL,
     instagramGraphUrl: config.INSTAGRAM_LOGIN.graphUrl,

@@ -1,22 +1,14 @@
-import { ConnectedAccounts } from "../../accounts/connected-accounts";
-import { loadAccountsKey } from "../../accounts/token-cipher";
-import type { RunningConsumer, StartConsumer } from "../../worker/worker-context";
-import { configuredGraphHosts } from "../../graph/hosts";
+import type { RunningSchedule, StartSchedule } from "../../worker/worker-context";
 import { sweepReelInsights } from "./insights-sweep";
 
 /** How often a worker tries the sweep; the lease lets one of them do it, and each reel is read once a day. */
 export const SWEEP_TICK_MS = 5 * 60_000;
 const SWEEP_BATCH = 100;
 
-/** The worker's insights sweep (insights-sweep.ts), started and stopped like a consumer. */
-export const startInsightsSweep: StartConsumer = async (ctx): Promise<RunningConsumer> => {
-  const { config, redis, log, workerId } = ctx;
-  const deps = {
-    redis,
-    graphs: configuredGraphHosts(config, redis),
-    connected: new ConnectedAccounts(redis, loadAccountsKey(config), config.REEL_ACCOUNTS),
-    now: () => Date.now(),
-  };
+/** The worker's insights sweep (insights-sweep.ts): one of its schedules. */
+export const startInsightsSweep: StartSchedule = async (ctx): Promise<RunningSchedule> => {
+  const { redis, log, workerId, services } = ctx;
+  const deps = { redis, graphs: services.graphs, connected: services.accounts, now: () => Date.now() };
   const stopping = new AbortController();
   let running: Promise<unknown> = Promise.resolve();
   const tick = () => {
