@@ -18,6 +18,8 @@ import type { InsightsDeps } from "@/lib/reels/insights/refresh-reel-insights";
 import { publicationKeys, type PublicationHash } from "@/lib/reels/publication-record";
 import { settleSandboxProcessing, type SandboxDeps } from "@/lib/graph/sandbox";
 import { seededInsights } from "@/lib/graph/sandbox/insights-growth";
+import { createSandboxAccount } from "@/lib/graph/sandbox/sandbox-accounts";
+import { issueToken } from "@/lib/graph/sandbox/sandbox-tokens";
 import { readMediaRecord } from "@/lib/graph/sandbox/store";
 import { waitFor } from "../helpers";
 import { serveSandbox, type SandboxServer } from "../sandbox-server";
@@ -86,8 +88,12 @@ afterAll(async () => {
 });
 
 /** A reel published in the sandbox through the Graph client (resumable upload of the sample), and Dispatch's record of it. */
-async function publishReel(caption: string): Promise<{ publicationId: string; mediaId: string; publishedAt: number }> {
+async function publishReel(
+  caption: string,
+  as: GraphAccount = account,
+): Promise<{ publicationId: string; mediaId: string; publishedAt: number }> {
   const graph = graphs.default;
+  const account = as;
   const created = await graph.createContainer(account, { resumable: true, caption, shareToFeed: true });
   await graph.uploadVideo(account, created.uri!, { path: SAMPLE, size: (await stat(SAMPLE)).size });
   await waitFor(async () => (await graph.readContainer(account, created.id!)).statusCode === "FINISHED", {
@@ -100,7 +106,7 @@ async function publishReel(caption: string): Promise<{ publicationId: string; me
   const record: PublicationHash = {
     publication_id: publicationId,
     tenant_id: tenantId,
-    account_id: accountId,
+    account_id: account.accountId,
     caption,
     status: "PUBLISHED",
     created_at: at,
@@ -184,6 +190,34 @@ describe("a published reel's insights", () => {
     expect(refused.message).toMatch(/insights permission/);
     expect(refused.metrics).toEqual(before.metrics);
     expect(callsFor(mediaId)).toBe(2);
+  });
+
+  it("say to reconnect to allow insights for an account whose person did not allow them, as the sandbox refuses the read", async () => {
+    // A Page token from Facebook Login with the insights permission unticked (or from before Dispatch asked
+    // for it); Facebook Login, as this test's reels go up resumably (Instagram Login's may not).
+    const { account_id } = await createSandboxAccount(sandbox, { username: "no_insights" });
+    const limited = await issueToken(sandbox, account_id, {
+      login: "facebook",
+      scopes: ["instagram_basic", "instagram_content_publish", "pages_show_list", "pages_read_engagement"],
+    });
+    const connected = await deps.connected.connect({
+      tenantId,
+      accountId: account_id,
+      accessToken: limited,
+      login: "facebook",
+      graphUrl: `${server.url}/graph`,
+    });
+    expect(connected).not.toBe("taken");
+    const { publicationId, mediaId } = await publishReel("insights never allowed", {
+      accountId: account_id,
+      accessToken: limited,
+    });
+    clock.at += LAG_MS;
+    const refused = await readReelInsights(deps, tenantId, publicationId);
+    expect(callsFor(mediaId)).toBe(1);
+    expect(refused.status).toBe("no-permission");
+    expect(refused.message).toMatch(/^Reconnect the account to allow insights/);
+    expect(refused.metrics).toBeNull();
   });
 
   it("are refused by the sandbox for a retired metric with Meta's error 100", async () => {
