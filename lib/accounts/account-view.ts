@@ -1,14 +1,24 @@
 import type { AccountQuota, AccountView } from "./account";
 import { cacheQuota, cachedQuota } from "./account-quota";
-import type { AccountDeps } from "./connect-account";
-import { connectedAccountKeys, type ConnectedAccount } from "./connected-accounts";
+import { connectedAccountKeys, type ConnectedAccount, type ConnectedAccounts } from "./connected-accounts";
+import type { Redis } from "../redis";
 import { GraphError } from "../graph/error";
-import { untrustedGraphHostError } from "../graph/hosts";
+import { untrustedGraphHostError, type GraphHosts } from "../graph/hosts";
 import { readPace } from "../graph/pacing";
 import type { GraphFailureView } from "../graph/failure-view";
 import { errorOf } from "../graph/failure-view";
 import { enqueueAccountNeedsReconnect } from "../webhooks/account-events";
 import { readTokenRefresh } from "./token-refresh/token-refresh-queue";
+
+export interface AccountDeps {
+  redis: Redis;
+  accounts: ConnectedAccounts;
+  /** Graph per host: a pasted token is checked at GRAPH_URL, a stored account read at its own host. */
+  graphs: GraphHosts;
+  /** Whether GRAPH_URL is the built-in sandbox. */
+  sandbox: boolean;
+  now?: () => number;
+}
 
 /** Graph is asked while a client waits for the list: a slow Graph costs it at most this long. */
 const GRAPH_TIMEOUT_MS = 3000;

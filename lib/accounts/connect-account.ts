@@ -1,11 +1,8 @@
 import { z } from "zod";
 import { ApiError } from "../errors";
-import type { Redis } from "../redis";
 import type { AccountView } from "./account";
-import { readAccountView } from "./account-view";
-import type { ConnectedAccounts } from "./connected-accounts";
+import { readAccountView, type AccountDeps } from "./account-view";
 import type { GraphClient, GraphUser } from "../graph/client";
-import type { GraphHosts } from "../graph/hosts";
 import { GraphError, GraphPaused, GraphTransportError } from "../graph/error";
 import { releaseWaitingPublications } from "../reels/release-waiting-publications";
 
@@ -21,15 +18,7 @@ export const connectAccountSchema = z.strictObject({
 });
 export type ConnectAccountInput = z.infer<typeof connectAccountSchema>;
 
-export interface AccountDeps {
-  redis: Redis;
-  accounts: ConnectedAccounts;
-  /** Graph per host: a pasted token is checked at GRAPH_URL, a stored account read at its own host. */
-  graphs: GraphHosts;
-  /** Whether GRAPH_URL is the built-in sandbox. */
-  sandbox: boolean;
-  now?: () => number;
-}
+export type { AccountDeps } from "./account-view";
 
 /** Graph is asked while a client waits: a slow Graph costs it at most this long. */
 const GRAPH_TIMEOUT_MS = 5000;

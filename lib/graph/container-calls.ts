@@ -1,7 +1,7 @@
 import { createReadStream } from "node:fs";
 import { Readable } from "node:stream";
 import { isRecord, idOf } from "./answer";
-import type { ContainerStatus, CreateContainerAnswer, CreateContainerInput, GraphAccount } from "./client";
+import type { ContainerStatus, CreateContainerAnswer, CreateContainerInput, GraphAccount } from "./client-types";
 import { GraphTransportError } from "./error";
 import type { GraphCall } from "./request";
 import { reelGraphParams } from "./reel-parameters";

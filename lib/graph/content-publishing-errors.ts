@@ -1,4 +1,4 @@
-import type { GraphErrorInfo } from "./error-table";
+import type { GraphErrorInfo } from "./error-info";
 
 /** The content-publishing errors of GRAPH_ERRORS (graph-reference.md): -1, -2 and the 2207xxx subcodes. */
 export const CONTENT_PUBLISHING_ERRORS: readonly GraphErrorInfo[] = [

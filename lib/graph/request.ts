@@ -1,7 +1,7 @@
 import { recordGraphCall } from "../metrics";
 import { GraphError, GraphPaused, GraphTransportError } from "./error";
 import { GraphUploadError } from "./upload-error";
-import type { GraphClientOptions } from "./client";
+import type { GraphClientOptions } from "./client-types";
 import { reportToPacer, waitForPace } from "./pacing";
 import { readGraphUsage, type GraphUsage } from "./usage";
 

@@ -1,7 +1,10 @@
 import { createHash } from "node:crypto";
-import type { FaultKind } from "./sandbox-accounts";
 
 /** The Redis keys of the sandbox's accounts, their tokens and their faults. Tokens are kept as digests only. */
+
+/** The calls a fault can be queued for, by the control surface's names. */
+export const FAULT_KINDS = ["media", "status", "media_publish", "upload", "refresh", "insights"] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** Accounts made through the control surface are forgotten a month after their last change. */
 export const ACCOUNT_TTL_S = 30 * 24 * 60 * 60;

@@ -2,7 +2,7 @@ import type { ReelAccount } from "../../config";
 import { GraphError } from "../error";
 import { describeGraphError } from "../error-table";
 import type { SandboxDeps } from "./deps";
-import { ACCOUNT_TTL_S, accountKeys } from "./sandbox-account-keys";
+import { ACCOUNT_TTL_S, accountKeys, type FaultKind } from "./sandbox-account-keys";
 import { deadTokenError, issueLongLivedToken, issueToken } from "./sandbox-tokens";
 import { newGraphId } from "./store";
 
@@ -13,9 +13,7 @@ import { newGraphId } from "./store";
  * In Redis under `sandbox:` like the rest of the sandbox (sandbox-account-keys.ts).
  */
 
-/** The calls a fault can be queued for, by the control surface's names. */
-export const FAULT_KINDS = ["media", "status", "media_publish", "upload", "refresh", "insights"] as const;
-export type FaultKind = (typeof FAULT_KINDS)[number];
+export { FAULT_KINDS, type FaultKind } from "./sandbox-account-keys";
 
 export interface SandboxAccount {
   accountId: string;

@@ -3,7 +3,6 @@ import type { ReelAccount } from "../../config";
 import { GraphError } from "../error";
 import type { SandboxDeps } from "./deps";
 import { ACCOUNT_TTL_S, accountKeys, digestOf } from "./sandbox-account-keys";
-import type { SandboxAccount } from "./sandbox-accounts";
 
 /**
  * The sandbox accounts' tokens: issued, expired or revoked through the control surface, resolved
@@ -60,7 +59,7 @@ export async function issueToken(deps: SandboxDeps, accountId: string, grant: To
  */
 export async function setTokenState(
   deps: SandboxDeps,
-  account: SandboxAccount,
+  account: { accountId: string },
   state: TokenState,
 ): Promise<{ access_token?: string }> {
   const profile = await deps.redis.hgetall(accountKeys.profile(account.accountId));
