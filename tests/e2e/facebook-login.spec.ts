@@ -110,13 +110,17 @@ test("back from Facebook after the session ended: sign in again, then the page s
   const accountId = await sandboxAccount(page, username);
   await openDialog(page);
   await tickPages(page, [username]);
-  // The dialog serves a signed-in person only, so the session ends between its Allow and the callback.
+  // The dialog serves a signed-in person only, so the session ends between its Allow and the callback:
+  // Allow's answer (a redirect to the callback) is held back and its address kept. A route does not see
+  // the request a redirect leads to, so it is the dialog's POST that is taken, without following it.
   let callback: string | undefined;
   await page.route(
-    (url) => url.pathname === "/api/accounts/connect/facebook/callback",
+    (url) => url.pathname.endsWith("/dialog/oauth"),
     async (route) => {
-      callback = route.request().url();
-      await route.abort();
+      if (route.request().method() !== "POST") return route.continue();
+      const answer = await route.fetch({ maxRedirects: 0 });
+      callback = answer.headers()["location"];
+      await route.fulfill({ status: 200, contentType: "text/html", body: "<p>Held back before the callback.</p>" });
     },
   );
   await page.getByRole("button", { name: "Allow" }).click();
